@@ -1,0 +1,2 @@
+//! Coordinator and queue runners: starting, stopping and joining the
+//! threads of a pipeline.

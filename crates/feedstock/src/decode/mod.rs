@@ -1,0 +1,1 @@
+//! Decoders: records to tensors (CSV, raw bytes, Examples, images).

@@ -1,0 +1,1 @@
+//! Producers and batching: the stages a caller composes into a pipeline.

@@ -1,0 +1,1 @@
+//! Record framing, compression and files: bytes in, records out.

@@ -1,0 +1,30 @@
+//! feedstock: TensorFlow's classic input pipeline, in Rust.
+//!
+//! Record readers, decoders, filename and example queues, queue-runner
+//! threads, a coordinator, shuffling and batching — the system described
+//! in TensorFlow's "Reading data" guide — with no TensorFlow installed,
+//! and without its sharp edges: no silent hangs, no lost records, and
+//! errors that say which file and which record.
+//!
+//! The crate is layered, bottom to top; a module uses only those below it:
+//!
+//! 1. [`tensor`], [`error`]: data and errors; no threads, no files.
+//! 2. [`io`] (record framing, compression, files), [`proto`]: bytes in,
+//!    records out; no threads.
+//! 3. [`decode`]: records to tensors; pure functions of their input.
+//! 4. [`queue`], [`coord`]: threads and blocking; they know no formats.
+//! 5. [`reader`], [`input`] (producers and batching), [`summary`].
+
+pub mod coord;
+pub mod decode;
+pub mod error;
+pub mod input;
+pub mod io;
+pub mod proto;
+pub mod queue;
+pub mod reader;
+pub mod summary;
+pub mod tensor;
+
+pub use error::{Error, Kind, Result};
+pub use tensor::{DType, Data, Shape, SparseTensor, Tensor, Value};

@@ -1,0 +1,1 @@
+//! Bounded blocking queues with TensorFlow's semantics.

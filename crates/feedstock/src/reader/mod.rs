@@ -1,0 +1,1 @@
+//! Readers: records from files taken off a filename queue.

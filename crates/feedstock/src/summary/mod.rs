@@ -1,0 +1,1 @@
+//! TensorBoard summaries: event files of scalar values.

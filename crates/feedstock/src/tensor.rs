@@ -1,0 +1,1335 @@
+//! Dynamic tensors: the values that flow through a pipeline.
+//!
+//! Decoders decide dtypes at run time (a CSV column's dtype comes from its
+//! default, an Example feature's from the parse spec), so the core type is
+//! dynamic: a [`Tensor`] is a [`DType`], a [`Shape`] and a typed vector in
+//! row-major order. Typed access ([`Tensor::as_slice`]) is a borrow, not a
+//! copy. Byte strings are [`Bytes`], so a string tensor can point into the
+//! record buffer it was decoded from instead of copying it.
+//!
+//! [`SparseTensor`] is TensorFlow's COO sparse layout, and [`Value`] is what
+//! a pipeline component holds: either kind.
+//!
+//! ```
+//! use feedstock::tensor::{DType, Tensor};
+//!
+//! let t = Tensor::new([2, 3], vec![1i32, 2, 3, 4, 5, 6])?;
+//! assert_eq!(t.dtype(), DType::I32);
+//! let rows = t.unstack();
+//! assert_eq!(rows[1].as_slice::<i32>()?, &[4, 5, 6]);
+//! let back = Tensor::stack(&rows)?;
+//! assert_eq!(back, t);
+//! let f = t.cast(DType::F32)?;
+//! assert_eq!(f.as_slice::<f32>()?[5], 6.0);
+//! # Ok::<(), feedstock::Error>(())
+//! ```
+
+use std::fmt;
+
+use bytes::Bytes;
+use num_traits::AsPrimitive;
+
+use crate::error::{Error, Result};
+
+/// The element type of a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DType {
+    /// `bool`.
+    Bool,
+    /// `u8`.
+    U8,
+    /// `i8`.
+    I8,
+    /// `u16`.
+    U16,
+    /// `i16`.
+    I16,
+    /// `u32`.
+    U32,
+    /// `i32`.
+    I32,
+    /// `u64`.
+    U64,
+    /// `i64`.
+    I64,
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+    /// A byte string ([`Bytes`]); TensorFlow's `tf.string`.
+    String,
+}
+
+impl DType {
+    /// Every dtype, in declaration order.
+    pub const ALL: [DType; 12] = [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::U16,
+        DType::I16,
+        DType::U32,
+        DType::I32,
+        DType::U64,
+        DType::I64,
+        DType::F32,
+        DType::F64,
+        DType::String,
+    ];
+
+    /// The size of one element in bytes, or `None` for strings.
+    pub fn size(self) -> Option<usize> {
+        Some(match self {
+            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::U16 | DType::I16 => 2,
+            DType::U32 | DType::I32 | DType::F32 => 4,
+            DType::U64 | DType::I64 | DType::F64 => 8,
+            DType::String => return None,
+        })
+    }
+
+    /// TensorFlow's name for the dtype (`"float32"`, `"int64"`,
+    /// `"string"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "uint8",
+            DType::I8 => "int8",
+            DType::U16 => "uint16",
+            DType::I16 => "int16",
+            DType::U32 => "uint32",
+            DType::I32 => "int32",
+            DType::U64 => "uint64",
+            DType::I64 => "int64",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+            DType::String => "string",
+        }
+    }
+
+    /// Parses TensorFlow's name for a dtype (also accepts `"float"`,
+    /// `"double"`, `"bytes"` and the Rust names such as `"f32"`).
+    pub fn from_name(name: &str) -> Result<DType> {
+        let d = match name {
+            "bool" => DType::Bool,
+            "uint8" | "u8" => DType::U8,
+            "int8" | "i8" => DType::I8,
+            "uint16" | "u16" => DType::U16,
+            "int16" | "i16" => DType::I16,
+            "uint32" | "u32" => DType::U32,
+            "int32" | "i32" => DType::I32,
+            "uint64" | "u64" => DType::U64,
+            "int64" | "i64" => DType::I64,
+            "float32" | "float" | "f32" => DType::F32,
+            "float64" | "double" | "f64" => DType::F64,
+            "string" | "bytes" | "str" => DType::String,
+            _ => {
+                return Err(Error::invalid_argument(format!(
+                    "unknown dtype {name:?}"
+                )))
+            }
+        };
+        Ok(d)
+    }
+
+    /// True for the integer and floating-point dtypes.
+    pub fn is_numeric(self) -> bool {
+        !matches!(self, DType::Bool | DType::String)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The dimensions of a tensor, outermost first. A scalar has rank 0.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct Shape(Vec<usize>);
+
+impl Shape {
+    /// A shape with the given dimensions.
+    pub fn new(dims: impl Into<Vec<usize>>) -> Shape {
+        Shape(dims.into())
+    }
+
+    /// The shape of a scalar.
+    pub fn scalar() -> Shape {
+        Shape(Vec::new())
+    }
+
+    /// The dimensions.
+    pub fn dims(&self) -> &[usize] {
+        &self.0
+    }
+
+    /// The number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The number of elements: the product of the dimensions (1 for a
+    /// scalar).
+    pub fn num_elements(&self) -> usize {
+        self.0.iter().product()
+    }
+
+    /// This shape with `n` prepended, as for a batch of `n`.
+    pub fn prepend(&self, n: usize) -> Shape {
+        let mut dims = Vec::with_capacity(self.0.len() + 1);
+        dims.push(n);
+        dims.extend_from_slice(&self.0);
+        Shape(dims)
+    }
+
+    /// The shape without its first dimension (the shape of one row).
+    /// A scalar's row shape is the scalar shape.
+    pub fn row(&self) -> Shape {
+        Shape(self.0.get(1..).unwrap_or(&[]).to_vec())
+    }
+}
+
+impl fmt::Debug for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+impl From<Vec<usize>> for Shape {
+    fn from(v: Vec<usize>) -> Shape {
+        Shape(v)
+    }
+}
+
+impl From<&[usize]> for Shape {
+    fn from(v: &[usize]) -> Shape {
+        Shape(v.to_vec())
+    }
+}
+
+impl<const N: usize> From<[usize; N]> for Shape {
+    fn from(v: [usize; N]) -> Shape {
+        Shape(v.to_vec())
+    }
+}
+
+impl From<&Shape> for Shape {
+    fn from(v: &Shape) -> Shape {
+        v.clone()
+    }
+}
+
+/// The elements of a tensor, one variant per [`DType`].
+#[derive(Clone, PartialEq)]
+#[allow(missing_docs)]
+#[non_exhaustive]
+pub enum Data {
+    Bool(Vec<bool>),
+    U8(Vec<u8>),
+    I8(Vec<i8>),
+    U16(Vec<u16>),
+    I16(Vec<i16>),
+    U32(Vec<u32>),
+    I32(Vec<i32>),
+    U64(Vec<u64>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    String(Vec<Bytes>),
+}
+
+/// Runs `$body` with `$v` bound to the inner vector of a [`Data`], whatever
+/// its variant. `$data` may be an owned value or a reference.
+macro_rules! with_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            Data::Bool($v) => $body,
+            Data::U8($v) => $body,
+            Data::I8($v) => $body,
+            Data::U16($v) => $body,
+            Data::I16($v) => $body,
+            Data::U32($v) => $body,
+            Data::I32($v) => $body,
+            Data::U64($v) => $body,
+            Data::I64($v) => $body,
+            Data::F32($v) => $body,
+            Data::F64($v) => $body,
+            Data::String($v) => $body,
+        }
+    };
+}
+
+/// Like `with_data!`, but rebuilds a `Data` of the same variant from the
+/// vector `$body` evaluates to.
+macro_rules! map_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            Data::Bool($v) => Data::Bool($body),
+            Data::U8($v) => Data::U8($body),
+            Data::I8($v) => Data::I8($body),
+            Data::U16($v) => Data::U16($body),
+            Data::I16($v) => Data::I16($body),
+            Data::U32($v) => Data::U32($body),
+            Data::I32($v) => Data::I32($body),
+            Data::U64($v) => Data::U64($body),
+            Data::I64($v) => Data::I64($body),
+            Data::F32($v) => Data::F32($body),
+            Data::F64($v) => Data::F64($body),
+            Data::String($v) => Data::String($body),
+        }
+    };
+}
+
+impl Data {
+    /// The dtype of the elements.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Data::Bool(_) => DType::Bool,
+            Data::U8(_) => DType::U8,
+            Data::I8(_) => DType::I8,
+            Data::U16(_) => DType::U16,
+            Data::I16(_) => DType::I16,
+            Data::U32(_) => DType::U32,
+            Data::I32(_) => DType::I32,
+            Data::U64(_) => DType::U64,
+            Data::I64(_) => DType::I64,
+            Data::F32(_) => DType::F32,
+            Data::F64(_) => DType::F64,
+            Data::String(_) => DType::String,
+        }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        with_data!(self, v => v.len())
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `n` zero elements (`false`, `0`, or empty strings) of `dtype`.
+    pub fn zeros(dtype: DType, n: usize) -> Data {
+        match dtype {
+            DType::Bool => Data::Bool(vec![false; n]),
+            DType::U8 => Data::U8(vec![0; n]),
+            DType::I8 => Data::I8(vec![0; n]),
+            DType::U16 => Data::U16(vec![0; n]),
+            DType::I16 => Data::I16(vec![0; n]),
+            DType::U32 => Data::U32(vec![0; n]),
+            DType::I32 => Data::I32(vec![0; n]),
+            DType::U64 => Data::U64(vec![0; n]),
+            DType::I64 => Data::I64(vec![0; n]),
+            DType::F32 => Data::F32(vec![0.0; n]),
+            DType::F64 => Data::F64(vec![0.0; n]),
+            DType::String => Data::String(vec![Bytes::new(); n]),
+        }
+    }
+
+    /// An empty vector of `dtype` with room for `n` elements.
+    pub fn with_capacity(dtype: DType, n: usize) -> Data {
+        let mut d = Data::zeros(dtype, 0);
+        with_data!(&mut d, v => v.reserve(n));
+        d
+    }
+
+    /// Appends the elements `range` of `other`, which must have the same
+    /// dtype.
+    pub fn extend_from(
+        &mut self,
+        other: &Data,
+        range: std::ops::Range<usize>,
+    ) -> Result<()> {
+        macro_rules! ext {
+            ($($var:ident),*) => {
+                match (self, other) {
+                    $((Data::$var(a), Data::$var(b)) => {
+                        a.extend_from_slice(&b[range])
+                    })*
+                    (a, b) => {
+                        return Err(Error::invalid_argument(format!(
+                            "cannot append {} elements to {} elements",
+                            b.dtype(),
+                            a.dtype()
+                        )))
+                    }
+                }
+            };
+        }
+        ext!(Bool, U8, I8, U16, I16, U32, I32, U64, I64, F32, F64, String);
+        Ok(())
+    }
+
+    fn slice_range(&self, range: std::ops::Range<usize>) -> Data {
+        map_data!(self, v => v[range].to_vec())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that can be the element of a tensor: `bool`, the integer
+/// and float types of [`DType`], and [`Bytes`] for strings.
+pub trait Element:
+    sealed::Sealed + Clone + PartialEq + fmt::Debug + Send + Sync + 'static
+{
+    /// The dtype of tensors of this element.
+    const DTYPE: DType;
+    /// Borrows the elements if `data` holds this type.
+    fn slice(data: &Data) -> Option<&[Self]>;
+    /// Mutably borrows the elements if `data` holds this type.
+    fn slice_mut(data: &mut Data) -> Option<&mut [Self]>;
+    /// Takes the elements if `data` holds this type.
+    fn take(data: Data) -> Option<Vec<Self>>;
+    /// Wraps a vector of this type.
+    fn wrap(values: Vec<Self>) -> Data;
+}
+
+macro_rules! impl_element {
+    ($($t:ty => $var:ident),*) => {
+        $(
+            impl sealed::Sealed for $t {}
+            impl Element for $t {
+                const DTYPE: DType = DType::$var;
+                fn slice(data: &Data) -> Option<&[Self]> {
+                    match data {
+                        Data::$var(v) => Some(v),
+                        _ => None,
+                    }
+                }
+                fn slice_mut(data: &mut Data) -> Option<&mut [Self]> {
+                    match data {
+                        Data::$var(v) => Some(v),
+                        _ => None,
+                    }
+                }
+                fn take(data: Data) -> Option<Vec<Self>> {
+                    match data {
+                        Data::$var(v) => Some(v),
+                        _ => None,
+                    }
+                }
+                fn wrap(values: Vec<Self>) -> Data {
+                    Data::$var(values)
+                }
+            }
+        )*
+    };
+}
+
+impl_element!(
+    bool => Bool, u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32,
+    i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64,
+    Bytes => String
+);
+
+/// A dense tensor: dtype, shape and row-major elements.
+///
+/// Equality compares dtype, shape and elements (so, as for floats, a tensor
+/// holding NaN is not equal to itself).
+#[derive(Clone, PartialEq)]
+pub struct Tensor {
+    shape: Shape,
+    data: Data,
+}
+
+impl Tensor {
+    /// A tensor of `shape` holding `values` in row-major order.
+    ///
+    /// # Errors
+    /// InvalidArgument when the number of values is not the number of
+    /// elements of `shape`.
+    pub fn new<T: Element>(
+        shape: impl Into<Shape>,
+        values: Vec<T>,
+    ) -> Result<Tensor> {
+        Tensor::from_data(shape, T::wrap(values))
+    }
+
+    /// A tensor of `shape` holding `data`.
+    ///
+    /// # Errors
+    /// InvalidArgument when the number of elements does not match `shape`.
+    pub fn from_data(shape: impl Into<Shape>, data: Data) -> Result<Tensor> {
+        let shape = shape.into();
+        if shape.num_elements() != data.len() {
+            return Err(Error::invalid_argument(format!(
+                "shape {shape} needs {} elements, got {}",
+                shape.num_elements(),
+                data.len()
+            )));
+        }
+        Ok(Tensor { shape, data })
+    }
+
+    /// A scalar (rank 0) tensor.
+    pub fn scalar<T: Element>(value: T) -> Tensor {
+        Tensor {
+            shape: Shape::scalar(),
+            data: T::wrap(vec![value]),
+        }
+    }
+
+    /// A rank-1 tensor holding `values`.
+    pub fn vector<T: Element>(values: Vec<T>) -> Tensor {
+        Tensor {
+            shape: Shape(vec![values.len()]),
+            data: T::wrap(values),
+        }
+    }
+
+    /// A scalar string tensor.
+    pub fn string(value: impl Into<Bytes>) -> Tensor {
+        Tensor::scalar(value.into())
+    }
+
+    /// A tensor of `shape` filled with zeros (`false`, empty strings).
+    pub fn zeros(dtype: DType, shape: impl Into<Shape>) -> Tensor {
+        let shape = shape.into();
+        let data = Data::zeros(dtype, shape.num_elements());
+        Tensor { shape, data }
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The dimensions (shorthand for `shape().dims()`).
+    pub fn dims(&self) -> &[usize] {
+        self.shape.dims()
+    }
+
+    /// The rank (number of dimensions).
+    pub fn rank(&self) -> usize {
+        self.shape.rank()
+    }
+
+    /// The number of elements.
+    pub fn num_elements(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The elements.
+    pub fn data(&self) -> &Data {
+        &self.data
+    }
+
+    /// Takes the elements.
+    pub fn into_data(self) -> Data {
+        self.data
+    }
+
+    /// Borrows the elements as `&[T]`.
+    ///
+    /// # Errors
+    /// InvalidArgument when `T` is not the tensor's dtype.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
+        T::slice(&self.data).ok_or_else(|| self.dtype_error(T::DTYPE))
+    }
+
+    /// Mutably borrows the elements as `&mut [T]`.
+    ///
+    /// # Errors
+    /// InvalidArgument when `T` is not the tensor's dtype.
+    pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T]> {
+        let dtype = self.dtype();
+        T::slice_mut(&mut self.data).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "tensor has dtype {dtype}, not {}",
+                T::DTYPE
+            ))
+        })
+    }
+
+    /// Takes the elements as a `Vec<T>`.
+    ///
+    /// # Errors
+    /// InvalidArgument when `T` is not the tensor's dtype.
+    pub fn into_vec<T: Element>(self) -> Result<Vec<T>> {
+        let err = self.dtype_error(T::DTYPE);
+        T::take(self.data).ok_or(err)
+    }
+
+    /// The single element of a one-element tensor (a scalar, or any shape
+    /// with one element).
+    ///
+    /// # Errors
+    /// InvalidArgument for a wrong dtype or more or fewer than one element.
+    pub fn scalar_value<T: Element>(&self) -> Result<T> {
+        match self.as_slice::<T>()? {
+            [v] => Ok(v.clone()),
+            s => Err(Error::invalid_argument(format!(
+                "expected one element, tensor of shape {} has {}",
+                self.shape,
+                s.len()
+            ))),
+        }
+    }
+
+    fn dtype_error(&self, wanted: DType) -> Error {
+        Error::invalid_argument(format!(
+            "tensor has dtype {}, not {wanted}",
+            self.dtype()
+        ))
+    }
+
+    /// The same elements with a new shape.
+    ///
+    /// # Errors
+    /// InvalidArgument when the element counts differ.
+    pub fn reshape(self, shape: impl Into<Shape>) -> Result<Tensor> {
+        let shape = shape.into();
+        if shape.num_elements() != self.num_elements() {
+            return Err(Error::invalid_argument(format!(
+                "cannot reshape {} elements of shape {} to {shape}",
+                self.num_elements(),
+                self.shape
+            )));
+        }
+        Ok(Tensor {
+            shape,
+            data: self.data,
+        })
+    }
+
+    /// The number of elements in one row along axis 0 (1 for a scalar).
+    fn row_len(&self) -> usize {
+        self.shape.row().num_elements()
+    }
+
+    fn first_dim(&self) -> Result<usize> {
+        self.shape.dims().first().copied().ok_or_else(|| {
+            Error::invalid_argument("a scalar has no axis 0 to index")
+        })
+    }
+
+    /// Rows `start..end` along axis 0.
+    ///
+    /// # Errors
+    /// InvalidArgument for a scalar or a range outside the tensor.
+    pub fn slice(&self, start: usize, end: usize) -> Result<Tensor> {
+        let n = self.first_dim()?;
+        if start > end || end > n {
+            return Err(Error::invalid_argument(format!(
+                "rows {start}..{end} out of range for shape {}",
+                self.shape
+            )));
+        }
+        let r = self.row_len();
+        let mut dims = self.shape.0.clone();
+        dims[0] = end - start;
+        Ok(Tensor {
+            shape: Shape(dims),
+            data: self.data.slice_range(start * r..end * r),
+        })
+    }
+
+    /// Row `i` along axis 0, with the axis removed.
+    ///
+    /// # Errors
+    /// InvalidArgument for a scalar or an index outside the tensor.
+    pub fn index(&self, i: usize) -> Result<Tensor> {
+        let row = self.slice(i, i + 1)?;
+        Ok(Tensor {
+            shape: self.shape.row(),
+            data: row.data,
+        })
+    }
+
+    /// Splits along axis 0 into its rows, each without that axis. A scalar
+    /// yields itself.
+    pub fn unstack(&self) -> Vec<Tensor> {
+        let Ok(n) = self.first_dim() else {
+            return vec![self.clone()];
+        };
+        let r = self.row_len();
+        let shape = self.shape.row();
+        (0..n)
+            .map(|i| Tensor {
+                shape: shape.clone(),
+                data: self.data.slice_range(i * r..(i + 1) * r),
+            })
+            .collect()
+    }
+
+    /// Splits along axis 0 into consecutive pieces of `sizes` rows.
+    ///
+    /// # Errors
+    /// InvalidArgument when the sizes do not add up to the first dimension.
+    pub fn split(&self, sizes: &[usize]) -> Result<Vec<Tensor>> {
+        let n = self.first_dim()?;
+        if sizes.iter().sum::<usize>() != n {
+            return Err(Error::invalid_argument(format!(
+                "split sizes {sizes:?} do not add up to {n} rows"
+            )));
+        }
+        let mut start = 0;
+        sizes
+            .iter()
+            .map(|&s| {
+                let t = self.slice(start, start + s);
+                start += s;
+                t
+            })
+            .collect()
+    }
+
+    /// Stacks tensors of one dtype and shape along a new axis 0.
+    ///
+    /// # Errors
+    /// InvalidArgument for an empty list or mismatched dtypes or shapes;
+    /// the message names the first offending position.
+    pub fn stack(tensors: &[Tensor]) -> Result<Tensor> {
+        let first = tensors.first().ok_or_else(|| {
+            Error::invalid_argument("cannot stack an empty list of tensors")
+        })?;
+        for (i, t) in tensors.iter().enumerate().skip(1) {
+            if t.shape != first.shape || t.dtype() != first.dtype() {
+                return Err(Error::invalid_argument(format!(
+                    "cannot stack tensor {i} ({} {}) onto {} {}",
+                    t.dtype(),
+                    t.shape,
+                    first.dtype(),
+                    first.shape
+                )));
+            }
+        }
+        let shape = first.shape.prepend(tensors.len());
+        let data = concat_data(tensors, shape.num_elements())?;
+        Ok(Tensor { shape, data })
+    }
+
+    /// Concatenates tensors along their existing axis 0. All must share the
+    /// dtype and every dimension but the first.
+    ///
+    /// # Errors
+    /// InvalidArgument for an empty list, scalars, or mismatched dtypes or
+    /// row shapes.
+    pub fn concat(tensors: &[Tensor]) -> Result<Tensor> {
+        let first = tensors.first().ok_or_else(|| {
+            Error::invalid_argument("cannot concat an empty list of tensors")
+        })?;
+        first.first_dim()?;
+        let row = first.shape.row();
+        let mut n = 0;
+        for (i, t) in tensors.iter().enumerate() {
+            let d = t.first_dim()?;
+            if t.shape.row() != row || t.dtype() != first.dtype() {
+                return Err(Error::invalid_argument(format!(
+                    "cannot concat tensor {i} ({} {}) onto {} {}",
+                    t.dtype(),
+                    t.shape,
+                    first.dtype(),
+                    first.shape
+                )));
+            }
+            n += d;
+        }
+        let shape = row.prepend(n);
+        let data = concat_data(tensors, shape.num_elements())?;
+        Ok(Tensor { shape, data })
+    }
+
+    /// Converts every element to `dtype`, as TensorFlow's `cast` does:
+    /// floats to integers truncate toward zero (saturating at the integer
+    /// range, where TensorFlow's result is unspecified), numbers to bool
+    /// are `x != 0`, bool to numbers is 0 or 1.
+    ///
+    /// # Errors
+    /// Unimplemented when either side is a string (use
+    /// `decode::string_to_number` to parse strings).
+    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
+        if self.dtype() == dtype {
+            return Ok(self.clone());
+        }
+        let data = match &self.data {
+            Data::String(_) => None,
+            Data::Bool(v) => {
+                let as_u8: Vec<u8> = v.iter().map(|&b| b as u8).collect();
+                cast_slice(&as_u8, dtype)
+            }
+            Data::U8(v) => cast_slice(v, dtype),
+            Data::I8(v) => cast_slice(v, dtype),
+            Data::U16(v) => cast_slice(v, dtype),
+            Data::I16(v) => cast_slice(v, dtype),
+            Data::U32(v) => cast_slice(v, dtype),
+            Data::I32(v) => cast_slice(v, dtype),
+            Data::U64(v) => cast_slice(v, dtype),
+            Data::I64(v) => cast_slice(v, dtype),
+            Data::F32(v) => cast_slice(v, dtype),
+            Data::F64(v) => cast_slice(v, dtype),
+        };
+        let data = data.ok_or_else(|| {
+            Error::unimplemented(format!(
+                "cannot cast {} to {dtype}",
+                self.dtype()
+            ))
+        })?;
+        Ok(Tensor {
+            shape: self.shape.clone(),
+            data,
+        })
+    }
+}
+
+fn concat_data(tensors: &[Tensor], total: usize) -> Result<Data> {
+    let mut data = Data::with_capacity(tensors[0].dtype(), total);
+    for t in tensors {
+        data.extend_from(&t.data, 0..t.data.len())?;
+    }
+    Ok(data)
+}
+
+/// A number that can be cast to every numeric dtype (`as` semantics) and
+/// tested against zero.
+trait CastSource:
+    Copy
+    + AsPrimitive<u8>
+    + AsPrimitive<i8>
+    + AsPrimitive<u16>
+    + AsPrimitive<i16>
+    + AsPrimitive<u32>
+    + AsPrimitive<i32>
+    + AsPrimitive<u64>
+    + AsPrimitive<i64>
+    + AsPrimitive<f32>
+    + AsPrimitive<f64>
+{
+}
+
+impl<T> CastSource for T where
+    T: Copy
+        + AsPrimitive<u8>
+        + AsPrimitive<i8>
+        + AsPrimitive<u16>
+        + AsPrimitive<i16>
+        + AsPrimitive<u32>
+        + AsPrimitive<i32>
+        + AsPrimitive<u64>
+        + AsPrimitive<i64>
+        + AsPrimitive<f32>
+        + AsPrimitive<f64>
+{
+}
+
+fn cast_slice<S: CastSource>(v: &[S], dtype: DType) -> Option<Data> {
+    fn conv<S: AsPrimitive<T>, T: Copy + 'static>(v: &[S]) -> Vec<T> {
+        v.iter().map(|x| x.as_()).collect()
+    }
+    Some(match dtype {
+        DType::Bool => Data::Bool(
+            v.iter()
+                .map(|x| AsPrimitive::<f64>::as_(*x) != 0.0)
+                .collect(),
+        ),
+        DType::U8 => Data::U8(conv(v)),
+        DType::I8 => Data::I8(conv(v)),
+        DType::U16 => Data::U16(conv(v)),
+        DType::I16 => Data::I16(conv(v)),
+        DType::U32 => Data::U32(conv(v)),
+        DType::I32 => Data::I32(conv(v)),
+        DType::U64 => Data::U64(conv(v)),
+        DType::I64 => Data::I64(conv(v)),
+        DType::F32 => Data::F32(conv(v)),
+        DType::F64 => Data::F64(conv(v)),
+        DType::String => return None,
+    })
+}
+
+/// How many elements Debug output shows before eliding the rest.
+const DEBUG_ELEMENTS: usize = 64;
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tensor<{}; {}> ", self.dtype(), self.shape)?;
+        fmt_elements(&self.data, f)
+    }
+}
+
+impl fmt::Debug for Data {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.dtype())?;
+        fmt_elements(self, f)
+    }
+}
+
+fn fmt_elements(data: &Data, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let n = data.len();
+    let mut list = f.debug_list();
+    match data {
+        Data::String(v) => {
+            for s in v.iter().take(DEBUG_ELEMENTS) {
+                list.entry(&String::from_utf8_lossy(s));
+            }
+        }
+        other => with_data!(other, v => {
+            for x in v.iter().take(DEBUG_ELEMENTS) {
+                list.entry(x);
+            }
+        }),
+    }
+    if n > DEBUG_ELEMENTS {
+        list.entry(&format_args!("... {} more", n - DEBUG_ELEMENTS));
+    }
+    list.finish()
+}
+
+/// A sparse tensor in TensorFlow's COO layout.
+///
+/// `indices` is an `i64` tensor of shape `[nnz, rank]`, `values` a rank-1
+/// tensor of `nnz` elements, and `dense_shape` the shape of the dense
+/// tensor it stands for. Indices are kept in row-major order.
+#[derive(Clone, PartialEq)]
+pub struct SparseTensor {
+    indices: Tensor,
+    values: Tensor,
+    dense_shape: Vec<i64>,
+}
+
+impl SparseTensor {
+    /// A sparse tensor from its parts.
+    ///
+    /// # Errors
+    /// InvalidArgument when `indices` is not `i64 [nnz, rank]`, `values` is
+    /// not rank 1 with `nnz` elements, `rank` differs from
+    /// `dense_shape.len()`, or an index lies outside `dense_shape`.
+    pub fn new(
+        indices: Tensor,
+        values: Tensor,
+        dense_shape: Vec<i64>,
+    ) -> Result<SparseTensor> {
+        let rank = dense_shape.len();
+        let idx = indices.as_slice::<i64>()?;
+        if indices.dims() != [values.num_elements(), rank]
+            || values.rank() != 1
+        {
+            return Err(Error::invalid_argument(format!(
+                "sparse indices {} and values {} do not fit dense shape \
+                 {dense_shape:?}",
+                indices.shape(),
+                values.shape()
+            )));
+        }
+        for (row, ix) in idx.chunks(rank.max(1)).enumerate() {
+            if rank > 0
+                && ix.iter().zip(&dense_shape).any(|(&i, &d)| i < 0 || i >= d)
+            {
+                return Err(Error::invalid_argument(format!(
+                    "sparse index {ix:?} (entry {row}) is outside dense \
+                     shape {dense_shape:?}"
+                )));
+            }
+        }
+        Ok(SparseTensor {
+            indices,
+            values,
+            dense_shape,
+        })
+    }
+
+    /// A rank-1 sparse tensor holding `values` at positions `0..n` of a
+    /// dense vector of length `n`: what a `VarLenFeature` gives for one
+    /// example.
+    pub fn from_dense_vector(values: Tensor) -> Result<SparseTensor> {
+        let n = values.num_elements();
+        let values = values.reshape([n])?;
+        let indices = Tensor::new([n, 1], (0..n as i64).collect())?;
+        SparseTensor::new(indices, values, vec![n as i64])
+    }
+
+    /// The `[nnz, rank]` indices.
+    pub fn indices(&self) -> &Tensor {
+        &self.indices
+    }
+
+    /// The `nnz` values.
+    pub fn values(&self) -> &Tensor {
+        &self.values
+    }
+
+    /// The shape of the dense tensor this stands for.
+    pub fn dense_shape(&self) -> &[i64] {
+        &self.dense_shape
+    }
+
+    /// The number of stored values.
+    pub fn nnz(&self) -> usize {
+        self.values.num_elements()
+    }
+
+    /// The dtype of the values.
+    pub fn dtype(&self) -> DType {
+        self.values.dtype()
+    }
+
+    /// The rank of the dense tensor.
+    pub fn rank(&self) -> usize {
+        self.dense_shape.len()
+    }
+
+    /// The dense tensor, with `default` (a scalar of the values' dtype) at
+    /// every position not stored.
+    ///
+    /// # Errors
+    /// InvalidArgument when `default` is not a scalar of the values' dtype.
+    pub fn to_dense(&self, default: &Tensor) -> Result<Tensor> {
+        if default.dtype() != self.dtype() || default.num_elements() != 1 {
+            return Err(Error::invalid_argument(format!(
+                "default must be one {} value",
+                self.dtype()
+            )));
+        }
+        let dims: Vec<usize> =
+            self.dense_shape.iter().map(|&d| d as usize).collect();
+        let total: usize = dims.iter().product();
+        let mut data = Data::with_capacity(self.dtype(), total);
+        for _ in 0..total {
+            data.extend_from(default.data(), 0..1)?;
+        }
+        let mut out = Tensor::from_data(dims.clone(), data)?;
+        let rank = self.rank();
+        let idx = self.indices.as_slice::<i64>()?;
+        for (k, ix) in idx.chunks(rank.max(1)).enumerate().take(self.nnz()) {
+            let mut flat = 0usize;
+            for (d, &i) in dims.iter().zip(ix) {
+                flat = flat * d + i as usize;
+            }
+            set_element(&mut out.data, flat, &self.values.data, k)?;
+        }
+        Ok(out)
+    }
+
+    /// Stacks sparse tensors of one dtype and rank into a batch: each
+    /// index gains a leading batch position, and the dense shape is the
+    /// batch size followed by the largest of each dimension.
+    ///
+    /// # Errors
+    /// InvalidArgument for an empty list or mismatched dtypes or ranks.
+    pub fn stack(parts: &[SparseTensor]) -> Result<SparseTensor> {
+        let first = parts.first().ok_or_else(|| {
+            Error::invalid_argument("cannot stack an empty list of tensors")
+        })?;
+        let rank = first.rank();
+        let mut dense = vec![parts.len() as i64];
+        dense.extend(std::iter::repeat_n(0, rank));
+        let nnz: usize = parts.iter().map(|p| p.nnz()).sum();
+        let mut indices = Vec::with_capacity(nnz * (rank + 1));
+        let mut values = Data::with_capacity(first.dtype(), nnz);
+        for (b, p) in parts.iter().enumerate() {
+            if p.rank() != rank || p.dtype() != first.dtype() {
+                return Err(Error::invalid_argument(format!(
+                    "cannot stack sparse tensor {b} ({} rank {}) onto {} \
+                     rank {rank}",
+                    p.dtype(),
+                    p.rank(),
+                    first.dtype()
+                )));
+            }
+            for (d, &s) in dense[1..].iter_mut().zip(&p.dense_shape) {
+                *d = (*d).max(s);
+            }
+            let idx = p.indices.as_slice::<i64>()?;
+            for ix in idx.chunks(rank.max(1)).take(p.nnz()) {
+                indices.push(b as i64);
+                indices.extend_from_slice(&ix[..rank]);
+            }
+            values.extend_from(&p.values.data, 0..p.nnz())?;
+        }
+        SparseTensor::new(
+            Tensor::new([nnz, rank + 1], indices)?,
+            Tensor::from_data([nnz], values)?,
+            dense,
+        )
+    }
+
+    /// Splits a batched sparse tensor (rank ≥ 1) into one sparse tensor per
+    /// row of its first dimension, each without that dimension. The dense
+    /// shape of each part is the batch's shape without its first dimension.
+    pub fn unstack(&self) -> Result<Vec<SparseTensor>> {
+        let rank = self.rank();
+        if rank == 0 {
+            return Err(Error::invalid_argument(
+                "cannot unstack a rank-0 sparse tensor",
+            ));
+        }
+        let n = self.dense_shape[0].max(0) as usize;
+        let idx = self.indices.as_slice::<i64>()?;
+        let mut rows: Vec<(Vec<i64>, Vec<usize>)> =
+            vec![Default::default(); n];
+        for (k, ix) in idx.chunks(rank).enumerate().take(self.nnz()) {
+            let row = &mut rows[ix[0] as usize];
+            row.0.extend_from_slice(&ix[1..]);
+            row.1.push(k);
+        }
+        let shape = self.dense_shape[1..].to_vec();
+        rows.into_iter()
+            .map(|(indices, picks)| {
+                let mut values =
+                    Data::with_capacity(self.dtype(), picks.len());
+                for k in &picks {
+                    values.extend_from(&self.values.data, *k..*k + 1)?;
+                }
+                SparseTensor::new(
+                    Tensor::new([picks.len(), rank - 1], indices)?,
+                    Tensor::from_data([picks.len()], values)?,
+                    shape.clone(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn set_element(
+    dst: &mut Data,
+    at: usize,
+    src: &Data,
+    from: usize,
+) -> Result<()> {
+    macro_rules! set {
+        ($($var:ident),*) => {
+            match (dst, src) {
+                $((Data::$var(a), Data::$var(b)) => a[at] = b[from].clone(),)*
+                _ => return Err(Error::internal("dtype mismatch")),
+            }
+        };
+    }
+    set!(Bool, U8, I8, U16, I16, U32, I32, U64, I64, F32, F64, String);
+    Ok(())
+}
+
+impl fmt::Debug for SparseTensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SparseTensor")
+            .field("dense_shape", &self.dense_shape)
+            .field("indices", &self.indices)
+            .field("values", &self.values)
+            .finish()
+    }
+}
+
+/// One component of a pipeline element: a dense or a sparse tensor.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Value {
+    /// A dense tensor.
+    Dense(Tensor),
+    /// A sparse tensor.
+    Sparse(SparseTensor),
+}
+
+impl Value {
+    /// The dtype of the (stored) elements.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Value::Dense(t) => t.dtype(),
+            Value::Sparse(s) => s.dtype(),
+        }
+    }
+
+    /// The dense tensor.
+    ///
+    /// # Errors
+    /// InvalidArgument when the value is sparse.
+    pub fn dense(&self) -> Result<&Tensor> {
+        match self {
+            Value::Dense(t) => Ok(t),
+            Value::Sparse(_) => Err(Error::invalid_argument(
+                "expected a dense tensor, got a sparse one",
+            )),
+        }
+    }
+
+    /// The sparse tensor.
+    ///
+    /// # Errors
+    /// InvalidArgument when the value is dense.
+    pub fn sparse(&self) -> Result<&SparseTensor> {
+        match self {
+            Value::Sparse(s) => Ok(s),
+            Value::Dense(_) => Err(Error::invalid_argument(
+                "expected a sparse tensor, got a dense one",
+            )),
+        }
+    }
+
+    /// Takes the dense tensor.
+    ///
+    /// # Errors
+    /// InvalidArgument when the value is sparse.
+    pub fn into_dense(self) -> Result<Tensor> {
+        match self {
+            Value::Dense(t) => Ok(t),
+            Value::Sparse(_) => Err(Error::invalid_argument(
+                "expected a dense tensor, got a sparse one",
+            )),
+        }
+    }
+}
+
+impl From<Tensor> for Value {
+    fn from(t: Tensor) -> Value {
+        Value::Dense(t)
+    }
+}
+
+impl From<SparseTensor> for Value {
+    fn from(s: SparseTensor) -> Value {
+        Value::Sparse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_checks_element_count() {
+        let err = Tensor::new([2, 2], vec![1i64, 2, 3]).unwrap_err();
+        assert_eq!(err.kind(), crate::Kind::InvalidArgument);
+        assert!(err.to_string().contains("needs 4 elements, got 3"));
+    }
+
+    #[test]
+    fn typed_access_checks_dtype() {
+        let t = Tensor::vector(vec![1.5f32, 2.5]);
+        assert_eq!(t.as_slice::<f32>().unwrap(), &[1.5, 2.5]);
+        let err = t.as_slice::<i64>().unwrap_err();
+        assert!(err.to_string().contains("float32, not int64"));
+    }
+
+    #[test]
+    fn reshape_keeps_elements() {
+        let t = Tensor::vector((0..6).collect::<Vec<i32>>());
+        let r = t.clone().reshape([3, 2]).unwrap();
+        assert_eq!(r.dims(), &[3, 2]);
+        assert_eq!(r.index(2).unwrap().as_slice::<i32>().unwrap(), &[4, 5]);
+        assert!(t.reshape([4]).is_err());
+    }
+
+    #[test]
+    fn slice_split_stack_concat_round_trip() {
+        let t = Tensor::new([4, 2], (0..8).collect::<Vec<i64>>()).unwrap();
+        let parts = t.split(&[1, 3]).unwrap();
+        assert_eq!(parts[0].dims(), &[1, 2]);
+        assert_eq!(parts[1].dims(), &[3, 2]);
+        assert_eq!(Tensor::concat(&parts).unwrap(), t);
+        assert_eq!(Tensor::stack(&t.unstack()).unwrap(), t);
+        assert_eq!(
+            t.slice(1, 3).unwrap().as_slice::<i64>().unwrap(),
+            &[2, 3, 4, 5]
+        );
+        assert!(t.slice(3, 5).is_err());
+        assert!(t.split(&[1, 1]).is_err());
+    }
+
+    #[test]
+    fn stack_rejects_mismatched_shapes() {
+        let a = Tensor::vector(vec![1u8, 2]);
+        let b = Tensor::vector(vec![1u8, 2, 3]);
+        let err = Tensor::stack(&[a, b]).unwrap_err();
+        assert!(err.to_string().contains("tensor 1"), "{err}");
+    }
+
+    #[test]
+    fn strings_stack_without_copying_payload() {
+        let buf = Bytes::from_static(b"hello world");
+        let a = Tensor::string(buf.slice(0..5));
+        let b = Tensor::string(buf.slice(6..));
+        let s = Tensor::stack(&[a, b]).unwrap();
+        let v = s.as_slice::<Bytes>().unwrap();
+        assert_eq!(v[1], "world");
+        assert_eq!(v[0].as_ptr(), buf.as_ptr());
+    }
+
+    #[test]
+    fn cast_follows_tensorflow() {
+        let f = Tensor::vector(vec![-1.7f32, 0.0, 2.9, f32::NAN]);
+        assert_eq!(
+            f.cast(DType::I32).unwrap().as_slice::<i32>().unwrap(),
+            &[-1, 0, 2, 0]
+        );
+        assert_eq!(
+            f.cast(DType::Bool).unwrap().as_slice::<bool>().unwrap(),
+            &[true, false, true, true]
+        );
+        let b = Tensor::vector(vec![true, false]);
+        assert_eq!(
+            b.cast(DType::F64).unwrap().as_slice::<f64>().unwrap(),
+            &[1.0, 0.0]
+        );
+        let u = Tensor::vector(vec![255u8]);
+        assert_eq!(
+            u.cast(DType::F32).unwrap().as_slice::<f32>().unwrap(),
+            &[255.0]
+        );
+        let s = Tensor::string("1");
+        assert_eq!(
+            s.cast(DType::I32).unwrap_err().kind(),
+            crate::Kind::Unimplemented
+        );
+    }
+
+    #[test]
+    fn debug_is_readable() {
+        let t = Tensor::new([2], vec![1i64, 2]).unwrap();
+        assert_eq!(format!("{t:?}"), "Tensor<int64; [2]> [1, 2]");
+        let s = Tensor::vector(vec![Bytes::from("a")]);
+        assert_eq!(format!("{s:?}"), "Tensor<string; [1]> [\"a\"]");
+    }
+
+    #[test]
+    fn sparse_to_dense_and_validation() {
+        let sp = SparseTensor::new(
+            Tensor::new([2, 2], vec![0i64, 1, 1, 0]).unwrap(),
+            Tensor::vector(vec![5i64, 7]),
+            vec![2, 2],
+        )
+        .unwrap();
+        let d = sp.to_dense(&Tensor::scalar(0i64)).unwrap();
+        assert_eq!(d.as_slice::<i64>().unwrap(), &[0, 5, 7, 0]);
+        let bad = SparseTensor::new(
+            Tensor::new([1, 2], vec![0i64, 2]).unwrap(),
+            Tensor::vector(vec![1i64]),
+            vec![2, 2],
+        );
+        assert!(bad.unwrap_err().to_string().contains("outside"));
+    }
+
+    #[test]
+    fn sparse_stack_and_unstack() {
+        let a = SparseTensor::from_dense_vector(Tensor::vector(vec![1i64, 2]))
+            .unwrap();
+        let b = SparseTensor::from_dense_vector(Tensor::vector(vec![3i64]))
+            .unwrap();
+        let e =
+            SparseTensor::from_dense_vector(Tensor::vector(Vec::<i64>::new()))
+                .unwrap();
+        let batch =
+            SparseTensor::stack(&[a.clone(), e.clone(), b.clone()]).unwrap();
+        assert_eq!(batch.dense_shape(), &[3, 2]);
+        assert_eq!(
+            batch.indices().as_slice::<i64>().unwrap(),
+            &[0, 0, 0, 1, 2, 0]
+        );
+        let parts = batch.unstack().unwrap();
+        assert_eq!(parts[0].values(), a.values());
+        assert_eq!(parts[1].nnz(), 0);
+        assert_eq!(parts[2].values(), b.values());
+        assert_eq!(parts[2].dense_shape(), &[2]);
+    }
+}
