@@ -1,0 +1,1 @@
+//! `decode_csv`: CSV lines to typed columns.

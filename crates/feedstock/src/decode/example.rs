@@ -1,0 +1,2 @@
+//! The `parse_example` family: serialized `tf.train.Example` and
+//! `SequenceExample` records to tensors.

@@ -1,0 +1,1 @@
+//! Image decoding and the preprocessing ops the seed guide relies on.

@@ -1,0 +1,1 @@
+//! `decode_raw` and friends: bytes reinterpreted as numbers.
