@@ -1,1 +1,3 @@
 //! Record framing, compression and files: bytes in, records out.
+
+pub mod fs;
