@@ -229,18 +229,25 @@ impl RecordReader for FixedLengthRecordReader {
             )));
         }
         let body_end = end - layout.footer_bytes;
-        if body_end > start {
+        // Bytes no record covers: past the end of the last record, and
+        // (when records leave gaps) past the start of the next one.
+        let covered = match file.record_number {
+            0 => layout.header_bytes,
+            n => layout.start(n - 1) + layout.record_bytes,
+        };
+        if body_end > covered.max(start) {
             return Err(Error::data_loss(format!(
-                "truncated record {}: {} of {} bytes before the end of the \
-                 file (size {end}, header {}, footer {}, hop {})",
+                "truncated record {}: {} bytes left before the footer, not \
+                 a whole {}-byte record (file size {end}, header {}, footer \
+                 {}, hop {})",
                 file.record_number,
-                body_end - start,
+                body_end - covered.max(start),
                 layout.record_bytes,
                 layout.header_bytes,
                 layout.footer_bytes,
                 layout.hop_bytes,
             ))
-            .with_offset(start));
+            .with_offset(covered.max(start)));
         }
         Ok(None)
     }

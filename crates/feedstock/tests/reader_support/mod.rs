@@ -43,8 +43,8 @@ pub fn golden(name: &str) -> String {
 
 /// The parsed JSON sidecar of a golden file.
 pub fn sidecar(name: &str) -> serde_json::Value {
-    let text = std::fs::read_to_string(golden(&format!("{name}.json")))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(golden(&format!("{name}.json"))).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -65,7 +65,10 @@ pub fn pairs(records: &[Record]) -> Vec<(String, String)> {
     records
         .iter()
         .map(|r| {
-            (r.key.clone(), String::from_utf8_lossy(&r.value).into_owned())
+            (
+                r.key.clone(),
+                String::from_utf8_lossy(&r.value).into_owned(),
+            )
         })
         .collect()
 }
