@@ -6,17 +6,17 @@ mod reader_support;
 use feedstock::reader::{Reader, TextLineReader};
 use reader_support::{golden, pairs, read_all, sidecar, write, Files};
 
-fn lines(skip: u64, files: &[String]) -> Vec<(String, String)> {
+fn lines(skip: u64, files: &[&str]) -> Vec<(String, String)> {
     let reader =
         Reader::new(TextLineReader::builder().skip_header_lines(skip).build());
-    pairs(&read_all(&reader, &Files::new(files.to_vec())))
+    pairs(&read_all(&reader, &Files::new(files.iter().copied())))
 }
 
 #[test]
 fn lines_lose_their_newline_and_crlf_but_keep_a_lone_cr() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "a.txt", b"one\r\ntwo\n\nfour\rx\nlast\r");
-    let got = lines(0, &[f.clone()]);
+    let got = lines(0, &[f.as_str()]);
     let want = [
         (1, "one"),
         (2, "two"),
@@ -37,7 +37,7 @@ fn a_last_line_without_newline_is_read_and_a_final_newline_adds_none() {
     let a = write(dir.path(), "a.txt", b"x\ny");
     let b = write(dir.path(), "b.txt", b"x\ny\n");
     let values = |f: &String| -> Vec<String> {
-        lines(0, &[f.clone()]).into_iter().map(|p| p.1).collect()
+        lines(0, &[f.as_str()]).into_iter().map(|p| p.1).collect()
     };
     assert_eq!(values(&a), ["x", "y"]);
     assert_eq!(values(&b), ["x", "y"]);
@@ -47,7 +47,7 @@ fn a_last_line_without_newline_is_read_and_a_final_newline_adds_none() {
 fn header_lines_are_skipped_and_counted_in_the_keys() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "h.csv", b"h1\nh2\nd1\nd2\n");
-    let got = lines(2, &[f.clone()]);
+    let got = lines(2, &[f.as_str()]);
     assert_eq!(
         got,
         [
@@ -77,7 +77,8 @@ fn long_lines_spanning_many_read_buffers_are_whole() {
     let long = "z".repeat(200_000);
     let text = format!("a\n{long}\r\nb");
     let f = write(dir.path(), "long.txt", text.as_bytes());
-    let got: Vec<_> = lines(0, &[f]).into_iter().map(|p| p.1).collect();
+    let got: Vec<_> =
+        lines(0, &[f.as_str()]).into_iter().map(|p| p.1).collect();
     assert_eq!(got, ["a", long.as_str(), "b"]);
 }
 
@@ -87,7 +88,7 @@ fn golden_lines(name: &str) {
         .as_u64()
         .unwrap();
     let path = golden(name);
-    let got = lines(skip, &[path.clone()]);
+    let got = lines(skip, &[path.as_str()]);
     let want: Vec<(String, String)> = side["lines"]
         .as_array()
         .unwrap()
