@@ -12,7 +12,7 @@
 //! use feedstock::io::fs::{FileSystem, LocalFs};
 //! use feedstock::Kind;
 //!
-//! let err = LocalFs.open("no/such/file.csv").unwrap_err();
+//! let err = LocalFs.open("no/such/file.csv").err().unwrap();
 //! assert_eq!(err.kind(), Kind::NotFound);
 //! assert_eq!(err.file(), Some("no/such/file.csv"));
 //! ```
@@ -32,9 +32,9 @@ pub trait FileSystem: Send + Sync + Debug {
     ///
     /// # Errors
     ///
-    /// [`Kind::NotFound`] if there is no such file,
-    /// [`Kind::FailedPrecondition`] if `path` is a directory,
-    /// [`Kind::PermissionDenied`] if it may not be read; each names `path`.
+    /// [`Kind::NotFound`](crate::Kind::NotFound) if there is no such file,
+    /// [`Kind::FailedPrecondition`](crate::Kind::FailedPrecondition) if `path` is a directory,
+    /// [`Kind::PermissionDenied`](crate::Kind::PermissionDenied) if it may not be read; each names `path`.
     fn open(&self, path: &str) -> Result<Box<dyn Read + Send>>;
 
     /// Opens `path` for sequential reading from byte `offset`, which is
@@ -46,7 +46,7 @@ pub trait FileSystem: Send + Sync + Debug {
     ///
     /// # Errors
     ///
-    /// As [`FileSystem::open`], and [`Kind::DataLoss`] if the file is
+    /// As [`FileSystem::open`], and [`Kind::DataLoss`](crate::Kind::DataLoss) if the file is
     /// shorter than `offset`.
     fn open_at(
         &self,
@@ -69,8 +69,8 @@ pub trait FileSystem: Send + Sync + Debug {
     ///
     /// # Errors
     ///
-    /// [`Kind::NotFound`] naming the pattern if nothing matches (a pipeline
-    /// over zero files is always a mistake), [`Kind::InvalidArgument`] if
+    /// [`Kind::NotFound`](crate::Kind::NotFound) naming the pattern if nothing matches (a pipeline
+    /// over zero files is always a mistake), [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) if
     /// the pattern is malformed.
     fn glob(&self, pattern: &str) -> Result<Vec<String>>;
 }
@@ -79,7 +79,7 @@ pub trait FileSystem: Send + Sync + Debug {
 ///
 /// # Errors
 ///
-/// [`Kind::DataLoss`] with the offset reached if `input` ends first, or the
+/// [`Kind::DataLoss`](crate::Kind::DataLoss) with the offset reached if `input` ends first, or the
 /// read error.
 pub fn skip_exactly(input: &mut dyn Read, n: u64) -> Result<()> {
     let skipped = io::copy(&mut input.take(n), &mut io::sink())?;
