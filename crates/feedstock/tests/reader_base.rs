@@ -14,7 +14,7 @@ use feedstock::reader::{
     RecordReader, TextLineReader, WholeFileReader, WorkQueue,
 };
 use feedstock::{Error, Kind, Result};
-use reader_support::{pairs, read_all, write, Files};
+use reader_support::{pairs, read_all, restore_is_exact, write, Files};
 
 fn text() -> Reader {
     Reader::new(TextLineReader::new())
@@ -264,32 +264,6 @@ fn a_read_error_names_the_file_and_abandons_it_for_the_next() {
     let e = r.read(&files).unwrap_err();
     assert_eq!(files.remaining(), 0);
     assert_eq!(e.file(), Some("bad"));
-}
-
-fn restore_is_exact(make: impl Fn() -> Reader, files: Vec<String>) {
-    let full = pairs(&read_all(&make(), &Files::new(files.clone())));
-    assert!(full.len() > 2);
-    for k in 0..=full.len() {
-        // Read k records, save, and resume in a fresh reader.
-        let first = make();
-        let queue = Files::new(files.clone());
-        let mut got = Vec::new();
-        for _ in 0..k {
-            got.push(first.read(&queue).unwrap());
-        }
-        let state = first.serialize_state().unwrap();
-        let rest: Vec<String> =
-            std::iter::from_fn(|| queue.next_work().ok()).collect();
-        let second = make();
-        second.restore_state(&state).unwrap();
-        assert_eq!(second.num_records_produced(), k as u64);
-        assert_eq!(
-            second.num_work_units_completed(),
-            first.num_work_units_completed()
-        );
-        got.extend(read_all(&second, &Files::new(rest)));
-        assert_eq!(pairs(&got), full, "resuming after {k} records");
-    }
 }
 
 #[test]
