@@ -1,0 +1,1 @@
+//! The file-system layer the pipeline's readers open files through.
