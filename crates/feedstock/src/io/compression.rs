@@ -239,6 +239,9 @@ struct Inflater<R> {
     between_members: bool,
     /// True before the first member: an empty input is not a stream.
     started: bool,
+    /// The error that stopped the stream, returned on every later read.
+    /// (Kept as parts because `io::Error` cannot be cloned.)
+    failed: Option<(io::ErrorKind, String)>,
 }
 
 impl<R> fmt::Debug for Inflater<R> {
@@ -259,13 +262,25 @@ impl<R: Read> Inflater<R> {
             z: format.decompress(),
             between_members: true,
             started: false,
+            failed: None,
         }
     }
 
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if let Some((kind, msg)) = &self.failed {
+            return Err(io::Error::new(*kind, msg.clone()));
+        }
         if out.is_empty() {
             return Ok(0);
         }
+        let res = self.inflate(out);
+        if let Err(e) = &res {
+            self.failed = Some((e.kind(), e.to_string()));
+        }
+        res
+    }
+
+    fn inflate(&mut self, out: &mut [u8]) -> io::Result<usize> {
         loop {
             let input = match self.input.fill_buf() {
                 Ok(input) => input,
@@ -290,18 +305,25 @@ impl<R: Read> Inflater<R> {
                 self.between_members = false;
             }
             let (in0, out0) = (self.z.total_in(), self.z.total_out());
-            let status = self
-                .z
-                .decompress(input, out, FlushDecompress::None)
-                .map_err(|e| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("corrupt {} stream: {e}", self.fmt()),
-                    )
-                })?;
+            let res = self.z.decompress(input, out, FlushDecompress::None);
             let consumed = (self.z.total_in() - in0) as usize;
             let produced = (self.z.total_out() - out0) as usize;
             self.input.consume(consumed);
+            let status = match res {
+                Ok(status) => status,
+                Err(e) => {
+                    let msg = format!("corrupt {} stream: {e}", self.fmt());
+                    let kind = io::ErrorKind::InvalidData;
+                    if produced == 0 {
+                        return Err(io::Error::new(kind, msg));
+                    }
+                    // Hand out what was inflated before the damage (as a
+                    // reader fed smaller chunks would have); the error
+                    // comes with the next read.
+                    self.failed = Some((kind, msg));
+                    return Ok(produced);
+                }
+            };
             if status == Status::StreamEnd {
                 self.between_members = true;
             }

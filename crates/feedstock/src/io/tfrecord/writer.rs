@@ -219,6 +219,16 @@ impl<W: Write> Writer<W> {
         Ok(w)
     }
 
+    /// The underlying writer. For a compressed stream, it holds only what
+    /// the compressor has emitted so far.
+    pub fn get_ref(&self) -> &W {
+        match &self.sink {
+            Sink::Plain(w) => w,
+            Sink::Gzip(e) => e.get_ref(),
+            Sink::Zlib(e) => e.get_ref(),
+        }
+    }
+
     fn sink_mut(&mut self) -> &mut dyn Write {
         match &mut self.sink {
             Sink::Plain(w) => w,
