@@ -16,11 +16,13 @@ use super::tuple::{impl_queue, Element, TensorQueue};
 /// `None` for the dimensions that vary.
 ///
 /// ```
-/// use feedstock::queue::{ComponentSpec, PaddingFifoQueue, Queue, QueueSpec};
+/// use feedstock::queue::{
+///     ComponentSpec, PaddingFifoQueue, PartialShape, Queue, QueueSpec,
+/// };
 /// use feedstock::{DType, Tensor};
 ///
 /// let spec = QueueSpec::new()
-///     .component(ComponentSpec::new(DType::I32).shape([None]));
+///     .component(ComponentSpec::new(DType::I32).shape(PartialShape::new([None])));
 /// let q = PaddingFifoQueue::builder(8, spec).build()?;
 /// q.enqueue(vec![Tensor::vector(vec![1i32]).into()])?;
 /// q.enqueue(vec![Tensor::vector(vec![2i32, 3, 4]).into()])?;

@@ -111,12 +111,6 @@ impl<const N: usize> From<[usize; N]> for PartialShape {
     }
 }
 
-impl<const N: usize> From<[Option<usize>; N]> for PartialShape {
-    fn from(dims: [Option<usize>; N]) -> PartialShape {
-        PartialShape(dims.to_vec())
-    }
-}
-
 impl From<Vec<Option<usize>>> for PartialShape {
     fn from(dims: Vec<Option<usize>>) -> PartialShape {
         PartialShape(dims)
