@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use feedstock::io::fs::{FileSystem, LocalFs};
 use feedstock::reader::{
     FixedLengthRecordReader, IdentityReader, RawRecord, Reader, RecordKey,
-    RecordReader, TextLineReader, WholeFileReader, WorkQueue,
+    RecordReader, TextLineReader, WholeFileReader,
 };
 use feedstock::{Error, Kind, Result};
 use reader_support::{pairs, read_all, restore_is_exact, write, Files};

@@ -9,6 +9,7 @@ use super::state::Position;
 use super::{not_started, RawRecord, RecordKey, RecordReader};
 use crate::error::{Error, Result};
 use crate::io::fs::FileSystem;
+use crate::io::Compression;
 
 const FORMAT: &str = "fixed_length";
 
@@ -41,6 +42,7 @@ const FORMAT: &str = "fixed_length";
 #[derive(Debug)]
 pub struct FixedLengthRecordReader {
     layout: Layout,
+    compression: Compression,
     file: Option<OpenFile>,
 }
 
@@ -80,6 +82,7 @@ impl std::fmt::Debug for OpenFile {
 #[derive(Debug, Clone)]
 pub struct FixedLengthRecordReaderBuilder {
     layout: Layout,
+    compression: Compression,
 }
 
 impl FixedLengthRecordReaderBuilder {
@@ -99,6 +102,14 @@ impl FixedLengthRecordReaderBuilder {
     /// 0 (the default) means `record_bytes`.
     pub fn hop_bytes(&mut self, n: u64) -> &mut Self {
         self.layout.hop_bytes = n;
+        self
+    }
+
+    /// How every file is compressed (default none). Offsets, the header
+    /// and the footer are then counted in the decompressed stream, as in
+    /// TensorFlow's `encoding` attribute.
+    pub fn compression(&mut self, compression: Compression) -> &mut Self {
+        self.compression = compression;
         self
     }
 
@@ -122,7 +133,11 @@ impl FixedLengthRecordReaderBuilder {
                 "record_bytes + footer_bytes does not fit in memory",
             ));
         }
-        Ok(FixedLengthRecordReader { layout, file: None })
+        Ok(FixedLengthRecordReader {
+            layout,
+            compression: self.compression,
+            file: None,
+        })
     }
 }
 
@@ -136,6 +151,7 @@ impl FixedLengthRecordReader {
                 footer_bytes: 0,
                 hop_bytes: 0,
             },
+            compression: Compression::None,
         }
     }
 
@@ -159,14 +175,33 @@ impl FixedLengthRecordReader {
         self.layout.hop_bytes
     }
 
+    /// The compression of the files read.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// Opens `file` positioned at `offset` of its (decompressed) stream.
     fn open(
         &self,
         file: &str,
         fs: &dyn FileSystem,
         offset: u64,
     ) -> Result<Chunks> {
-        let input: Box<dyn Read + Send> = fs.open_at(file, offset)?;
-        Ok(Chunks::new(input, offset))
+        if self.compression == Compression::None {
+            return Ok(Chunks::new(fs.open_at(file, offset)?, offset));
+        }
+        // A compressed stream cannot seek: decompress up to the offset.
+        let input: Box<dyn Read + Send> =
+            self.compression.reader(fs.open(file)?);
+        let mut chunks = Chunks::new(input, 0);
+        let skipped = chunks.skip(offset)?;
+        if skipped < offset {
+            return Err(Error::data_loss(format!(
+                "decompressed stream is {skipped} bytes, cannot resume at \
+                 byte {offset}"
+            )));
+        }
+        Ok(chunks)
     }
 }
 

@@ -15,7 +15,7 @@
 //!   records and files, and can save and restore its position.
 //!
 //! Built in: [`TextLineReader`], [`FixedLengthRecordReader`],
-//! [`WholeFileReader`] and [`IdentityReader`].
+//! [`TfRecordReader`], [`WholeFileReader`] and [`IdentityReader`].
 //!
 //! ```
 //! use std::collections::VecDeque;
@@ -64,7 +64,9 @@ mod fixed_length;
 mod identity;
 mod state;
 mod text_line;
+mod tfrecord;
 mod whole_file;
+mod work;
 mod wrapper;
 
 pub use fixed_length::{
@@ -72,6 +74,7 @@ pub use fixed_length::{
 };
 pub use identity::IdentityReader;
 pub use text_line::{TextLineReader, TextLineReaderBuilder};
+pub use tfrecord::{TfRecordReader, TfRecordReaderBuilder};
 pub use whole_file::WholeFileReader;
 pub use wrapper::Reader;
 
