@@ -1,0 +1,1 @@
+//! Preprocessing ops on image tensors.
