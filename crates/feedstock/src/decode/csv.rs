@@ -12,7 +12,7 @@
 //! use feedstock::DType;
 //!
 //! let decoder = CsvDecoder::builder(vec![
-//!     RecordDefault::required(DType::I64),
+//!     RecordDefault::required(DType::I64)?,
 //!     RecordDefault::string("unknown"),
 //!     RecordDefault::f32(-1.0),
 //! ])
