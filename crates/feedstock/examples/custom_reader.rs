@@ -104,7 +104,8 @@ fn write_file(path: &std::path::Path, records: &[&str]) {
     std::fs::write(path, bytes).unwrap();
 }
 
-fn main() -> Result<()> {
+/// Runs the example; `cargo test` runs it too (tests/examples.rs).
+pub fn main() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let a = dir.path().join("a.lpr");
     let b = dir.path().join("b.lpr");

@@ -1,0 +1,33 @@
+//! Runs every program in `examples/`: each asserts its own results, so
+//! `cargo test` checks that the examples still work as documented.
+//!
+//! Each example is compiled in as a module whose `main` is called. The
+//! modules are private to this test crate, so their `pub fn main` is
+//! allowed to be unreachable from outside it.
+
+/// Declares each example as a module and a test that runs its `main`.
+macro_rules! run_examples {
+    ($($name:ident => $path:literal),* $(,)?) => {
+        $(
+            #[allow(unreachable_pub)]
+            #[path = $path]
+            mod $name;
+
+            #[test]
+            fn $name() {
+                if let Err(e) = $name::main() {
+                    panic!("example {} failed: {e}", stringify!($name));
+                }
+            }
+        )*
+    };
+}
+
+run_examples! {
+    csv_files => "../examples/csv_files.rs",
+    custom_decoder => "../examples/custom_decoder.rs",
+    custom_reader => "../examples/custom_reader.rs",
+    fixed_length_cifar => "../examples/fixed_length_cifar.rs",
+    preprocessing => "../examples/preprocessing.rs",
+    tfrecords => "../examples/tfrecords.rs",
+}
