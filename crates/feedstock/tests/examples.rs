@@ -28,6 +28,7 @@ run_examples! {
     custom_decoder => "../examples/custom_decoder.rs",
     custom_reader => "../examples/custom_reader.rs",
     fixed_length_cifar => "../examples/fixed_length_cifar.rs",
+    multiple_pipelines => "../examples/multiple_pipelines.rs",
     preprocessing => "../examples/preprocessing.rs",
     tfrecords => "../examples/tfrecords.rs",
 }
