@@ -1,7 +1,7 @@
 //! Examples per second through `shuffle_batch(batch_size = 128,
 //! num_threads = 2)`: from preloaded tensors, and from MNIST-like
-//! TFRecord files on disk (read, parse, decode and normalize, the seed's
-//! `input_pipeline`). Baseline in the same run: the same reading and
+//! TFRecord files on disk (read, `parse_single_example` or, 64 records
+//! at a time, `parse_example`, normalize: the seed's `input_pipeline`). Baseline in the same run: the same reading and
 //! parsing in one thread with no queue.
 //!
 //! `cargo bench -p feedstock --bench pipeline -- --warm-up-time 1
@@ -11,16 +11,20 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use criterion::{criterion_main, Criterion, Throughput};
 use feedstock::coord::{Coordinator, Pipeline};
+use feedstock::decode::example::{
+    parse_example, parse_single_example, FeatureSpec, Parsed,
+};
 use feedstock::input::{
     shuffle_batch, slice_input_producer, string_input_producer,
 };
 use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
-use feedstock::proto::{Example, ExampleBuilder};
+use feedstock::proto::ExampleBuilder;
 use feedstock::queue::FifoQueue;
 use feedstock::reader::{Reader, TfRecordReader};
-use feedstock::{DType, Error, Result, Tensor, Value};
+use feedstock::{DType, Result, Tensor, Value};
 use prost::Message;
 
 const PIXELS: usize = 784;
@@ -53,21 +57,35 @@ fn write_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Parses a record and normalizes the image to f32 in [0, 1].
-fn parse(key: &str, value: &[u8]) -> Result<(Vec<f32>, i64)> {
-    let ex = Example::decode(value)
-        .map_err(|e| Error::data_loss(e.to_string()).with_key(key))?;
-    let raw = ex
-        .feature("image_raw")
-        .and_then(|f| f.as_bytes())
-        .and_then(|v| v.first())
-        .ok_or_else(|| Error::invalid_argument("image_raw").with_key(key))?;
-    let label = ex
-        .feature("label")
-        .and_then(|f| f.as_int64())
-        .and_then(|v| v.first().copied())
-        .ok_or_else(|| Error::invalid_argument("label").with_key(key))?;
-    Ok((raw.iter().map(|&b| f32::from(b) / 255.0).collect(), label))
+/// The features of the MNIST-like records.
+fn mnist_spec() -> FeatureSpec {
+    FeatureSpec::builder()
+        .fixed("image_raw", DType::String, [])
+        .fixed("label", DType::I64, [])
+        .build()
+        .unwrap()
+}
+
+/// Appends each image of a parsed batch to `pixels` as f32 in [0, 1].
+fn normalize(parsed: &Parsed, pixels: &mut Vec<f32>) -> Result<Tensor> {
+    let images = parsed.get("image_raw").unwrap().dense()?;
+    for raw in images.as_slice::<Bytes>()? {
+        pixels.extend(raw.iter().map(|&b| f32::from(b) / 255.0));
+    }
+    Ok(parsed.get("label").unwrap().dense()?.clone())
+}
+
+/// Parses one record with `parse_single_example` and normalizes its
+/// image.
+fn parse(
+    spec: &FeatureSpec,
+    key: &str,
+    value: &Bytes,
+) -> Result<(Vec<f32>, i64)> {
+    let parsed = parse_single_example(value, spec, key)?;
+    let mut img = Vec::with_capacity(PIXELS);
+    let label = normalize(&parsed, &mut img)?.scalar_value::<i64>()?;
+    Ok((img, label))
 }
 
 /// Runs the pipeline to its end and returns the examples delivered.
@@ -135,13 +153,14 @@ fn on_disk(c: &mut Criterion) {
     g.throughput(Throughput::Elements(EXAMPLES as u64));
     g.sample_size(10);
 
+    let spec = mnist_spec();
     g.bench_function("baseline_one_thread_no_queue", |bench| {
         bench.iter(|| {
             let mut n = 0;
             for f in &files {
                 let mut r = ReaderBuilder::new().open(f).unwrap();
                 while let Some(rec) = r.read_record().unwrap() {
-                    let (img, label) = parse(f, &rec.data).unwrap();
+                    let (img, label) = parse(&spec, f, &rec.data).unwrap();
                     n += usize::from(img.len() == PIXELS && label < 10);
                 }
             }
@@ -150,9 +169,10 @@ fn on_disk(c: &mut Criterion) {
     });
 
     let read = |files: Arc<FifoQueue>, reader: Reader| {
+        let spec = mnist_spec();
         move || -> Result<Vec<Value>> {
             let rec = reader.read(&*files)?;
-            let (img, label) = parse(&rec.key, &rec.value)?;
+            let (img, label) = parse(&spec, &rec.key, &rec.value)?;
             Ok(vec![
                 Tensor::vector(img).into(),
                 Tensor::scalar(label).into(),
@@ -185,18 +205,19 @@ fn on_disk(c: &mut Criterion) {
                 .build()
                 .unwrap();
             let reader = Reader::new(TfRecordReader::new());
+            let spec = mnist_spec();
             let mut b = shuffle_batch(&mut pipeline, move || {
                 let recs = reader.read_up_to(&*q, 64)?;
+                let keys: Vec<&str> =
+                    recs.iter().map(|r| r.key.as_str()).collect();
+                let values: Vec<Bytes> =
+                    recs.iter().map(|r| r.value.clone()).collect();
+                let parsed = parse_example(&values, &keys, &spec)?;
                 let mut pixels = Vec::with_capacity(recs.len() * PIXELS);
-                let mut labels = Vec::with_capacity(recs.len());
-                for rec in &recs {
-                    let (img, label) = parse(&rec.key, &rec.value)?;
-                    pixels.extend_from_slice(&img);
-                    labels.push(label);
-                }
+                let labels = normalize(&parsed, &mut pixels)?;
                 Ok(vec![
                     Tensor::new([recs.len(), PIXELS], pixels)?.into(),
-                    Tensor::vector(labels).into(),
+                    labels.into(),
                 ])
             });
             b.dtypes([DType::F32, DType::I64])

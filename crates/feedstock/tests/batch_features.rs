@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use feedstock::coord::{Coordinator, Pipeline};
+use feedstock::decode::example::{parse_example, FeatureSpec};
 use feedstock::input::{
     batch, batch_join, maybe_batch, maybe_shuffle_batch, shuffle_batch,
     slice_input_producer, string_input_producer, KeepInput,
@@ -299,19 +300,39 @@ fn serialized_records_are_batched_then_parsed_the_tensorflow_way() {
     .allow_smaller_final_batch(true)
     .build()
     .unwrap();
+    let spec = FeatureSpec::builder()
+        .fixed("id", DType::I64, [])
+        .var_len("label", DType::I64)
+        .build()
+        .unwrap();
     let coord = Coordinator::new();
     let threads = pipeline.start(&coord).unwrap();
     let mut seen = Vec::new();
     for b in batches.iter() {
         let b = b.unwrap();
-        let keys = b.tensor("key").unwrap().as_slice::<Bytes>().unwrap();
-        let records = b.tensor("serialized").unwrap();
-        for (k, v) in keys.iter().zip(records.as_slice::<Bytes>().unwrap()) {
-            let parsed = parse(std::str::from_utf8(k).unwrap(), v).unwrap();
-            seen.push(
-                parsed[0].dense().unwrap().scalar_value::<i64>().unwrap(),
-            );
+        let keys: Vec<String> = b
+            .tensor("key")
+            .unwrap()
+            .as_slice::<Bytes>()
+            .unwrap()
+            .iter()
+            .map(|k| String::from_utf8(k.to_vec()).unwrap())
+            .collect();
+        let records =
+            b.tensor("serialized").unwrap().as_slice::<Bytes>().unwrap();
+        let parsed = parse_example(records, &keys, &spec).unwrap();
+        let ids = parsed.get("id").unwrap().dense().unwrap();
+        assert_eq!(ids.dims(), &[b.len()]);
+        let ids = ids.as_slice::<i64>().unwrap();
+        // The variable-length feature comes out sparse, one row per
+        // example of the batch.
+        let labels = parsed.get("label").unwrap().sparse().unwrap();
+        assert_eq!(labels.dense_shape(), &[b.len() as i64, 1]);
+        let values = labels.values().as_slice::<i64>().unwrap();
+        for (id, label) in ids.iter().zip(values) {
+            assert_eq!(*label, id % 10);
         }
+        seen.extend_from_slice(ids);
     }
     seen.sort_unstable();
     assert_eq!(seen, (0..30).collect::<Vec<i64>>());
@@ -370,10 +391,11 @@ fn preloaded_tensors_are_shared_across_epochs_not_copied() {
     }
     // 60 examples in batches of 6: all delivered, each 3 times.
     assert!(count.iter().all(|&c| c == 3), "{count:?}");
-    // Still the one allocation: the clones of the closure share the Arc.
+    stop(&coord, threads).unwrap();
+    // Still the one allocation: the clones of the closure shared the Arc
+    // and, their threads joined, have let go of it.
     assert_eq!(Arc::strong_count(&preloaded), held);
     assert!(Arc::ptr_eq(&preloaded, slices.tensors()));
-    stop(&coord, threads).unwrap();
 }
 
 #[test]
