@@ -24,11 +24,17 @@ macro_rules! run_examples {
 }
 
 run_examples! {
+    batching => "../examples/batching.rs",
     csv_files => "../examples/csv_files.rs",
     custom_decoder => "../examples/custom_decoder.rs",
     custom_reader => "../examples/custom_reader.rs",
+    filtering_and_multiple_examples =>
+        "../examples/filtering_and_multiple_examples.rs",
     fixed_length_cifar => "../examples/fixed_length_cifar.rs",
     multiple_pipelines => "../examples/multiple_pipelines.rs",
+    preloaded => "../examples/preloaded.rs",
     preprocessing => "../examples/preprocessing.rs",
+    shuffle_batch_join => "../examples/shuffle_batch_join.rs",
+    sparse_input => "../examples/sparse_input.rs",
     tfrecords => "../examples/tfrecords.rs",
 }
