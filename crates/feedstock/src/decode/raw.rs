@@ -22,6 +22,7 @@ use bytes::Bytes;
 
 use crate::decode::number;
 use crate::error::{Error, Result};
+use crate::io::Compression;
 use crate::tensor::{DType, Data, Tensor};
 
 /// The order of the bytes of a multi-byte number.
@@ -215,56 +216,33 @@ pub fn string_to_number(t: &Tensor, dtype: DType) -> Result<Tensor> {
     Tensor::from_data(t.shape().clone(), data)
 }
 
-/// How a string handed to [`decode_compressed`] is compressed.
-///
-/// (Named like the compression option of the record readers, so the two
-/// can become one type.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Compression {
-    /// Not compressed: the bytes are returned as they are.
-    #[default]
-    None,
-    /// A gzip stream (RFC 1952); concatenated members are read in turn.
-    Gzip,
-    /// A zlib stream (RFC 1950).
-    Zlib,
-}
-
 /// Decompresses `bytes`, as `tf.io.decode_compressed` does.
+///
+/// The stream is read by the same strict decompressor as compressed
+/// record files ([`Compression::reader`]), so concatenated gzip members are
+/// read in turn and a stream that is cut short is an error.
 ///
 /// # Errors
 /// DataLoss when the stream is corrupt or cut short, or when bytes follow
-/// the end of a zlib stream (TensorFlow would ignore them; they are more
-/// likely a sign of a wrong record boundary than padding).
+/// the end of the stream that are not another stream (TensorFlow would
+/// ignore them; they are more likely a sign of a wrong record boundary
+/// than padding).
 pub fn decode_compressed(
     bytes: &[u8],
     compression: Compression,
 ) -> Result<Bytes> {
-    let mut out = Vec::new();
-    let fail = |e: std::io::Error| {
-        Error::data_loss(format!(
-            "cannot decompress {} bytes of {compression:?} data: {e}",
-            bytes.len()
-        ))
-    };
-    match compression {
-        Compression::None => return Ok(Bytes::copy_from_slice(bytes)),
-        Compression::Gzip => {
-            flate2::bufread::MultiGzDecoder::new(bytes)
-                .read_to_end(&mut out)
-                .map_err(fail)?;
-        }
-        Compression::Zlib => {
-            let mut dec = flate2::bufread::ZlibDecoder::new(bytes);
-            dec.read_to_end(&mut out).map_err(fail)?;
-            let rest = dec.into_inner().len();
-            if rest != 0 {
-                return Err(Error::data_loss(format!(
-                    "{rest} bytes follow the end of the zlib stream"
-                )));
-            }
-        }
+    if compression == Compression::None {
+        return Ok(Bytes::copy_from_slice(bytes));
     }
+    let mut out = Vec::new();
+    compression
+        .reader(bytes)
+        .read_to_end(&mut out)
+        .map_err(|e| {
+            Error::data_loss(format!(
+                "cannot decompress {} bytes of {compression:?} data: {e}",
+                bytes.len()
+            ))
+        })?;
     Ok(Bytes::from(out))
 }
