@@ -31,7 +31,7 @@ use feedstock::Kind;
 mod cat;
 // mod convert;
 mod count;
-// mod inspect;
+mod inspect;
 mod json;
 mod payload;
 mod verify;
@@ -67,6 +67,9 @@ enum Command {
     /// Check every record of every file and report each damaged one.
     #[command(long_about = verify::LONG_ABOUT)]
     Verify(verify::Args),
+    /// Infer the feature schema of Example files, with record statistics.
+    #[command(long_about = inspect::LONG_ABOUT)]
+    Inspect(inspect::Args),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Cat(args) => cat::run(&args),
         Command::Count(args) => count::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Inspect(args) => inspect::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
