@@ -16,8 +16,9 @@
 //!   kind `DataLoss`, or a record length beyond the limit).
 //! - `2`: usage or bad input: a malformed command line, a missing or
 //!   unreadable file, a bad column spec, input that does not fit what was
-//!   asked (a CSV line with the wrong number of fields, a file that is not
-//!   a whole number of fixed-length records).
+//!   asked (a CSV line with the wrong number of fields or a malformed
+//!   number). A fixed-length file whose last record is cut short is
+//!   damaged data (`1`), as the library's reader reports it.
 //! - `3`: any other failure (an I/O error writing the output, an internal
 //!   error).
 
@@ -29,7 +30,7 @@ use feedstock::Kind;
 
 // mod bench;
 mod cat;
-// mod convert;
+mod convert;
 mod count;
 mod inspect;
 mod json;
@@ -70,6 +71,9 @@ enum Command {
     /// Infer the feature schema of Example files, with record statistics.
     #[command(long_about = inspect::LONG_ABOUT)]
     Inspect(inspect::Args),
+    /// Convert CSV or fixed-length records to TFRecord files.
+    #[command(subcommand)]
+    Convert(convert::Command),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +83,7 @@ fn main() -> ExitCode {
         Command::Count(args) => count::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Inspect(args) => inspect::run(&args),
+        Command::Convert(cmd) => convert::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
