@@ -30,7 +30,8 @@ use feedstock::{Error, Result, Tensor};
 use prost::Message;
 
 use crate::count::parse_compression;
-use spec::{ColumnSpec, ValueType};
+pub(crate) use spec::ColumnSpec;
+use spec::ValueType;
 
 /// Lines or records converted per batch.
 const BATCH: usize = 4096;

@@ -12,9 +12,11 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use feedstock::decode::example::FeatureSpec;
 use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
 use feedstock::proto::{feature, Feature, FeatureLists, Features};
+use feedstock::{DType, Error};
 use serde::Serialize;
 
 use crate::count::parse_compression;
@@ -180,11 +182,11 @@ impl Kinds {
     }
 
     /// The dtype a parser yields for the one kind seen.
-    fn dtype(self) -> Option<&'static str> {
+    fn dtype(self) -> Option<DType> {
         match (self.bytes, self.float, self.int64) {
-            (true, false, false) => Some("string"),
-            (false, true, false) => Some("float32"),
-            (false, false, true) => Some("int64"),
+            (true, false, false) => Some(DType::String),
+            (false, true, false) => Some(DType::F32),
+            (false, false, true) => Some(DType::I64),
             _ => None,
         }
     }
@@ -225,6 +227,49 @@ struct ListStats {
     values_per_step: Option<Sizes>,
     /// The sequence parse spec that fits every record.
     suggested: String,
+}
+
+/// The Example parse spec that fits every one of `records`: `FixedLen`
+/// for a feature that each has with the same number of values, `VarLen`
+/// for the others. Features whose list kind differs between records are
+/// left out.
+///
+/// # Errors
+///
+/// InvalidArgument when the records hold no Example features.
+pub(crate) fn infer_spec<'a>(
+    records: impl IntoIterator<Item = &'a [u8]>,
+) -> feedstock::Result<FeatureSpec> {
+    let mut sum = Summary::default();
+    for r in records {
+        sum.add(r, Mode::Auto);
+    }
+    let mut spec = FeatureSpec::builder();
+    let mut any = false;
+    for (name, f) in &sum.features {
+        let (Some(dtype), Some(v)) = (f.kind.dtype(), f.values) else {
+            continue;
+        };
+        any = true;
+        if f.records == sum.examples && v.min == v.max {
+            let shape: Vec<usize> = if v.min == 1 {
+                vec![]
+            } else {
+                vec![v.min as usize]
+            };
+            spec.fixed(name.as_str(), dtype, shape);
+        } else {
+            spec.var_len(name.as_str(), dtype);
+        }
+    }
+    if !any {
+        return Err(Error::invalid_argument(format!(
+            "cannot infer a parse spec: the first {} records hold no \
+             Example features",
+            sum.records
+        )));
+    }
+    spec.build()
 }
 
 /// Reads every file and prints the summary.
@@ -378,6 +423,15 @@ fn shape(n: u64) -> String {
     }
 }
 
+/// TensorFlow's name of a dtype a parser yields.
+fn dtype_name(d: DType) -> &'static str {
+    match d {
+        DType::String => "string",
+        DType::F32 => "float32",
+        _ => "int64",
+    }
+}
+
 fn suggest_feature(f: &FeatureStats, of: u64) -> String {
     let Some(dtype) = f.kind.dtype() else {
         return match f.kind.name().as_str() {
@@ -387,9 +441,9 @@ fn suggest_feature(f: &FeatureStats, of: u64) -> String {
     };
     match f.values {
         Some(v) if f.records == of && v.min == v.max => {
-            format!("FixedLen({}, {dtype})", shape(v.min))
+            format!("FixedLen({}, {})", shape(v.min), dtype_name(dtype))
         }
-        _ => format!("VarLen({dtype})"),
+        _ => format!("VarLen({})", dtype_name(dtype)),
     }
 }
 
@@ -407,9 +461,10 @@ fn suggest_list(l: &ListStats, of: u64) -> String {
     };
     match l.values_per_step {
         Some(v) if v.min == v.max => {
-            format!("FixedLenSequence({}, {dtype}{missing})", shape(v.min))
+            let d = dtype_name(dtype);
+            format!("FixedLenSequence({}, {d}{missing})", shape(v.min))
         }
-        _ => format!("VarLen({dtype})"),
+        _ => format!("VarLen({})", dtype_name(dtype)),
     }
 }
 
@@ -560,5 +615,27 @@ mod tests {
         assert_eq!(tok.steps.unwrap().max, 3);
         let sizes = s.record_bytes.unwrap();
         assert_eq!(sizes.min, 11);
+    }
+
+    #[test]
+    fn the_inferred_spec_is_fixed_only_where_every_record_agrees() {
+        let recs: Vec<Vec<u8>> = (0..3)
+            .map(|i| {
+                Example::builder()
+                    .floats("x", [1.0, 2.0])
+                    .int64("n", 0..i)
+                    .bytes("s", "k")
+                    .build()
+                    .encode_to_vec()
+            })
+            .collect();
+        let spec = infer_spec(recs.iter().map(|r| &r[..])).unwrap();
+        let kinds: Vec<String> =
+            spec.iter().map(|(n, k)| format!("{n}={k:?}")).collect();
+        assert_eq!(spec.names().collect::<Vec<_>>(), ["n", "s", "x"]);
+        assert!(kinds[0].contains("VarLen"), "{kinds:?}");
+        assert!(kinds[1].contains("Fixed") && kinds[1].contains("[]"));
+        assert!(kinds[2].contains("Fixed") && kinds[2].contains('2'));
+        assert!(infer_spec([&b"text"[..]]).is_err());
     }
 }

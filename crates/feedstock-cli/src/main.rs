@@ -28,7 +28,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use feedstock::Kind;
 
-// mod bench;
+mod bench;
 mod cat;
 mod convert;
 mod count;
@@ -74,6 +74,9 @@ enum Command {
     /// Convert CSV or fixed-length records to TFRecord files.
     #[command(subcommand)]
     Convert(convert::Command),
+    /// Measure the throughput of a pipeline over files, stage by stage.
+    #[command(long_about = bench::LONG_ABOUT)]
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(&args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Convert(cmd) => convert::run(&cmd),
+        Command::Bench(args) => bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
