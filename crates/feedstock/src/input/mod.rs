@@ -1,1 +1,3 @@
 //! Producers and batching: the stages a caller composes into a pipeline.
+
+pub mod feed;
