@@ -9,6 +9,8 @@
 use std::io::Read;
 use std::path::Path;
 
+use feedstock::proto::{feature, Example, Feature, Features};
+use feedstock::proto::{FloatList, Int64List};
 use feedstock::{Error, Result, Tensor};
 use flate2::read::GzDecoder;
 use rand::seq::SliceRandom;
@@ -19,6 +21,10 @@ use rand_chacha::ChaCha8Rng;
 pub(crate) const FEATURES: usize = 64;
 /// Digit classes.
 pub(crate) const CLASSES: usize = 10;
+/// The Example feature holding the 64 scaled pixels.
+pub(crate) const IMAGE: &str = "image";
+/// The Example feature holding the label.
+pub(crate) const LABEL: &str = "label";
 /// The largest pixel intensity in the CSV; pixels are divided by it.
 const MAX_PIXEL: u8 = 16;
 
@@ -173,6 +179,34 @@ impl Digits {
     pub(crate) fn labels_tensor(&self) -> Tensor {
         Tensor::vector(self.labels.clone())
     }
+
+    /// Digit `i` as a `tf.train.Example` with the features `image` (a
+    /// float list of 64 values in 0..1) and `label` (one int64), the
+    /// layout [`IMAGE`] and [`LABEL`] are parsed back with.
+    // Written out as TFRecords once io::tfrecord::Writer lands.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn example(&self, i: usize) -> Example {
+        let image = Feature {
+            kind: Some(feature::Kind::FloatList(FloatList {
+                value: self.image(i).to_vec(),
+            })),
+        };
+        let label = Feature {
+            kind: Some(feature::Kind::Int64List(Int64List {
+                value: vec![self.label(i)],
+            })),
+        };
+        Example {
+            features: Some(Features {
+                feature: [
+                    (IMAGE.to_owned(), image),
+                    (LABEL.to_owned(), label),
+                ]
+                .into_iter()
+                .collect(),
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -213,6 +247,27 @@ mod tests {
             assert_eq!(err.file(), Some("d.csv"));
             assert_eq!(err.key(), Some(key), "{err}");
             assert_eq!(err.field(), Some(format!("column {col}").as_str()));
+        }
+    }
+
+    #[test]
+    fn examples_round_trip_through_protobuf() {
+        use prost::Message;
+        let text = format!("{}\n{}\n", line(8, 3), line(16, 0));
+        let d = Digits::parse("d.csv", text.as_bytes()).unwrap();
+        let bytes = d.example(0).encode_to_vec();
+        let back = Example::decode(bytes.as_slice()).unwrap();
+        let features = back.features.unwrap().feature;
+        assert_eq!(features.len(), 2);
+        match &features[IMAGE].kind {
+            Some(feature::Kind::FloatList(l)) => {
+                assert_eq!(l.value, vec![0.5; FEATURES])
+            }
+            other => panic!("image is {other:?}"),
+        }
+        match &features[LABEL].kind {
+            Some(feature::Kind::Int64List(l)) => assert_eq!(l.value, [3]),
+            other => panic!("label is {other:?}"),
         }
     }
 

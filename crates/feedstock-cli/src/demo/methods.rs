@@ -15,7 +15,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::data::{Digits, CLASSES, FEATURES};
+use super::data::{Digits, CLASSES, FEATURES, IMAGE, LABEL};
 use super::model::SoftmaxRegression;
 use super::{Config, Monitor};
 
@@ -70,8 +70,8 @@ impl Evaluator for MemoryEvaluator<'_> {
 pub(crate) fn step_inputs() -> Inputs {
     let mut inputs = Inputs::new();
     inputs
-        .declare("image", DType::F32, [None, Some(FEATURES)])
-        .and_then(|i| i.declare("label", DType::I64, [None]))
+        .declare(IMAGE, DType::F32, [None, Some(FEATURES)])
+        .and_then(|i| i.declare(LABEL, DType::I64, [None]))
         .expect("two distinct, non-empty names");
     inputs
 }
@@ -89,8 +89,8 @@ pub(crate) fn feed_step(
     feed: &Feed<'_>,
     learning_rate: f32,
 ) -> Result<f32> {
-    let images = feed.get("image")?;
-    let labels = feed.get("label")?;
+    let images = feed.get(IMAGE)?;
+    let labels = feed.get(LABEL)?;
     model.train_step(images, labels, learning_rate)
 }
 
@@ -123,8 +123,8 @@ pub(crate) fn feeding(
         for chunk in order.chunks(batch_size) {
             let batch = train.select(chunk);
             let feed = Feed::new(&inputs)
-                .set("image", batch.images_tensor())?
-                .set("label", batch.labels_tensor())?;
+                .set(IMAGE, batch.images_tensor())?
+                .set(LABEL, batch.labels_tensor())?;
             let loss = feed_step(&mut model, &feed, config.learning_rate)?;
             examples += chunk.len() as u64;
             step += 1;
@@ -143,4 +143,65 @@ pub(crate) fn feeding(
         test_accuracy: accuracy,
         queue_fullness: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use feedstock::{Kind, Tensor};
+
+    use super::*;
+
+    fn shipped() -> Digits {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data/digits.csv.gz");
+        Digits::load(&path).unwrap()
+    }
+
+    fn config(out_dir: &Path, epochs: usize) -> Config {
+        Config {
+            data_dir: PathBuf::from("unused"),
+            out_dir: out_dir.to_owned(),
+            epochs,
+            batch_size: 32,
+            threads: 2,
+            seed: 3,
+            learning_rate: 0.5,
+        }
+    }
+
+    #[test]
+    fn feeding_learns_digits_to_ninety_percent() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), 4);
+        let (train, test) = shipped().split(300, config.seed);
+        let mut monitor = Monitor::create(&config, "feeding", false).unwrap();
+        let eval = MemoryEvaluator { test: &test };
+        let report = feeding(&config, &train, &eval, &mut monitor).unwrap();
+        monitor.finish().unwrap();
+        assert_eq!(report.examples, 4 * train.len() as u64);
+        assert!(report.test_accuracy >= 0.90, "{report:?}");
+        assert_eq!(report.queue_fullness, None);
+        let log = std::fs::read_to_string(
+            dir.path().join("runs/feeding/scalars.tsv"),
+        )
+        .unwrap();
+        let accuracies = log
+            .lines()
+            .filter(|l| l.split('\t').nth(1) == Some("test_accuracy"))
+            .count();
+        assert_eq!(accuracies, 4, "one evaluation per epoch");
+    }
+
+    #[test]
+    fn a_step_whose_label_was_not_fed_fails_naming_it() {
+        let inputs = step_inputs();
+        let images = Tensor::new([1, FEATURES], vec![0f32; FEATURES]);
+        let feed = Feed::new(&inputs).set("image", images.unwrap()).unwrap();
+        let mut model = SoftmaxRegression::new(FEATURES, CLASSES);
+        let err = feed_step(&mut model, &feed, 0.1).unwrap_err();
+        assert_eq!(err.kind(), Kind::FailedPrecondition);
+        assert_eq!(err.field(), Some("label"));
+    }
 }
