@@ -17,7 +17,7 @@ use std::fs::{self, File};
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{anyhow, Context};
 use feedstock::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -58,10 +58,11 @@ pub(crate) struct Config {
 /// # Errors
 ///
 /// Any error loading or converting the data, or of a training method.
-pub(crate) fn run(config: &Config) -> anyhow::Result<Vec<Report>> {
+/// The message is the library error's, which names the file (or the
+/// method), so that `feedstock: {error}` on one line says it all.
+pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
     let csv = config.data_dir.join("digits.csv.gz");
-    let digits = Digits::load(&csv)
-        .with_context(|| format!("loading {}", csv.display()))?;
+    let digits = Digits::load(&csv)?;
     let (train, test) = digits.split(TEST_LEN, config.seed);
     println!(
         "digits: {} train, {} held out (seed {})",
@@ -73,16 +74,14 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<Vec<Report>> {
         .with_context(|| format!("creating {}", config.out_dir.display()))?;
     let show_progress = std::io::stdout().is_terminal();
     let eval = MemoryEvaluator { test: &test };
-    let mut reports = Vec::new();
     {
         let mut monitor = Monitor::create(config, "feeding", show_progress)?;
         let report = methods::feeding(config, &train, &eval, &mut monitor)
-            .context("method 1, feeding")?;
+            .map_err(|e| anyhow!("method 1, feeding: {e}"))?;
         monitor.finish()?;
         print_report(&report);
-        reports.push(report);
     }
-    Ok(reports)
+    Ok(())
 }
 
 fn print_report(r: &Report) {
