@@ -7,4 +7,6 @@
 pub mod csv;
 pub mod example;
 pub mod image;
+mod number;
+pub mod ops;
 pub mod raw;

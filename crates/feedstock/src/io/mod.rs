@@ -1,1 +1,18 @@
 //! Record framing, compression and files: bytes in, records out.
+//!
+//! - [`tfrecord`]: TensorFlow's record format, byte for byte: a push
+//!   [`Decoder`](tfrecord::Decoder) that every reader drives, a
+//!   [`Reader`](tfrecord::Reader) over any [`std::io::Read`], a zero-copy
+//!   [`BytesReader`](tfrecord::BytesReader) over a buffer already in
+//!   memory, and a [`Writer`](tfrecord::Writer).
+//! - [`compression`]: the closed set of stream compressions TensorFlow
+//!   offers ([`Compression`]) and the strict decompressing reader that
+//!   every file reader reuses.
+//! - [`fs`]: the file-system layer the pipeline's readers open files
+//!   through.
+
+pub mod compression;
+pub mod fs;
+pub mod tfrecord;
+
+pub use compression::Compression;

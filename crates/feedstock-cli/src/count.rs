@@ -1,0 +1,46 @@
+//! `feedstock count`: records per file and in total, every CRC verified.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use feedstock::io::tfrecord::ReaderBuilder;
+use feedstock::io::Compression;
+
+/// Arguments of `feedstock count`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The compression of every file; by default it is detected from each
+    /// file's extension (.gz is gzip, .zz and .zlib are zlib).
+    #[arg(long, value_parser = parse_compression)]
+    compression: Option<Compression>,
+    /// The TFRecord files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+}
+
+pub(crate) fn parse_compression(s: &str) -> feedstock::Result<Compression> {
+    s.parse()
+}
+
+/// Prints `N<TAB>FILE` for each file, then `N<TAB>total`, like `wc -l`.
+///
+/// A corrupt file stops the count with its error (naming file and offset).
+pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
+    let mut builder = ReaderBuilder::new();
+    if let Some(c) = args.compression {
+        builder.compression(c);
+    }
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut total = 0u64;
+    for path in &args.files {
+        let mut reader = builder.open(path)?;
+        while reader.read_record()?.is_some() {}
+        let n = reader.next_position().index;
+        total += n;
+        writeln!(out, "{n}\t{}", path.display())?;
+    }
+    writeln!(out, "{total}\ttotal")?;
+    out.flush()?;
+    Ok(())
+}

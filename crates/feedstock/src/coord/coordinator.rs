@@ -1,0 +1,341 @@
+//! The coordinator: one stop flag, the first error, and joining.
+
+use std::any::Any;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::{Error, Kind, Result};
+
+/// A thread started by a [`Pipeline`](super::Pipeline) or
+/// [`Coordinator::spawn`]; its result is what [`Coordinator::join`]
+/// inspects.
+pub type ThreadHandle = JoinHandle<Result<()>>;
+
+/// A callback run once, when stop is first requested.
+type StopCallback = Box<dyn FnOnce() + Send>;
+
+/// How often `join` re-checks threads it did not start itself (it is
+/// woken at once for threads started through the coordinator).
+const JOIN_POLL: Duration = Duration::from_millis(20);
+
+/// Lets a set of threads stop together (TensorFlow's
+/// `tf.train.Coordinator`).
+///
+/// Any thread may request a stop, optionally with the error that caused
+/// it; every thread checks [`Coordinator::should_stop`] in its loop; and
+/// the main thread [`join`](Coordinator::join)s them, getting back the
+/// first real error. [`Kind::OutOfRange`] is a clean stop, not an error.
+/// Stop callbacks ([`Coordinator::on_stop`]) let a stop close queues, so
+/// that threads blocked on them wake up.
+///
+/// Cloning is cheap and every clone is the same coordinator.
+///
+/// ```
+/// use std::time::Duration;
+/// use feedstock::coord::Coordinator;
+/// use feedstock::{Error, Kind};
+///
+/// let coord = Coordinator::new();
+/// let worker = {
+///     let coord = coord.clone();
+///     coord.clone().spawn("worker", move || {
+///         while !coord.should_stop() {
+///             coord.wait_for_stop(Some(Duration::from_millis(5)));
+///         }
+///         Ok(())
+///     })?
+/// };
+/// coord.request_stop_with(Error::data_loss("bad record"));
+/// let err = coord.join(vec![worker], Duration::from_secs(10)).unwrap_err();
+/// assert_eq!(err.kind(), Kind::DataLoss);
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct Coordinator {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Set once stop is requested; read without the lock.
+    stop: AtomicBool,
+    state: Mutex<State>,
+    /// Notified when stop is requested and when a coordinated thread
+    /// ends.
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// The first error passed to `request_stop_with` that is not
+    /// OutOfRange.
+    error: Option<Error>,
+    /// Callbacks to run at the first stop request.
+    on_stop: Vec<StopCallback>,
+}
+
+impl fmt::Debug for Coordinator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.inner.state.lock();
+        f.debug_struct("Coordinator")
+            .field("stop_requested", &self.should_stop())
+            .field("error", &st.error)
+            .field("stop_callbacks", &st.on_stop.len())
+            .finish()
+    }
+}
+
+impl Coordinator {
+    /// A coordinator with no stop requested.
+    pub fn new() -> Coordinator {
+        Coordinator::default()
+    }
+
+    /// Requests that all threads stop. Runs the stop callbacks the first
+    /// time.
+    pub fn request_stop(&self) {
+        let callbacks = {
+            let mut st = self.inner.state.lock();
+            if self.inner.stop.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            self.inner.changed.notify_all();
+            std::mem::take(&mut st.on_stop)
+        };
+        // Outside the lock: a callback may close a queue, which may wake
+        // threads that ask this coordinator whether to stop.
+        for callback in callbacks {
+            callback();
+        }
+    }
+
+    /// Requests a stop because of `err`. The first error that is not
+    /// OutOfRange is kept and returned by [`Coordinator::join`]; an
+    /// OutOfRange error is a clean stop.
+    pub fn request_stop_with(&self, err: Error) {
+        if err.kind() != Kind::OutOfRange {
+            let mut st = self.inner.state.lock();
+            if st.error.is_none() {
+                st.error = Some(err);
+            }
+        }
+        self.request_stop();
+    }
+
+    /// Whether a stop has been requested.
+    pub fn should_stop(&self) -> bool {
+        self.inner.stop.load(Ordering::SeqCst)
+    }
+
+    /// The error the stop was requested with, if any.
+    pub fn error(&self) -> Option<Error> {
+        self.inner.state.lock().error.clone()
+    }
+
+    /// Waits until a stop is requested or `timeout` passes (`None` waits
+    /// for ever); returns whether a stop was requested.
+    pub fn wait_for_stop(&self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let mut st = self.inner.state.lock();
+        while !self.should_stop() {
+            match deadline {
+                Some(d) => {
+                    if self.inner.changed.wait_until(&mut st, d).timed_out() {
+                        return self.should_stop();
+                    }
+                }
+                None => self.inner.changed.wait(&mut st),
+            }
+        }
+        true
+    }
+
+    /// Runs `callback` when stop is first requested (at once if it already
+    /// was). Queue runners use it to close their queues on a stop.
+    pub fn on_stop(&self, callback: impl FnOnce() + Send + 'static) {
+        {
+            let mut st = self.inner.state.lock();
+            if !self.should_stop() {
+                st.on_stop.push(Box::new(callback));
+                return;
+            }
+        }
+        callback();
+    }
+
+    /// A guard that requests a stop if the thread holding it fails:
+    /// pass results through [`StopOnError::check`], and a panic while the
+    /// guard is alive requests a stop with an Internal error.
+    pub fn stop_on_error(&self) -> StopOnError {
+        StopOnError {
+            coord: self.clone(),
+            thread: thread::current().name().unwrap_or("unnamed").to_owned(),
+        }
+    }
+
+    /// Starts a thread named `name` running `f` under a
+    /// [`StopOnError`] guard: an error other than OutOfRange, or a panic,
+    /// requests a stop; OutOfRange requests a clean stop.
+    ///
+    /// # Errors
+    /// Unknown when the operating system cannot start a thread.
+    pub fn spawn(
+        &self,
+        name: impl Into<String>,
+        f: impl FnOnce() -> Result<()> + Send + 'static,
+    ) -> Result<ThreadHandle> {
+        let coord = self.clone();
+        let name = name.into();
+        let thread_name = name.clone();
+        thread::Builder::new()
+            .name(name)
+            .spawn(move || {
+                let guard = coord.stop_on_error();
+                let result = panic::catch_unwind(AssertUnwindSafe(f))
+                    .unwrap_or_else(|payload| {
+                        Err(Error::internal(format!(
+                            "thread '{}' panicked: {}",
+                            guard.thread,
+                            panic_message(&*payload)
+                        )))
+                    });
+                guard.check(result)
+            })
+            .map_err(|e| {
+                Error::from(e).with_message(format!(
+                    "cannot start thread '{thread_name}'"
+                ))
+            })
+    }
+
+    /// Waits for `threads` to end, and returns the first real error.
+    ///
+    /// Like TensorFlow's `Coordinator.join`: waits until every thread has
+    /// ended or a stop is requested; after a stop request, gives the
+    /// remaining threads `grace` to end. Threads still running then are
+    /// left running (detached) and named in the error.
+    ///
+    /// # Errors
+    /// The error the stop was requested with, or else the first error a
+    /// thread returned that is not OutOfRange (a thread that panicked
+    /// gives Internal). Without such an error, DeadlineExceeded naming
+    /// every thread that did not end within `grace`; with one, those
+    /// names are appended to its message.
+    pub fn join(
+        &self,
+        threads: impl IntoIterator<Item = ThreadHandle>,
+        grace: Duration,
+    ) -> Result<()> {
+        let threads: Vec<ThreadHandle> = threads.into_iter().collect();
+        let all_done = |t: &[ThreadHandle]| t.iter().all(|h| h.is_finished());
+        {
+            let mut st = self.inner.state.lock();
+            while !all_done(&threads) && !self.should_stop() {
+                self.inner.changed.wait_for(&mut st, JOIN_POLL);
+            }
+        }
+        let deadline = Instant::now() + grace;
+        {
+            let mut st = self.inner.state.lock();
+            while !all_done(&threads) {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                let wait = JOIN_POLL.min(deadline - now);
+                self.inner.changed.wait_for(&mut st, wait);
+            }
+        }
+        let mut first = self.error();
+        let mut stragglers = Vec::new();
+        for handle in threads {
+            let name = handle.thread().name().unwrap_or("unnamed").to_owned();
+            if !handle.is_finished() {
+                stragglers.push(name);
+                continue;
+            }
+            let err = match handle.join() {
+                Ok(Ok(())) => continue,
+                Ok(Err(e)) if e.is_out_of_range() => continue,
+                Ok(Err(e)) => e,
+                Err(payload) => Error::internal(format!(
+                    "thread '{name}' panicked: {}",
+                    panic_message(&*payload)
+                )),
+            };
+            first.get_or_insert(err);
+        }
+        if stragglers.is_empty() {
+            return first.map_or(Ok(()), Err);
+        }
+        let names = stragglers.join(", ");
+        let late = format!(
+            "threads did not stop within {grace:?} of the stop request: \
+             {names}"
+        );
+        Err(match first {
+            Some(e) => {
+                let msg = format!("{} ({late})", e.message());
+                e.with_message(msg)
+            }
+            None => Error::deadline_exceeded(late),
+        })
+    }
+
+    /// Wakes `join` when a coordinated thread ends.
+    fn thread_ended(&self) {
+        let _st = self.inner.state.lock();
+        self.inner.changed.notify_all();
+    }
+}
+
+/// Requests a stop on its coordinator when the thread holding it fails;
+/// see [`Coordinator::stop_on_error`].
+#[derive(Debug)]
+pub struct StopOnError {
+    coord: Coordinator,
+    thread: String,
+}
+
+impl StopOnError {
+    /// Passes `result` through, requesting a stop if it is an error: with
+    /// the error, or a clean stop for OutOfRange.
+    ///
+    /// # Errors
+    /// The error `result` holds.
+    pub fn check<T>(&self, result: Result<T>) -> Result<T> {
+        if let Err(e) = &result {
+            self.coord.request_stop_with(e.clone());
+        }
+        result
+    }
+}
+
+impl Drop for StopOnError {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            self.coord.request_stop_with(Error::internal(format!(
+                "thread '{}' panicked",
+                self.thread
+            )));
+        }
+        self.coord.thread_ended();
+    }
+}
+
+/// The message of a panic payload, when it is a string.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}

@@ -1,0 +1,105 @@
+//! The explicit collection of a pipeline's runners.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::queue::{Queue, QueueStats};
+
+use super::coordinator::{Coordinator, ThreadHandle};
+use super::runner::QueueRunner;
+
+/// The queue runners of one input pipeline, held by the caller (the
+/// equivalent of TensorFlow's graph collection of queue runners, without
+/// global state). Builders add runners; one [`Pipeline::start`] starts
+/// them all.
+///
+/// Adding a runner tells its queue how many producer threads to expect,
+/// so that a dequeue from it before [`Pipeline::start`] fails
+/// FailedPrecondition instead of blocking for ever.
+///
+/// ```
+/// use std::time::Duration;
+/// use feedstock::coord::{Coordinator, Pipeline, QueueRunner};
+/// use feedstock::queue::{FifoQueue, Queue, QueueSpec};
+/// use feedstock::{DType, Error, Kind, Tensor};
+///
+/// let q = FifoQueue::builder(4, QueueSpec::dtypes([DType::I64])).build()?;
+/// let mut pipeline = Pipeline::new();
+/// let mut next = 0i64;
+/// let producer = q.clone();
+/// pipeline.add_runner(QueueRunner::new(q.clone()).with_op(move || {
+///     if next == 3 {
+///         return Err(Error::out_of_range("done"));
+///     }
+///     next += 1;
+///     producer.enqueue(vec![Tensor::scalar(next).into()])
+/// }));
+/// assert_eq!(q.dequeue().unwrap_err().kind(), Kind::FailedPrecondition);
+///
+/// let coord = Coordinator::new();
+/// let threads = pipeline.start(&coord)?;
+/// let batch = q.dequeue_up_to(10)?;
+/// assert_eq!(batch[0].dense()?.as_slice::<i64>()?, &[1, 2, 3]);
+/// assert_eq!(q.dequeue().unwrap_err().kind(), Kind::OutOfRange);
+/// coord.request_stop();
+/// coord.join(threads, Duration::from_secs(10))?;
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Pipeline {
+    /// Runners not yet started.
+    runners: Vec<QueueRunner>,
+    /// Every queue a runner was added for, for statistics.
+    queues: Vec<Arc<dyn Queue>>,
+}
+
+impl Pipeline {
+    /// An empty pipeline.
+    pub fn new() -> Pipeline {
+        Pipeline::default()
+    }
+
+    /// Adds a runner, registering its threads with its queue.
+    pub fn add_runner(&mut self, runner: QueueRunner) {
+        let queue = runner.queue();
+        queue.register_producers(runner.num_threads());
+        if !self.queues.iter().any(|q| Arc::ptr_eq(q, queue)) {
+            self.queues.push(Arc::clone(queue));
+        }
+        self.runners.push(runner);
+    }
+
+    /// The number of runners not yet started.
+    pub fn pending_runners(&self) -> usize {
+        self.runners.len()
+    }
+
+    /// The queues runners were added for.
+    pub fn queues(&self) -> &[Arc<dyn Queue>] {
+        &self.queues
+    }
+
+    /// Each queue's name and counters.
+    pub fn stats(&self) -> Vec<(String, QueueStats)> {
+        self.queues
+            .iter()
+            .map(|q| (q.name().to_owned(), q.stats()))
+            .collect()
+    }
+
+    /// Starts every runner added since the last start, and returns their
+    /// threads, for [`Coordinator::join`]. A stop request on `coord`
+    /// closes every started runner's queue with pending enqueues
+    /// cancelled.
+    ///
+    /// # Errors
+    /// Unknown when a thread cannot be started; a stop is then requested
+    /// so that the threads already started end.
+    pub fn start(&mut self, coord: &Coordinator) -> Result<Vec<ThreadHandle>> {
+        let mut threads = Vec::new();
+        for runner in self.runners.drain(..) {
+            threads.extend(runner.start(coord)?);
+        }
+        Ok(threads)
+    }
+}

@@ -1,2 +1,0 @@
-//! The `parse_example` family: serialized `tf.train.Example` and
-//! `SequenceExample` records to tensors.

@@ -1,0 +1,432 @@
+//! The `parse_example` family: serialized `tf.train.Example` and
+//! `SequenceExample` records to tensors.
+//!
+//! A [`FeatureSpec`] names the features to read and what each becomes
+//! (TensorFlow's `FixedLenFeature`, `VarLenFeature`, `SparseFeature` and
+//! `FixedLenSequenceFeature`, see [`FeatureKind`]).
+//! [`parse_single_example`] parses one record, [`parse_example`] a batch
+//! (every output gains a leading batch dimension), and
+//! [`parse_single_sequence_example`] / [`parse_sequence_example`] do the
+//! same for `SequenceExample`s. The result, [`Parsed`], holds one
+//! [`Value`] per feature, in spec order, by name.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use feedstock::decode::example::{parse_single_example, FeatureSpec};
+//! use feedstock::proto::{feature, Example, Feature, Features, Int64List};
+//! use feedstock::{DType, Tensor};
+//! use prost::Message;
+//!
+//! let label = Feature {
+//!     kind: Some(feature::Kind::Int64List(Int64List { value: vec![7] })),
+//! };
+//! let example = Example {
+//!     features: Some(Features {
+//!         feature: [("label".to_string(), label)].into(),
+//!     }),
+//! };
+//! let record = Bytes::from(example.encode_to_vec());
+//!
+//! let spec = FeatureSpec::builder()
+//!     .fixed("label", DType::I64, [])
+//!     .fixed_with_default("weight", DType::F32, [], Tensor::scalar(1.0f32))
+//!     .build()?;
+//! let parsed = parse_single_example(&record, &spec, "train.tfrecord:0")?;
+//! assert_eq!(parsed["label"].dense()?.scalar_value::<i64>()?, 7);
+//! assert_eq!(parsed["weight"].dense()?.scalar_value::<f32>()?, 1.0);
+//! # Ok::<(), feedstock::Error>(())
+//! ```
+//!
+//! # Semantics
+//!
+//! TensorFlow's, and where TensorFlow is silent or lossy, stricter:
+//!
+//! - Every error is InvalidArgument, names the record key (and, in a batch,
+//!   the example's position) and the feature: a missing required feature,
+//!   a list of the wrong type, a wrong number of values for a fixed shape,
+//!   a sparse index outside its size or a count mismatch between a sparse
+//!   feature's indices and values, and malformed protobuf bytes.
+//! - A `Feature` with no list set counts as missing for a `Fixed` feature
+//!   (it takes the default) and as no values for the other kinds, as in
+//!   TensorFlow.
+//! - A name repeated in the feature map: the last entry wins, as protobuf
+//!   map semantics say. (TensorFlow's fast parser agrees, except that it
+//!   lets an earlier entry win over a later entry with no list set.)
+//! - Only the features the spec names are decoded; the values of other
+//!   features are skipped unread, like TensorFlow's fast parser (so
+//!   malformed bytes inside an unrequested feature go unnoticed).
+//! - `FixedSequence` with `allow_missing: false` makes the feature
+//!   required. (TensorFlow refuses that spec for `parse_example`.)
+//! - Strings are zero-copy slices of the record ([`Bytes::slice`]).
+//!
+//! # Performance
+//!
+//! The parser walks the protobuf wire format once and writes values
+//! straight into the output buffers, without building the `Example`
+//! message; see `benches/parse_example.rs`.
+
+mod column;
+mod feature;
+mod sequence;
+mod spec;
+mod walk;
+mod wire;
+
+use std::fmt;
+use std::ops::Index;
+
+use bytes::Bytes;
+
+pub use spec::{FeatureKind, FeatureSpec, FeatureSpecBuilder};
+
+use crate::error::{Error, Result};
+use crate::tensor::Value;
+use column::{At, Column};
+use sequence::SeqColumn;
+use walk::Src;
+
+/// The parsed features of one example or a batch: one [`Value`] per
+/// feature of the spec, in spec order, also reachable by name.
+///
+/// ```
+/// # use bytes::Bytes;
+/// # use feedstock::decode::example::{parse_example, FeatureSpec};
+/// # use feedstock::DType;
+/// let spec = FeatureSpec::builder().var_len("tags", DType::String).build()?;
+/// // Two empty Examples.
+/// let batch = parse_example(&[Bytes::new(), Bytes::new()], &[] as &[&str], &spec)?;
+/// assert_eq!(batch["tags"].sparse()?.dense_shape(), [2, 0]);
+/// assert_eq!(batch.iter().map(|(n, _)| n).collect::<Vec<_>>(), ["tags"]);
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Parsed {
+    spec: FeatureSpec,
+    values: Vec<Value>,
+}
+
+impl Parsed {
+    /// The spec the values were parsed with.
+    pub fn spec(&self) -> &FeatureSpec {
+        &self.spec
+    }
+
+    /// The value of feature `name`, if the spec has it.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.spec.position(name).map(|i| &self.values[i])
+    }
+
+    /// The number of features.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True when the spec had no features.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The values in spec order, as slices.
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+
+    /// Names and values, in spec order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> + '_ {
+        self.spec.names().zip(&self.values)
+    }
+
+    /// The values in spec order, for instance to enqueue them.
+    pub fn into_values(self) -> Vec<Value> {
+        self.values
+    }
+}
+
+impl Index<&str> for Parsed {
+    type Output = Value;
+
+    /// # Panics
+    /// When the spec has no feature `name`; use [`Parsed::get`] to check.
+    fn index(&self, name: &str) -> &Value {
+        match self.get(name) {
+            Some(v) => v,
+            None => panic!("no feature named {name:?} in the parse spec"),
+        }
+    }
+}
+
+impl fmt::Debug for Parsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// The Example entries a spec asks for, by slot, for one record.
+fn clear(slots: &mut [Option<Src>]) {
+    for s in slots {
+        *s = None;
+    }
+}
+
+/// Parses a batch of Examples into columns.
+#[derive(Debug)]
+struct ExampleBatch<'s> {
+    spec: &'s FeatureSpec,
+    columns: Vec<Column>,
+    slots: Vec<Option<Src>>,
+}
+
+impl<'s> ExampleBatch<'s> {
+    fn new(spec: &'s FeatureSpec, batch: usize) -> ExampleBatch<'s> {
+        ExampleBatch {
+            spec,
+            columns: (0..spec.len())
+                .map(|i| Column::new(spec.kind(i), batch))
+                .collect(),
+            slots: vec![None; spec.num_keys()],
+        }
+    }
+
+    /// Adds the features of the Example whose entries are in `slots`.
+    fn push_slots(&mut self, record: &Bytes, at: &At<'_>) -> Result<()> {
+        let spec = self.spec;
+        for (i, col) in self.columns.iter_mut().enumerate() {
+            col.push(
+                spec.name(i),
+                spec.kind(i),
+                spec.reads(i),
+                &self.slots,
+                record,
+                at,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, record: &Bytes, at: &At<'_>) -> Result<()> {
+        clear(&mut self.slots);
+        let (spec, slots) = (self.spec, &mut self.slots);
+        walk::example(record, |name, src| {
+            if let Some(s) = spec.slot(name) {
+                slots[s] = Some(src);
+            }
+        })
+        .map_err(|w| at.wire(None, w))?;
+        self.push_slots(record, at)
+    }
+
+    fn finish(self, batch: Option<usize>) -> Result<Parsed> {
+        let spec = self.spec;
+        let values = self
+            .columns
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| c.finish(spec.kind(i), batch))
+            .collect::<Result<_>>()?;
+        Ok(Parsed {
+            spec: spec.clone(),
+            values,
+        })
+    }
+}
+
+fn key_of(key: &str) -> Option<&str> {
+    (!key.is_empty()).then_some(key)
+}
+
+fn check_keys<K>(n: usize, keys: &[K]) -> Result<()> {
+    if !keys.is_empty() && keys.len() != n {
+        return Err(Error::invalid_argument(format!(
+            "{} keys given for {n} serialized records",
+            keys.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Parses one serialized `tf.train.Example`; `key` (the record key, such
+/// as `file:7`, or `""`) is named in errors.
+///
+/// A `Fixed` feature becomes a dense tensor of its shape, a `VarLen` one a
+/// rank-1 sparse tensor, a `Sparse` one a sparse tensor of its size and a
+/// `FixedSequence` one a dense `[rows, ..shape]` tensor.
+///
+/// # Errors
+/// InvalidArgument naming `key` and the feature; see the
+/// [module docs](self#semantics).
+pub fn parse_single_example(
+    serialized: &Bytes,
+    spec: &FeatureSpec,
+    key: &str,
+) -> Result<Parsed> {
+    let at = At {
+        key: key_of(key),
+        index: None,
+        what: "Example",
+    };
+    let mut batch = ExampleBatch::new(spec, 1);
+    batch.push(serialized, &at)?;
+    batch.finish(None)
+}
+
+/// Parses a batch of serialized `tf.train.Example`s. `keys` is empty or
+/// holds one record key per record, named in errors.
+///
+/// Every output has a leading batch dimension: `Fixed` gives
+/// `[batch, ..shape]`; `VarLen` a sparse tensor with indices
+/// `[example, i]` and dense shape `[batch, max_len]`; `Sparse` a sparse
+/// tensor of dense shape `[batch, ..size]`; `FixedSequence` a dense
+/// `[batch, max_rows, ..shape]` tensor padded with its default.
+///
+/// # Errors
+/// InvalidArgument naming the record key, the example's position in the
+/// batch and the feature (see the [module docs](self#semantics)), or when
+/// `keys` has another length than `serialized`.
+pub fn parse_example<K: AsRef<str>>(
+    serialized: &[Bytes],
+    keys: &[K],
+    spec: &FeatureSpec,
+) -> Result<Parsed> {
+    check_keys(serialized.len(), keys)?;
+    let mut batch = ExampleBatch::new(spec, serialized.len());
+    for (i, record) in serialized.iter().enumerate() {
+        let at = At {
+            key: keys.get(i).map(AsRef::as_ref).and_then(key_of),
+            index: Some(i),
+            what: "Example",
+        };
+        batch.push(record, &at)?;
+    }
+    batch.finish(Some(serialized.len()))
+}
+
+/// Parses a batch of `SequenceExample`s into columns.
+#[derive(Debug)]
+struct SequenceBatch<'s> {
+    context: ExampleBatch<'s>,
+    spec: &'s FeatureSpec,
+    columns: Vec<SeqColumn>,
+    slots: Vec<Option<Src>>,
+}
+
+impl<'s> SequenceBatch<'s> {
+    fn new(
+        context: &'s FeatureSpec,
+        sequence: &'s FeatureSpec,
+        batch: usize,
+    ) -> Result<SequenceBatch<'s>> {
+        let columns = (0..sequence.len())
+            .map(|i| SeqColumn::new(sequence.name(i), sequence.kind(i)))
+            .collect::<Result<_>>()?;
+        Ok(SequenceBatch {
+            context: ExampleBatch::new(context, batch),
+            spec: sequence,
+            columns,
+            slots: vec![None; sequence.num_keys()],
+        })
+    }
+
+    fn push(&mut self, record: &Bytes, at: &At<'_>) -> Result<()> {
+        clear(&mut self.context.slots);
+        clear(&mut self.slots);
+        let (cspec, cslots) = (self.context.spec, &mut self.context.slots);
+        let (sspec, sslots) = (self.spec, &mut self.slots);
+        walk::sequence_example(
+            record,
+            |name, src| {
+                if let Some(s) = cspec.slot(name) {
+                    cslots[s] = Some(src);
+                }
+            },
+            |name, src| {
+                if let Some(s) = sspec.slot(name) {
+                    sslots[s] = Some(src);
+                }
+            },
+        )
+        .map_err(|w| at.wire(None, w))?;
+        self.context.push_slots(record, at)?;
+        for (i, col) in self.columns.iter_mut().enumerate() {
+            let src = self.slots[self.spec.reads(i)[0]].as_ref();
+            col.push(self.spec.name(i), self.spec.kind(i), src, record, at)?;
+        }
+        Ok(())
+    }
+
+    fn finish(self, batch: Option<usize>) -> Result<(Parsed, Parsed)> {
+        let context = self.context.finish(batch)?;
+        let spec = self.spec;
+        let values = self
+            .columns
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| c.finish(spec.kind(i), batch))
+            .collect::<Result<_>>()?;
+        let sequence = Parsed {
+            spec: spec.clone(),
+            values,
+        };
+        Ok((context, sequence))
+    }
+}
+
+/// Parses one serialized `tf.train.SequenceExample` into its context
+/// features (parsed as an Example's, by `context`) and its feature lists
+/// (by `sequence`, whose features must be `VarLen` or `FixedSequence`).
+///
+/// A `FixedSequence` feature list gives a dense `[steps, ..shape]` tensor,
+/// each step holding exactly one row; a `VarLen` one a sparse tensor with
+/// indices `[step, i]` and dense shape `[steps, max_len]`. A missing
+/// feature list has zero steps, or is an error for a `FixedSequence` with
+/// `allow_missing: false`.
+///
+/// # Errors
+/// InvalidArgument naming `key` and the feature, as for
+/// [`parse_single_example`], and for a step with the wrong number of
+/// values or list type, or a `sequence` spec with other kinds.
+pub fn parse_single_sequence_example(
+    serialized: &Bytes,
+    context: &FeatureSpec,
+    sequence: &FeatureSpec,
+    key: &str,
+) -> Result<(Parsed, Parsed)> {
+    let at = At {
+        key: key_of(key),
+        index: None,
+        what: "SequenceExample",
+    };
+    let mut batch = SequenceBatch::new(context, sequence, 1)?;
+    batch.push(serialized, &at)?;
+    batch.finish(None)
+}
+
+/// Parses a batch of serialized `SequenceExample`s; `keys` is empty or
+/// holds one record key per record.
+///
+/// The context outputs are as for [`parse_example`]. A `FixedSequence`
+/// feature list gives `[batch, max_steps, ..shape]`, padded with its
+/// default; a `VarLen` one a sparse tensor with indices
+/// `[example, step, i]` and dense shape `[batch, max_steps, max_len]`.
+///
+/// # Errors
+/// As [`parse_single_sequence_example`], naming also the example's
+/// position in the batch, or when `keys` has another length than
+/// `serialized`.
+pub fn parse_sequence_example<K: AsRef<str>>(
+    serialized: &[Bytes],
+    keys: &[K],
+    context: &FeatureSpec,
+    sequence: &FeatureSpec,
+) -> Result<(Parsed, Parsed)> {
+    check_keys(serialized.len(), keys)?;
+    let mut batch = SequenceBatch::new(context, sequence, serialized.len())?;
+    for (i, record) in serialized.iter().enumerate() {
+        let at = At {
+            key: keys.get(i).map(AsRef::as_ref).and_then(key_of),
+            index: Some(i),
+            what: "SequenceExample",
+        };
+        batch.push(record, &at)?;
+    }
+    batch.finish(Some(serialized.len()))
+}

@@ -1,0 +1,212 @@
+//! The filesystem readers open files through.
+//!
+//! Readers never call `std::fs` themselves: they ask a [`FileSystem`] to
+//! open a path, tell its size or expand a glob pattern. [`LocalFs`] is the
+//! local disk; an object store (S3, GCS, HDFS) plugs in later by
+//! implementing the same trait, without touching any reader.
+//!
+//! Every error names the path it is about, so a failure deep in a pipeline
+//! still says which file was wrong:
+//!
+//! ```
+//! use feedstock::io::fs::{FileSystem, LocalFs};
+//! use feedstock::Kind;
+//!
+//! let err = LocalFs.open("no/such/file.csv").err().unwrap();
+//! assert_eq!(err.kind(), Kind::NotFound);
+//! assert_eq!(err.file(), Some("no/such/file.csv"));
+//! ```
+
+use std::fmt::Debug;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+
+use crate::error::{Error, Result};
+
+/// Where files come from: the local disk, or an object store.
+///
+/// Implementations are shared by every reader thread, hence
+/// `Send + Sync`. Paths are strings, as they are in a filename queue.
+pub trait FileSystem: Send + Sync + Debug {
+    /// Opens `path` for sequential reading from its first byte.
+    ///
+    /// # Errors
+    ///
+    /// [`Kind::NotFound`](crate::Kind::NotFound) if there is no such file,
+    /// [`Kind::FailedPrecondition`](crate::Kind::FailedPrecondition) if `path` is a directory,
+    /// [`Kind::PermissionDenied`](crate::Kind::PermissionDenied) if it may not be read; each names `path`.
+    fn open(&self, path: &str) -> Result<Box<dyn Read + Send>>;
+
+    /// Opens `path` for sequential reading from byte `offset`, which is
+    /// how a reader resumes inside a file after
+    /// [`Reader::restore_state`](crate::reader::Reader::restore_state).
+    ///
+    /// The default opens the file and reads and discards `offset` bytes;
+    /// a filesystem that can seek should override it.
+    ///
+    /// # Errors
+    ///
+    /// As [`FileSystem::open`], and [`Kind::DataLoss`](crate::Kind::DataLoss) if the file is
+    /// shorter than `offset`.
+    fn open_at(
+        &self,
+        path: &str,
+        offset: u64,
+    ) -> Result<Box<dyn Read + Send>> {
+        let mut file = self.open(path)?;
+        skip_exactly(&mut file, offset).map_err(|e| e.with_file(path))?;
+        Ok(file)
+    }
+
+    /// The size of the file at `path` in bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`FileSystem::open`].
+    fn size(&self, path: &str) -> Result<u64>;
+
+    /// The paths matching the glob `pattern`, sorted.
+    ///
+    /// # Errors
+    ///
+    /// [`Kind::NotFound`](crate::Kind::NotFound) naming the pattern if nothing matches (a pipeline
+    /// over zero files is always a mistake), [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) if
+    /// the pattern is malformed.
+    fn glob(&self, pattern: &str) -> Result<Vec<String>>;
+}
+
+/// Reads and discards exactly `n` bytes of `input`.
+///
+/// # Errors
+///
+/// [`Kind::DataLoss`](crate::Kind::DataLoss) with the offset reached if `input` ends first, or the
+/// read error.
+pub fn skip_exactly(input: &mut dyn Read, n: u64) -> Result<()> {
+    let skipped = io::copy(&mut input.take(n), &mut io::sink())?;
+    if skipped < n {
+        return Err(Error::data_loss(format!(
+            "file ended after {skipped} bytes, expected at least {n}"
+        ))
+        .with_offset(skipped));
+    }
+    Ok(())
+}
+
+/// The local filesystem, through `std::fs`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalFs;
+
+impl LocalFs {
+    fn open_file(path: &str) -> Result<File> {
+        let file = File::open(path).map_err(|e| io_error(path, e))?;
+        // Opening a directory succeeds on Unix; reading it would then fail
+        // with a confusing error, so refuse it here by name.
+        let meta = file.metadata().map_err(|e| io_error(path, e))?;
+        if meta.is_dir() {
+            return Err(is_a_directory(path));
+        }
+        Ok(file)
+    }
+}
+
+impl FileSystem for LocalFs {
+    fn open(&self, path: &str) -> Result<Box<dyn Read + Send>> {
+        Ok(Box::new(LocalFs::open_file(path)?))
+    }
+
+    fn open_at(
+        &self,
+        path: &str,
+        offset: u64,
+    ) -> Result<Box<dyn Read + Send>> {
+        let mut file = LocalFs::open_file(path)?;
+        let size = file.metadata().map_err(|e| io_error(path, e))?.len();
+        if size < offset {
+            return Err(Error::data_loss(format!(
+                "file is {size} bytes, cannot resume at byte {offset}"
+            ))
+            .with_file(path));
+        }
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| io_error(path, e))?;
+        Ok(Box::new(file))
+    }
+
+    fn size(&self, path: &str) -> Result<u64> {
+        let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
+        if meta.is_dir() {
+            return Err(is_a_directory(path));
+        }
+        Ok(meta.len())
+    }
+
+    fn glob(&self, pattern: &str) -> Result<Vec<String>> {
+        let paths = glob::glob(pattern).map_err(|e| {
+            Error::invalid_argument(format!("bad glob pattern: {e}"))
+                .with_file(pattern)
+        })?;
+        let mut out = Vec::new();
+        for entry in paths {
+            let path = entry.map_err(|e| {
+                let file = e.path().display().to_string();
+                io_error(&file, e.into())
+            })?;
+            match path.into_os_string().into_string() {
+                Ok(p) => out.push(p),
+                Err(p) => {
+                    return Err(Error::invalid_argument(
+                        "file name is not valid UTF-8",
+                    )
+                    .with_file(p.to_string_lossy()))
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(Error::not_found(format!(
+                "no files match the pattern {pattern}"
+            ))
+            .with_file(pattern));
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+fn is_a_directory(path: &str) -> Error {
+    Error::failed_precondition("is a directory, not a file").with_file(path)
+}
+
+/// Converts an I/O error about `path` into an [`Error`] naming it.
+pub(crate) fn io_error(path: &str, err: io::Error) -> Error {
+    let is_dir = err.kind() == io::ErrorKind::IsADirectory;
+    let e = Error::io(err);
+    if is_dir {
+        return is_a_directory(path);
+    }
+    e.with_file(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Kind;
+
+    #[test]
+    fn permission_denied_maps_to_its_kind_and_names_the_file() {
+        let err = io::Error::new(io::ErrorKind::PermissionDenied, "no");
+        let e = io_error("secret.bin", err);
+        assert_eq!(e.kind(), Kind::PermissionDenied);
+        assert_eq!(e.file(), Some("secret.bin"));
+    }
+
+    #[test]
+    fn skip_exactly_reports_a_short_input() {
+        let mut input: &[u8] = b"abc";
+        let e = skip_exactly(&mut input, 5).unwrap_err();
+        assert_eq!(e.kind(), Kind::DataLoss);
+        assert_eq!(e.offset(), Some(3));
+        let mut input: &[u8] = b"abcdef";
+        skip_exactly(&mut input, 4).unwrap();
+        assert_eq!(input, b"ef");
+    }
+}

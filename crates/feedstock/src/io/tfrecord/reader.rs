@@ -1,0 +1,431 @@
+//! Reading records from an [`io::Read`], and the builder of every reader.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::{
+    BytesReader, Decoded, Decoder, Payload, Position, Record,
+    DEFAULT_MAX_RECORD_LEN,
+};
+use crate::error::{Error, Result};
+use crate::io::compression::{Compression, Decompressor};
+
+/// Configures and builds TFRecord readers.
+///
+/// The configuration is fixed once a reader is built. The builder is not
+/// consumed, so one builder can open many files.
+///
+/// ```no_run
+/// use feedstock::io::tfrecord::ReaderBuilder;
+/// use feedstock::io::Compression;
+///
+/// let mut builder = ReaderBuilder::new();
+/// builder.compression(Compression::Gzip).max_record_len(64 << 20);
+/// for record in builder.open("train-0.tfrecord.gz")? {
+///     let record = record?;
+///     println!("{}: {} bytes", record.index, record.data.len());
+/// }
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReaderBuilder {
+    /// The stream's compression; `None` means "none" for
+    /// [`from_reader`](Self::from_reader) and "detect from the extension"
+    /// for [`open`](Self::open).
+    compression: Option<Compression>,
+    /// The longest record data accepted.
+    max_record_len: u64,
+    /// The file name errors carry.
+    file_name: Option<Arc<str>>,
+    /// The size of the read buffer.
+    buffer_capacity: usize,
+}
+
+impl Default for ReaderBuilder {
+    fn default() -> ReaderBuilder {
+        ReaderBuilder::new()
+    }
+}
+
+impl ReaderBuilder {
+    /// A builder with the defaults: compression detected from the file
+    /// name (none for readers), a 1 GiB record limit, a 64 KiB buffer.
+    pub fn new() -> ReaderBuilder {
+        ReaderBuilder {
+            compression: None,
+            max_record_len: DEFAULT_MAX_RECORD_LEN,
+            file_name: None,
+            buffer_capacity: 64 * 1024,
+        }
+    }
+
+    /// Sets the compression, overriding detection from the file name.
+    pub fn compression(&mut self, c: Compression) -> &mut ReaderBuilder {
+        self.compression = Some(c);
+        self
+    }
+
+    /// Sets the longest record data accepted, in bytes. A length field
+    /// above it is a [`ResourceExhausted`](crate::Kind::ResourceExhausted)
+    /// error, raised before anything is allocated for the record.
+    pub fn max_record_len(&mut self, max: u64) -> &mut ReaderBuilder {
+        self.max_record_len = max;
+        self
+    }
+
+    /// Sets the file name that errors name. [`open`](Self::open) uses the
+    /// path as given unless a name is set here.
+    pub fn file_name(&mut self, name: impl AsRef<str>) -> &mut ReaderBuilder {
+        self.file_name = Some(name.as_ref().into());
+        self
+    }
+
+    /// Sets the size of the read buffer (of decompressed bytes).
+    pub fn buffer_capacity(&mut self, bytes: usize) -> &mut ReaderBuilder {
+        self.buffer_capacity = bytes.max(1);
+        self
+    }
+
+    /// A reader of the records in `rdr`, from its current position, which
+    /// is taken to be offset 0, index 0.
+    pub fn from_reader<R: Read>(&self, rdr: R) -> Reader<R> {
+        let c = self.compression.unwrap_or_default();
+        self.build(rdr, c, self.file_name.clone(), Position::default())
+    }
+
+    /// A reader of the records in `rdr` that starts at `pos`, a position
+    /// saved from an earlier reader of the same stream (a record's
+    /// [`Record::position`] or [`Record::next_position`], or
+    /// [`Reader::position`]).
+    ///
+    /// An uncompressed stream is sought to the offset. A compressed stream
+    /// is read from its start and the first `pos.index` records are
+    /// decoded, verified and skipped.
+    ///
+    /// # Errors
+    ///
+    /// Those of seeking; for a compressed stream, those of reading the
+    /// records skipped, and
+    /// [`InvalidArgument`](crate::Kind::InvalidArgument) if the stream
+    /// ends before `pos.index` records or record `pos.index` does not
+    /// start at `pos.offset`.
+    pub fn from_reader_at<R: Read + Seek>(
+        &self,
+        mut rdr: R,
+        pos: Position,
+    ) -> Result<Reader<R>> {
+        let c = self.compression.unwrap_or_default();
+        let file = self.file_name.clone();
+        self.resume(&mut rdr, c, file.as_deref(), pos)?;
+        let mut reader = self.build(rdr, c, file, Position::default());
+        if c == Compression::None {
+            reader.decoder = reader.decoder.starting_at(pos);
+        } else {
+            reader.skip_to(pos)?;
+        }
+        Ok(reader)
+    }
+
+    /// Opens the file at `path`. Unless a compression was set, it is
+    /// detected from the extension ([`Compression::from_path`]).
+    ///
+    /// # Errors
+    ///
+    /// [`NotFound`](crate::Kind::NotFound) for a missing file,
+    /// [`FailedPrecondition`](crate::Kind::FailedPrecondition) for a
+    /// directory, other kinds as [`Error::io`] classifies them; all name
+    /// the file.
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<Reader<File>> {
+        let (file, name, c) = self.open_file(path.as_ref())?;
+        Ok(self.build(file, c, Some(name), Position::default()))
+    }
+
+    /// Opens the file at `path` and resumes at `pos`, as
+    /// [`from_reader_at`](Self::from_reader_at) does.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`open`](Self::open) and
+    /// [`from_reader_at`](Self::from_reader_at).
+    pub fn open_at(
+        &self,
+        path: impl AsRef<Path>,
+        pos: Position,
+    ) -> Result<Reader<File>> {
+        let (file, name, c) = self.open_file(path.as_ref())?;
+        let mut b = self.clone();
+        b.compression = Some(c);
+        b.file_name = Some(name);
+        b.from_reader_at(file, pos)
+    }
+
+    /// A reader over `data`, a whole stream already in memory.
+    ///
+    /// An uncompressed stream is read in place: each record's data is a
+    /// slice of `data`. A compressed one is decompressed into a new buffer
+    /// first; if decompression fails part-way, the records before the
+    /// failure are still read and the failure is reported where the
+    /// decompressed bytes end, as the streaming [`Reader`] does.
+    pub fn from_bytes(&self, data: Bytes) -> BytesReader {
+        let c = self.compression.unwrap_or_default();
+        let (data, tail_error) = match c {
+            Compression::None => (data, None),
+            _ => {
+                let mut out = Vec::new();
+                let res =
+                    Decompressor::new(c, &data[..]).read_to_end(&mut out);
+                (Bytes::from(out), res.err().map(Error::io))
+            }
+        };
+        BytesReader::with_decoder(
+            data,
+            Decoder::new().max_record_len(self.max_record_len),
+            self.file_name.clone(),
+            tail_error,
+        )
+    }
+
+    fn open_file(&self, path: &Path) -> Result<(File, Arc<str>, Compression)> {
+        let name: Arc<str> = match &self.file_name {
+            Some(n) => n.clone(),
+            None => path.to_string_lossy().into(),
+        };
+        let file =
+            File::open(path).map_err(|e| Error::io(e).with_file(&name))?;
+        let meta =
+            file.metadata().map_err(|e| Error::io(e).with_file(&name))?;
+        if meta.is_dir() {
+            return Err(
+                Error::failed_precondition("is a directory").with_file(&name)
+            );
+        }
+        let c = self
+            .compression
+            .unwrap_or_else(|| Compression::from_path(path));
+        Ok((file, name, c))
+    }
+
+    fn resume<R: Seek>(
+        &self,
+        rdr: &mut R,
+        c: Compression,
+        file: Option<&str>,
+        pos: Position,
+    ) -> Result<()> {
+        let to = if c == Compression::None {
+            pos.offset
+        } else {
+            0
+        };
+        rdr.seek(SeekFrom::Start(to)).map_err(|e| {
+            let e = Error::io(e).with_offset(to);
+            match file {
+                Some(f) => e.with_file(f),
+                None => e,
+            }
+        })?;
+        Ok(())
+    }
+
+    fn build<R: Read>(
+        &self,
+        rdr: R,
+        c: Compression,
+        file: Option<Arc<str>>,
+        pos: Position,
+    ) -> Reader<R> {
+        Reader {
+            src: BufReader::with_capacity(
+                self.buffer_capacity,
+                Decompressor::new(c, rdr),
+            ),
+            decoder: Decoder::new()
+                .max_record_len(self.max_record_len)
+                .starting_at(pos),
+            file,
+            failed: None,
+            reported: false,
+        }
+    }
+}
+
+/// Reads TFRecord records from an [`io::Read`], decompressing if asked.
+///
+/// Each record's data is copied once, out of the read buffer into its own
+/// [`Bytes`]. Made by a [`ReaderBuilder`], or by [`Reader::new`] with the
+/// defaults.
+///
+/// ```
+/// use feedstock::io::tfrecord::{Reader, Writer};
+///
+/// let mut w = Writer::new(Vec::new());
+/// w.write_record(b"a")?;
+/// w.write_record(b"bc")?;
+/// let file = w.finish()?;
+///
+/// let mut r = Reader::new(&file[..]);
+/// assert_eq!(&r.read_record()?.unwrap().data[..], b"a");
+/// assert_eq!(r.next_position().index, 1);
+/// assert_eq!(&r.read_record()?.unwrap().data[..], b"bc");
+/// assert!(r.read_record()?.is_none());
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+pub struct Reader<R> {
+    /// The (decompressed) stream.
+    src: BufReader<Decompressor<R>>,
+    /// The framing state machine.
+    decoder: Decoder,
+    /// The file name errors carry.
+    file: Option<Arc<str>>,
+    /// The error that stopped the reader; returned again on every read.
+    failed: Option<Error>,
+    /// Whether the iterator has yielded `failed` (it then ends).
+    reported: bool,
+}
+
+impl<R> fmt::Debug for Reader<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reader")
+            .field("file", &self.file)
+            .field("decoder", &self.decoder)
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Read> Reader<R> {
+    /// A reader of uncompressed records with the default settings.
+    pub fn new(rdr: R) -> Reader<R> {
+        ReaderBuilder::new().from_reader(rdr)
+    }
+
+    /// Reads the next record, or `None` at a clean end of the stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`Decoder::decode`] describes, plus I/O and decompression errors
+    /// ([`DataLoss`](crate::Kind::DataLoss) for a compressed stream cut
+    /// short or corrupt). Every error names the file (when known) and the
+    /// offset of the record being read. After an error the reader is
+    /// stuck and returns the same error again.
+    pub fn read_record(&mut self) -> Result<Option<Record>> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        match self.next_record() {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                let e = match &self.file {
+                    Some(f) => e.with_file(f),
+                    None => e,
+                };
+                self.failed = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record>> {
+        loop {
+            let buf = match self.src.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let at = self.decoder.next_position().offset;
+                    return Err(Error::io(e).with_offset(at));
+                }
+            };
+            let (what, used) = self.decoder.decode(buf)?;
+            let record = match what {
+                Decoded::NeedMore => None,
+                Decoded::End => return Ok(None),
+                Decoded::Record(frame) => {
+                    let data = match frame.payload {
+                        Payload::Input(range) => {
+                            Bytes::copy_from_slice(&buf[range])
+                        }
+                        Payload::Buffered => {
+                            Bytes::from(self.decoder.take_buffered())
+                        }
+                    };
+                    Some(Record {
+                        data,
+                        offset: frame.offset,
+                        index: frame.index,
+                    })
+                }
+            };
+            self.src.consume(used);
+            if record.is_some() {
+                return Ok(record);
+            }
+        }
+    }
+
+    /// Where the next record starts (its offset in the decompressed
+    /// stream, and its index). Saving this and passing it to
+    /// [`ReaderBuilder::from_reader_at`] resumes reading there.
+    pub fn next_position(&self) -> Position {
+        self.decoder.next_position()
+    }
+
+    /// The file name errors carry, if any.
+    pub fn file_name(&self) -> Option<&str> {
+        self.file.as_deref()
+    }
+
+    /// The underlying reader.
+    pub fn get_ref(&self) -> &R {
+        self.src.get_ref().get_ref()
+    }
+
+    fn skip_to(&mut self, pos: Position) -> Result<()> {
+        while self.next_position().index < pos.index {
+            if self.read_record()?.is_none() {
+                return Err(self.mismatch(pos, "the stream ends before it"));
+            }
+        }
+        if self.next_position() != pos {
+            let at = self.next_position().offset;
+            return Err(self.mismatch(
+                pos,
+                &format!("record {} starts at offset {at}", pos.index),
+            ));
+        }
+        Ok(())
+    }
+
+    fn mismatch(&self, pos: Position, why: &str) -> Error {
+        let e = Error::invalid_argument(format!(
+            "cannot resume at record {} (offset {}): {why}",
+            pos.index, pos.offset
+        ));
+        match &self.file {
+            Some(f) => e.with_file(f),
+            None => e,
+        }
+    }
+}
+
+impl<R: Read> Iterator for Reader<R> {
+    type Item = Result<Record>;
+
+    /// The next record; after an error has been yielded once, `None`.
+    fn next(&mut self) -> Option<Result<Record>> {
+        if self.reported {
+            return None;
+        }
+        match self.read_record() {
+            Ok(r) => r.map(Ok),
+            Err(e) => {
+                self.reported = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

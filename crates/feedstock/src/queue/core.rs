@@ -1,0 +1,423 @@
+//! The blocking machinery every queue shares, generic over the element
+//! type and over the buffer discipline (FIFO, random, priority).
+//!
+//! ADVICE FOR HACKERS
+//!
+//! All state lives in one `Mutex<State>`. A caller that cannot proceed
+//! registers a *wait slot* (its own condition variable plus how many
+//! elements, or free places, it needs) in one of two wait lists and
+//! sleeps on it. Whoever changes the state walks the matching list and
+//! wakes only the waiters whose need can now be met, removing them from
+//! the list as it wakes them. So:
+//!
+//! * no thread is ever notified unless it is waiting, and a waiter is
+//!   notified at most once per registration (a thread wake-up costs tens
+//!   of microseconds on the machines we target);
+//! * a consumer waiting for a batch of 128 is not woken 128 times;
+//! * a woken waiter always re-checks the state: another thread may have
+//!   taken the elements first, in which case it registers again.
+//!
+//! Dequeues of `n` elements wait until `n` are available and take them
+//! under one lock acquisition. When `n` can never be available at once
+//! (more than the capacity, or more than `capacity - min_after_dequeue`
+//! for a shuffle queue), the dequeue takes what it can into a private
+//! stash and waits for the rest; if it then fails (timeout, close,
+//! producers gone) the stash goes back into the buffer, so no element is
+//! ever lost. Enqueues put in as many elements as there is room for and
+//! wait (needing one free place) for the rest. Producers needing one place
+//! is what rules out a deadlock between a blocked producer and a blocked
+//! batch consumer: a producer only waits when the queue is full, and a
+//! full queue satisfies every consumer's need.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+
+use super::QueueStats;
+
+/// How a queue stores its elements and which one a dequeue takes.
+pub(crate) trait Buffer<T>: Send {
+    /// The number of elements held.
+    fn len(&self) -> usize;
+    /// How many elements are held back from dequeues while the queue is
+    /// open (`min_after_dequeue` for a shuffle queue).
+    fn held_back(&self) -> usize {
+        0
+    }
+    /// Adds an element.
+    fn push(&mut self, item: T);
+    /// Removes the next element. Called only when `len() > 0`.
+    fn pop(&mut self) -> Option<T>;
+    /// Returns elements taken by a dequeue that then failed, in the order
+    /// they were taken, so that a FIFO gives them out again first.
+    fn put_back(&mut self, items: Vec<T>);
+}
+
+/// One blocked caller: what it needs and how to wake it.
+struct Slot {
+    /// Elements (for a dequeue) or free places (for an enqueue) needed
+    /// before it is worth waking this caller.
+    need: usize,
+    /// Set, under the state lock, by whoever wakes the slot and removes
+    /// it from its list.
+    woken: AtomicBool,
+    /// Private to this caller, so a notification wakes exactly it.
+    cv: Condvar,
+}
+
+/// The blocked callers of one kind, oldest first.
+#[derive(Default)]
+struct WaitList(VecDeque<Arc<Slot>>);
+
+impl WaitList {
+    /// Wakes, oldest first, every waiter whose need fits in `budget`,
+    /// spending the budget as it goes. A waiter that does not fit does not
+    /// stop the walk, so a small need is never stuck behind a large one.
+    fn wake_within(&mut self, mut budget: usize) {
+        if self.0.is_empty() || budget == 0 {
+            return;
+        }
+        self.0.retain(|slot| {
+            if slot.need <= budget {
+                budget -= slot.need;
+                slot.woken.store(true, Ordering::Relaxed);
+                slot.cv.notify_one();
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    /// Wakes every waiter.
+    fn wake_all(&mut self) {
+        for slot in self.0.drain(..) {
+            slot.woken.store(true, Ordering::Relaxed);
+            slot.cv.notify_one();
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The producer threads a queue knows about (see
+/// [`Queue::register_producers`](super::Queue::register_producers)).
+#[derive(Debug, Default, Clone, Copy)]
+struct Producers {
+    /// Threads registered to fill the queue.
+    registered: usize,
+    /// Threads started so far.
+    started: usize,
+    /// Threads started and not yet ended.
+    live: usize,
+}
+
+struct State<B> {
+    buf: B,
+    closed: bool,
+    /// Set by `close(true)`: blocked enqueues fail.
+    cancelled: bool,
+    enqueued: u64,
+    dequeued: u64,
+    producers: Producers,
+    /// Blocked dequeues.
+    takers: WaitList,
+    /// Blocked enqueues.
+    putters: WaitList,
+}
+
+impl<B> State<B> {
+    fn available<T>(&self) -> usize
+    where
+        B: Buffer<T>,
+    {
+        if self.closed {
+            self.buf.len()
+        } else {
+            self.buf.len().saturating_sub(self.buf.held_back())
+        }
+    }
+}
+
+/// A bounded blocking queue of `T` over the buffer `B`.
+pub(crate) struct Core<T, B> {
+    name: String,
+    capacity: usize,
+    state: Mutex<State<B>>,
+    _element: std::marker::PhantomData<fn(T) -> T>,
+}
+
+impl<T, B: Buffer<T>> fmt::Debug for Core<T, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.state.lock();
+        f.debug_struct("Queue")
+            .field("name", &self.name)
+            .field("capacity", &self.capacity)
+            .field("size", &st.buf.len())
+            .field("closed", &st.closed)
+            .finish()
+    }
+}
+
+impl<T, B: Buffer<T>> Core<T, B> {
+    /// A queue named `name` (for error messages) holding at most
+    /// `capacity` elements.
+    pub(crate) fn new(name: String, capacity: usize, buf: B) -> Core<T, B> {
+        Core {
+            name,
+            capacity,
+            state: Mutex::new(State {
+                buf,
+                closed: false,
+                cancelled: false,
+                enqueued: 0,
+                dequeued: 0,
+                producers: Producers::default(),
+                takers: WaitList::default(),
+                putters: WaitList::default(),
+            }),
+            _element: std::marker::PhantomData,
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub(crate) fn size(&self) -> usize {
+        self.state.lock().buf.len()
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.state.lock().closed
+    }
+
+    pub(crate) fn stats(&self) -> QueueStats {
+        let st = self.state.lock();
+        QueueStats {
+            size: st.buf.len(),
+            capacity: self.capacity,
+            enqueued: st.enqueued,
+            dequeued: st.dequeued,
+            closed: st.closed,
+            blocked_enqueues: st.putters.len(),
+            blocked_dequeues: st.takers.len(),
+        }
+    }
+
+    /// Adds `items` in order, waiting for room as needed.
+    pub(crate) fn put(
+        &self,
+        items: Vec<T>,
+        deadline: Option<Instant>,
+    ) -> Result<()> {
+        let total = items.len();
+        let mut items = items.into_iter();
+        let mut st = self.state.lock();
+        if st.closed {
+            return Err(Error::cancelled(format!(
+                "queue '{}' is closed",
+                self.name
+            )));
+        }
+        loop {
+            let room = self.capacity.saturating_sub(st.buf.len());
+            let k = room.min(items.len());
+            if k > 0 {
+                for item in items.by_ref().take(k) {
+                    st.buf.push(item);
+                }
+                st.enqueued += k as u64;
+                let budget = st.available();
+                st.takers.wake_within(budget);
+            }
+            if items.len() == 0 {
+                return Ok(());
+            }
+            let done = total - items.len();
+            if st.cancelled {
+                return Err(Error::cancelled(format!(
+                    "queue '{}' was closed with pending enqueues cancelled; \
+                     {done} of {total} elements were enqueued",
+                    self.name
+                )));
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(Error::deadline_exceeded(format!(
+                    "enqueue to queue '{}' timed out; {done} of {total} \
+                     elements were enqueued",
+                    self.name
+                )));
+            }
+            wait(&mut st, |s| &mut s.putters, 1, deadline);
+        }
+    }
+
+    /// Removes `n` elements. With `partial_on_close`, a closed queue
+    /// holding fewer than `n` (but some) elements gives what it has.
+    pub(crate) fn take(
+        &self,
+        n: usize,
+        partial_on_close: bool,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<T>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut taken: Vec<T> = Vec::new();
+        let mut st = self.state.lock();
+        // The most elements an open queue can ever offer at once.
+        let reachable =
+            self.capacity.saturating_sub(st.buf.held_back()).max(1);
+        loop {
+            let want = n - taken.len();
+            let need = want.min(reachable);
+            let avail = st.available();
+            if avail >= need || (st.closed && partial_on_close && avail > 0) {
+                let k = avail.min(want);
+                taken.reserve(k);
+                for _ in 0..k {
+                    taken.extend(st.buf.pop());
+                }
+                let room = self.capacity.saturating_sub(st.buf.len());
+                st.putters.wake_within(room);
+                if taken.len() == n || st.closed && partial_on_close {
+                    st.dequeued += taken.len() as u64;
+                    return Ok(taken);
+                }
+                continue;
+            }
+            let err = if st.closed {
+                if partial_on_close && !taken.is_empty() {
+                    st.dequeued += taken.len() as u64;
+                    return Ok(taken);
+                }
+                Error::out_of_range(format!(
+                    "queue '{}' is closed and has {} elements, fewer than \
+                     the {n} requested",
+                    self.name,
+                    avail + taken.len()
+                ))
+            } else if let Some(err) = self.stalled(&st.producers) {
+                err
+            } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                Error::deadline_exceeded(format!(
+                    "dequeue of {n} from queue '{}' timed out with {} \
+                     available",
+                    self.name,
+                    avail + taken.len()
+                ))
+            } else {
+                wait(&mut st, |s| &mut s.takers, need, deadline);
+                continue;
+            };
+            if !taken.is_empty() {
+                st.buf.put_back(taken);
+                let budget = st.available();
+                st.takers.wake_within(budget);
+            }
+            return Err(err);
+        }
+    }
+
+    /// The error for a dequeue that would wait on producers that will never
+    /// come, if that is the case.
+    fn stalled(&self, p: &Producers) -> Option<Error> {
+        if p.registered == 0 || p.live > 0 {
+            return None;
+        }
+        let why = if p.started == 0 {
+            format!(
+                "none of its {} runner threads has been started (start the \
+                 pipeline before dequeuing)",
+                p.registered
+            )
+        } else {
+            format!(
+                "all {} of its runner threads have ended without closing it",
+                p.started
+            )
+        };
+        Some(Error::failed_precondition(format!(
+            "dequeue from queue '{}' would block forever: {why}",
+            self.name
+        )))
+    }
+
+    /// Returns elements to the queue (a batch that could not be built).
+    pub(crate) fn put_back(&self, items: Vec<T>) {
+        let mut st = self.state.lock();
+        st.buf.put_back(items);
+        let budget = st.available();
+        st.takers.wake_within(budget);
+    }
+
+    /// Closes the queue; reports whether this call closed it.
+    pub(crate) fn close(&self, cancel_pending_enqueues: bool) -> bool {
+        let mut st = self.state.lock();
+        let closing = !st.closed;
+        st.closed = true;
+        if cancel_pending_enqueues {
+            st.cancelled = true;
+            st.putters.wake_all();
+        }
+        st.takers.wake_all();
+        closing
+    }
+
+    pub(crate) fn register_producers(&self, threads: usize) {
+        self.state.lock().producers.registered += threads;
+    }
+
+    pub(crate) fn producers_started(&self, threads: usize) {
+        let mut st = self.state.lock();
+        st.producers.started += threads;
+        st.producers.live += threads;
+    }
+
+    pub(crate) fn producer_ended(&self) {
+        let mut st = self.state.lock();
+        st.producers.live = st.producers.live.saturating_sub(1);
+        if st.producers.live == 0 {
+            // Blocked dequeues re-check and fail instead of hanging.
+            st.takers.wake_all();
+        }
+    }
+}
+
+/// Registers a slot needing `need` in the list `list` selects, sleeps
+/// until woken or until `deadline`, and deregisters if not woken.
+fn wait<B>(
+    st: &mut MutexGuard<'_, State<B>>,
+    list: fn(&mut State<B>) -> &mut WaitList,
+    need: usize,
+    deadline: Option<Instant>,
+) {
+    let slot = Arc::new(Slot {
+        need,
+        woken: AtomicBool::new(false),
+        cv: Condvar::new(),
+    });
+    list(st).0.push_back(Arc::clone(&slot));
+    match deadline {
+        Some(d) => {
+            slot.cv.wait_until(st, d);
+        }
+        None => slot.cv.wait(st),
+    }
+    if !slot.woken.load(Ordering::Relaxed) {
+        list(st).0.retain(|s| !Arc::ptr_eq(s, &slot));
+    }
+}

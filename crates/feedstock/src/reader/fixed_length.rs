@@ -1,0 +1,334 @@
+//! Fixed-length records, as TensorFlow's `FixedLengthRecordReader`.
+
+use std::io::Read;
+
+use bytes::Bytes;
+
+use super::chunks::Chunks;
+use super::state::Position;
+use super::{not_started, RawRecord, RecordKey, RecordReader};
+use crate::error::{Error, Result};
+use crate::io::fs::FileSystem;
+use crate::io::Compression;
+
+const FORMAT: &str = "fixed_length";
+
+/// Reads records of a fixed number of bytes, such as CIFAR-10's binary
+/// files.
+///
+/// A file is `header_bytes` of header, then the records, then
+/// `footer_bytes` of footer. Record `i` starts `i * hop_bytes` bytes after
+/// the header (`hop_bytes` = `record_bytes` unless set, so records follow
+/// each other; a smaller hop makes overlapping windows, a larger one
+/// leaves gaps). Keys are `FILE:I` with the 0-based record index.
+///
+/// Stricter than TensorFlow: a file shorter than its header and footer,
+/// or whose last record is cut short, is a [`Kind::DataLoss`] error naming
+/// the file and the offset of the cut record. TensorFlow silently drops
+/// the partial record (and, for a file shorter than its header, ends the
+/// whole input as if every later file were empty).
+///
+/// [`Kind::DataLoss`]: crate::Kind::DataLoss
+///
+/// ```
+/// use feedstock::reader::FixedLengthRecordReader;
+///
+/// // CIFAR-10: one label byte and a 32x32x3 image per record.
+/// let reader = FixedLengthRecordReader::builder(1 + 32 * 32 * 3).build()?;
+/// assert_eq!(reader.record_bytes(), 3073);
+/// assert!(FixedLengthRecordReader::builder(0).build().is_err());
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct FixedLengthRecordReader {
+    layout: Layout,
+    compression: Compression,
+    file: Option<OpenFile>,
+}
+
+/// Where the records are in a file.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    header_bytes: u64,
+    record_bytes: u64,
+    footer_bytes: u64,
+    hop_bytes: u64,
+}
+
+impl Layout {
+    /// Stream offset of record `i`.
+    fn start(&self, i: u64) -> u64 {
+        self.header_bytes + i * self.hop_bytes
+    }
+}
+
+/// The file being read.
+struct OpenFile {
+    chunks: Chunks,
+    /// The index of the next record.
+    record_number: u64,
+}
+
+impl std::fmt::Debug for OpenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenFile")
+            .field("offset", &self.chunks.offset())
+            .field("record_number", &self.record_number)
+            .finish()
+    }
+}
+
+/// Configures a [`FixedLengthRecordReader`].
+#[derive(Debug, Clone)]
+pub struct FixedLengthRecordReaderBuilder {
+    layout: Layout,
+    compression: Compression,
+}
+
+impl FixedLengthRecordReaderBuilder {
+    /// Bytes to skip at the start of every file (default 0).
+    pub fn header_bytes(&mut self, n: u64) -> &mut Self {
+        self.layout.header_bytes = n;
+        self
+    }
+
+    /// Bytes to ignore at the end of every file (default 0).
+    pub fn footer_bytes(&mut self, n: u64) -> &mut Self {
+        self.layout.footer_bytes = n;
+        self
+    }
+
+    /// Distance from the start of one record to the start of the next;
+    /// 0 (the default) means `record_bytes`.
+    pub fn hop_bytes(&mut self, n: u64) -> &mut Self {
+        self.layout.hop_bytes = n;
+        self
+    }
+
+    /// How every file is compressed (default none). Offsets, the header
+    /// and the footer are then counted in the decompressed stream, as in
+    /// TensorFlow's `encoding` attribute.
+    pub fn compression(&mut self, compression: Compression) -> &mut Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Builds the reader.
+    ///
+    /// # Errors
+    ///
+    /// [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) if
+    /// `record_bytes` is 0, or if a record size does not fit in memory.
+    pub fn build(&self) -> Result<FixedLengthRecordReader> {
+        let mut layout = self.layout;
+        if layout.record_bytes == 0 {
+            return Err(Error::invalid_argument("record_bytes must be > 0"));
+        }
+        if layout.hop_bytes == 0 {
+            layout.hop_bytes = layout.record_bytes;
+        }
+        if usize::try_from(layout.record_bytes + layout.footer_bytes).is_err()
+        {
+            return Err(Error::invalid_argument(
+                "record_bytes + footer_bytes does not fit in memory",
+            ));
+        }
+        Ok(FixedLengthRecordReader {
+            layout,
+            compression: self.compression,
+            file: None,
+        })
+    }
+}
+
+impl FixedLengthRecordReader {
+    /// A builder for records of `record_bytes` bytes.
+    pub fn builder(record_bytes: u64) -> FixedLengthRecordReaderBuilder {
+        FixedLengthRecordReaderBuilder {
+            layout: Layout {
+                header_bytes: 0,
+                record_bytes,
+                footer_bytes: 0,
+                hop_bytes: 0,
+            },
+            compression: Compression::None,
+        }
+    }
+
+    /// The size of a record.
+    pub fn record_bytes(&self) -> u64 {
+        self.layout.record_bytes
+    }
+
+    /// The header size.
+    pub fn header_bytes(&self) -> u64 {
+        self.layout.header_bytes
+    }
+
+    /// The footer size.
+    pub fn footer_bytes(&self) -> u64 {
+        self.layout.footer_bytes
+    }
+
+    /// The distance between record starts.
+    pub fn hop_bytes(&self) -> u64 {
+        self.layout.hop_bytes
+    }
+
+    /// The compression of the files read.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// Opens `file` positioned at `offset` of its (decompressed) stream.
+    fn open(
+        &self,
+        file: &str,
+        fs: &dyn FileSystem,
+        offset: u64,
+    ) -> Result<Chunks> {
+        if self.compression == Compression::None {
+            return Ok(Chunks::new(fs.open_at(file, offset)?, offset));
+        }
+        // A compressed stream cannot seek: decompress up to the offset.
+        let input: Box<dyn Read + Send> =
+            self.compression.reader(fs.open(file)?);
+        let mut chunks = Chunks::new(input, 0);
+        let skipped = chunks.skip(offset)?;
+        if skipped < offset {
+            return Err(Error::data_loss(format!(
+                "decompressed stream is {skipped} bytes, cannot resume at \
+                 byte {offset}"
+            )));
+        }
+        Ok(chunks)
+    }
+}
+
+impl RecordReader for FixedLengthRecordReader {
+    fn on_work_started(
+        &mut self,
+        file: &str,
+        fs: &dyn FileSystem,
+    ) -> Result<()> {
+        let mut chunks = self.open(file, fs, 0)?;
+        let header = self.layout.header_bytes;
+        let skipped = chunks.skip(header)?;
+        if skipped < header {
+            return Err(Error::data_loss(format!(
+                "file is {skipped} bytes, shorter than its \
+                 {header}-byte header"
+            )));
+        }
+        self.file = Some(OpenFile {
+            chunks,
+            record_number: 0,
+        });
+        Ok(())
+    }
+
+    fn read(&mut self) -> Result<Option<RawRecord>> {
+        let layout = self.layout;
+        let file = self.file.as_mut().ok_or_else(not_started)?;
+        let start = layout.start(file.record_number);
+        let gap = start - file.chunks.offset();
+        file.chunks.skip(gap)?;
+        let record = layout.record_bytes as usize;
+        let need = record + layout.footer_bytes as usize;
+        if file.chunks.offset() == start {
+            file.chunks.fill(need)?;
+            if file.chunks.buffered().len() >= need {
+                let value = if layout.hop_bytes < layout.record_bytes {
+                    // Overlapping records: the next one needs these bytes
+                    // too, so copy instead of splitting them off.
+                    Bytes::copy_from_slice(&file.chunks.buffered()[..record])
+                } else {
+                    file.chunks.take(record)
+                };
+                let index = file.record_number;
+                file.record_number += 1;
+                return Ok(Some(RawRecord::new(
+                    RecordKey::Index(index),
+                    value,
+                )));
+            }
+        }
+        // The stream has ended: check it ends where the layout says.
+        let end = file.chunks.offset() + file.chunks.buffered().len() as u64;
+        let min = layout.header_bytes + layout.footer_bytes;
+        if end < min {
+            return Err(Error::data_loss(format!(
+                "file is {end} bytes, shorter than its {} header and {} \
+                 footer bytes",
+                layout.header_bytes, layout.footer_bytes
+            )));
+        }
+        let body_end = end - layout.footer_bytes;
+        // Bytes no record covers: past the end of the last record, and
+        // (when records leave gaps) past the start of the next one.
+        let covered = match file.record_number {
+            0 => layout.header_bytes,
+            n => layout.start(n - 1) + layout.record_bytes,
+        };
+        if body_end > covered.max(start) {
+            return Err(Error::data_loss(format!(
+                "truncated record {}: {} bytes left before the footer, not \
+                 a whole {}-byte record (file size {end}, header {}, footer \
+                 {}, hop {})",
+                file.record_number,
+                body_end - covered.max(start),
+                layout.record_bytes,
+                layout.header_bytes,
+                layout.footer_bytes,
+                layout.hop_bytes,
+            ))
+            .with_offset(covered.max(start)));
+        }
+        Ok(None)
+    }
+
+    fn on_work_finished(&mut self) -> Result<()> {
+        self.file = None;
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result<()> {
+        self.file = None;
+        Ok(())
+    }
+
+    fn serialize_state(&self) -> Result<Vec<u8>> {
+        let file = self.file.as_ref().ok_or_else(not_started)?;
+        // The offset reached, which is at or before the next record's
+        // start (a gap after the last record may run past the file end).
+        Ok(Position::encode(
+            FORMAT,
+            file.chunks.offset(),
+            file.record_number,
+        ))
+    }
+
+    fn restore_state(
+        &mut self,
+        file: &str,
+        fs: &dyn FileSystem,
+        state: &[u8],
+    ) -> Result<()> {
+        let pos = Position::decode(FORMAT, state)?;
+        if pos.offset > self.layout.start(pos.index)
+            || pos.offset < self.layout.header_bytes
+        {
+            return Err(Error::invalid_argument(format!(
+                "saved position (record {} at offset {}) does not fit this \
+                 reader's layout",
+                pos.index, pos.offset
+            )));
+        }
+        let chunks = self.open(file, fs, pos.offset)?;
+        self.file = Some(OpenFile {
+            chunks,
+            record_number: pos.index,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,193 @@
+//! Lines of text files, as TensorFlow's `TextLineReader`.
+
+use bytes::Bytes;
+
+use super::chunks::Chunks;
+use super::state::Position;
+use super::{not_started, RawRecord, RecordKey, RecordReader};
+use crate::error::Result;
+use crate::io::fs::FileSystem;
+
+const FORMAT: &str = "text_line";
+
+/// Reads a text file one line at a time.
+///
+/// A line ends at `\n`; the `\n` and a `\r` just before it are removed. A
+/// last line without a newline is still a line; a file ending in `\n`
+/// has no empty line after it. Keys are `FILE:LINE` with 1-based line
+/// numbers that count the skipped header lines, so the first line after
+/// one header line is `FILE:2` — as in TensorFlow.
+///
+/// Lines are zero-copy slices of 64 KiB read buffers.
+///
+/// ```
+/// use feedstock::reader::TextLineReader;
+///
+/// let reader = TextLineReader::builder().skip_header_lines(1).build();
+/// assert_eq!(reader.skip_header_lines(), 1);
+/// ```
+#[derive(Debug, Default)]
+pub struct TextLineReader {
+    skip_header_lines: u64,
+    file: Option<OpenFile>,
+}
+
+/// The file being read.
+struct OpenFile {
+    chunks: Chunks,
+    /// Lines consumed so far, headers included: the number of the last
+    /// line returned.
+    line_number: u64,
+    /// Where the unscanned part of the buffer starts (a newline search
+    /// resumes there after more bytes arrive).
+    scanned: usize,
+}
+
+impl std::fmt::Debug for OpenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenFile")
+            .field("offset", &self.chunks.offset())
+            .field("line_number", &self.line_number)
+            .finish()
+    }
+}
+
+/// Configures a [`TextLineReader`].
+#[derive(Debug, Clone, Default)]
+pub struct TextLineReaderBuilder {
+    skip_header_lines: u64,
+}
+
+impl TextLineReaderBuilder {
+    /// Skips the first `n` lines of every file (default 0). A file with
+    /// fewer lines produces no records.
+    pub fn skip_header_lines(&mut self, n: u64) -> &mut Self {
+        self.skip_header_lines = n;
+        self
+    }
+
+    /// Builds the reader.
+    pub fn build(&self) -> TextLineReader {
+        TextLineReader {
+            skip_header_lines: self.skip_header_lines,
+            file: None,
+        }
+    }
+}
+
+impl TextLineReader {
+    /// A reader that skips no header lines.
+    pub fn new() -> TextLineReader {
+        TextLineReader::default()
+    }
+
+    /// A builder for a configured reader.
+    pub fn builder() -> TextLineReaderBuilder {
+        TextLineReaderBuilder::default()
+    }
+
+    /// How many header lines each file starts with.
+    pub fn skip_header_lines(&self) -> u64 {
+        self.skip_header_lines
+    }
+}
+
+impl OpenFile {
+    /// The next line, without its terminator, or `None` at the end.
+    fn next_line(&mut self) -> Result<Option<Bytes>> {
+        loop {
+            let buf = self.chunks.buffered();
+            if let Some(i) = memchr::memchr(b'\n', &buf[self.scanned..]) {
+                let end = self.scanned + i;
+                let cut = if end > 0 && buf[end - 1] == b'\r' {
+                    end - 1
+                } else {
+                    end
+                };
+                let mut line = self.chunks.take(end + 1);
+                line.truncate(cut);
+                self.scanned = 0;
+                self.line_number += 1;
+                return Ok(Some(line));
+            }
+            self.scanned = buf.len();
+            if !self.chunks.fill_more()? {
+                let rest = self.chunks.buffered().len();
+                self.scanned = 0;
+                if rest == 0 {
+                    return Ok(None);
+                }
+                // The last line has no newline. Like TensorFlow, keep a
+                // lone trailing '\r': only "\r\n" is a line terminator.
+                self.line_number += 1;
+                return Ok(Some(self.chunks.take(rest)));
+            }
+        }
+    }
+}
+
+impl RecordReader for TextLineReader {
+    fn on_work_started(
+        &mut self,
+        file: &str,
+        fs: &dyn FileSystem,
+    ) -> Result<()> {
+        let mut open = OpenFile {
+            chunks: Chunks::new(fs.open(file)?, 0),
+            line_number: 0,
+            scanned: 0,
+        };
+        while open.line_number < self.skip_header_lines {
+            if open.next_line()?.is_none() {
+                break;
+            }
+        }
+        self.file = Some(open);
+        Ok(())
+    }
+
+    fn read(&mut self) -> Result<Option<RawRecord>> {
+        let file = self.file.as_mut().ok_or_else(not_started)?;
+        let offset = file.chunks.offset();
+        let line = file.next_line().map_err(|e| e.with_offset(offset))?;
+        Ok(
+            line.map(|l| {
+                RawRecord::new(RecordKey::Index(file.line_number), l)
+            }),
+        )
+    }
+
+    fn on_work_finished(&mut self) -> Result<()> {
+        self.file = None;
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result<()> {
+        self.file = None;
+        Ok(())
+    }
+
+    fn serialize_state(&self) -> Result<Vec<u8>> {
+        let file = self.file.as_ref().ok_or_else(not_started)?;
+        Ok(Position::encode(
+            FORMAT,
+            file.chunks.offset(),
+            file.line_number,
+        ))
+    }
+
+    fn restore_state(
+        &mut self,
+        file: &str,
+        fs: &dyn FileSystem,
+        state: &[u8],
+    ) -> Result<()> {
+        let pos = Position::decode(FORMAT, state)?;
+        self.file = Some(OpenFile {
+            chunks: Chunks::new(fs.open_at(file, pos.offset)?, pos.offset),
+            line_number: pos.index,
+            scanned: 0,
+        });
+        Ok(())
+    }
+}

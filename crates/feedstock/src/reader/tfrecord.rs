@@ -1,0 +1,192 @@
+//! TFRecord files, as TensorFlow's `TFRecordReader`.
+
+use std::io::Read;
+
+use super::state::Position;
+use super::{not_started, RawRecord, RecordKey, RecordReader};
+use crate::error::{Error, Result};
+use crate::io::fs::FileSystem;
+use crate::io::tfrecord;
+use crate::io::Compression;
+
+const FORMAT: &str = "tfrecord";
+
+/// Reads the records of TFRecord files, checking both CRCs of every
+/// record ([`io::tfrecord`](crate::io::tfrecord) does the framing).
+///
+/// Keys are `FILE:OFFSET`, the byte offset of the record's header in the
+/// (decompressed) stream — as in TensorFlow, where the first record of a
+/// file is `FILE:0`.
+///
+/// ```
+/// use feedstock::io::Compression;
+/// use feedstock::reader::TfRecordReader;
+///
+/// let reader = TfRecordReader::builder()
+///     .compression(Compression::Gzip)
+///     .build();
+/// assert_eq!(reader.compression(), Compression::Gzip);
+/// ```
+#[derive(Debug, Default)]
+pub struct TfRecordReader {
+    compression: Compression,
+    file: Option<OpenFile>,
+}
+
+/// The file being read.
+struct OpenFile {
+    records: tfrecord::Reader<Box<dyn Read + Send>>,
+    /// Where the stream handed to `records` starts in the file (non-zero
+    /// after resuming an uncompressed file part-way).
+    base: tfrecord::Position,
+}
+
+impl std::fmt::Debug for OpenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenFile")
+            .field("next", &self.next_position())
+            .finish()
+    }
+}
+
+impl OpenFile {
+    fn next_position(&self) -> tfrecord::Position {
+        let next = self.records.next_position();
+        tfrecord::Position {
+            offset: self.base.offset + next.offset,
+            index: self.base.index + next.index,
+        }
+    }
+}
+
+/// Configures a [`TfRecordReader`].
+#[derive(Debug, Clone, Default)]
+pub struct TfRecordReaderBuilder {
+    compression: Compression,
+}
+
+impl TfRecordReaderBuilder {
+    /// How every file is compressed (default none). As in TensorFlow, it
+    /// is set for the reader, not guessed from file names.
+    pub fn compression(&mut self, compression: Compression) -> &mut Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Builds the reader.
+    pub fn build(&self) -> TfRecordReader {
+        TfRecordReader {
+            compression: self.compression,
+            file: None,
+        }
+    }
+}
+
+impl TfRecordReader {
+    /// A reader of uncompressed TFRecord files.
+    pub fn new() -> TfRecordReader {
+        TfRecordReader::default()
+    }
+
+    /// A builder for a configured reader.
+    pub fn builder() -> TfRecordReaderBuilder {
+        TfRecordReaderBuilder::default()
+    }
+
+    /// The compression of the files read.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    fn records(
+        &self,
+        file: &str,
+        input: Box<dyn Read + Send>,
+    ) -> tfrecord::Reader<Box<dyn Read + Send>> {
+        tfrecord::ReaderBuilder::new()
+            .compression(self.compression)
+            .file_name(file)
+            .from_reader(input)
+    }
+}
+
+impl RecordReader for TfRecordReader {
+    fn on_work_started(
+        &mut self,
+        file: &str,
+        fs: &dyn FileSystem,
+    ) -> Result<()> {
+        let records = self.records(file, fs.open(file)?);
+        self.file = Some(OpenFile {
+            records,
+            base: tfrecord::Position::default(),
+        });
+        Ok(())
+    }
+
+    fn read(&mut self) -> Result<Option<RawRecord>> {
+        let file = self.file.as_mut().ok_or_else(not_started)?;
+        let offset = file.base.offset;
+        Ok(file.records.read_record()?.map(|r| {
+            RawRecord::new(RecordKey::Index(offset + r.offset), r.data)
+        }))
+    }
+
+    fn on_work_finished(&mut self) -> Result<()> {
+        self.file = None;
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result<()> {
+        self.file = None;
+        Ok(())
+    }
+
+    fn serialize_state(&self) -> Result<Vec<u8>> {
+        let file = self.file.as_ref().ok_or_else(not_started)?;
+        let next = file.next_position();
+        Ok(Position::encode(FORMAT, next.offset, next.index))
+    }
+
+    fn restore_state(
+        &mut self,
+        file: &str,
+        fs: &dyn FileSystem,
+        state: &[u8],
+    ) -> Result<()> {
+        let pos = Position::decode(FORMAT, state)?;
+        let open = if self.compression == Compression::None {
+            // Seek straight to the record.
+            OpenFile {
+                records: self.records(file, fs.open_at(file, pos.offset)?),
+                base: tfrecord::Position {
+                    offset: pos.offset,
+                    index: pos.index,
+                },
+            }
+        } else {
+            // A compressed stream cannot seek: decode and verify the
+            // records before the saved one.
+            let mut open = OpenFile {
+                records: self.records(file, fs.open(file)?),
+                base: tfrecord::Position::default(),
+            };
+            while open.next_position().index < pos.index {
+                if open.records.read_record()?.is_none() {
+                    break;
+                }
+            }
+            open
+        };
+        let next = open.next_position();
+        if next.index != pos.index || next.offset != pos.offset {
+            return Err(Error::invalid_argument(format!(
+                "cannot resume at record {} (offset {}): the file has \
+                 record {} at offset {}",
+                pos.index, pos.offset, next.index, next.offset
+            )));
+        }
+        self.file = Some(open);
+        Ok(())
+    }
+}
