@@ -8,7 +8,8 @@
 //!
 //! - [`Placeholder`]: one declared input — a name, a [`DType`] and a
 //!   [`PartialShape`] whose dimensions may be unknown (`None`), as for a
-//!   batch dimension whose size changes from step to step;
+//!   batch dimension whose size changes from step to step, or no shape
+//!   at all ([`Inputs::declare_any_shape`]);
 //! - [`Inputs`]: the set of placeholders a step reads, declared once;
 //! - [`Feed`]: one step's values, checked against the declarations when
 //!   they are set, and read back by the step with [`Feed::get`].
@@ -18,17 +19,21 @@
 //! of the wrong dtype or shape, or a name that was never declared, is a
 //! [`Kind::InvalidArgument`] naming the input.
 //!
+//! The partial shape is the queues' [`PartialShape`]: a placeholder and a
+//! queue component declare shapes the same way.
+//!
 //! [`Kind::FailedPrecondition`]: crate::Kind::FailedPrecondition
 //! [`Kind::InvalidArgument`]: crate::Kind::InvalidArgument
 //!
 //! ```
 //! use feedstock::input::feed::{Feed, Inputs};
+//! use feedstock::queue::PartialShape;
 //! use feedstock::{DType, Kind, Tensor};
 //!
 //! let mut inputs = Inputs::new();
 //! inputs
-//!     .declare("image", DType::F32, [None, Some(4)])?
-//!     .declare("label", DType::I64, [None])?;
+//!     .declare("image", DType::F32, PartialShape::new([None, Some(4)]))?
+//!     .declare("label", DType::I64, PartialShape::new([None]))?;
 //!
 //! // One step: the caller builds a batch of two and feeds it.
 //! let image = Tensor::new([2, 4], vec![0.5f32; 8])?;
@@ -42,138 +47,26 @@
 //! # Ok::<(), feedstock::Error>(())
 //! ```
 
-use std::fmt;
-
 use crate::error::{Error, Result};
-use crate::tensor::{DType, Shape, Tensor};
-
-/// A shape whose rank, or some of whose dimensions, may be unknown.
-///
-/// `None` in a dimension accepts any size there; a shape of unknown rank
-/// ([`PartialShape::unknown`]) accepts any tensor. This is TensorFlow's
-/// `TensorShape` with `None` entries, as given to `tf.placeholder`.
-///
-/// ```
-/// use feedstock::input::feed::PartialShape;
-/// use feedstock::Shape;
-///
-/// let batch_of_rows = PartialShape::from([None, Some(64)]);
-/// assert!(batch_of_rows.accepts(&Shape::new([32, 64])));
-/// assert!(!batch_of_rows.accepts(&Shape::new([32, 63])));
-/// assert_eq!(batch_of_rows.to_string(), "[?, 64]");
-/// ```
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct PartialShape(Option<Vec<Option<usize>>>);
-
-impl PartialShape {
-    /// A shape of unknown rank: accepts a tensor of any shape.
-    pub fn unknown() -> PartialShape {
-        PartialShape(None)
-    }
-
-    /// A shape of known rank; `None` marks a dimension of unknown size.
-    pub fn new(dims: impl Into<Vec<Option<usize>>>) -> PartialShape {
-        PartialShape(Some(dims.into()))
-    }
-
-    /// The dimensions, or `None` when the rank is unknown.
-    pub fn dims(&self) -> Option<&[Option<usize>]> {
-        self.0.as_deref()
-    }
-
-    /// True when every dimension is known.
-    pub fn is_fully_defined(&self) -> bool {
-        self.0
-            .as_ref()
-            .is_some_and(|dims| dims.iter().all(Option::is_some))
-    }
-
-    /// True when a tensor of `shape` can be fed to an input of this shape:
-    /// the ranks agree (or this rank is unknown) and every known dimension
-    /// matches.
-    pub fn accepts(&self, shape: &Shape) -> bool {
-        match &self.0 {
-            None => true,
-            Some(dims) => {
-                dims.len() == shape.rank()
-                    && dims
-                        .iter()
-                        .zip(shape.dims())
-                        .all(|(want, &got)| want.is_none_or(|w| w == got))
-            }
-        }
-    }
-}
-
-impl fmt::Debug for PartialShape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
-
-impl fmt::Display for PartialShape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Some(dims) = &self.0 else {
-            return f.write_str("<unknown>");
-        };
-        f.write_str("[")?;
-        for (i, d) in dims.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            match d {
-                Some(n) => write!(f, "{n}")?,
-                None => f.write_str("?")?,
-            }
-        }
-        f.write_str("]")
-    }
-}
-
-impl<const N: usize> From<[Option<usize>; N]> for PartialShape {
-    fn from(dims: [Option<usize>; N]) -> PartialShape {
-        PartialShape::new(dims.to_vec())
-    }
-}
-
-impl<const N: usize> From<[usize; N]> for PartialShape {
-    fn from(dims: [usize; N]) -> PartialShape {
-        PartialShape::new(dims.map(Some).to_vec())
-    }
-}
-
-impl From<Vec<Option<usize>>> for PartialShape {
-    fn from(dims: Vec<Option<usize>>) -> PartialShape {
-        PartialShape::new(dims)
-    }
-}
-
-impl From<&Shape> for PartialShape {
-    fn from(shape: &Shape) -> PartialShape {
-        PartialShape::new(
-            shape.dims().iter().copied().map(Some).collect::<Vec<_>>(),
-        )
-    }
-}
-
-impl From<Shape> for PartialShape {
-    fn from(shape: Shape) -> PartialShape {
-        PartialShape::from(&shape)
-    }
-}
+use crate::queue::PartialShape;
+use crate::tensor::{DType, Tensor};
 
 /// One declared input: a name, a dtype and a partial shape.
 ///
 /// The equivalent of `tf.placeholder(dtype, shape, name)`. It holds no
-/// data; a [`Feed`] holds the value of each step.
+/// data; a [`Feed`] holds the value of each step. Like a queue's
+/// [`ComponentSpec`](crate::queue::ComponentSpec), a placeholder without
+/// a shape accepts a tensor of any shape (`tf.placeholder` with
+/// `shape=None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placeholder {
     /// The name the step and the caller use for this input.
     name: String,
     /// The dtype a fed tensor must have.
     dtype: DType,
-    /// The shape a fed tensor must be compatible with.
-    shape: PartialShape,
+    /// The shape a fed tensor must be compatible with; `None` accepts any
+    /// shape.
+    shape: Option<PartialShape>,
 }
 
 impl Placeholder {
@@ -187,9 +80,18 @@ impl Placeholder {
         self.dtype
     }
 
-    /// The shape a fed tensor must be compatible with.
-    pub fn shape(&self) -> &PartialShape {
-        &self.shape
+    /// The shape a fed tensor must be compatible with, if one was
+    /// declared.
+    pub fn shape(&self) -> Option<&PartialShape> {
+        self.shape.as_ref()
+    }
+
+    /// The declared shape as shown in messages: `<any>` when none was
+    /// declared.
+    fn shape_text(&self) -> String {
+        self.shape
+            .as_ref()
+            .map_or_else(|| "<any>".to_owned(), PartialShape::to_string)
     }
 
     /// Checks that `value` may be fed to this input.
@@ -209,11 +111,15 @@ impl Placeholder {
             ))
             .with_field(&self.name));
         }
-        if !self.shape.accepts(value.shape()) {
+        if !self
+            .shape
+            .as_ref()
+            .is_none_or(|s| s.is_compatible(value.dims()))
+        {
             return Err(Error::invalid_argument(format!(
                 "input {:?} expects shape {} but was fed shape {}",
                 self.name,
-                self.shape,
+                self.shape_text(),
                 value.shape()
             ))
             .with_field(&self.name));
@@ -239,8 +145,9 @@ impl Inputs {
     }
 
     /// Declares an input named `name` that takes tensors of `dtype` whose
-    /// shape is compatible with `shape`. Returns `self` so that
-    /// declarations chain with `?`.
+    /// shape is compatible with `shape` (`[usize; N]` for a fully known
+    /// shape, [`PartialShape::new`] for one with unknown dimensions).
+    /// Returns `self` so that declarations chain with `?`.
     ///
     /// # Errors
     ///
@@ -252,7 +159,29 @@ impl Inputs {
         dtype: DType,
         shape: impl Into<PartialShape>,
     ) -> Result<&mut Inputs> {
-        let name = name.into();
+        self.push(name.into(), dtype, Some(shape.into()))
+    }
+
+    /// Declares an input named `name` that takes tensors of `dtype` and
+    /// any shape, even any rank.
+    ///
+    /// # Errors
+    ///
+    /// As [`Inputs::declare`].
+    pub fn declare_any_shape(
+        &mut self,
+        name: impl Into<String>,
+        dtype: DType,
+    ) -> Result<&mut Inputs> {
+        self.push(name.into(), dtype, None)
+    }
+
+    fn push(
+        &mut self,
+        name: String,
+        dtype: DType,
+        shape: Option<PartialShape>,
+    ) -> Result<&mut Inputs> {
         if name.is_empty() {
             return Err(Error::invalid_argument(
                 "an input needs a non-empty name",
@@ -264,11 +193,7 @@ impl Inputs {
             ))
             .with_field(&name));
         }
-        self.placeholders.push(Placeholder {
-            name,
-            dtype,
-            shape: shape.into(),
-        });
+        self.placeholders.push(Placeholder { name, dtype, shape });
         Ok(self)
     }
 
@@ -449,7 +374,9 @@ impl<'a> Feed<'a> {
         let p = &self.inputs.placeholders[i];
         Error::failed_precondition(format!(
             "input {:?} ({} {}) was read but not fed in this step",
-            p.name, p.dtype, p.shape
+            p.name,
+            p.dtype,
+            p.shape_text()
         ))
         .with_field(&p.name)
     }
@@ -463,9 +390,9 @@ mod tests {
     fn digits_inputs() -> Inputs {
         let mut inputs = Inputs::new();
         inputs
-            .declare("image", DType::F32, [None, Some(64)])
+            .declare("image", DType::F32, PartialShape::new([None, Some(64)]))
             .unwrap()
-            .declare("label", DType::I64, [None])
+            .declare("label", DType::I64, PartialShape::new([None]))
             .unwrap();
         inputs
     }
@@ -574,11 +501,11 @@ mod tests {
     #[test]
     fn declaring_a_name_twice_is_invalid_argument() {
         let mut inputs = digits_inputs();
-        let err = inputs.declare("label", DType::I32, [None]).unwrap_err();
+        let err = inputs.declare("label", DType::I32, [3]).unwrap_err();
         assert_eq!(err.kind(), Kind::InvalidArgument);
         assert_eq!(err.field(), Some("label"));
         assert_eq!(inputs.get("label").unwrap().dtype(), DType::I64);
-        assert!(inputs.declare("", DType::I32, [None]).is_err());
+        assert!(inputs.declare_any_shape("", DType::I32).is_err());
     }
 
     #[test]
@@ -610,33 +537,32 @@ mod tests {
     }
 
     #[test]
-    fn unknown_rank_accepts_any_shape_but_still_checks_dtype() {
+    fn an_input_without_a_shape_accepts_any_rank_but_checks_dtype() {
         let mut inputs = Inputs::new();
-        inputs
-            .declare("any", DType::String, PartialShape::unknown())
-            .unwrap();
+        inputs.declare_any_shape("any", DType::String).unwrap();
+        assert_eq!(inputs.get("any").unwrap().shape(), None);
         let feed = inputs.feed().set("any", Tensor::string("x")).unwrap();
         assert_eq!(feed.get("any").unwrap().rank(), 0);
+        let matrix = Tensor::new([1, 1], vec![bytes::Bytes::from("y")]);
+        inputs.feed().set("any", matrix.unwrap()).unwrap();
         let err = inputs.feed().set("any", Tensor::scalar(1f32)).unwrap_err();
         assert_eq!(err.kind(), Kind::InvalidArgument);
+        let err = inputs.feed().get("any").unwrap_err();
+        assert!(err.message().contains("string <any>"), "{err}");
     }
 
     #[test]
-    fn partial_shape_compatibility() {
-        let s = PartialShape::from([Some(2), None, Some(3)]);
-        assert!(s.accepts(&Shape::new([2, 0, 3])));
-        assert!(s.accepts(&Shape::new([2, 9, 3])));
-        assert!(!s.accepts(&Shape::new([3, 9, 3])));
-        assert!(!s.accepts(&Shape::new([2, 9])));
-        assert!(!s.is_fully_defined());
-        let full = PartialShape::from([2usize, 3]);
-        assert!(full.is_fully_defined());
-        assert!(full.accepts(&Shape::new([2, 3])));
-        assert!(!full.accepts(&Shape::new([3, 2])));
-        let scalar = PartialShape::from(Shape::scalar());
-        assert!(scalar.accepts(&Shape::scalar()));
-        assert!(!scalar.accepts(&Shape::new([1])));
-        assert_eq!(scalar.to_string(), "[]");
-        assert_eq!(PartialShape::unknown().to_string(), "<unknown>");
+    fn a_fully_known_shape_accepts_only_that_shape() {
+        let mut inputs = Inputs::new();
+        inputs.declare("m", DType::F32, [2, 3]).unwrap();
+        let ok = Tensor::new([2, 3], vec![0f32; 6]).unwrap();
+        inputs.feed().set("m", ok).unwrap();
+        for dims in [[3usize, 2], [2, 2]] {
+            let n = dims[0] * dims[1];
+            let bad = Tensor::new(dims, vec![0f32; n]).unwrap();
+            let err = inputs.feed().set("m", bad).unwrap_err();
+            assert_eq!(err.kind(), Kind::InvalidArgument);
+            assert!(err.message().contains("[2, 3]"), "{err}");
+        }
     }
 }
