@@ -1,4 +1,5 @@
-//! The `feedstock` command: look at and check record files.
+//! The `feedstock` command: look at and check record files, and run the
+//! demo.
 //!
 //! Each subcommand lives in its own module; this file only parses the
 //! command line, dispatches, and turns an error into one line on stderr
@@ -11,6 +12,7 @@ use clap::{Parser, Subcommand};
 
 mod cat;
 mod count;
+mod demo;
 mod json;
 mod payload;
 
@@ -30,6 +32,9 @@ enum Command {
     Cat(cat::Args),
     /// Count the records of each file, verifying every CRC.
     Count(count::Args),
+    /// Convert the shipped digits to TFRecords and train a classifier on
+    /// them three ways: feeding, reading from files, preloaded.
+    Demo(demo::Config),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +42,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cat(args) => cat::run(&args),
         Command::Count(args) => count::run(&args),
+        Command::Demo(config) => demo::run(&config),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

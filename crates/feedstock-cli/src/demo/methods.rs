@@ -10,6 +10,7 @@
 use std::time::{Duration, Instant};
 
 use feedstock::input::feed::{Feed, Inputs};
+use feedstock::queue::PartialShape;
 use feedstock::{DType, Result};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -70,8 +71,8 @@ impl Evaluator for MemoryEvaluator<'_> {
 pub(crate) fn step_inputs() -> Inputs {
     let mut inputs = Inputs::new();
     inputs
-        .declare(IMAGE, DType::F32, [None, Some(FEATURES)])
-        .and_then(|i| i.declare(LABEL, DType::I64, [None]))
+        .declare(IMAGE, DType::F32, PartialShape::new([None, Some(FEATURES)]))
+        .and_then(|i| i.declare(LABEL, DType::I64, PartialShape::new([None])))
         .expect("two distinct, non-empty names");
     inputs
 }
