@@ -7,12 +7,17 @@
 //! (0..=9), with no header. Images are scaled to 0..1 as they are loaded.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use feedstock::proto::{feature, Example, Feature, Features};
-use feedstock::proto::{FloatList, Int64List};
-use feedstock::{Error, Result, Tensor};
+use bytes::Bytes;
+use feedstock::decode::csv::{CsvDecoder, RecordDefault};
+use feedstock::decode::example::FeatureSpec;
+use feedstock::io::tfrecord::WriterBuilder;
+use feedstock::io::Compression;
+use feedstock::proto::{Example, ExampleBuilder};
+use feedstock::{DType, Error, Result, Tensor};
 use flate2::read::GzDecoder;
+use prost::Message;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -26,7 +31,7 @@ pub(crate) const IMAGE: &str = "image";
 /// The Example feature holding the label.
 pub(crate) const LABEL: &str = "label";
 /// The largest pixel intensity in the CSV; pixels are divided by it.
-const MAX_PIXEL: u8 = 16;
+const MAX_PIXEL: i32 = 16;
 
 /// Images and labels held in memory, row-major.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -53,73 +58,52 @@ impl Digits {
         GzDecoder::new(file)
             .read_to_end(&mut text)
             .map_err(|e| Error::io(e).with_file(&name))?;
-        Digits::parse(&name, &text)
+        Digits::parse(&name, text.into())
     }
 
-    /// Parses the CSV text of `file` (used in error messages).
-    ///
-    /// Written by hand because the format is fixed and tiny (65 small
-    /// integers a line); once `decode::csv` lands this becomes a call to
-    /// `decode_csv` with integer defaults.
+    /// Parses the CSV text of `file` (the name is used in error messages)
+    /// with `decode_csv`: 65 required integer columns per line.
     ///
     /// # Errors
     ///
     /// `InvalidArgument` with the file, the key `FILE:LINE` (1-based) and
-    /// the column, for a line without 65 fields, a field that is not an
-    /// integer, a pixel above 16 or a label above 9.
-    pub(crate) fn parse(file: &str, text: &[u8]) -> Result<Digits> {
-        let mut digits = Digits::default();
-        let text = std::str::from_utf8(text).map_err(|e| {
-            Error::invalid_argument(format!("not UTF-8 text: {e}"))
+    /// the field `column N` (from 0), for a line without 65 fields, a
+    /// field that is not an integer, a pixel outside 0..=16 or a label
+    /// outside 0..=9.
+    pub(crate) fn parse(file: &str, text: Bytes) -> Result<Digits> {
+        let (lines, keys) = lines(file, &text);
+        let columns = digits_csv()
+            .decode_batch(&lines, &keys)
+            .map_err(|e| e.with_file(file))?;
+        let columns: Vec<&[i32]> = columns
+            .iter()
+            .map(Tensor::as_slice::<i32>)
+            .collect::<Result<_>>()?;
+        let bad = |msg: String, row: usize, col: usize| {
+            Error::invalid_argument(msg)
                 .with_file(file)
-                .with_offset(e.valid_up_to() as u64)
-        })?;
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim_end_matches('\r');
-            if line.is_empty() {
-                continue;
-            }
-            let key = format!("{file}:{}", i + 1);
-            let bad = |msg: String, col: usize| {
-                Error::invalid_argument(msg)
-                    .with_file(file)
-                    .with_key(&key)
-                    .with_field(format!("column {col}"))
-            };
-            let mut n = 0;
-            for (col, field) in line.split(',').enumerate() {
-                n += 1;
-                if col > FEATURES {
-                    continue;
+                .with_key(&keys[row])
+                .with_field(format!("column {col}"))
+        };
+        let mut digits = Digits {
+            images: Vec::with_capacity(lines.len() * FEATURES),
+            labels: Vec::with_capacity(lines.len()),
+        };
+        for row in 0..lines.len() {
+            for (col, column) in columns[..FEATURES].iter().enumerate() {
+                let pixel = column[row];
+                if !(0..=MAX_PIXEL).contains(&pixel) {
+                    let msg = format!("pixel {pixel} is outside 0..=16");
+                    return Err(bad(msg, row, col));
                 }
-                let value: u8 = field.trim().parse().map_err(|_| {
-                    bad(format!("{field:?} is not a small integer"), col)
-                })?;
-                if col < FEATURES {
-                    if value > MAX_PIXEL {
-                        return Err(bad(
-                            format!("pixel {value} is above {MAX_PIXEL}"),
-                            col,
-                        ));
-                    }
-                    digits
-                        .images
-                        .push(f32::from(value) / f32::from(MAX_PIXEL));
-                } else if usize::from(value) >= CLASSES {
-                    return Err(bad(
-                        format!("label {value} is not a digit"),
-                        col,
-                    ));
-                } else {
-                    digits.labels.push(i64::from(value));
-                }
+                digits.images.push(pixel as f32 / MAX_PIXEL as f32);
             }
-            if n != FEATURES + 1 {
-                return Err(bad(
-                    format!("expected {} fields, found {n}", FEATURES + 1),
-                    n.min(FEATURES + 1) - 1,
-                ));
+            let label = columns[FEATURES][row];
+            if !(0..CLASSES as i32).contains(&label) {
+                let msg = format!("label {label} is not a digit");
+                return Err(bad(msg, row, FEATURES));
             }
+            digits.labels.push(i64::from(label));
         }
         Ok(digits)
     }
@@ -182,36 +166,96 @@ impl Digits {
 
     /// Digit `i` as a `tf.train.Example` with the features `image` (a
     /// float list of 64 values in 0..1) and `label` (one int64), the
-    /// layout [`IMAGE`] and [`LABEL`] are parsed back with.
-    // Written out as TFRecords once io::tfrecord::Writer lands.
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// layout [`feature_spec`] parses back.
     pub(crate) fn example(&self, i: usize) -> Example {
-        let image = Feature {
-            kind: Some(feature::Kind::FloatList(FloatList {
-                value: self.image(i).to_vec(),
-            })),
-        };
-        let label = Feature {
-            kind: Some(feature::Kind::Int64List(Int64List {
-                value: vec![self.label(i)],
-            })),
-        };
-        Example {
-            features: Some(Features {
-                feature: [
-                    (IMAGE.to_owned(), image),
-                    (LABEL.to_owned(), label),
-                ]
-                .into_iter()
-                .collect(),
-            }),
-        }
+        ExampleBuilder::new()
+            .floats(IMAGE, self.image(i).iter().copied())
+            .int64(LABEL, [self.label(i)])
+            .build()
     }
+
+    /// Writes the digits as `shards` TFRecord files of serialized
+    /// Examples named `{name}-{i:05}-of-{shards:05}.tfrecord` in `dir`,
+    /// digit `j` in shard `j % shards`, and returns the paths in shard
+    /// order. `shards` is clamped to `1..=len`, so no file is empty.
+    ///
+    /// # Errors
+    ///
+    /// Those of creating or writing a file, naming it.
+    pub(crate) fn write_shards(
+        &self,
+        dir: &Path,
+        name: &str,
+        shards: usize,
+    ) -> Result<Vec<PathBuf>> {
+        let shards = shards.clamp(1, self.len().max(1));
+        let paths: Vec<PathBuf> = (0..shards)
+            .map(|i| {
+                dir.join(format!("{name}-{i:05}-of-{shards:05}.tfrecord"))
+            })
+            .collect();
+        let mut builder = WriterBuilder::new();
+        builder.compression(Compression::None);
+        let mut writers = paths
+            .iter()
+            .map(|p| builder.create(p))
+            .collect::<Result<Vec<_>>>()?;
+        let mut buf = Vec::new();
+        for i in 0..self.len() {
+            buf.clear();
+            self.example(i)
+                .encode(&mut buf)
+                .expect("a Vec grows as needed");
+            writers[i % shards].write_record(&buf)?;
+        }
+        for w in writers {
+            w.finish()?;
+        }
+        Ok(paths)
+    }
+}
+
+/// The non-empty lines of `text` as zero-copy slices without their line
+/// ending, each with its key `FILE:LINE` (1-based).
+fn lines(file: &str, text: &Bytes) -> (Vec<Bytes>, Vec<String>) {
+    let mut lines = Vec::new();
+    let mut keys = Vec::new();
+    let mut start = 0;
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        let content = line.strip_suffix(b"\r").unwrap_or(line);
+        if !content.is_empty() {
+            lines.push(text.slice(start..start + content.len()));
+            keys.push(format!("{file}:{}", i + 1));
+        }
+        start += line.len() + 1;
+    }
+    (lines, keys)
+}
+
+/// The decoder of one digits line: 64 pixels and the label, all required
+/// integers.
+fn digits_csv() -> CsvDecoder {
+    let column = RecordDefault::required(DType::I32)
+        .expect("decode_csv supports int32");
+    CsvDecoder::new(vec![column; FEATURES + 1])
+        .expect("65 integer columns make a valid decoder")
+}
+
+/// How a digit's Example is parsed back: `image` a float32 `[64]`, `label`
+/// an int64 scalar, both required.
+pub(crate) fn feature_spec() -> FeatureSpec {
+    FeatureSpec::builder()
+        .fixed(IMAGE, DType::F32, [FEATURES])
+        .fixed(LABEL, DType::I64, [])
+        .build()
+        .expect("two distinct fixed features")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use feedstock::decode::example::parse_single_example;
+    use feedstock::io::tfrecord::ReaderBuilder;
     use feedstock::Kind;
 
     fn line(pixel: u8, label: u8) -> String {
@@ -220,10 +264,14 @@ mod tests {
         fields.join(",")
     }
 
+    fn parse(text: String) -> Result<Digits> {
+        Digits::parse("d.csv", text.into())
+    }
+
     #[test]
     fn parse_scales_pixels_and_keeps_labels() {
-        let text = format!("{}\n{}\r\n", line(16, 3), line(4, 9));
-        let d = Digits::parse("d.csv", text.as_bytes()).unwrap();
+        let text = format!("{}\n\n{}\r\n", line(16, 3), line(4, 9));
+        let d = parse(text).unwrap();
         assert_eq!(d.len(), 2);
         assert_eq!(d.image(0), &[1.0; FEATURES]);
         assert_eq!(d.image(1), &[0.25; FEATURES]);
@@ -238,37 +286,86 @@ mod tests {
             (format!("{}\n{}", line(0, 0), line(17, 0)), "d.csv:2", "0"),
             (line(0, 10), "d.csv:1", "64"),
             (line(0, 1).replacen('0', "x", 1), "d.csv:1", "0"),
-            (format!("{},5", line(0, 1)), "d.csv:1", "64"),
-            ("1,2,3".to_owned(), "d.csv:1", "2"),
+            (line(0, 1).replacen('0', "-1", 1), "d.csv:1", "0"),
+            // One field too many: the first extra column is named.
+            (format!("{},5", line(0, 1)), "d.csv:1", "65"),
+            // Too few: the first missing column is named.
+            ("1,2,3".to_owned(), "d.csv:1", "3"),
+            (
+                format!("\n\n{}", line(0, 1).replace(",0,", ",,")),
+                "d.csv:3",
+                "1",
+            ),
         ];
         for (text, key, col) in cases {
-            let err = Digits::parse("d.csv", text.as_bytes()).unwrap_err();
+            let err = parse(text).unwrap_err();
             assert_eq!(err.kind(), Kind::InvalidArgument, "{err}");
-            assert_eq!(err.file(), Some("d.csv"));
+            assert_eq!(err.file(), Some("d.csv"), "{err}");
             assert_eq!(err.key(), Some(key), "{err}");
-            assert_eq!(err.field(), Some(format!("column {col}").as_str()));
+            let field = format!("column {col}");
+            assert_eq!(err.field(), Some(field.as_str()), "{err}");
         }
     }
 
     #[test]
-    fn examples_round_trip_through_protobuf() {
-        use prost::Message;
+    fn examples_parse_back_with_the_feature_spec() {
         let text = format!("{}\n{}\n", line(8, 3), line(16, 0));
-        let d = Digits::parse("d.csv", text.as_bytes()).unwrap();
-        let bytes = d.example(0).encode_to_vec();
-        let back = Example::decode(bytes.as_slice()).unwrap();
-        let features = back.features.unwrap().feature;
-        assert_eq!(features.len(), 2);
-        match &features[IMAGE].kind {
-            Some(feature::Kind::FloatList(l)) => {
-                assert_eq!(l.value, vec![0.5; FEATURES])
-            }
-            other => panic!("image is {other:?}"),
+        let d = parse(text).unwrap();
+        let record = Bytes::from(d.example(0).encode_to_vec());
+        let parsed =
+            parse_single_example(&record, &feature_spec(), "r:0").unwrap();
+        let image = parsed[IMAGE].dense().unwrap();
+        assert_eq!(image.dims(), &[FEATURES]);
+        assert_eq!(image.as_slice::<f32>().unwrap(), &[0.5; FEATURES]);
+        let label = parsed[LABEL].dense().unwrap();
+        assert_eq!(label.scalar_value::<i64>().unwrap(), 3);
+    }
+
+    #[test]
+    fn shards_hold_every_digit_once_round_robin() {
+        let text: String = (0..10u8).map(|i| line(i, i % 10) + "\n").collect();
+        let d = parse(text).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let paths = d.write_shards(dir.path(), "train", 3).unwrap();
+        let names: Vec<_> = paths
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "train-00000-of-00003.tfrecord",
+                "train-00001-of-00003.tfrecord",
+                "train-00002-of-00003.tfrecord"
+            ]
+        );
+        let spec = feature_spec();
+        for (shard, path) in paths.iter().enumerate() {
+            let labels: Vec<i64> = ReaderBuilder::new()
+                .open(path)
+                .unwrap()
+                .map(|r| {
+                    let data = r.unwrap().data;
+                    let p = parse_single_example(&data, &spec, "r").unwrap();
+                    p[LABEL].dense().unwrap().scalar_value::<i64>().unwrap()
+                })
+                .collect();
+            let want: Vec<i64> = (shard as i64..10).step_by(3).collect();
+            assert_eq!(labels, want, "shard {shard}");
         }
-        match &features[LABEL].kind {
-            Some(feature::Kind::Int64List(l)) => assert_eq!(l.value, [3]),
-            other => panic!("label is {other:?}"),
-        }
+        // More shards than digits: one digit per file, none empty.
+        let paths = d.write_shards(dir.path(), "few", 50).unwrap();
+        assert_eq!(paths.len(), 10);
+    }
+
+    #[test]
+    fn writing_into_a_missing_directory_names_the_file() {
+        let d = parse(line(1, 1)).unwrap();
+        let err = d
+            .write_shards(Path::new("no/such/dir"), "t", 1)
+            .unwrap_err();
+        assert_eq!(err.kind(), Kind::NotFound, "{err}");
+        assert!(err.file().unwrap().contains("t-00000-of-00001"), "{err}");
     }
 
     #[test]
@@ -283,7 +380,7 @@ mod tests {
     fn split_is_deterministic_disjoint_and_complete() {
         let text: String =
             (0..50u8).map(|i| line(i % 17, i % 10) + "\n").collect();
-        let all = Digits::parse("d.csv", text.as_bytes()).unwrap();
+        let all = parse(text).unwrap();
         let (train, test) = all.split(12, 7);
         assert_eq!((train.len(), test.len()), (38, 12));
         assert_eq!(all.split(12, 7), (train.clone(), test.clone()));
