@@ -4,20 +4,47 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The methods the demo runs (reading from files and preloading join
-/// this list as the pipeline pieces land).
-const METHODS: &[&str] = &["feeding"];
+/// The methods the demo runs, by the name that starts their line.
+const METHODS: &[&str] = &["feeding", "files", "preloaded"];
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data")
 }
 
-fn demo(args: &[&str]) -> Output {
+fn feedstock(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .arg("demo")
         .args(args)
         .output()
         .expect("the feedstock binary runs")
+}
+
+fn demo(args: &[&str]) -> Output {
+    feedstock(&[&["demo"], args].concat())
+}
+
+/// The `total` line of `feedstock count` over the files matching
+/// `prefix*` in `dir`, after checking each file's CRCs.
+fn count_records(dir: &Path, prefix: &str) -> (usize, u64) {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with(prefix) && name.ends_with(".tfrecord")
+        })
+        .map(|p| p.to_str().unwrap().to_owned())
+        .collect();
+    files.sort();
+    let mut args = vec!["count"];
+    args.extend(files.iter().map(String::as_str));
+    let out = feedstock(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let total = stdout
+        .lines()
+        .find_map(|l| l.strip_suffix("\ttotal"))
+        .unwrap_or_else(|| panic!("no total in {stdout}"));
+    (files.len(), total.parse().unwrap())
 }
 
 /// The `test accuracy` figure of the method's line of the demo's output.
@@ -34,7 +61,6 @@ fn accuracy(stdout: &str, method: &str) -> f64 {
 }
 
 #[test]
-#[ignore = "main.rs gets the demo subcommand once io's main.rs lands"]
 fn demo_trains_every_method_to_ninety_percent_and_writes_its_outputs() {
     let out = tempfile::tempdir().unwrap();
     let data = data_dir();
@@ -55,6 +81,8 @@ fn demo_trains_every_method_to_ninety_percent_and_writes_its_outputs() {
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
     assert!(stdout.contains("1497 train, 300 held out"), "{stdout}");
+    assert_eq!(count_records(out.path(), "train-"), (4, 1497));
+    assert_eq!(count_records(out.path(), "test-"), (2, 300));
     for &method in METHODS {
         let acc = accuracy(&stdout, method);
         assert!(acc >= 0.90, "{method}: accuracy {acc}\n{stdout}");
@@ -67,7 +95,6 @@ fn demo_trains_every_method_to_ninety_percent_and_writes_its_outputs() {
 }
 
 #[test]
-#[ignore = "main.rs gets the demo subcommand once io's main.rs lands"]
 fn demo_without_the_data_file_fails_naming_it() {
     let out = tempfile::tempdir().unwrap();
     let result = demo(&[
@@ -80,4 +107,17 @@ fn demo_without_the_data_file_fails_naming_it() {
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(stderr.contains("digits.csv.gz"), "{stderr}");
     assert!(stderr.contains("NotFound"), "{stderr}");
+}
+
+#[test]
+fn demo_refuses_zero_epochs_threads_or_batch_size() {
+    let out = tempfile::tempdir().unwrap();
+    for flag in ["--epochs", "--threads", "--batch-size"] {
+        let result =
+            demo(&["--out-dir", out.path().to_str().unwrap(), flag, "0"]);
+        assert!(!result.status.success(), "{flag} 0 was accepted");
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(stderr.contains("at least 1"), "{flag}: {stderr}");
+    }
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
 }

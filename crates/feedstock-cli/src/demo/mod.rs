@@ -9,7 +9,9 @@
 //! and writes the loss, accuracy and queue fullness as scalar summaries
 //! under `OUT_DIR/runs/METHOD/`.
 
+mod batching;
 mod data;
+mod eval;
 mod methods;
 mod model;
 
@@ -22,10 +24,15 @@ use feedstock::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use data::Digits;
-use methods::{MemoryEvaluator, Report};
+use eval::FileEvaluator;
+use methods::Report;
 
 /// Digits held out for evaluation (of 1797 in the shipped file).
 const TEST_LEN: usize = 300;
+/// TFRecord files the training digits are written to.
+const TRAIN_SHARDS: usize = 4;
+/// TFRecord files the held-out digits are written to.
+const TEST_SHARDS: usize = 2;
 
 /// The flags of `feedstock demo`.
 #[derive(Debug, Clone, clap::Args)]
@@ -37,13 +44,13 @@ pub(crate) struct Config {
     #[arg(long, default_value = "out/demo")]
     pub(crate) out_dir: PathBuf,
     /// Passes over the training digits, for each method.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = positive)]
     pub(crate) epochs: usize,
     /// Examples per training step.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = positive)]
     pub(crate) batch_size: usize,
     /// Threads filling each example queue.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = positive)]
     pub(crate) threads: usize,
     /// Seed of the train/test split and of every shuffle.
     #[arg(long, default_value_t = 7)]
@@ -53,7 +60,17 @@ pub(crate) struct Config {
     pub(crate) learning_rate: f32,
 }
 
-/// Runs the demo and prints one line per method.
+/// Parses a count that must be at least 1.
+fn positive(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Runs the demo: converts the digits, then trains and reports each
+/// method in turn, one line each.
 ///
 /// # Errors
 ///
@@ -72,16 +89,63 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
     );
     fs::create_dir_all(&config.out_dir)
         .with_context(|| format!("creating {}", config.out_dir.display()))?;
+    let train_files =
+        utf8(train.write_shards(&config.out_dir, "train", TRAIN_SHARDS)?)?;
+    let test_files =
+        utf8(test.write_shards(&config.out_dir, "test", TEST_SHARDS)?)?;
+    println!(
+        "wrote {} train and {} held-out TFRecord files to {}",
+        train_files.len(),
+        test_files.len(),
+        config.out_dir.display()
+    );
     let show_progress = std::io::stdout().is_terminal();
-    let eval = MemoryEvaluator { test: &test };
-    {
-        let mut monitor = Monitor::create(config, "feeding", show_progress)?;
-        let report = methods::feeding(config, &train, &eval, &mut monitor)
-            .map_err(|e| anyhow!("method 1, feeding: {e}"))?;
+    let eval = FileEvaluator {
+        files: test_files,
+        examples: test.len(),
+        threads: config.threads,
+    };
+    let methods: [(&'static str, Method<'_>); 3] = [
+        ("feeding", &|c, eval, m| {
+            methods::feeding(c, &train, eval, m)
+        }),
+        ("files", &|c, eval, m| {
+            methods::reading_files(c, &train_files, train.len(), eval, m)
+        }),
+        ("preloaded", &|c, eval, m| {
+            methods::preloaded(c, &train, eval, m)
+        }),
+    ];
+    for (n, (name, method)) in methods.iter().enumerate() {
+        let mut monitor = Monitor::create(config, name, show_progress)?;
+        let report = method(config, &eval, &mut monitor)
+            .map_err(|e| anyhow!("method {}, {name}: {e}", n + 1))?;
         monitor.finish()?;
         print_report(&report);
     }
     Ok(())
+}
+
+/// One way of training: config, evaluator, monitor in; report out.
+type Method<'a> = &'a dyn Fn(
+    &Config,
+    &dyn eval::Evaluator,
+    &mut Monitor,
+) -> feedstock::Result<Report>;
+
+/// The paths as strings, which is how a filename queue holds them.
+fn utf8(paths: Vec<PathBuf>) -> Result<Vec<String>> {
+    paths
+        .into_iter()
+        .map(|p| {
+            p.into_os_string().into_string().map_err(|p| {
+                Error::invalid_argument(format!(
+                    "{} is not valid UTF-8",
+                    Path::new(&p).display()
+                ))
+            })
+        })
+        .collect()
 }
 
 fn print_report(r: &Report) {
