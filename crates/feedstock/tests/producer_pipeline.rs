@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use feedstock::coord::{Coordinator, Pipeline, QueueRunner};
+use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::input::string_input_producer;
 use feedstock::queue::{FifoQueue, Queue, QueueSpec};
 use feedstock::reader::{Reader, TextLineReader, WorkQueue};
@@ -31,8 +32,8 @@ fn csv_files(dir: &Path, n: usize, lines: usize) -> Vec<String> {
 }
 
 /// The seed's CSV program: `string_input_producer` over two CSV files,
-/// a `TextLineReader`, the line split into five int columns (four
-/// features and a label).
+/// a `TextLineReader`, and `decode_csv` with `record_defaults` of five
+/// ints (four features and a label).
 #[test]
 fn the_seed_csv_program_reads_every_line_exactly_num_epochs_times() {
     let dir = tempfile::tempdir().unwrap();
@@ -44,6 +45,8 @@ fn the_seed_csv_program_reads_every_line_exactly_num_epochs_times() {
         .build()
         .unwrap();
     let reader = Reader::new(TextLineReader::new());
+    let record_defaults = vec![RecordDefault::i32(1); 5];
+    let decode_csv = CsvDecoder::new(record_defaults).unwrap();
     let coord = Coordinator::new();
     let threads = pipeline.start(&coord).unwrap();
 
@@ -53,9 +56,12 @@ fn the_seed_csv_program_reads_every_line_exactly_num_epochs_times() {
             Ok(r) => r,
             Err(e) => break e,
         };
-        let line = std::str::from_utf8(&record.value).unwrap();
-        let cols: Vec<i64> =
-            line.split(',').map(|c| c.parse().unwrap()).collect();
+        let cols: Vec<i32> = decode_csv
+            .decode(&record.value, &record.key)
+            .unwrap()
+            .iter()
+            .map(|c| c.scalar_value::<i32>().unwrap())
+            .collect();
         let (features, label) = (&cols[..4], cols[4]);
         assert_eq!(label, features[0] + features[1]);
         *seen.entry(record.key).or_default() += 1;

@@ -1,11 +1,19 @@
 //! Producers and batching: the stages a caller composes into a pipeline.
 
+pub mod batch;
 pub mod feed;
 pub mod producer;
+mod source;
 
+pub use batch::{
+    batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
+    maybe_shuffle_batch_join, shuffle_batch, shuffle_batch_join, BatchBuilder,
+    Fifo, KeepInput, Shuffle,
+};
 pub use producer::{
     input_producer, match_filenames_once, match_filenames_once_in,
     range_input_producer, slice_input_producer, string_input_producer,
     InputProducerBuilder, RangeInputProducerBuilder,
     SliceInputProducerBuilder, SliceProducer, StringInputProducerBuilder,
 };
+pub use source::{Batch, BatchSource, BatchStats, Batches};

@@ -129,7 +129,7 @@ impl Reader {
         work: &dyn WorkQueue,
         n: usize,
     ) -> Result<Vec<Record>> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(n.min(4096));
         if n == 0 {
             return Ok(out);
         }
@@ -316,7 +316,7 @@ impl Reader {
                 last_in_file,
             })) => {
                 let key = match key {
-                    RecordKey::Index(n) => format!("{file}:{n}"),
+                    RecordKey::Index(n) => file_key(file, n),
                     RecordKey::Suffix(s) => format!("{file}:{s}"),
                     RecordKey::Full(k) => k,
                 };
@@ -351,6 +351,29 @@ impl Reader {
     }
 }
 
+/// `FILE:N`, built without the formatting machinery: keys are made for
+/// every record, and `format!` costs as much as reading a short line.
+fn file_key(file: &str, n: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut key = String::with_capacity(file.len() + 1 + digits.len() - i);
+    key.push_str(file);
+    key.push(':');
+    for &d in &digits[i..] {
+        key.push(char::from(d));
+    }
+    key
+}
+
 impl fmt::Debug for Reader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = &self.shared;
@@ -367,5 +390,17 @@ impl fmt::Debug for Reader {
             d.field("current_work", &locked.current);
         }
         d.finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_key;
+
+    #[test]
+    fn file_keys_match_the_formatted_form() {
+        for n in [0, 7, 10, 99, 12_345, u64::MAX] {
+            assert_eq!(file_key("d/a.csv", n), format!("d/a.csv:{n}"));
+        }
     }
 }

@@ -209,6 +209,17 @@ pub(crate) fn ragged_indices(
     idx
 }
 
+/// An empty vector of `dtype` (one of the three Example dtypes) with room
+/// for `n` values; cheaper than [`Data::with_capacity`], which matters for
+/// one small Example.
+fn empty(dtype: DType, n: usize) -> Data {
+    match dtype {
+        DType::I64 => Data::I64(Vec::with_capacity(n)),
+        DType::F32 => Data::F32(Vec::with_capacity(n)),
+        _ => Data::String(Vec::with_capacity(n)),
+    }
+}
+
 /// A column for one feature of an Example spec.
 #[derive(Debug)]
 pub(crate) enum Column {
@@ -243,22 +254,22 @@ impl Column {
                 let n = shape.num_elements();
                 Column::Fixed {
                     n,
-                    data: Data::with_capacity(dtype, n * batch),
+                    data: empty(dtype, n * batch),
                 }
             }
             K::VarLen { .. } => Column::VarLen {
-                data: Data::with_capacity(dtype, batch),
+                data: empty(dtype, batch),
                 lens: Vec::with_capacity(batch),
             },
             K::FixedSequence { shape, .. } => Column::FixedSeq {
                 stride: shape.num_elements(),
-                data: Data::with_capacity(dtype, batch),
+                data: empty(dtype, batch),
                 rows: Vec::with_capacity(batch),
             },
             K::Sparse { index_keys, .. } => Column::Sparse {
                 rank: index_keys.len(),
                 index: Vec::new(),
-                data: Data::with_capacity(dtype, batch),
+                data: empty(dtype, batch),
                 lens: Vec::with_capacity(batch),
                 scratch: vec![Data::I64(Vec::new()); index_keys.len()],
             },

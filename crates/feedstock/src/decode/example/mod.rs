@@ -205,13 +205,7 @@ impl<'s> ExampleBatch<'s> {
 
     fn push(&mut self, record: &Bytes, at: &At<'_>) -> Result<()> {
         clear(&mut self.slots);
-        let (spec, slots) = (self.spec, &mut self.slots);
-        walk::example(record, |name, src| {
-            if let Some(s) = spec.slot(name) {
-                slots[s] = Some(src);
-            }
-        })
-        .map_err(|w| at.wire(None, w))?;
+        walk_into(self.spec, record, &mut self.slots, at)?;
         self.push_slots(record, at)
     }
 
@@ -264,9 +258,51 @@ pub fn parse_single_example(
         index: None,
         what: "Example",
     };
-    let mut batch = ExampleBatch::new(spec, 1);
-    batch.push(serialized, &at)?;
-    batch.finish(None)
+    // One example needs no columns kept across records: each feature is
+    // read and finished in turn, and the slots live on the stack when the
+    // spec is small (the common case; it saves the allocations that
+    // otherwise dominate a single small Example).
+    let mut inline: [Option<Src>; INLINE_SLOTS] =
+        std::array::from_fn(|_| None);
+    let mut heap = Vec::new();
+    let slots: &mut [Option<Src>] = if spec.num_keys() <= INLINE_SLOTS {
+        &mut inline[..spec.num_keys()]
+    } else {
+        heap.resize(spec.num_keys(), None);
+        &mut heap
+    };
+    walk_into(spec, serialized, slots, &at)?;
+    let mut values = Vec::with_capacity(spec.len());
+    for i in 0..spec.len() {
+        let kind = spec.kind(i);
+        let mut col = Column::new(kind, 1);
+        col.push(spec.name(i), kind, spec.reads(i), slots, serialized, &at)?;
+        values.push(col.finish(kind, None)?);
+    }
+    Ok(Parsed {
+        spec: spec.clone(),
+        values,
+    })
+}
+
+/// Specs reading up to this many Example keys keep their slots on the
+/// stack in [`parse_single_example`].
+const INLINE_SLOTS: usize = 8;
+
+/// Walks an Example, putting the entries `spec` reads into `slots`.
+#[inline]
+fn walk_into(
+    spec: &FeatureSpec,
+    record: &Bytes,
+    slots: &mut [Option<Src>],
+    at: &At<'_>,
+) -> Result<()> {
+    walk::example(record, |name, src| {
+        if let Some(s) = spec.slot(name) {
+            slots[s] = Some(src);
+        }
+    })
+    .map_err(|w| at.wire(None, w))
 }
 
 /// Parses a batch of serialized `tf.train.Example`s. `keys` is empty or

@@ -82,10 +82,15 @@ impl<'a> Reader<'a> {
     #[inline]
     pub(crate) fn varint(&mut self) -> WireResult<u64> {
         let bytes = &self.buf[self.pos..self.end];
-        match bytes.first() {
-            Some(&b) if b < 0x80 => {
+        match *bytes {
+            [b, ..] if b < 0x80 => {
                 self.pos += 1;
                 Ok(u64::from(b))
+            }
+            // Two bytes: lengths up to 16 KiB, such as an image's.
+            [b0, b1, ..] if b1 < 0x80 => {
+                self.pos += 2;
+                Ok(u64::from(b0 & 0x7f) | u64::from(b1) << 7)
             }
             _ => self.varint_slow(bytes),
         }
