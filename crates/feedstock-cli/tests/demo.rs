@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use feedstock::summary;
+
 /// The methods the demo runs, by the name that starts their line.
 const METHODS: &[&str] = &["feeding", "files", "preloaded"];
 
@@ -60,6 +62,22 @@ fn accuracy(stdout: &str, method: &str) -> f64 {
     rest.split_whitespace().next().unwrap().parse().unwrap()
 }
 
+/// The `test_accuracy` scalars of the one event file in `dir`.
+fn test_accuracies(dir: &Path) -> Vec<f32> {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with("events.out.tfevents."), "{name}");
+    summary::read_events(&files[0])
+        .unwrap()
+        .iter()
+        .filter_map(|e| summary::scalar(e, "test_accuracy"))
+        .collect()
+}
+
 #[test]
 fn demo_trains_every_method_to_ninety_percent_and_writes_its_outputs() {
     let out = tempfile::tempdir().unwrap();
@@ -86,9 +104,12 @@ fn demo_trains_every_method_to_ninety_percent_and_writes_its_outputs() {
     for &method in METHODS {
         let acc = accuracy(&stdout, method);
         assert!(acc >= 0.90, "{method}: accuracy {acc}\n{stdout}");
-        let log = out.path().join("runs").join(method).join("scalars.tsv");
-        let log = std::fs::read_to_string(&log).unwrap();
-        assert!(log.lines().any(|l| l.contains("\ttest_accuracy\t")));
+        // The last accuracy in the method's TensorBoard event file is the
+        // one printed.
+        let logged = test_accuracies(&out.path().join("runs").join(method));
+        assert_eq!(logged.len(), 4, "{method}: one per epoch");
+        let last = f64::from(*logged.last().unwrap());
+        assert!((last - acc).abs() < 1e-3, "{method}: {logged:?} vs {acc}");
     }
     // stdout is a pipe here, so no progress bar may be drawn into it.
     assert!(!stdout.contains("epoch 1/4"), "{stdout}");

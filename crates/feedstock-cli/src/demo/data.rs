@@ -15,6 +15,7 @@ use feedstock::decode::example::FeatureSpec;
 use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
 use feedstock::proto::{Example, ExampleBuilder};
+use feedstock::queue::{ComponentSpec, PartialShape, QueueSpec};
 use feedstock::{DType, Error, Result, Tensor};
 use flate2::read::GzDecoder;
 use prost::Message;
@@ -239,6 +240,21 @@ fn digits_csv() -> CsvDecoder {
         .expect("decode_csv supports int32");
     CsvDecoder::new(vec![column; FEATURES + 1])
         .expect("65 integer columns make a valid decoder")
+}
+
+/// The components of one digit as a batching queue holds it: `image` f32
+/// `[64]` and `label` i64 scalar, the order [`feature_spec`] parses them
+/// in.
+pub(crate) fn example_spec() -> QueueSpec {
+    QueueSpec::new()
+        .component(
+            ComponentSpec::new(DType::F32).shape([FEATURES]).name(IMAGE),
+        )
+        .component(
+            ComponentSpec::new(DType::I64)
+                .shape(PartialShape::scalar())
+                .name(LABEL),
+        )
 }
 
 /// How a digit's Example is parsed back: `image` a float32 `[64]`, `label`

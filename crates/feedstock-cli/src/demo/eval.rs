@@ -12,14 +12,13 @@ use std::time::Duration;
 
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::parse_single_example;
-use feedstock::input::string_input_producer;
+use feedstock::input::{batch, string_input_producer, BatchSource};
 use feedstock::reader::{Reader, TfRecordReader};
 use feedstock::{Error, Result};
 
-use super::batching::{BatchConfig, Batches};
-use super::data::feature_spec;
 #[cfg(test)]
 use super::data::Digits;
+use super::data::{example_spec, feature_spec, IMAGE, LABEL};
 use super::model::SoftmaxRegression;
 
 /// How long a pipeline's threads get to end after a stop request.
@@ -82,24 +81,21 @@ impl Evaluator for FileEvaluator {
             .build()?;
         let reader = Reader::new(TfRecordReader::new());
         let spec = Arc::new(feature_spec());
-        let config = BatchConfig {
-            batch_size: EVAL_BATCH,
-            threads: self.threads.max(1),
-            capacity: 2 * EVAL_BATCH,
-            shuffle: None,
-        };
-        let batches = Batches::build(
-            &mut pipeline,
-            "eval_examples",
-            config,
-            move || {
-                let record = reader.read(&files)?;
-                let parsed =
-                    parse_single_example(&record.value, &spec, &record.key)?;
-                Ok(parsed.into_values())
-            },
-        )?;
+        let batches = batch(&mut pipeline, move || {
+            let record = reader.read(&files)?;
+            let parsed =
+                parse_single_example(&record.value, &spec, &record.key)?;
+            Ok(parsed.into_values())
+        })
+        .spec(example_spec())
+        .batch_size(EVAL_BATCH)
+        .num_threads(self.threads.max(1))
+        .capacity(2 * EVAL_BATCH)
+        .allow_smaller_final_batch(true)
+        .name("eval_batch")
+        .build()?;
         let coord = Coordinator::new();
+        batches.attach(&coord);
         let threads = pipeline.start(&coord)?;
         let scored = score(model, &batches);
         coord.request_stop();
@@ -120,17 +116,14 @@ impl Evaluator for FileEvaluator {
 /// `(correct, seen)` over every batch until the end of input.
 fn score(
     model: &SoftmaxRegression,
-    batches: &Batches,
+    batches: &BatchSource,
 ) -> Result<(usize, usize)> {
     let (mut correct, mut seen) = (0, 0);
-    loop {
-        match batches.next_batch() {
-            Ok((images, labels)) => {
-                correct += model.count_correct(&images, &labels)?;
-                seen += labels.num_elements();
-            }
-            Err(e) if e.is_out_of_range() => return Ok((correct, seen)),
-            Err(e) => return Err(e),
-        }
+    for batch in batches.iter() {
+        let batch = batch?;
+        correct +=
+            model.count_correct(batch.tensor(IMAGE)?, batch.tensor(LABEL)?)?;
+        seen += batch.len();
     }
+    Ok((correct, seen))
 }

@@ -13,20 +13,26 @@ use std::time::{Duration, Instant};
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::parse_single_example;
 use feedstock::input::feed::{Feed, Inputs};
-use feedstock::input::{slice_input_producer, string_input_producer};
+use feedstock::input::{
+    batch, shuffle_batch, slice_input_producer, string_input_producer,
+    BatchSource, BatchStats,
+};
 use feedstock::queue::PartialShape;
 use feedstock::reader::{Reader, TfRecordReader};
+use feedstock::summary::Monitor;
 use feedstock::{DType, Error, Result, Value};
 use indicatif::ProgressBar;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::batching::{BatchConfig, Batches};
-use super::data::{feature_spec, Digits, CLASSES, FEATURES, IMAGE, LABEL};
+use super::data::{
+    example_spec, feature_spec, Digits, CLASSES, FEATURES, IMAGE, LABEL,
+};
 use super::eval::{Evaluator, JOIN_GRACE};
 use super::model::SoftmaxRegression;
-use super::{Config, Monitor};
+use super::runlog::RunLog;
+use super::Config;
 
 /// Examples the shuffling queue of method 2 keeps back, so that a batch
 /// mixes examples from all over the training files (TensorFlow's
@@ -44,15 +50,43 @@ pub(crate) struct Report {
     pub(crate) train_time: Duration,
     /// Accuracy on the held-out digits after the last epoch.
     pub(crate) test_accuracy: f64,
-    /// Mean fraction of capacity the example queue held, sampled before
-    /// each step; `None` when the method has no example queue (feeding).
-    pub(crate) queue_fullness: Option<f64>,
+    /// How full the example queue was; `None` when the method has no
+    /// example queue (feeding).
+    pub(crate) queue_fullness: Option<Fullness>,
 }
 
 impl Report {
     /// Training throughput.
     pub(crate) fn examples_per_sec(&self) -> f64 {
         self.examples as f64 / self.train_time.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The mean of the example queue's fullness summary, sampled before each
+/// step.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Fullness {
+    /// The summary's TensorBoard tag, TensorFlow's name for it: the
+    /// fraction of capacity for `batch`, the fraction of the room above
+    /// `min_after_dequeue` for `shuffle_batch` (above 0 means a batch is
+    /// ready without waiting: the seed's "enough reading threads").
+    pub(crate) tag: String,
+    /// The mean, from 0 to 1.
+    pub(crate) mean: f64,
+}
+
+/// The summary [`Fullness`] averages, and its tag.
+fn fullness(stats: &BatchStats) -> (String, f64) {
+    match (stats.min_after_dequeue, stats.fraction_over_min()) {
+        (Some(min), Some(f)) => {
+            let room = stats.capacity.saturating_sub(min);
+            let tag = format!("fraction_over_{min}_of_{room}_full");
+            (format!("{}/{tag}", stats.name), f)
+        }
+        _ => {
+            let tag = format!("fraction_of_{}_full", stats.capacity);
+            (format!("{}/{tag}", stats.name), stats.fraction_full())
+        }
     }
 }
 
@@ -95,9 +129,8 @@ pub(crate) fn feeding(
     config: &Config,
     train: &Digits,
     eval: &dyn Evaluator,
-    monitor: &mut Monitor,
+    log: &mut RunLog,
 ) -> Result<Report> {
-    const METHOD: &str = "feeding";
     let inputs = step_inputs();
     let mut model = SoftmaxRegression::new(FEATURES, CLASSES);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
@@ -109,7 +142,7 @@ pub(crate) fn feeding(
     let mut accuracy = 0.0;
     for epoch in 0..config.epochs {
         let start = Instant::now();
-        let bar = monitor.epoch_bar(METHOD, epoch, train.len() as u64);
+        let bar = log.epoch_bar(epoch, train.len() as u64);
         order.shuffle(&mut rng);
         for chunk in order.chunks(batch_size) {
             let batch = train.select(chunk);
@@ -119,16 +152,16 @@ pub(crate) fn feeding(
             let loss = feed_step(&mut model, &feed, config.learning_rate)?;
             examples += chunk.len() as u64;
             step += 1;
-            monitor.scalar("loss", step, f64::from(loss))?;
+            log.step(step, loss)?;
             bar.inc(chunk.len() as u64);
         }
         train_time += start.elapsed();
         bar.finish_and_clear();
         accuracy = eval.accuracy(&model)?;
-        monitor.scalar("test_accuracy", step, accuracy)?;
+        log.test_accuracy(step, accuracy)?;
     }
     Ok(Report {
-        method: METHOD,
+        method: "feeding",
         examples,
         train_time,
         test_accuracy: accuracy,
@@ -138,8 +171,8 @@ pub(crate) fn feeding(
 
 /// Method 2, reading from files: `string_input_producer` over the
 /// training files (`epochs` epochs, shuffled) → one TFRecord reader shared
-/// by `threads` threads → `parse_single_example` → a shuffling example
-/// queue → batches, until the end of input (OutOfRange).
+/// by `threads` threads → `parse_single_example` → `shuffle_batch`, until
+/// the end of input (OutOfRange).
 ///
 /// # Errors
 ///
@@ -151,7 +184,7 @@ pub(crate) fn reading_files(
     train_files: &[String],
     train_len: usize,
     eval: &dyn Evaluator,
-    monitor: &mut Monitor,
+    log: &mut RunLog,
 ) -> Result<Report> {
     let mut pipeline = Pipeline::new();
     let files = string_input_producer(&mut pipeline, train_files.to_vec())
@@ -164,32 +197,33 @@ pub(crate) fn reading_files(
     let spec = Arc::new(feature_spec());
     let batch_size = config.batch_size.max(1);
     let threads = config.threads.max(1);
-    let batch = BatchConfig {
-        batch_size,
-        threads,
-        capacity: MIN_AFTER_DEQUEUE + (threads + 1) * batch_size,
-        shuffle: Some((MIN_AFTER_DEQUEUE, config.seed)),
-    };
-    let batches =
-        Batches::build(&mut pipeline, "train_examples", batch, move || {
-            let record = reader.read(&files)?;
-            let parsed =
-                parse_single_example(&record.value, &spec, &record.key)?;
-            Ok(parsed.into_values())
-        })?;
+    let batches = shuffle_batch(&mut pipeline, move || {
+        let record = reader.read(&files)?;
+        let parsed = parse_single_example(&record.value, &spec, &record.key)?;
+        Ok(parsed.into_values())
+    })
+    .spec(example_spec())
+    .batch_size(batch_size)
+    .num_threads(threads)
+    .capacity(MIN_AFTER_DEQUEUE + (threads + 1) * batch_size)
+    .min_after_dequeue(MIN_AFTER_DEQUEUE)
+    .seed(config.seed)
+    .allow_smaller_final_batch(true)
+    .name("shuffle_batch")
+    .build()?;
     let run = QueueRun {
         method: "files",
         train_len,
         batches,
     };
-    run.train(config, pipeline, eval, monitor)
+    run.train(config, pipeline, eval, log)
 }
 
 /// Method 3, preloaded: the training images and labels held once in
 /// memory as two tensors → `slice_input_producer` (`epochs` epochs,
-/// shuffled across each epoch) → a FIFO example queue filled by
-/// `threads` threads → batches. The producer already shuffles, so the
-/// batching does not (the seed guide's advice).
+/// shuffled across each epoch) → `batch` filled by `threads` threads. The
+/// producer already shuffles, so the batching does not (the seed guide's
+/// advice).
 ///
 /// # Errors
 ///
@@ -198,7 +232,7 @@ pub(crate) fn preloaded(
     config: &Config,
     train: &Digits,
     eval: &dyn Evaluator,
-    monitor: &mut Monitor,
+    log: &mut RunLog,
 ) -> Result<Report> {
     let mut pipeline = Pipeline::new();
     let rows = slice_input_producer(
@@ -212,33 +246,33 @@ pub(crate) fn preloaded(
     .build()?;
     let batch_size = config.batch_size.max(1);
     let threads = config.threads.max(1);
-    let batch = BatchConfig {
-        batch_size,
-        threads,
-        capacity: (threads + 1) * batch_size,
-        shuffle: None,
-    };
-    let batches =
-        Batches::build(&mut pipeline, "train_examples", batch, move || {
-            Ok(rows.dequeue()?.into_iter().map(Value::from).collect())
-        })?;
+    let batches = batch(&mut pipeline, move || {
+        Ok(rows.dequeue()?.into_iter().map(Value::from).collect())
+    })
+    .spec(example_spec())
+    .batch_size(batch_size)
+    .num_threads(threads)
+    .capacity((threads + 1) * batch_size)
+    .allow_smaller_final_batch(true)
+    .name("batch")
+    .build()?;
     let run = QueueRun {
         method: "preloaded",
         train_len: train.len(),
         batches,
     };
-    run.train(config, pipeline, eval, monitor)
+    run.train(config, pipeline, eval, log)
 }
 
-/// A training run whose batches come from an example queue.
+/// A training run whose batches come from a batching stage.
 #[derive(Debug)]
 struct QueueRun {
     /// The method's name as printed.
     method: &'static str,
     /// Examples per epoch.
     train_len: usize,
-    /// The example queue.
-    batches: Batches,
+    /// The batches.
+    batches: BatchSource,
 }
 
 impl QueueRun {
@@ -248,22 +282,30 @@ impl QueueRun {
     ///
     /// # Errors
     ///
-    /// The first error of a pipeline thread (preferred: it is the cause
-    /// when the training loop fails too), else of the training loop;
+    /// The first error of a pipeline thread, else of the training loop;
     /// DataLoss when the input ended before `epochs × train_len` examples.
     fn train(
         &self,
         config: &Config,
         mut pipeline: Pipeline,
         eval: &dyn Evaluator,
-        monitor: &mut Monitor,
+        log: &mut RunLog,
     ) -> Result<Report> {
+        log.watch(
+            Monitor::new()
+                .watch_pipeline(&pipeline)
+                .watch_batches(&self.batches),
+        );
         let coord = Coordinator::new();
+        // An error upstream (a producer, the reader) then ends the batches
+        // with that error rather than looking like the end of input.
+        self.batches.attach(&coord);
         let threads = pipeline.start(&coord)?;
-        let outcome = self.train_loop(config, eval, monitor);
+        let outcome = self.train_loop(config, eval, log);
         coord.request_stop();
-        coord.join(threads, JOIN_GRACE)?;
+        let joined = coord.join(threads, JOIN_GRACE);
         let report = outcome?;
+        joined?;
         let expected = (config.epochs * self.train_len) as u64;
         if report.examples != expected {
             return Err(Error::data_loss(format!(
@@ -278,37 +320,36 @@ impl QueueRun {
         &self,
         config: &Config,
         eval: &dyn Evaluator,
-        monitor: &mut Monitor,
+        log: &mut RunLog,
     ) -> Result<Report> {
-        let method = self.method;
         let epoch_len = self.train_len as u64;
         let mut model = SoftmaxRegression::new(FEATURES, CLASSES);
         let mut epoch = 0;
         let mut in_epoch = 0u64;
         let mut examples = 0u64;
         let mut step = 0u64;
+        let (tag, _) = fullness(&self.batches.stats());
         let mut fullness_sum = 0.0;
         let mut accuracy = 0.0;
         let mut train_time = Duration::ZERO;
-        let mut bar = monitor.epoch_bar(method, epoch, epoch_len);
+        let mut bar = log.epoch_bar(epoch, epoch_len);
         let mut start = Instant::now();
-        loop {
-            let fullness = self.batches.fraction_full();
-            let (images, labels) = match self.batches.next_batch() {
-                Ok(batch) => batch,
-                Err(e) if e.is_out_of_range() => break,
-                Err(e) => return Err(e),
-            };
-            let n = labels.num_elements() as u64;
-            let loss =
-                model.train_step(&images, &labels, config.learning_rate)?;
+        for batch in self.batches.iter() {
+            // Sampled after the wait, as the step starts: how much the
+            // readers got ahead of training.
+            fullness_sum += fullness(&self.batches.stats()).1;
+            let batch = batch?;
+            let n = batch.len() as u64;
+            let loss = model.train_step(
+                batch.tensor(IMAGE)?,
+                batch.tensor(LABEL)?,
+                config.learning_rate,
+            )?;
             step += 1;
             examples += n;
             in_epoch += n;
-            fullness_sum += fullness;
             bar.inc(n);
-            monitor.scalar("loss", step, f64::from(loss))?;
-            monitor.scalar("queue_fullness", step, fullness)?;
+            log.step(step, loss)?;
             // The examples flow without a break between epochs (the
             // shuffling queue even mixes neighbouring ones): an epoch ends
             // when its number of examples has been trained on.
@@ -316,11 +357,11 @@ impl QueueRun {
                 train_time += start.elapsed();
                 bar.finish_and_clear();
                 accuracy = eval.accuracy(&model)?;
-                monitor.scalar("test_accuracy", step, accuracy)?;
+                log.test_accuracy(step, accuracy)?;
                 epoch += 1;
                 in_epoch -= epoch_len;
                 bar = if epoch < config.epochs {
-                    monitor.epoch_bar(method, epoch, epoch_len)
+                    log.epoch_bar(epoch, epoch_len)
                 } else {
                     ProgressBar::hidden()
                 };
@@ -331,11 +372,14 @@ impl QueueRun {
         train_time += start.elapsed();
         bar.finish_and_clear();
         Ok(Report {
-            method,
+            method: self.method,
             examples,
             train_time,
             test_accuracy: accuracy,
-            queue_fullness: Some(fullness_sum / step.max(1) as f64),
+            queue_fullness: Some(Fullness {
+                tag,
+                mean: fullness_sum / step.max(1) as f64,
+            }),
         })
     }
 }
@@ -344,6 +388,7 @@ impl QueueRun {
 mod tests {
     use std::path::{Path, PathBuf};
 
+    use feedstock::summary::{read_events, scalar};
     use feedstock::{Kind, Tensor};
 
     use super::super::eval::{FileEvaluator, MemoryEvaluator};
@@ -392,14 +437,28 @@ mod tests {
         (train, train_files, eval)
     }
 
-    /// The `test_accuracy` rows of a run's scalar log.
-    fn logged_accuracies(dir: &Path, method: &str) -> usize {
-        let log = dir.join("runs").join(method).join("scalars.tsv");
-        std::fs::read_to_string(log)
+    fn log(dir: &Path, method: &'static str, epochs: usize) -> RunLog {
+        RunLog::create(&dir.join("runs"), method, epochs, false).unwrap()
+    }
+
+    /// Runs `method` with a fresh log and returns its report and the
+    /// test accuracies logged in its event file.
+    fn run(
+        dir: &Path,
+        name: &'static str,
+        epochs: usize,
+        method: impl FnOnce(&mut RunLog) -> Result<Report>,
+    ) -> (Report, Vec<f32>) {
+        let mut log = log(dir, name, epochs);
+        let path = log.path();
+        let report = method(&mut log).unwrap();
+        log.finish().unwrap();
+        let accuracies = read_events(path)
             .unwrap()
-            .lines()
-            .filter(|l| l.split('\t').nth(1) == Some("test_accuracy"))
-            .count()
+            .iter()
+            .filter_map(|e| scalar(e, "test_accuracy"))
+            .collect();
+        (report, accuracies)
     }
 
     #[test]
@@ -407,14 +466,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = config(dir.path(), 4);
         let (train, test) = shipped().split(300, config.seed);
-        let mut monitor = Monitor::create(&config, "feeding", false).unwrap();
         let eval = MemoryEvaluator { test: &test };
-        let report = feeding(&config, &train, &eval, &mut monitor).unwrap();
-        monitor.finish().unwrap();
+        let (report, accuracies) = run(dir.path(), "feeding", 4, |log| {
+            feeding(&config, &train, &eval, log)
+        });
         assert_eq!(report.examples, 4 * train.len() as u64);
         assert!(report.test_accuracy >= 0.90, "{report:?}");
         assert_eq!(report.queue_fullness, None);
-        assert_eq!(logged_accuracies(dir.path(), "feeding"), 4);
+        assert_eq!(accuracies.len(), 4, "one evaluation per epoch");
+        assert_eq!(accuracies[3], report.test_accuracy as f32);
     }
 
     #[test]
@@ -422,16 +482,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = config(dir.path(), 3);
         let (train, files, eval) = converted(dir.path(), config.seed);
-        let mut monitor = Monitor::create(&config, "files", false).unwrap();
-        let report =
-            reading_files(&config, &files, train.len(), &eval, &mut monitor)
-                .unwrap();
-        monitor.finish().unwrap();
+        let (report, accuracies) = run(dir.path(), "files", 3, |log| {
+            reading_files(&config, &files, train.len(), &eval, log)
+        });
         assert_eq!(report.examples, 3 * train.len() as u64);
         assert!(report.test_accuracy >= 0.90, "{report:?}");
         let fullness = report.queue_fullness.unwrap();
-        assert!((0.0..=1.0).contains(&fullness), "{report:?}");
-        assert_eq!(logged_accuracies(dir.path(), "files"), 3);
+        assert_eq!(fullness.tag, "shuffle_batch/fraction_over_500_of_96_full");
+        assert!((0.0..=1.0).contains(&fullness.mean), "{fullness:?}");
+        assert_eq!(accuracies.len(), 3, "one evaluation per epoch");
     }
 
     #[test]
@@ -439,14 +498,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = config(dir.path(), 3);
         let (train, _, eval) = converted(dir.path(), config.seed);
-        let mut monitor =
-            Monitor::create(&config, "preloaded", false).unwrap();
-        let report = preloaded(&config, &train, &eval, &mut monitor).unwrap();
-        monitor.finish().unwrap();
+        let (report, accuracies) = run(dir.path(), "preloaded", 3, |log| {
+            preloaded(&config, &train, &eval, log)
+        });
         assert_eq!(report.examples, 3 * train.len() as u64);
         assert!(report.test_accuracy >= 0.90, "{report:?}");
-        assert!(report.queue_fullness.is_some());
-        assert_eq!(logged_accuracies(dir.path(), "preloaded"), 3);
+        let fullness = report.queue_fullness.unwrap();
+        assert_eq!(fullness.tag, "batch/fraction_of_96_full");
+        assert!((0.0..=1.0).contains(&fullness.mean), "{fullness:?}");
+        assert_eq!(accuracies.len(), 3, "one evaluation per epoch");
+    }
+
+    #[test]
+    fn the_queue_methods_summarize_their_queues_for_tensorboard() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), 1);
+        let (train, files, eval) = converted(dir.path(), config.seed);
+        let mut log = log(dir.path(), "files", 1);
+        let path = log.path();
+        reading_files(&config, &files, train.len(), &eval, &mut log).unwrap();
+        log.finish().unwrap();
+        let events = read_events(path).unwrap();
+        let first_step = &events[1];
+        for tag in [
+            "loss",
+            "train_filenames/fraction_of_32_full",
+            "shuffle_batch/fraction_over_500_of_96_full",
+            "shuffle_batch/dequeued",
+        ] {
+            assert!(scalar(first_step, tag).is_some(), "{tag}");
+        }
     }
 
     #[test]
@@ -458,10 +539,9 @@ mod tests {
         let mut bytes = std::fs::read(&files[1]).unwrap();
         bytes[20] ^= 0xff;
         std::fs::write(&files[1], bytes).unwrap();
-        let mut monitor = Monitor::create(&config, "files", false).unwrap();
-        let err =
-            reading_files(&config, &files, train.len(), &eval, &mut monitor)
-                .unwrap_err();
+        let mut log = log(dir.path(), "files", 2);
+        let err = reading_files(&config, &files, train.len(), &eval, &mut log)
+            .unwrap_err();
         assert_eq!(err.kind(), Kind::DataLoss, "{err}");
         assert_eq!(err.file(), Some(files[1].as_str()), "{err}");
     }
@@ -473,12 +553,11 @@ mod tests {
         let (_, test) = shipped().split(300, 5);
         let memory = MemoryEvaluator { test: &test };
         let mut model = SoftmaxRegression::new(FEATURES, CLASSES);
+        let (images, labels) = (train.images_tensor(), train.labels_tensor());
         // An untrained model and a partly trained one: both scores agree.
         for _ in 0..2 {
             let from_files = files.accuracy(&model).unwrap();
             assert_eq!(from_files, memory.accuracy(&model).unwrap());
-            let (images, labels) =
-                (train.images_tensor(), train.labels_tensor());
             model.train_step(&images, &labels, 0.5).unwrap();
         }
     }

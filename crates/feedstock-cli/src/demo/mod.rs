@@ -6,26 +6,26 @@
 //! seed guide ([`methods`]): by feeding, by reading from files, and from
 //! preloaded tensors. For each method it prints the training throughput,
 //! the final test accuracy and how full the example queue was on average,
-//! and writes the loss, accuracy and queue fullness as scalar summaries
-//! under `OUT_DIR/runs/METHOD/`.
+//! and writes the loss, accuracy and queue fullness as TensorBoard event
+//! files under `OUT_DIR/runs/METHOD/`.
 
-mod batching;
 mod data;
 mod eval;
 mod methods;
 mod model;
+mod runlog;
 
-use std::fs::{self, File};
-use std::io::{BufWriter, IsTerminal, Write};
+use std::fs;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use feedstock::{Error, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use data::Digits;
-use eval::FileEvaluator;
+use eval::{Evaluator, FileEvaluator};
 use methods::Report;
+use runlog::RunLog;
 
 /// Digits held out for evaluation (of 1797 in the shipped file).
 const TEST_LEN: usize = 300;
@@ -116,22 +116,21 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
             methods::preloaded(c, &train, eval, m)
         }),
     ];
+    let runs = config.out_dir.join("runs");
     for (n, (name, method)) in methods.iter().enumerate() {
-        let mut monitor = Monitor::create(config, name, show_progress)?;
-        let report = method(config, &eval, &mut monitor)
+        let mut log =
+            RunLog::create(&runs, name, config.epochs, show_progress)?;
+        let report = method(config, &eval, &mut log)
             .map_err(|e| anyhow!("method {}, {name}: {e}", n + 1))?;
-        monitor.finish()?;
+        log.finish()?;
         print_report(&report);
     }
     Ok(())
 }
 
-/// One way of training: config, evaluator, monitor in; report out.
-type Method<'a> = &'a dyn Fn(
-    &Config,
-    &dyn eval::Evaluator,
-    &mut Monitor,
-) -> feedstock::Result<Report>;
+/// One way of training: config, evaluator and run log in; report out.
+type Method<'a> =
+    &'a dyn Fn(&Config, &dyn Evaluator, &mut RunLog) -> Result<Report>;
 
 /// The paths as strings, which is how a filename queue holds them.
 fn utf8(paths: Vec<PathBuf>) -> Result<Vec<String>> {
@@ -148,141 +147,20 @@ fn utf8(paths: Vec<PathBuf>) -> Result<Vec<String>> {
         .collect()
 }
 
+/// One line: `METHOD  N examples/s  test accuracy A  example queue ...`.
 fn print_report(r: &Report) {
-    let fullness = match r.queue_fullness {
-        Some(f) => format!("{:5.1}%", 100.0 * f),
-        None => "     -".to_owned(),
+    let queue = match &r.queue_fullness {
+        Some(f) => format!(
+            "   example queue {:5.1}% full on average ({})",
+            100.0 * f.mean,
+            f.tag
+        ),
+        None => String::new(),
     };
     println!(
-        "{:<10} {:>12.0} examples/s   test accuracy {:.3}   \
-         example queue fullness {fullness}",
+        "{:<10} {:>9.0} examples/s   test accuracy {:.3}{queue}",
         r.method,
         r.examples_per_sec(),
         r.test_accuracy,
     );
-}
-
-/// Progress display and scalar summaries of one method's run.
-#[derive(Debug)]
-pub(crate) struct Monitor {
-    /// The method's name, shown in the progress bar.
-    method: &'static str,
-    /// Epochs of the run, shown in the progress bar.
-    epochs: usize,
-    /// False when stdout is not a terminal: bars are hidden.
-    show_progress: bool,
-    /// Where scalar summaries go.
-    scalars: ScalarLog,
-}
-
-impl Monitor {
-    /// A monitor writing under `OUT_DIR/runs/METHOD/`.
-    ///
-    /// # Errors
-    ///
-    /// When the directory or the log cannot be created.
-    fn create(
-        config: &Config,
-        method: &'static str,
-        show_progress: bool,
-    ) -> Result<Monitor> {
-        let dir = config.out_dir.join("runs").join(method);
-        Ok(Monitor {
-            method,
-            epochs: config.epochs,
-            show_progress,
-            scalars: ScalarLog::create(&dir)?,
-        })
-    }
-
-    /// A progress bar over the `len` examples of epoch `epoch` (0-based);
-    /// hidden when stdout is not a terminal.
-    pub(crate) fn epoch_bar(
-        &self,
-        method: &str,
-        epoch: usize,
-        len: u64,
-    ) -> ProgressBar {
-        if !self.show_progress {
-            return ProgressBar::hidden();
-        }
-        let bar = ProgressBar::new(len);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:<10} epoch {msg} [{bar:30}] {pos}/{len} \
-                 {per_sec}",
-            )
-            .expect("a valid template")
-            .progress_chars("=> "),
-        );
-        bar.set_prefix(method.to_owned());
-        bar.set_message(format!("{}/{}", epoch + 1, self.epochs));
-        debug_assert_eq!(method, self.method);
-        bar
-    }
-
-    /// Records the scalar `tag` at `step`.
-    ///
-    /// # Errors
-    ///
-    /// When the summary cannot be written.
-    pub(crate) fn scalar(
-        &mut self,
-        tag: &str,
-        step: u64,
-        value: f64,
-    ) -> Result<()> {
-        self.scalars.scalar(tag, step, value)
-    }
-
-    /// Flushes the summaries.
-    fn finish(self) -> Result<()> {
-        self.scalars.finish()
-    }
-}
-
-/// The summary hook: scalar values by tag and step.
-///
-/// TensorBoard event files need the `summary` module (it comes with
-/// batching); until it lands the values go to a tab-separated
-/// `scalars.tsv` (`step`, `tag`, `value`) in the run's directory. Swapping
-/// in `summary`'s event writer changes only this type.
-#[derive(Debug)]
-struct ScalarLog {
-    /// The file, for error messages.
-    path: PathBuf,
-    /// The open log.
-    out: BufWriter<File>,
-}
-
-impl ScalarLog {
-    fn create(dir: &Path) -> Result<ScalarLog> {
-        let name = dir.display().to_string();
-        fs::create_dir_all(dir).map_err(|e| Error::io(e).with_file(&name))?;
-        let path = dir.join("scalars.tsv");
-        let file = File::create(&path)
-            .map_err(|e| Error::io(e).with_file(path.display().to_string()))?;
-        let mut log = ScalarLog {
-            path,
-            out: BufWriter::new(file),
-        };
-        log.write_line(format_args!("step\ttag\tvalue"))?;
-        Ok(log)
-    }
-
-    fn scalar(&mut self, tag: &str, step: u64, value: f64) -> Result<()> {
-        self.write_line(format_args!("{step}\t{tag}\t{value}"))
-    }
-
-    fn write_line(&mut self, line: std::fmt::Arguments<'_>) -> Result<()> {
-        writeln!(self.out, "{line}").map_err(|e| self.error(e))
-    }
-
-    fn finish(mut self) -> Result<()> {
-        self.out.flush().map_err(|e| self.error(e))
-    }
-
-    fn error(&self, e: std::io::Error) -> Error {
-        Error::io(e).with_file(self.path.display().to_string())
-    }
 }
