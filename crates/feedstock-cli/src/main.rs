@@ -1,24 +1,58 @@
-//! The `feedstock` command: look at and check record files, and run the
-//! demo.
+//! The `feedstock` command: look at, check, convert and benchmark record
+//! files, and run the demo.
 //!
 //! Each subcommand lives in its own module; this file only parses the
 //! command line, dispatches, and turns an error into one line on stderr
-//! and a non-zero exit status.
+//! and an exit status.
+//!
+//! # Exit status
+//!
+//! The same for every subcommand (see [`exit_code`]):
+//!
+//! - `0`: success (also when a reader of the output closed the pipe, as
+//!   `feedstock cat f | head` does).
+//! - `1`: the data is damaged: `verify` found problems, or another
+//!   subcommand stopped at a corrupt or truncated record (an error of
+//!   kind `DataLoss`, or a record length beyond the limit).
+//! - `2`: usage or bad input: a malformed command line, a missing or
+//!   unreadable file, a bad column spec, input that does not fit what was
+//!   asked (a CSV line with the wrong number of fields or a malformed
+//!   number). A fixed-length file whose last record is cut short is
+//!   damaged data (`1`), as the library's reader reports it.
+//! - `3`: any other failure (an I/O error writing the output, an internal
+//!   error).
 
 use std::io;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use feedstock::Kind;
 
+mod bench;
 mod cat;
+mod convert;
 mod count;
 mod demo;
+mod inspect;
 mod json;
 mod payload;
+mod verify;
 
-/// Read, inspect and check TensorFlow record files.
+/// The exit statuses, as `--help` states them.
+const LONG_ABOUT: &str = "\
+Read, inspect, check, convert and benchmark TensorFlow record files.
+
+Exit status (every subcommand):
+  0  success
+  1  the data is damaged: verify found problems, or a corrupt or truncated
+     record stopped the command
+  2  usage or bad input: a malformed command line, a missing or unreadable
+     file, a bad column spec, input that does not fit what was asked
+  3  any other failure (an I/O error writing the output, an internal error)";
+
+/// Read, inspect, check, convert and benchmark TensorFlow record files.
 #[derive(Debug, Parser)]
-#[command(name = "feedstock", version, about)]
+#[command(name = "feedstock", version, about, long_about = LONG_ABOUT)]
 struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -32,6 +66,18 @@ enum Command {
     Cat(cat::Args),
     /// Count the records of each file, verifying every CRC.
     Count(count::Args),
+    /// Check every record of every file and report each damaged one.
+    #[command(long_about = verify::LONG_ABOUT)]
+    Verify(verify::Args),
+    /// Infer the feature schema of Example files, with record statistics.
+    #[command(long_about = inspect::LONG_ABOUT)]
+    Inspect(inspect::Args),
+    /// Convert CSV or fixed-length records to TFRecord files.
+    #[command(subcommand)]
+    Convert(convert::Command),
+    /// Measure the throughput of a pipeline over files, stage by stage.
+    #[command(long_about = bench::LONG_ABOUT)]
+    Bench(bench::Args),
     /// Convert the shipped digits to TFRecords and train a classifier on
     /// them three ways: feeding, reading from files, preloaded.
     Demo(demo::Config),
@@ -42,23 +88,59 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Cat(args) => cat::run(&args),
         Command::Count(args) => count::run(&args),
+        Command::Verify(args) => verify::run(&args),
+        Command::Inspect(args) => inspect::run(&args),
+        Command::Convert(cmd) => convert::run(&cmd),
+        Command::Bench(args) => bench::run(&args),
         Command::Demo(config) => demo::run(&config),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        // A closed pipe (`feedstock cat f | head`) is how a reader says it
-        // has seen enough, not a failure.
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("feedstock: {e}");
-            ExitCode::FAILURE
+            let code = exit_code(&e);
+            if code != 0 {
+                eprintln!("feedstock: {e}");
+            }
+            ExitCode::from(code)
         }
     }
+}
+
+/// The exit status for an error (see the [crate docs](crate)).
+fn exit_code(e: &anyhow::Error) -> u8 {
+    // A closed pipe is how a reader says it has seen enough.
+    if is_broken_pipe(e) {
+        return 0;
+    }
+    for cause in e.chain() {
+        if let Some(fe) = cause.downcast_ref::<feedstock::Error>() {
+            return match fe.kind() {
+                Kind::DataLoss | Kind::ResourceExhausted => 1,
+                Kind::InvalidArgument
+                | Kind::NotFound
+                | Kind::PermissionDenied
+                | Kind::FailedPrecondition => 2,
+                _ => 3,
+            };
+        }
+        if let Some(io) = cause.downcast_ref::<io::Error>() {
+            return match io.kind() {
+                io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied => 2,
+                _ => 3,
+            };
+        }
+    }
+    3
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<io::Error>()
             .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<feedstock::Error>().is_some_and(|e| {
+                std::error::Error::source(e)
+                    .and_then(|s| s.downcast_ref::<io::Error>())
+                    .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            })
     })
 }

@@ -124,10 +124,38 @@ fn demo_without_the_data_file_fails_naming_it() {
         "--out-dir",
         out.path().to_str().unwrap(),
     ]);
-    assert!(!result.status.success());
+    assert_eq!(result.status.code(), Some(2), "a missing input file");
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(stderr.contains("digits.csv.gz"), "{stderr}");
     assert!(stderr.contains("NotFound"), "{stderr}");
+}
+
+#[test]
+fn demo_on_a_malformed_digits_file_fails_naming_line_and_column() {
+    use std::io::Write;
+
+    let data = tempfile::tempdir().unwrap();
+    let good = vec!["0"; 64].join(",") + ",3\n";
+    let bad = vec!["0"; 63].join(",") + ",x,3\n";
+    let file = std::fs::File::create(data.path().join("digits.csv.gz"));
+    let mut gz = flate2::write::GzEncoder::new(
+        file.unwrap(),
+        flate2::Compression::default(),
+    );
+    gz.write_all(format!("{good}{bad}").as_bytes()).unwrap();
+    gz.finish().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let result = demo(&[
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--out-dir",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(result.status.code(), Some(2), "bad input");
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("InvalidArgument"), "{stderr}");
+    assert!(stderr.contains("digits.csv.gz:2"), "{stderr}");
+    assert!(stderr.contains("column 63"), "{stderr}");
 }
 
 #[test]

@@ -19,7 +19,6 @@ use std::fs;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context};
 use feedstock::{Error, Result};
 
 use data::Digits;
@@ -74,9 +73,10 @@ fn positive(s: &str) -> std::result::Result<usize, String> {
 ///
 /// # Errors
 ///
-/// Any error loading or converting the data, or of a training method.
-/// The message is the library error's, which names the file (or the
-/// method), so that `feedstock: {error}` on one line says it all.
+/// Any error loading or converting the data, or of a training method
+/// (its message then starts with the method). It stays a
+/// [`feedstock::Error`] naming the file, so that `feedstock: {error}` on
+/// one line says it all and the exit status follows its kind.
 pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
     let csv = config.data_dir.join("digits.csv.gz");
     let digits = Digits::load(&csv)?;
@@ -87,8 +87,9 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
         test.len(),
         config.seed
     );
-    fs::create_dir_all(&config.out_dir)
-        .with_context(|| format!("creating {}", config.out_dir.display()))?;
+    fs::create_dir_all(&config.out_dir).map_err(|e| {
+        Error::io(e).with_file(config.out_dir.to_string_lossy())
+    })?;
     let train_files =
         utf8(train.write_shards(&config.out_dir, "train", TRAIN_SHARDS)?)?;
     let test_files =
@@ -120,8 +121,10 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
     for (n, (name, method)) in methods.iter().enumerate() {
         let mut log =
             RunLog::create(&runs, name, config.epochs, show_progress)?;
-        let report = method(config, &eval, &mut log)
-            .map_err(|e| anyhow!("method {}, {name}: {e}", n + 1))?;
+        let report = method(config, &eval, &mut log).map_err(|e| {
+            let msg = format!("method {}, {name}: {}", n + 1, e.message());
+            e.with_message(msg)
+        })?;
         log.finish()?;
         print_report(&report);
     }

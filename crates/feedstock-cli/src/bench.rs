@@ -1,0 +1,417 @@
+//! `feedstock bench`: the throughput of a pipeline over files, stage by
+//! stage.
+//!
+//! Each stage is a fresh pipeline over the same files: a
+//! `string_input_producer` (no shuffle, `--epochs` epochs) feeding
+//! `--threads` worker threads, each with its own reader of the format
+//! (as `shuffle_batch_join` pipelines are built, so threads read different
+//! files in parallel). Workers take records `read_up_to` 256 at a time.
+//!
+//! - `read`: the records only.
+//! - `read+parse`: each batch of records decoded too: `parse_example`
+//!   with a spec inferred from the first file's first records, or
+//!   `decode_csv`, or `decode_raw` as bytes.
+//!
+//! Rates are over wall time, from starting the pipeline to the last
+//! record; MB/s counts the records' data (decompressed), 10^6 bytes.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use feedstock::coord::{Coordinator, Pipeline};
+use feedstock::decode::csv::{CsvDecoder, RecordDefault};
+use feedstock::decode::example::{parse_example, FeatureSpec};
+use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
+use feedstock::input::string_input_producer;
+use feedstock::io::tfrecord::ReaderBuilder;
+use feedstock::io::Compression;
+use feedstock::queue::FifoQueue;
+use feedstock::reader::{
+    FixedLengthRecordReader, Reader, Record, TextLineReader, TfRecordReader,
+};
+use feedstock::{DType, Error, Result};
+
+use crate::count::parse_compression;
+use crate::inspect::infer_spec;
+
+/// `feedstock bench --help`.
+pub(crate) const LONG_ABOUT: &str = "\
+Measure the throughput of an input pipeline over the given files, stage by
+stage. Each stage runs a fresh pipeline: a filename queue (no shuffle,
+--epochs epochs) feeding --threads reader threads, each with its own
+reader. Stages:
+  read        read the records only
+  read+parse  also decode each batch of records: parse_example with a spec
+              inferred from the first file's first 1000 records (tfrecord),
+              decode_csv with --columns or a schema inferred from the first
+              line (csv), decode_raw as uint8 (fixed)
+Reports records/s and MB/s (record data, decompressed) for each stage.";
+
+/// Records read per `read_up_to` call.
+const READ_BATCH: usize = 256;
+
+/// Records of the first file used to infer an Example spec.
+const INFER_RECORDS: usize = 1000;
+
+/// Arguments of `feedstock bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The files to read.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The record format.
+    #[arg(long, default_value = "tfrecord")]
+    format: Format,
+    /// Reader threads.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    threads: u32,
+    /// Passes over the files.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    epochs: u64,
+    /// The compression of every file (tfrecord and fixed); by default it
+    /// is detected from the first file's extension.
+    #[arg(long, value_parser = parse_compression)]
+    compression: Option<Compression>,
+    /// csv: the column spec, as for `convert csv`; by default each field
+    /// of the first line is int64 if it parses as one, else float if it
+    /// parses as one, else bytes.
+    #[arg(long)]
+    columns: Option<String>,
+    /// csv: skip the first line of each file.
+    #[arg(long)]
+    header: bool,
+    /// csv: the field delimiter.
+    #[arg(long, default_value = ",")]
+    delim: char,
+    /// fixed: the length of each record in bytes.
+    #[arg(long)]
+    record_bytes: Option<u64>,
+    /// fixed: bytes of header before the first record.
+    #[arg(long, default_value_t = 0)]
+    header_bytes: u64,
+    /// fixed: bytes of footer after the last record.
+    #[arg(long, default_value_t = 0)]
+    footer_bytes: u64,
+}
+
+/// The record formats `bench` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// TFRecord files of Examples.
+    TfRecord,
+    /// CSV lines.
+    Csv,
+    /// Fixed-length records.
+    Fixed,
+}
+
+impl FromStr for Format {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Format> {
+        match s {
+            "tfrecord" => Ok(Format::TfRecord),
+            "csv" => Ok(Format::Csv),
+            "fixed" => Ok(Format::Fixed),
+            _ => Err(Error::invalid_argument(format!(
+                "unknown format {s:?}: expected tfrecord, csv or fixed"
+            ))),
+        }
+    }
+}
+
+/// What one stage measured.
+#[derive(Debug, Clone, Copy)]
+struct Measure {
+    /// Records (or examples) through the stage.
+    records: u64,
+    /// Their data bytes.
+    bytes: u64,
+    /// Wall time.
+    elapsed: Duration,
+}
+
+impl fmt::Display for Measure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        write!(
+            f,
+            "{:>10}  {:>9.3}  {:>12.0}  {:>9.1}",
+            self.records,
+            secs,
+            self.records as f64 / secs,
+            self.bytes as f64 / secs / 1e6,
+        )
+    }
+}
+
+/// How a worker decodes a batch of records (the `read+parse` stage).
+#[derive(Debug, Clone)]
+enum Parser {
+    /// Read only.
+    None,
+    /// `parse_example` with this spec.
+    Example(FeatureSpec),
+    /// `decode_csv`.
+    Csv(Arc<CsvDecoder>),
+    /// `decode_raw` as bytes.
+    Raw,
+}
+
+impl Parser {
+    fn parse(&self, batch: &[Record]) -> Result<()> {
+        match self {
+            Parser::None => Ok(()),
+            Parser::Example(spec) => {
+                let (values, keys) = split(batch);
+                parse_example(&values, &keys, spec).map(drop)
+            }
+            Parser::Csv(dec) => {
+                let (values, keys) = split(batch);
+                dec.decode_batch(&values, &keys).map(drop)
+            }
+            Parser::Raw => {
+                let values: Vec<&[u8]> =
+                    batch.iter().map(|r| &r.value[..]).collect();
+                decode_raw_batch(&values, DType::U8, ByteOrder::LittleEndian)
+                    .map(drop)
+            }
+        }
+    }
+}
+
+fn split(batch: &[Record]) -> (Vec<Bytes>, Vec<&str>) {
+    batch
+        .iter()
+        .map(|r| (r.value.clone(), r.key.as_str()))
+        .unzip()
+}
+
+/// Runs each stage and prints a table.
+///
+/// # Errors
+///
+/// Bad arguments for the format (InvalidArgument, exit 2), and the first
+/// error of any stage: a damaged record (exit 1), a missing file (exit 2),
+/// a record the parse stage cannot decode (exit 2).
+pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
+    let files: Vec<String> =
+        args.files.iter().map(|p| p.display().to_string()).collect();
+    let compression = args
+        .compression
+        .unwrap_or_else(|| Compression::from_path(&args.files[0]));
+    if args.format == Format::Fixed && args.record_bytes.is_none() {
+        return Err(Error::invalid_argument(
+            "--format fixed needs --record-bytes",
+        )
+        .into());
+    }
+    let parser = match args.format {
+        Format::TfRecord => {
+            Parser::Example(first_records_spec(&args.files[0], compression)?)
+        }
+        Format::Csv => Parser::Csv(Arc::new(csv_decoder(args)?)),
+        Format::Fixed => Parser::Raw,
+    };
+    println!(
+        "{} files, {} epochs, {} threads, format {:?}",
+        files.len(),
+        args.epochs,
+        args.threads,
+        args.format
+    );
+    println!(
+        "{:<12}  {:>10}  {:>9}  {:>12}  {:>9}",
+        "stage", "records", "seconds", "records/s", "MB/s"
+    );
+    for (name, p) in [("read", Parser::None), ("read+parse", parser)] {
+        let m = stage(args, &files, compression, &p)?;
+        println!("{name:<12}  {m}");
+    }
+    Ok(())
+}
+
+/// A reader of the format, for one worker thread.
+fn reader(args: &Args, compression: Compression) -> Result<Reader> {
+    Ok(match args.format {
+        Format::TfRecord => Reader::new(
+            TfRecordReader::builder().compression(compression).build(),
+        ),
+        Format::Csv => Reader::new(
+            TextLineReader::builder()
+                .skip_header_lines(u64::from(args.header))
+                .build(),
+        ),
+        Format::Fixed => Reader::new(
+            FixedLengthRecordReader::builder(
+                args.record_bytes.unwrap_or_default(),
+            )
+            .header_bytes(args.header_bytes)
+            .footer_bytes(args.footer_bytes)
+            .compression(compression)
+            .build()?,
+        ),
+    })
+}
+
+/// Runs one stage: a fresh pipeline, `--threads` workers, until every
+/// epoch is read.
+fn stage(
+    args: &Args,
+    files: &[String],
+    compression: Compression,
+    parser: &Parser,
+) -> Result<Measure> {
+    let mut pipeline = Pipeline::new();
+    let queue: Arc<FifoQueue> =
+        string_input_producer(&mut pipeline, files.iter().cloned())
+            .num_epochs(args.epochs)
+            .shuffle(false)
+            .build()?;
+    let readers: Vec<Reader> = (0..args.threads)
+        .map(|_| reader(args, compression))
+        .collect::<Result<_>>()?;
+    let coord = Coordinator::new();
+    let start = Instant::now();
+    let threads = pipeline.start(&coord)?;
+    let results: Vec<Result<(u64, u64)>> = std::thread::scope(|s| {
+        let workers: Vec<_> = readers
+            .iter()
+            .map(|reader| {
+                let queue = &queue;
+                let coord = &coord;
+                s.spawn(move || {
+                    let r = work(reader, queue, parser);
+                    if let Err(e) = &r {
+                        coord.request_stop_with(e.clone());
+                    }
+                    r
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a bench worker panicked"))
+            .collect()
+    });
+    let elapsed = start.elapsed();
+    coord.request_stop();
+    coord.join(threads, Duration::from_secs(10))?;
+    let mut m = Measure {
+        records: 0,
+        bytes: 0,
+        elapsed,
+    };
+    for r in results {
+        let (n, b) = r?;
+        m.records += n;
+        m.bytes += b;
+    }
+    Ok(m)
+}
+
+/// One worker: reads (and parses) until the filename queue is done.
+fn work(
+    reader: &Reader,
+    queue: &FifoQueue,
+    parser: &Parser,
+) -> Result<(u64, u64)> {
+    let (mut n, mut bytes) = (0u64, 0u64);
+    loop {
+        let batch = match reader.read_up_to(queue, READ_BATCH) {
+            Ok(b) => b,
+            Err(e) if e.is_out_of_range() => return Ok((n, bytes)),
+            Err(e) => return Err(e),
+        };
+        n += batch.len() as u64;
+        bytes += batch.iter().map(|r| r.value.len() as u64).sum::<u64>();
+        parser.parse(&batch)?;
+    }
+}
+
+/// A spec that fits the first records of `path`.
+fn first_records_spec(
+    path: &std::path::Path,
+    compression: Compression,
+) -> Result<FeatureSpec> {
+    let mut reader =
+        ReaderBuilder::new().compression(compression).open(path)?;
+    let mut records = Vec::new();
+    while records.len() < INFER_RECORDS {
+        match reader.read_record()? {
+            Some(r) => records.push(r.data),
+            None => break,
+        }
+    }
+    infer_spec(records.iter().map(|r| &r[..]))
+        .map_err(|e| e.with_file(path.display().to_string()))
+}
+
+/// The CSV decoder: from `--columns`, or inferred from the first line.
+fn csv_decoder(args: &Args) -> Result<CsvDecoder> {
+    let delim = u8::try_from(args.delim).map_err(|_| {
+        Error::invalid_argument(format!(
+            "the delimiter {:?} is not an ASCII character",
+            args.delim
+        ))
+    })?;
+    let (defaults, select) = match &args.columns {
+        Some(spec) => {
+            let spec: crate::convert::ColumnSpec = spec.parse()?;
+            let select = spec.skips().then(|| spec.selected_columns());
+            (spec.defaults()?, select)
+        }
+        None => (infer_csv(&args.files[0], args.header, delim)?, None),
+    };
+    let mut b = CsvDecoder::builder(defaults);
+    b.field_delim(delim);
+    if let Some(cols) = select {
+        b.select_cols(cols);
+    }
+    b.build()
+}
+
+/// One default per field of the first data line: int64, float or bytes.
+/// The line is split on the delimiter without unquoting: a guess to
+/// start from, which `--columns` overrides.
+fn infer_csv(
+    path: &std::path::Path,
+    header: bool,
+    delim: u8,
+) -> Result<Vec<RecordDefault>> {
+    let name = path.display().to_string();
+    let io_err = |e| Error::io(e).with_file(&name);
+    let mut src = BufReader::new(File::open(path).map_err(io_err)?);
+    let mut line = Vec::new();
+    for _ in 0..=usize::from(header) {
+        line.clear();
+        src.read_until(b'\n', &mut line).map_err(io_err)?;
+    }
+    let line = line.strip_suffix(b"\n").unwrap_or(&line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.is_empty() {
+        return Err(Error::invalid_argument(
+            "no line to infer a CSV schema from",
+        )
+        .with_file(&name));
+    }
+    line.split(|&b| b == delim)
+        .map(|field| {
+            let s = String::from_utf8_lossy(field);
+            let s = s.trim();
+            if s.parse::<i64>().is_ok() {
+                RecordDefault::required(DType::I64)
+            } else if s.parse::<f32>().is_ok() {
+                RecordDefault::required(DType::F32)
+            } else {
+                Ok(RecordDefault::string(""))
+            }
+        })
+        .collect()
+}

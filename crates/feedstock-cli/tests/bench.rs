@@ -1,0 +1,165 @@
+//! `feedstock bench`, run as the built binary. Rates are not asserted (no
+//! test asserts on timing); the record counts of every stage are.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../feedstock/tests/data/golden")
+        .join(name)
+}
+
+fn feedstock(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_feedstock"))
+        .args(args)
+        .output()
+        .expect("run feedstock")
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+/// The records column of each stage's row, by stage name.
+fn stage_counts(out: &Output) -> Vec<(String, u64)> {
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("read"))
+        .map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(cols.len(), 5, "{l}");
+            for c in &cols[2..] {
+                assert!(c.parse::<f64>().unwrap() >= 0.0, "{l}");
+            }
+            (cols[0].to_owned(), cols[1].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn every_stage_sees_every_record_of_every_epoch() {
+    let plain = golden("examples.tfrecord");
+    let seq = golden("sequence_examples.tfrecord");
+    let out = feedstock(&[
+        "bench",
+        path_str(&plain),
+        path_str(&plain),
+        "--epochs",
+        "3",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(
+        stage_counts(&out),
+        [("read".into(), 48), ("read+parse".into(), 48)]
+    );
+    // Gzip, one thread.
+    let gz = golden("examples.gzip.tfrecord");
+    let out = feedstock(&[
+        "bench",
+        "--compression",
+        "gzip",
+        "--threads",
+        "1",
+        path_str(&gz),
+    ]);
+    assert_eq!(stage_counts(&out)[1], ("read+parse".into(), 8));
+    // SequenceExamples hold no Example features to parse.
+    let out = feedstock(&["bench", path_str(&seq)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("hold no Example features"));
+}
+
+#[test]
+fn csv_and_fixed_files_are_read_and_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("a.csv");
+    let lines: String = (0..50).map(|i| format!("{i},{i}.5,w{i}\n")).collect();
+    std::fs::write(&csv, format!("n,x,s\n{lines}")).unwrap();
+    let out =
+        feedstock(&["bench", "--format", "csv", "--header", path_str(&csv)]);
+    assert_eq!(
+        stage_counts(&out),
+        [("read".into(), 50), ("read+parse".into(), 50)]
+    );
+    let out = feedstock(&[
+        "bench",
+        "--format",
+        "csv",
+        "--header",
+        "--columns",
+        "n:int64,_,s:bytes",
+        path_str(&csv),
+    ]);
+    assert_eq!(stage_counts(&out)[1].1, 50);
+
+    let cifar = golden("cifar_like.bin");
+    let out = feedstock(&[
+        "bench",
+        "--format",
+        "fixed",
+        "--record-bytes",
+        "3073",
+        "--epochs",
+        "2",
+        path_str(&cifar),
+    ]);
+    assert_eq!(stage_counts(&out)[1], ("read+parse".into(), 8));
+}
+
+#[test]
+fn a_csv_line_that_does_not_parse_names_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("a.csv");
+    std::fs::write(&csv, "1,2\n3,4\n5,oops\n").unwrap();
+    let out = feedstock(&["bench", "--format", "csv", path_str(&csv)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{}:3", path_str(&csv))), "{err}");
+    let out = feedstock(&[
+        "bench",
+        "--format",
+        "csv",
+        "--columns",
+        "a:int64,b:nope",
+        path_str(&csv),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("unknown type \"nope\""));
+}
+
+#[test]
+fn bad_input_gives_the_documented_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let absent = dir.path().join("absent.tfrecord");
+    let out = feedstock(&["bench", path_str(&absent)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains(path_str(&absent)));
+
+    // A damaged record (here met while inferring the spec from the first
+    // records) is exit 1, naming the file.
+    let mut bytes = std::fs::read(golden("examples.tfrecord")).unwrap();
+    let n = bytes.len();
+    bytes[n - 3] ^= 1;
+    let bad = dir.path().join("bad.tfrecord");
+    std::fs::write(&bad, bytes).unwrap();
+    let out = feedstock(&["bench", path_str(&bad)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = stderr(&out);
+    assert!(err.contains("DataLoss"), "{err}");
+    assert!(err.contains(path_str(&bad)), "{err}");
+
+    let cifar = golden("cifar_like.bin");
+    let out = feedstock(&["bench", "--format", "fixed", path_str(&cifar)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("--record-bytes"));
+    let out = feedstock(&["bench", "--format", "parquet", path_str(&cifar)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
