@@ -111,7 +111,9 @@ fn demo_trains_every_method_to_ninety_percent_and_writes_its_outputs() {
         let last = f64::from(*logged.last().unwrap());
         assert!((last - acc).abs() < 1e-3, "{method}: {logged:?} vs {acc}");
     }
-    // stdout is a pipe here, so no progress bar may be drawn into it.
+    // stdout is a pipe here, so the progress bars (drawn on stderr) are
+    // hidden.
+    assert!(!stderr.contains("epoch 1/4"), "{stderr}");
     assert!(!stdout.contains("epoch 1/4"), "{stdout}");
 }
 
