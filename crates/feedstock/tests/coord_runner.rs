@@ -1,0 +1,411 @@
+//! The coordinator, queue runners and pipelines: how threads start, end,
+//! stop each other, and report errors.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use feedstock::coord::{Coordinator, Pipeline, QueueRunner};
+use feedstock::queue::{
+    ComponentSpec, FifoQueue, PartialShape, Queue, QueueSpec,
+};
+use feedstock::{DType, Error, Kind, Tensor, Value};
+
+/// A working call never waits this long; a bug fails instead of hanging.
+const LONG: Duration = Duration::from_secs(20);
+const GRACE: Duration = Duration::from_secs(10);
+
+fn scalar_i64() -> QueueSpec {
+    QueueSpec::new().component(
+        ComponentSpec::new(DType::I64).shape(PartialShape::scalar()),
+    )
+}
+
+fn int(v: i64) -> Vec<Value> {
+    vec![Tensor::scalar(v).into()]
+}
+
+fn int_of(e: &[Value]) -> i64 {
+    e[0].dense().unwrap().scalar_value::<i64>().unwrap()
+}
+
+/// An op that enqueues `from..to` one value per call, then reports
+/// OutOfRange.
+fn counting_op(
+    q: Arc<dyn Queue>,
+    from: i64,
+    to: i64,
+) -> impl FnMut() -> feedstock::Result<()> + Send + 'static {
+    let mut next = from;
+    move || {
+        if next == to {
+            return Err(Error::out_of_range("no more"));
+        }
+        next += 1;
+        q.enqueue_timeout(int(next - 1), LONG)
+    }
+}
+
+fn drain(q: &dyn Queue) -> Vec<i64> {
+    let mut out = Vec::new();
+    loop {
+        match q.dequeue_timeout(LONG) {
+            Ok(e) => out.push(int_of(&e)),
+            Err(e) if e.kind() == Kind::OutOfRange => return out,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn request_stop_keeps_the_first_real_error_and_out_of_range_is_clean() {
+    let coord = Coordinator::new();
+    assert!(!coord.should_stop());
+    coord.request_stop_with(Error::out_of_range("end"));
+    assert!(coord.should_stop());
+    assert_eq!(coord.error(), None);
+    coord.request_stop_with(Error::data_loss("first"));
+    coord.request_stop_with(Error::internal("second"));
+    assert_eq!(coord.error().unwrap().message(), "first");
+    assert!(coord.join(Vec::new(), GRACE).is_err());
+}
+
+#[test]
+fn wait_for_stop_times_out_then_returns_when_stop_is_requested() {
+    let coord = Coordinator::new();
+    assert!(!coord.wait_for_stop(Some(Duration::from_millis(20))));
+    let waiter = {
+        let coord = coord.clone();
+        thread::spawn(move || coord.wait_for_stop(Some(LONG)))
+    };
+    coord.request_stop();
+    assert!(waiter.join().unwrap());
+    assert!(coord.wait_for_stop(None));
+}
+
+#[test]
+fn stop_callbacks_run_once_and_late_ones_run_at_once() {
+    let coord = Coordinator::new();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let r = runs.clone();
+    coord.on_stop(move || {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    coord.request_stop();
+    coord.request_stop();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let r = runs.clone();
+    coord.on_stop(move || {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn stop_on_error_guard_requests_stop_on_error_and_on_panic() {
+    let coord = Coordinator::new();
+    let guard = coord.stop_on_error();
+    assert!(guard.check(Ok::<_, Error>(1)).is_ok());
+    assert!(!coord.should_stop());
+    let _ = guard.check::<()>(Err(Error::data_loss("bad")));
+    assert!(coord.should_stop());
+    assert_eq!(coord.error().unwrap().kind(), Kind::DataLoss);
+
+    let coord = Coordinator::new();
+    let c = coord.clone();
+    let t = thread::spawn(move || {
+        let _guard = c.stop_on_error();
+        panic!("boom");
+    });
+    assert!(t.join().is_err());
+    assert!(coord.should_stop());
+    assert_eq!(coord.error().unwrap().kind(), Kind::Internal);
+}
+
+#[test]
+fn join_returns_the_first_error_that_is_not_out_of_range() {
+    let coord = Coordinator::new();
+    let clean = coord.spawn("clean", || Ok(())).unwrap();
+    let ended = coord
+        .spawn("ended", || Err(Error::out_of_range("done")))
+        .unwrap();
+    let (tx, rx) = mpsc::channel::<()>();
+    let failing = coord
+        .spawn("failing", move || {
+            rx.recv_timeout(LONG).ok();
+            Err(Error::data_loss("crc mismatch").with_file("a.tfrecord"))
+        })
+        .unwrap();
+    let later = coord
+        .spawn("later", {
+            let coord = coord.clone();
+            move || {
+                // Wait for the real error, not just for a stop: the clean
+                // OutOfRange of "ended" also requests a stop.
+                let deadline = std::time::Instant::now() + LONG;
+                while coord.error().is_none()
+                    && std::time::Instant::now() < deadline
+                {
+                    thread::sleep(Duration::from_millis(1));
+                }
+                Err(Error::internal("after the first"))
+            }
+        })
+        .unwrap();
+    tx.send(()).unwrap();
+    let err = coord
+        .join(vec![clean, ended, failing, later], GRACE)
+        .unwrap_err();
+    assert_eq!(err.kind(), Kind::DataLoss);
+    assert_eq!(err.file(), Some("a.tfrecord"));
+}
+
+#[test]
+fn join_reports_a_panicking_thread() {
+    let coord = Coordinator::new();
+    let t = coord.spawn("panicky", || panic!("kaboom")).unwrap();
+    let err = coord.join(vec![t], GRACE).unwrap_err();
+    assert_eq!(err.kind(), Kind::Internal);
+    assert!(err.message().contains("panicky"), "{err}");
+    assert!(err.message().contains("kaboom"), "{err}");
+}
+
+#[test]
+fn join_names_threads_that_did_not_stop_within_the_grace_period() {
+    let coord = Coordinator::new();
+    let (release, rx) = mpsc::channel::<()>();
+    let stubborn = coord
+        .spawn("stubborn", move || {
+            rx.recv_timeout(LONG).ok();
+            Ok(())
+        })
+        .unwrap();
+    let polite = coord
+        .spawn("polite", {
+            let coord = coord.clone();
+            move || {
+                coord.wait_for_stop(Some(LONG));
+                Ok(())
+            }
+        })
+        .unwrap();
+    coord.request_stop();
+    let err = coord
+        .join(vec![stubborn, polite], Duration::from_millis(50))
+        .unwrap_err();
+    assert_eq!(err.kind(), Kind::DeadlineExceeded);
+    assert!(err.message().contains("stubborn"), "{err}");
+    assert!(!err.message().contains("polite"), "{err}");
+    release.send(()).unwrap();
+}
+
+#[test]
+fn runner_closes_its_queue_when_its_last_thread_runs_out_of_input() {
+    let q = FifoQueue::builder(100, scalar_i64()).build().unwrap();
+    let (release, rx) = mpsc::channel::<()>();
+    let mut slow = counting_op(q.clone(), 10, 12);
+    let runner = QueueRunner::new(q.clone())
+        .with_op(counting_op(q.clone(), 0, 3))
+        .with_op(move || {
+            // Holds its thread open until released.
+            rx.recv_timeout(LONG).ok();
+            slow()
+        });
+    let mut pipeline = Pipeline::new();
+    pipeline.add_runner(runner);
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    // The fast thread ends; the queue stays open for the slow one.
+    let first: Vec<i64> = (0..3)
+        .map(|_| int_of(&q.dequeue_timeout(LONG).unwrap()))
+        .collect();
+    assert_eq!(first, [0, 1, 2]);
+    assert!(!q.is_closed());
+    release.send(()).unwrap();
+    release.send(()).unwrap();
+    release.send(()).unwrap();
+    let mut rest = drain(&*q);
+    rest.sort_unstable();
+    assert_eq!(rest, [10, 11]);
+    assert!(q.is_closed());
+    coord.join(threads, GRACE).unwrap();
+    assert!(!coord.should_stop(), "running out of input is not a stop");
+}
+
+#[test]
+fn runner_error_requests_stop_and_cancels_its_queue() {
+    let q = FifoQueue::builder(1, scalar_i64()).build().unwrap();
+    q.enqueue(int(0)).unwrap();
+    let failing_calls = Arc::new(AtomicUsize::new(0));
+    let calls = failing_calls.clone();
+    let runner = QueueRunner::new(q.clone())
+        // Blocks on the full queue until the error cancels it.
+        .with_op(counting_op(q.clone(), 1, 100))
+        .with_op(move || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err(Error::data_loss("corrupt record").with_key("a:3"))
+        });
+    let mut pipeline = Pipeline::new();
+    pipeline.add_runner(runner);
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let err = coord.join(threads, GRACE).unwrap_err();
+    assert_eq!(err.kind(), Kind::DataLoss);
+    assert_eq!(err.key(), Some("a:3"));
+    assert_eq!(failing_calls.load(Ordering::SeqCst), 1);
+    assert!(q.is_closed());
+    // The element enqueued before the error is still delivered.
+    assert_eq!(int_of(&q.dequeue().unwrap()), 0);
+}
+
+#[test]
+fn stop_request_wakes_every_runner_blocked_on_a_full_queue() {
+    let mut pipeline = Pipeline::new();
+    let queues: Vec<Arc<FifoQueue>> = (0..3)
+        .map(|i| {
+            let q = FifoQueue::builder(2, scalar_i64())
+                .name(format!("q{i}"))
+                .build()
+                .unwrap();
+            pipeline.add_runner(
+                QueueRunner::new(q.clone())
+                    .with_op(counting_op(q.clone(), 0, i64::MAX))
+                    .with_op(counting_op(q.clone(), 0, i64::MAX)),
+            );
+            q
+        })
+        .collect();
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    for q in &queues {
+        while q.stats().blocked_enqueues < 2 {
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+    coord.request_stop();
+    coord.join(threads, GRACE).unwrap();
+    for q in &queues {
+        assert!(q.is_closed());
+    }
+}
+
+#[test]
+fn stop_request_wakes_a_consumer_blocked_on_a_runner_queue() {
+    let q = FifoQueue::builder(2, scalar_i64()).build().unwrap();
+    let (release, rx) = mpsc::channel::<()>();
+    let mut pipeline = Pipeline::new();
+    pipeline.add_runner(QueueRunner::new(q.clone()).with_op(move || {
+        rx.recv_timeout(LONG).ok();
+        Ok(())
+    }));
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let consumer = {
+        let q = q.clone();
+        thread::spawn(move || q.dequeue_timeout(LONG))
+    };
+    while q.stats().blocked_dequeues < 1 {
+        thread::sleep(Duration::from_millis(1));
+    }
+    coord.request_stop();
+    let err = consumer.join().unwrap().unwrap_err();
+    assert_eq!(err.kind(), Kind::OutOfRange);
+    // The runner's op returns at once from now on; its thread then sees
+    // the stop.
+    drop(release);
+    coord.join(threads, GRACE).unwrap();
+}
+
+#[test]
+fn dequeue_before_the_pipeline_starts_fails_instead_of_hanging() {
+    let q = FifoQueue::builder(4, scalar_i64())
+        .name("examples")
+        .build()
+        .unwrap();
+    let mut pipeline = Pipeline::new();
+    pipeline.add_runner(QueueRunner::new(q.clone()).with_op(counting_op(
+        q.clone(),
+        0,
+        2,
+    )));
+    let err = q.dequeue_timeout(LONG).unwrap_err();
+    assert_eq!(err.kind(), Kind::FailedPrecondition);
+    assert!(err.message().contains("examples"), "{err}");
+    assert!(err.message().contains("started"), "{err}");
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    assert_eq!(drain(&*q), [0, 1]);
+    coord.join(threads, GRACE).unwrap();
+}
+
+#[test]
+fn runner_panic_becomes_an_error_that_stops_the_pipeline() {
+    let q = FifoQueue::builder(4, scalar_i64())
+        .name("images")
+        .build()
+        .unwrap();
+    let mut pipeline = Pipeline::new();
+    pipeline.add_runner(
+        QueueRunner::new(q.clone()).with_op(|| panic!("decoder bug")),
+    );
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let err = coord.join(threads, GRACE).unwrap_err();
+    assert_eq!(err.kind(), Kind::Internal);
+    assert!(err.message().contains("images-runner-0"), "{err}");
+    assert!(err.message().contains("decoder bug"), "{err}");
+    assert_eq!(q.dequeue().unwrap_err().kind(), Kind::OutOfRange);
+}
+
+#[test]
+fn end_of_input_travels_down_a_two_stage_pipeline() {
+    // filenames -> 3 reader threads -> examples; each "file" holds 10
+    // records. Every record arrives exactly once, then OutOfRange.
+    let files = FifoQueue::builder(4, scalar_i64())
+        .name("files")
+        .build()
+        .unwrap();
+    let examples = FifoQueue::builder(8, scalar_i64())
+        .name("examples")
+        .build()
+        .unwrap();
+    let mut pipeline = Pipeline::new();
+    pipeline.add_runner(QueueRunner::new(files.clone()).with_op(counting_op(
+        files.clone(),
+        0,
+        20,
+    )));
+    let mut readers = QueueRunner::new(examples.clone());
+    for _ in 0..3 {
+        let files = files.clone();
+        let examples = examples.clone();
+        readers.add_op(move || {
+            let file = int_of(&files.dequeue_timeout(LONG)?);
+            let records =
+                Tensor::vector((0..10).map(|r| file * 10 + r).collect());
+            examples.enqueue_many_timeout(vec![records.into()], LONG)
+        });
+    }
+    pipeline.add_runner(readers);
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let mut got = Vec::new();
+    loop {
+        match examples.dequeue_up_to_timeout(7, LONG) {
+            Ok(batch) => got.extend_from_slice(
+                batch[0].dense().unwrap().as_slice::<i64>().unwrap(),
+            ),
+            Err(e) if e.kind() == Kind::OutOfRange => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    got.sort_unstable();
+    assert_eq!(got, (0..200).collect::<Vec<_>>());
+    coord.request_stop();
+    coord.join(threads, GRACE).unwrap();
+    let stats = pipeline.stats();
+    assert_eq!(stats.len(), 2);
+    assert_eq!(stats[1].1.dequeued, 200);
+}
