@@ -9,6 +9,7 @@ use std::io::Read;
 use bytes::Bytes;
 use feedstock::io::tfrecord::{Record, ReaderBuilder};
 use feedstock::io::Compression;
+use feedstock::Kind;
 use libfuzzer_sys::fuzz_target;
 
 /// Hands out at most `n` bytes per read, to vary the chunking.
@@ -26,14 +27,20 @@ impl Read for Trickle<'_> {
     }
 }
 
-fn drain(
-    it: impl Iterator<Item = feedstock::Result<Record>>,
-) -> (Vec<Record>, Option<feedstock::Error>) {
+/// The records, and the kind, file and offset of the error that ended
+/// them. (Not the message: zlib-rs words the same inflate error
+/// differently depending on the output buffer size.)
+type Outcome = (Vec<Record>, Option<(Kind, Option<String>, Option<u64>)>);
+
+fn drain(it: impl Iterator<Item = feedstock::Result<Record>>) -> Outcome {
     let mut out = Vec::new();
     for r in it {
         match r {
             Ok(r) => out.push(r),
-            Err(e) => return (out, Some(e)),
+            Err(e) => {
+                let file = e.file().map(str::to_owned);
+                return (out, Some((e.kind(), file, e.offset())));
+            }
         }
     }
     (out, None)
@@ -58,9 +65,9 @@ fuzz_target!(|data: &[u8]| {
         );
         assert_eq!(whole, streamed);
         assert_eq!(whole, trickled);
-        if let (_, Some(e)) = &whole {
-            assert_eq!(e.file(), Some("fuzz"));
-            assert!(e.offset().is_some(), "{e}");
+        if let (_, Some((_, file, offset))) = &whole {
+            assert_eq!(file.as_deref(), Some("fuzz"));
+            assert!(offset.is_some());
         }
     }
 });

@@ -1,5 +1,5 @@
 //! The `feedstock` command: look at, check, convert and benchmark record
-//! files.
+//! files, and run the demo.
 //!
 //! Each subcommand lives in its own module; this file only parses the
 //! command line, dispatches, and turns an error into one line on stderr
@@ -32,6 +32,7 @@ mod bench;
 mod cat;
 mod convert;
 mod count;
+mod demo;
 mod inspect;
 mod json;
 mod payload;
@@ -77,6 +78,9 @@ enum Command {
     /// Measure the throughput of a pipeline over files, stage by stage.
     #[command(long_about = bench::LONG_ABOUT)]
     Bench(bench::Args),
+    /// Convert the shipped digits to TFRecords and train a classifier on
+    /// them three ways: feeding, reading from files, preloaded.
+    Demo(demo::Config),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args),
         Command::Convert(cmd) => convert::run(&cmd),
         Command::Bench(args) => bench::run(&args),
+        Command::Demo(config) => demo::run(&config),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1830,20 +1830,26 @@ proptest! {
     }
 
     #[test]
-    fn arbitrary_bytes_never_panic_and_agree_when_prost_decodes(
+    fn arbitrary_bytes_never_panic_and_prost_messages_agree(
         bytes in prop::collection::vec(any::<u8>(), 0..64),
     ) {
         let spec = spec(|b| {
             b.var_len("a", DType::I64).var_len("b", DType::F32).var_len("c", DType::String);
         });
         let bytes = Bytes::from(bytes);
-        let fast = parse_single_example(&bytes, &spec, "");
-        if let Err(e) = &fast {
+        if let Err(e) = parse_single_example(&bytes, &spec, "") {
             prop_assert_eq!(e.kind(), Kind::InvalidArgument);
         }
-        let slow = reference_single(&bytes, &spec);
-        if slow.is_ok() {
-            same_outcome(fast, slow)?;
+        // Whatever prost makes of the bytes, written out again, parses
+        // the same both ways. (Not the raw bytes: prost does not check
+        // the wire type of a map field, so it accepts some invalid
+        // inputs that the fast parser rejects.)
+        if let Ok(m) = proto::Example::decode(&bytes[..]) {
+            let canonical = Bytes::from(m.encode_to_vec());
+            same_outcome(
+                parse_single_example(&canonical, &spec, ""),
+                reference_single(&canonical, &spec),
+            )?;
         }
     }
 }

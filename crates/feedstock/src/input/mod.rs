@@ -1,6 +1,7 @@
 //! Producers and batching: the stages a caller composes into a pipeline.
 
 pub mod batch;
+pub mod feed;
 pub mod producer;
 mod source;
 

@@ -35,12 +35,13 @@ use crate::error::{Error, Result};
 /// encode_record(b"hello", &mut stream);
 ///
 /// let mut dec = Decoder::new();
-/// // Feed the first 7 bytes: not a whole record yet.
-/// let (what, used) = dec.decode(&stream[..7])?;
-/// assert_eq!((what, used), (Decoded::NeedMore, 7));
-/// // Feed the rest: the record is complete and verified.
-/// let (what, used) = dec.decode(&stream[7..])?;
-/// assert_eq!(used, stream.len() - 7);
+/// // Feed the header and 2 data bytes: not a whole record yet.
+/// let (what, used) = dec.decode(&stream[..14])?;
+/// assert_eq!((what, used), (Decoded::NeedMore, 14));
+/// // Feed the rest: the record is complete and verified. Its data came
+/// // in two chunks, so the decoder holds it.
+/// let (what, used) = dec.decode(&stream[14..])?;
+/// assert_eq!(used, stream.len() - 14);
 /// let Decoded::Record(frame) = what else { panic!("{what:?}") };
 /// assert_eq!((frame.offset, frame.index), (0, 0));
 /// assert_eq!(frame.payload, Payload::Buffered);
