@@ -28,6 +28,7 @@ run_examples! {
     csv_files => "../examples/csv_files.rs",
     custom_decoder => "../examples/custom_decoder.rs",
     custom_reader => "../examples/custom_reader.rs",
+    feeding => "../examples/feeding.rs",
     filtering_and_multiple_examples =>
         "../examples/filtering_and_multiple_examples.rs",
     fixed_length_cifar => "../examples/fixed_length_cifar.rs",
