@@ -326,9 +326,11 @@ fn split(batch: &[Record]) -> (Vec<Bytes>, Vec<&str>) {
 ///
 /// # Errors
 ///
-/// Bad arguments for the format (InvalidArgument, exit 2), and the first
-/// error of any stage: a damaged record (exit 1), a missing file (exit 2),
-/// a record the parse stage cannot decode (exit 2).
+/// Bad arguments for the format, or a `--min-after-dequeue` not below the
+/// batching queue's capacity (InvalidArgument, exit 2, before any stage
+/// runs), and the first error of any stage: a damaged record (exit 1), a
+/// missing file (exit 2), a record the parse stage cannot decode (exit
+/// 2).
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let files: Vec<String> =
         args.files.iter().map(|p| p.display().to_string()).collect();
