@@ -11,31 +11,42 @@
 //! - `read+parse`: each batch of records decoded too: `parse_example`
 //!   with a spec inferred from the first file's first records, or
 //!   `decode_csv`, or `decode_raw` as bytes.
+//! - `read+parse+batch` (or `read+parse+shuffle` with `--shuffle`): the
+//!   whole pipeline of the seed guide. The workers become the runner
+//!   threads of a `batch_join` (`shuffle_batch_join`) stage, one reader
+//!   each, enqueueing each parsed batch of records with `enqueue_many`;
+//!   the main thread takes `--batch-size` batches until the end, as a
+//!   training loop would, sampling the batching queue's fullness before
+//!   each one (where TensorFlow's summary of it would be taken).
 //!
 //! Rates are over wall time, from starting the pipeline to the last
-//! record; MB/s counts the records' data (decompressed), 10^6 bytes.
+//! record (or batch); MB/s counts the records' data (decompressed), 10^6
+//! bytes.
 
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
-use feedstock::decode::example::{parse_example, FeatureSpec};
+use feedstock::decode::example::{parse_example, FeatureKind, FeatureSpec};
 use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
-use feedstock::input::string_input_producer;
+use feedstock::input::{
+    batch_join, shuffle_batch_join, string_input_producer,
+};
 use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
-use feedstock::queue::FifoQueue;
+use feedstock::queue::{ComponentSpec, FifoQueue, QueueSpec};
 use feedstock::reader::{
     FixedLengthRecordReader, Reader, Record, TextLineReader, TfRecordReader,
 };
-use feedstock::{DType, Error, Result};
+use feedstock::{DType, Error, Result, Value};
 
 use crate::count::parse_compression;
 use crate::inspect::infer_spec;
@@ -51,7 +62,15 @@ reader. Stages:
               inferred from the first file's first 1000 records (tfrecord),
               decode_csv with --columns or a schema inferred from the first
               line (csv), decode_raw as uint8 (fixed)
-Reports records/s and MB/s (record data, decompressed) for each stage.";
+  read+parse+batch
+              the whole pipeline: the reader threads parse as above and
+              enqueue into a batch queue (--shuffle: a shuffle_batch
+              queue keeping --min-after-dequeue examples), from which
+              the main thread takes --batch-size batches; every example
+              is delivered (the last batch may be smaller)
+Reports records/s and MB/s (record data, decompressed) for each stage, and
+how full the batching queue was on average when a batch was taken (a queue
+that is often empty means the readers are the bottleneck).";
 
 /// Records read per `read_up_to` call.
 const READ_BATCH: usize = 256;
@@ -98,6 +117,46 @@ pub(crate) struct Args {
     /// fixed: bytes of footer after the last record.
     #[arg(long, default_value_t = 0)]
     footer_bytes: u64,
+    /// Examples per batch in the batching stage.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
+    batch_size: u64,
+    /// Batch through a shuffling queue (shuffle_batch_join) instead of a
+    /// FIFO one (batch_join).
+    #[arg(long)]
+    shuffle: bool,
+    /// With --shuffle: examples the queue keeps back while its input
+    /// lasts, so that each batch is drawn from at least this many.
+    #[arg(long, requires = "shuffle", default_value_t = 1000)]
+    min_after_dequeue: usize,
+    /// The batching queue's capacity; by default min_after_dequeue (with
+    /// --shuffle) + 3 × batch size, as the seed guide suggests.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    capacity: Option<u64>,
+}
+
+impl Args {
+    /// The batching queue's `min_after_dequeue`: 0 without `--shuffle`.
+    fn min_after(&self) -> usize {
+        if self.shuffle {
+            self.min_after_dequeue
+        } else {
+            0
+        }
+    }
+
+    /// The batching queue's capacity.
+    fn queue_capacity(&self) -> Result<usize> {
+        let too_big =
+            || Error::invalid_argument("--capacity or --batch-size too big");
+        match self.capacity {
+            Some(c) => usize::try_from(c).map_err(|_| too_big()),
+            None => usize::try_from(self.batch_size)
+                .ok()
+                .and_then(|b| b.checked_mul(3))
+                .and_then(|b| b.checked_add(self.min_after()))
+                .ok_or_else(too_big),
+        }
+    }
 }
 
 /// The record formats `bench` reads.
@@ -135,6 +194,9 @@ struct Measure {
     bytes: u64,
     /// Wall time.
     elapsed: Duration,
+    /// For the batching stage, the batching queue's mean fraction full
+    /// when a batch was taken.
+    fullness: Option<f64>,
 }
 
 impl fmt::Display for Measure {
@@ -147,7 +209,11 @@ impl fmt::Display for Measure {
             secs,
             self.records as f64 / secs,
             self.bytes as f64 / secs / 1e6,
-        )
+        )?;
+        match self.fullness {
+            Some(x) => write!(f, "  {:>9.1}%", x * 100.0),
+            None => write!(f, "  {:>10}", "-"),
+        }
     }
 }
 
@@ -165,25 +231,88 @@ enum Parser {
 }
 
 impl Parser {
-    fn parse(&self, batch: &[Record]) -> Result<()> {
+    /// Decodes a batch of records into components with a leading batch
+    /// axis (none for [`Parser::None`]).
+    fn parse(&self, batch: &[Record]) -> Result<Vec<Value>> {
         match self {
-            Parser::None => Ok(()),
+            Parser::None => Ok(Vec::new()),
             Parser::Example(spec) => {
                 let (values, keys) = split(batch);
-                parse_example(&values, &keys, spec).map(drop)
+                Ok(parse_example(&values, &keys, spec)?.into_values())
             }
             Parser::Csv(dec) => {
                 let (values, keys) = split(batch);
-                dec.decode_batch(&values, &keys).map(drop)
+                let columns = dec.decode_batch(&values, &keys)?;
+                Ok(columns.into_iter().map(Value::from).collect())
             }
             Parser::Raw => {
                 let values: Vec<&[u8]> =
                     batch.iter().map(|r| &r.value[..]).collect();
-                decode_raw_batch(&values, DType::U8, ByteOrder::LittleEndian)
-                    .map(drop)
+                let t = decode_raw_batch(
+                    &values,
+                    DType::U8,
+                    ByteOrder::LittleEndian,
+                )?;
+                Ok(vec![t.into()])
             }
         }
     }
+
+    /// The components of one parsed example, for the batching queue.
+    /// `record_bytes` is the length of a fixed-length record.
+    fn queue_spec(&self, record_bytes: u64) -> Result<QueueSpec> {
+        let mut q = QueueSpec::new();
+        match self {
+            Parser::None => {}
+            Parser::Example(spec) => {
+                for (name, kind) in spec.iter() {
+                    q = q.component(feature_component(name, kind)?);
+                }
+            }
+            Parser::Csv(dec) => {
+                for (i, dtype) in dec.dtypes().into_iter().enumerate() {
+                    q = q.component(
+                        ComponentSpec::new(dtype)
+                            .shape(vec![])
+                            .name(format!("column {i}")),
+                    );
+                }
+            }
+            Parser::Raw => {
+                let len = usize::try_from(record_bytes).map_err(|_| {
+                    Error::invalid_argument("--record-bytes is too big")
+                })?;
+                q = q.component(
+                    ComponentSpec::new(DType::U8)
+                        .shape(vec![Some(len)])
+                        .name("record"),
+                );
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// The queue component of one parsed Example feature.
+fn feature_component(name: &str, kind: &FeatureKind) -> Result<ComponentSpec> {
+    Ok(match kind {
+        FeatureKind::Fixed { dtype, shape, .. } => {
+            ComponentSpec::new(*dtype).shape(shape).name(name)
+        }
+        FeatureKind::VarLen { dtype } | FeatureKind::Sparse { dtype, .. } => {
+            ComponentSpec::sparse(*dtype).name(name)
+        }
+        // Sequences are padded to the longest in each parsed batch, so
+        // one example's shape depends on its neighbours: not batchable
+        // without padding again. The inferred specs never hold one.
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "the batching stage cannot batch feature {name:?} of kind \
+                 {kind:?}"
+            ))
+            .with_field(name))
+        }
+    })
 }
 
 fn split(batch: &[Record]) -> (Vec<Bytes>, Vec<&str>) {
@@ -197,9 +326,11 @@ fn split(batch: &[Record]) -> (Vec<Bytes>, Vec<&str>) {
 ///
 /// # Errors
 ///
-/// Bad arguments for the format (InvalidArgument, exit 2), and the first
-/// error of any stage: a damaged record (exit 1), a missing file (exit 2),
-/// a record the parse stage cannot decode (exit 2).
+/// Bad arguments for the format, or a `--min-after-dequeue` not below the
+/// batching queue's capacity (InvalidArgument, exit 2, before any stage
+/// runs), and the first error of any stage: a damaged record (exit 1), a
+/// missing file (exit 2), a record the parse stage cannot decode (exit
+/// 2).
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let files: Vec<String> =
         args.files.iter().map(|p| p.display().to_string()).collect();
@@ -219,6 +350,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         Format::Csv => Parser::Csv(Arc::new(csv_decoder(args)?)),
         Format::Fixed => Parser::Raw,
     };
+    let spec = parser.queue_spec(args.record_bytes.unwrap_or_default())?;
+    let capacity = args.queue_capacity()?;
+    // Checked before any stage runs (the batching stage would find it
+    // only after the others).
+    if args.shuffle && args.min_after_dequeue >= capacity {
+        return Err(Error::invalid_argument(format!(
+            "--min-after-dequeue ({}) must be below the capacity \
+             ({capacity})",
+            args.min_after_dequeue
+        ))
+        .into());
+    }
     println!(
         "{} files, {} epochs, {} threads, format {:?}",
         files.len(),
@@ -227,13 +370,29 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         args.format
     );
     println!(
-        "{:<12}  {:>10}  {:>9}  {:>12}  {:>9}",
-        "stage", "records", "seconds", "records/s", "MB/s"
+        "{:<18}  {:>10}  {:>9}  {:>12}  {:>9}  {:>10}",
+        "stage", "records", "seconds", "records/s", "MB/s", "queue full"
     );
-    for (name, p) in [("read", Parser::None), ("read+parse", parser)] {
+    for (name, p) in [("read", Parser::None), ("read+parse", parser.clone())] {
         let m = stage(args, &files, compression, &p)?;
-        println!("{name:<12}  {m}");
+        println!("{name:<18}  {m}");
     }
+    let name = if args.shuffle {
+        "read+parse+shuffle"
+    } else {
+        "read+parse+batch"
+    };
+    let (m, batches) =
+        batch_stage(args, &files, compression, parser, spec, capacity)?;
+    println!("{name:<18}  {m}");
+    print!(
+        "{} batches of up to {} examples; queue capacity {capacity}",
+        batches, args.batch_size
+    );
+    if args.shuffle {
+        print!(", min_after_dequeue {}", args.min_after_dequeue);
+    }
+    println!();
     Ok(())
 }
 
@@ -307,6 +466,7 @@ fn stage(
         records: 0,
         bytes: 0,
         elapsed,
+        fullness: None,
     };
     for r in results {
         let (n, b) = r?;
@@ -333,6 +493,94 @@ fn work(
         bytes += batch.iter().map(|r| r.value.len() as u64).sum::<u64>();
         parser.parse(&batch)?;
     }
+}
+
+/// Runs the batching stage: `--threads` readers parsing into a batching
+/// queue, the calling thread taking batches until the end. Returns the
+/// measure (examples, record bytes, mean fullness) and the number of
+/// batches.
+fn batch_stage(
+    args: &Args,
+    files: &[String],
+    compression: Compression,
+    parser: Parser,
+    spec: QueueSpec,
+    capacity: usize,
+) -> Result<(Measure, u64)> {
+    let batch_size = usize::try_from(args.batch_size)
+        .map_err(|_| Error::invalid_argument("--batch-size is too big"))?;
+    let mut pipeline = Pipeline::new();
+    let queue: Arc<FifoQueue> =
+        string_input_producer(&mut pipeline, files.iter().cloned())
+            .num_epochs(args.epochs)
+            .shuffle(false)
+            .build()?;
+    let bytes = Arc::new(AtomicU64::new(0));
+    let parser = Arc::new(parser);
+    let closures: Vec<_> = (0..args.threads)
+        .map(|_| {
+            let reader = reader(args, compression)?;
+            let (queue, bytes, parser) =
+                (Arc::clone(&queue), Arc::clone(&bytes), Arc::clone(&parser));
+            Ok(move || {
+                let batch = reader.read_up_to(&*queue, READ_BATCH)?;
+                let n: u64 = batch.iter().map(|r| r.value.len() as u64).sum();
+                bytes.fetch_add(n, Ordering::Relaxed);
+                parser.parse(&batch)
+            })
+        })
+        .collect::<Result<_>>()?;
+    let source = if args.shuffle {
+        shuffle_batch_join(&mut pipeline, closures)
+            .spec(spec)
+            .min_after_dequeue(args.min_after_dequeue)
+            .enqueue_many(true)
+            .batch_size(batch_size)
+            .capacity(capacity)
+            .allow_smaller_final_batch(true)
+            .build()?
+    } else {
+        batch_join(&mut pipeline, closures)
+            .spec(spec)
+            .enqueue_many(true)
+            .batch_size(batch_size)
+            .capacity(capacity)
+            .allow_smaller_final_batch(true)
+            .build()?
+    };
+    let coord = Coordinator::new();
+    source.attach(&coord);
+    let start = Instant::now();
+    let threads = pipeline.start(&coord)?;
+    let (mut examples, mut batches, mut full) = (0u64, 0u64, 0.0f64);
+    let drained = loop {
+        let fullness = source.stats().fraction_full();
+        match source.next_batch() {
+            Ok(b) => {
+                examples += b.len() as u64;
+                batches += 1;
+                full += fullness;
+            }
+            Err(e) if e.is_out_of_range() => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    let elapsed = start.elapsed();
+    coord.request_stop();
+    let joined = coord.join(threads, Duration::from_secs(10));
+    drained?;
+    joined?;
+    let m = Measure {
+        records: examples,
+        bytes: bytes.load(Ordering::Relaxed),
+        elapsed,
+        fullness: Some(if batches == 0 {
+            0.0
+        } else {
+            full / batches as f64
+        }),
+    };
+    Ok((m, batches))
 }
 
 /// A spec that fits the first records of `path`.

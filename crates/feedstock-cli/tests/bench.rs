@@ -1,5 +1,6 @@
 //! `feedstock bench`, run as the built binary. Rates are not asserted (no
-//! test asserts on timing); the record counts of every stage are.
+//! test asserts on timing); the record counts of every stage are, and
+//! the batching stage's batch count and queue settings.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -25,22 +26,43 @@ fn stderr(out: &Output) -> String {
     String::from_utf8(out.stderr.clone()).unwrap()
 }
 
-/// The records column of each stage's row, by stage name.
-fn stage_counts(out: &Output) -> Vec<(String, u64)> {
+fn stdout(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    String::from_utf8(out.stdout.clone())
-        .unwrap()
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// The records column of each stage's row, by stage name. Checks that
+/// the rates are numbers, and that only the batching stage reports a
+/// queue fullness, a percentage.
+fn stage_counts(out: &Output) -> Vec<(String, u64)> {
+    stdout(out)
         .lines()
         .filter(|l| l.starts_with("read"))
         .map(|l| {
             let cols: Vec<&str> = l.split_whitespace().collect();
-            assert_eq!(cols.len(), 5, "{l}");
-            for c in &cols[2..] {
+            assert_eq!(cols.len(), 6, "{l}");
+            for c in &cols[2..5] {
                 assert!(c.parse::<f64>().unwrap() >= 0.0, "{l}");
+            }
+            if cols[0].ends_with("batch") || cols[0].ends_with("shuffle") {
+                let pct = cols[5].strip_suffix('%').expect(l);
+                let pct: f64 = pct.parse().unwrap();
+                assert!((0.0..=100.0).contains(&pct), "{l}");
+            } else {
+                assert_eq!(cols[5], "-", "{l}");
             }
             (cols[0].to_owned(), cols[1].parse().unwrap())
         })
         .collect()
+}
+
+/// The line after the table: `N batches of up to B examples; queue
+/// capacity C[, min_after_dequeue M]`.
+fn batch_line(out: &Output) -> String {
+    let text = stdout(out);
+    let line = text.lines().last().unwrap();
+    assert!(line.contains(" batches of up to "), "{text}");
+    line.to_owned()
 }
 
 #[test]
@@ -58,7 +80,16 @@ fn every_stage_sees_every_record_of_every_epoch() {
     ]);
     assert_eq!(
         stage_counts(&out),
-        [("read".into(), 48), ("read+parse".into(), 48)]
+        [
+            ("read".into(), 48),
+            ("read+parse".into(), 48),
+            ("read+parse+batch".into(), 48),
+        ]
+    );
+    // 48 examples: one full batch of 32 and a smaller last one.
+    assert_eq!(
+        batch_line(&out),
+        "2 batches of up to 32 examples; queue capacity 96"
     );
     // Gzip, one thread.
     let gz = golden("examples.gzip.tfrecord");
@@ -87,7 +118,11 @@ fn csv_and_fixed_files_are_read_and_decoded() {
         feedstock(&["bench", "--format", "csv", "--header", path_str(&csv)]);
     assert_eq!(
         stage_counts(&out),
-        [("read".into(), 50), ("read+parse".into(), 50)]
+        [
+            ("read".into(), 50),
+            ("read+parse".into(), 50),
+            ("read+parse+batch".into(), 50),
+        ]
     );
     let out = feedstock(&[
         "bench",
@@ -99,6 +134,7 @@ fn csv_and_fixed_files_are_read_and_decoded() {
         path_str(&csv),
     ]);
     assert_eq!(stage_counts(&out)[1].1, 50);
+    assert_eq!(stage_counts(&out)[2].1, 50);
 
     let cifar = golden("cifar_like.bin");
     let out = feedstock(&[
@@ -112,6 +148,109 @@ fn csv_and_fixed_files_are_read_and_decoded() {
         path_str(&cifar),
     ]);
     assert_eq!(stage_counts(&out)[1], ("read+parse".into(), 8));
+    assert_eq!(stage_counts(&out)[2], ("read+parse+batch".into(), 8));
+}
+
+#[test]
+fn the_batching_stage_delivers_every_example_of_every_epoch() {
+    let plain = golden("examples.tfrecord");
+    // 8 records × 2 files × 5 epochs = 80 examples in batches of 7,
+    // through a shuffling queue holding back 20: 11 full batches and one
+    // of 3, whatever the interleaving of the 3 reader threads.
+    let out = feedstock(&[
+        "bench",
+        "--shuffle",
+        "--batch-size",
+        "7",
+        "--min-after-dequeue",
+        "20",
+        "--epochs",
+        "5",
+        "--threads",
+        "3",
+        path_str(&plain),
+        path_str(&plain),
+    ]);
+    assert_eq!(
+        stage_counts(&out),
+        [
+            ("read".into(), 80),
+            ("read+parse".into(), 80),
+            ("read+parse+shuffle".into(), 80),
+        ]
+    );
+    // The default capacity is the seed's min_after_dequeue + 3 × batch.
+    assert_eq!(
+        batch_line(&out),
+        "12 batches of up to 7 examples; queue capacity 41, \
+         min_after_dequeue 20"
+    );
+
+    // A queue smaller than one read (256 records) still takes them all,
+    // FIFO and shuffling: enqueue_many waits for room.
+    let cifar = golden("cifar_like.bin");
+    for order in [
+        &["--capacity", "3"][..],
+        &["--shuffle", "--capacity", "3", "--min-after-dequeue", "1"],
+    ] {
+        let mut args = vec![
+            "bench",
+            "--format",
+            "fixed",
+            "--record-bytes",
+            "3073",
+            "--epochs",
+            "3",
+            "--batch-size",
+            "2",
+        ];
+        args.extend_from_slice(order);
+        args.push(path_str(&cifar));
+        let out = feedstock(&args);
+        assert_eq!(stage_counts(&out)[2].1, 12, "{order:?}");
+        assert!(
+            batch_line(&out).starts_with(
+                "6 batches of up to 2 examples; queue capacity 3"
+            ),
+            "{order:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_batching_settings_are_refused_before_any_stage_runs() {
+    let plain = golden("examples.tfrecord");
+    let out = feedstock(&[
+        "bench",
+        "--shuffle",
+        "--capacity",
+        "10",
+        "--min-after-dequeue",
+        "10",
+        path_str(&plain),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let err = stderr(&out);
+    assert!(err.contains("--min-after-dequeue (10)"), "{err}");
+    // The default min_after_dequeue (1000) does not fit a small queue.
+    let out = feedstock(&[
+        "bench",
+        "--shuffle",
+        "--capacity",
+        "64",
+        path_str(&plain),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // min_after_dequeue means nothing without --shuffle.
+    let out =
+        feedstock(&["bench", "--min-after-dequeue", "5", path_str(&plain)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("--shuffle"));
+    for zero in ["--batch-size", "--capacity"] {
+        let out = feedstock(&["bench", zero, "0", path_str(&plain)]);
+        assert_eq!(out.status.code(), Some(2), "{zero}: {out:?}");
+    }
 }
 
 #[test]
