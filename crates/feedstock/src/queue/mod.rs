@@ -8,9 +8,9 @@
 //! trait, so runners and readers hold "a queue" as `Arc<dyn Queue>`:
 //!
 //! * [`FifoQueue`]: first in, first out;
-//! * [`RandomShuffleQueue`]: dequeues a uniformly random element among
-//!   those held, keeping at least `min_after_dequeue` while open (seeded
-//!   with ChaCha, so a fixed seed gives a fixed order);
+//! * [`RandomShuffleQueue`]: dequeues a uniformly random element from a
+//!   pool of the `min_after_dequeue + 1` oldest elements held, keeping at
+//!   least `min_after_dequeue` while open (seeded with ChaCha);
 //! * [`PaddingFifoQueue`]: a FIFO whose batches pad each dense component to
 //!   the largest shape in the batch (`dynamic_pad`);
 //! * [`PriorityQueue`]: component 0 is an `i64` scalar priority; smallest
@@ -45,6 +45,12 @@
 //!   `dequeue_up_to(n)` returns them; a shuffle queue stops holding back
 //!   `min_after_dequeue`. `close(true)` also fails enqueues already
 //!   blocked, with Cancelled; `close(false)` lets them finish.
+//! * A shuffle queue draws from a pool of `min_after_dequeue + 1`
+//!   elements, the rest waiting in arrival order, rather than from every
+//!   element held as TensorFlow does. So its order is a function of the
+//!   input order and the seed alone (one producer, one consumer), even
+//!   while input is still arriving; in TensorFlow it depends on thread
+//!   timing. See [`RandomShuffleQueue`].
 //! * Every blocking operation has a `_timeout` form failing
 //!   DeadlineExceeded. A `dequeue_many` or `dequeue_up_to` that fails after
 //!   taking some elements puts them back (TensorFlow drops them).
