@@ -73,6 +73,7 @@
 
 mod batch;
 mod core;
+mod element;
 mod fifo;
 mod padding;
 mod priority;
