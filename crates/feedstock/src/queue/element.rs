@@ -25,8 +25,12 @@ pub(crate) enum Element {
     Tuple(Vec<Value>),
     /// Row `index` of an all-dense batch enqueued whole.
     Row {
-        /// The batch's components, each with the rows along axis 0.
-        batch: Arc<[Tensor]>,
+        /// The batch's components, each with the rows along axis 0. A
+        /// thin pointer (not `Arc<[Tensor]>`), so that an `Element` is no
+        /// larger than a `Vec<Value>` and converting between vectors of
+        /// the two reuses the allocation.
+        #[allow(clippy::rc_buffer)]
+        batch: Arc<Vec<Tensor>>,
         /// Which row.
         index: usize,
     },
@@ -35,7 +39,7 @@ pub(crate) enum Element {
 impl Element {
     /// The rows of an all-dense batch of `n` rows, already checked.
     pub(crate) fn rows(batch: Vec<Tensor>, n: usize) -> Vec<Element> {
-        let batch: Arc<[Tensor]> = batch.into();
+        let batch = Arc::new(batch);
         (0..n)
             .map(|index| Element::Row {
                 batch: Arc::clone(&batch),
@@ -142,4 +146,32 @@ pub(crate) fn stack_dense(
             Ok(Value::Dense(Tensor::from_data(shape, data)?))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_element_is_no_larger_than_a_tuple() {
+        // Collecting a Vec<Vec<Value>> into a Vec<Element> (and back)
+        // then happens in place, without a new allocation per call.
+        assert_eq!(
+            std::mem::size_of::<Element>(),
+            std::mem::size_of::<Vec<Value>>()
+        );
+    }
+
+    #[test]
+    fn a_row_copies_out_of_its_batch_as_a_tuple() {
+        let batch = vec![
+            Tensor::new([2, 2], vec![1i64, 2, 3, 4]).unwrap(),
+            Tensor::vector(vec![7i64, 8]),
+        ];
+        let rows = Element::rows(batch, 2);
+        assert_eq!(rows[1].scalar_i64(1), Some(8));
+        let t = rows.into_iter().nth(1).unwrap().into_tuple().unwrap();
+        assert_eq!(t[0].dense().unwrap().as_slice::<i64>().unwrap(), &[3, 4]);
+        assert_eq!(t[1].dense().unwrap().scalar_value::<i64>().unwrap(), 8);
+    }
 }
