@@ -399,6 +399,7 @@ fn end_of_input_travels_down_a_two_stage_pipeline() {
     coord.request_stop();
     coord.join(threads, GRACE).unwrap();
     let stats = pipeline.stats();
-    assert_eq!(stats.len(), 2);
-    assert_eq!(stats[1].1.dequeued, 200);
+    assert_eq!(stats.stages.len(), 2);
+    assert_eq!(stats.stages[1].queue.dequeued, 200);
+    assert_eq!(stats.stages[1].batching, None);
 }

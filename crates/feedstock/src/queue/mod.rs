@@ -111,6 +111,8 @@ pub struct QueueStats {
     pub size: usize,
     /// The most elements the queue holds.
     pub capacity: usize,
+    /// For a shuffle queue, the elements the open queue keeps back.
+    pub min_after_dequeue: Option<usize>,
     /// Elements enqueued since creation.
     pub enqueued: u64,
     /// Elements dequeued (and not put back) since creation.
@@ -132,6 +134,20 @@ impl QueueStats {
         } else {
             self.size as f64 / self.capacity as f64
         }
+    }
+
+    /// For a shuffle queue, how full the part of the queue above
+    /// `min_after_dequeue` is, from 0 to 1: `(size - min) / (capacity -
+    /// min)`, clamped at 0 (TensorFlow's
+    /// `fraction_over_{min}_of_{capacity - min}_full` summary). Above 0
+    /// means an element can be taken without waiting.
+    pub fn fraction_over_min(&self) -> Option<f64> {
+        let min = self.min_after_dequeue?;
+        let room = self.capacity.saturating_sub(min);
+        if room == 0 {
+            return Some(0.0);
+        }
+        Some(self.size.saturating_sub(min) as f64 / room as f64)
     }
 }
 

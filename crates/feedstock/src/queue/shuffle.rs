@@ -55,8 +55,8 @@ impl<T: Send> Buffer<T> for ShuffleBuf<T> {
         self.pool.len() + self.overflow.len()
     }
 
-    fn held_back(&self) -> usize {
-        self.min_after_dequeue
+    fn min_after_dequeue(&self) -> Option<usize> {
+        Some(self.min_after_dequeue)
     }
 
     fn push(&mut self, item: T) {
