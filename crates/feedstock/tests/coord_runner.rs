@@ -142,7 +142,14 @@ fn join_returns_the_first_error_that_is_not_out_of_range() {
         .spawn("later", {
             let coord = coord.clone();
             move || {
-                coord.wait_for_stop(Some(LONG));
+                // Not just after the stop: the clean OutOfRange of "ended"
+                // may request it before "failing" has failed.
+                let deadline = std::time::Instant::now() + LONG;
+                while coord.error().is_none()
+                    && std::time::Instant::now() < deadline
+                {
+                    thread::sleep(Duration::from_millis(1));
+                }
                 Err(Error::internal("after the first"))
             }
         })
