@@ -119,11 +119,11 @@ fn run(order: Order, threads: usize, join: bool, smaller: bool) {
         assert_eq!(got.last().unwrap().len(), rest, "{case}");
         assert_eq!(delivered.len(), FILES * PER_FILE, "{case}");
         assert!(delivered.values().all(|&n| n == EPOCHS), "{case}");
-        assert_eq!(stats.held_back, 0, "{case}");
+        assert_eq!(stats.batching.unwrap().held_back, 0, "{case}");
     } else {
         assert_eq!(got.len(), full, "{case}");
         // Only the remainder is missing, and the pipeline says how many.
-        assert_eq!(stats.held_back, rest as u64, "{case}");
+        assert_eq!(stats.batching.unwrap().held_back, rest as u64, "{case}");
         let remainder = batches.take_remainder().unwrap().unwrap();
         assert_eq!(remainder.len(), rest, "{case}");
         let all = multiset(got.iter().flat_map(ids).chain(ids(&remainder)));
@@ -131,7 +131,7 @@ fn run(order: Order, threads: usize, join: bool, smaller: bool) {
         assert!(all.values().all(|&n| n == EPOCHS), "{case}");
         assert!(batches.take_remainder().unwrap().is_none(), "{case}");
     }
-    assert_eq!(stats.enqueued, total, "{case}");
+    assert_eq!(stats.queue.enqueued, total, "{case}");
     stop(&coord, threads_h).unwrap();
 }
 

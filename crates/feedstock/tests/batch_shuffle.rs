@@ -1,12 +1,12 @@
 //! Shuffle quality: how far examples move grows with
 //! `min_after_dequeue`, and a fixed seed with one thread gives the same
-//! order on every run.
+//! order on every run, while input is still streaming in.
 
 mod batch_support;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::input::shuffle_batch;
@@ -17,14 +17,15 @@ use batch_support::*;
 const N: i64 = 3000;
 const BATCH: usize = 10;
 
-/// The order in which `0..N` comes out of a one-thread shuffle_batch;
-/// with `fill_first`, the consumer waits until the runner has enqueued
-/// everything (and closed the queue) before taking the first batch.
+/// The order in which `0..N` comes out of a one-thread shuffle_batch,
+/// the consumer taking batches while the runner is still enqueuing;
+/// `pause_every` makes the runner sleep briefly after that many examples
+/// (0: never), so that runs interleave differently.
 fn shuffled(
     min_after_dequeue: usize,
     capacity: usize,
     seed: u64,
-    fill_first: bool,
+    pause_every: i64,
 ) -> Vec<i64> {
     let next = Arc::new(AtomicI64::new(0));
     let mut pipeline = Pipeline::new();
@@ -32,6 +33,9 @@ fn shuffled(
         let i = next.fetch_add(1, Ordering::SeqCst);
         if i >= N {
             return Err(Error::out_of_range("done"));
+        }
+        if pause_every > 0 && i % pause_every == 0 {
+            std::thread::sleep(Duration::from_micros(100));
         }
         Ok(vec![Tensor::scalar(i).into()])
     })
@@ -45,13 +49,6 @@ fn shuffled(
     .unwrap();
     let coord = Coordinator::new();
     let threads = pipeline.start(&coord).unwrap();
-    if fill_first {
-        let deadline = Instant::now() + JOIN;
-        while !batches.stats().closed {
-            assert!(Instant::now() < deadline, "the runner did not finish");
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
     let order: Vec<i64> = drain(&batches).iter().flat_map(ids).collect();
     stop(&coord, threads).unwrap();
     let mut sorted = order.clone();
@@ -74,7 +71,7 @@ fn mean_displacement(order: &[i64]) -> f64 {
 fn mean_displacement_grows_with_min_after_dequeue() {
     let d: Vec<f64> = [0, 100, 1000]
         .iter()
-        .map(|&m| mean_displacement(&shuffled(m, m + 3 * BATCH, 1, false)))
+        .map(|&m| mean_displacement(&shuffled(m, m + 3 * BATCH, 1, 0)))
         .collect();
     eprintln!("mean displacement at min 0, 100, 1000: {d:?}");
     // The seed's capacity rule (min + 3 batches) bounds how far an
@@ -85,17 +82,17 @@ fn mean_displacement_grows_with_min_after_dequeue() {
 }
 
 #[test]
-fn a_fixed_seed_gives_the_same_order_for_the_same_queue_contents() {
-    // Every example is in the queue before the first dequeue, so each
-    // dequeue draws from the same pool on every run: the order depends
-    // on the seed alone. (While input is still streaming in, the pool a
-    // dequeue sees depends on thread timing; see the crate's notes on
-    // RandomShuffleQueue.)
-    let cap = N as usize;
-    let first = shuffled(100, cap, 42, true);
+fn a_fixed_seed_gives_the_same_order_while_input_streams_in() {
+    // The consumer starts at once and the runner pauses at different
+    // points on each run; the shuffle pool a batch draws from depends on
+    // the input order alone, so the order depends on the seed alone.
+    let cap = 100 + 3 * BATCH;
+    let first = shuffled(100, cap, 42, 0);
     assert_ne!(first, (0..N).collect::<Vec<_>>());
-    for _ in 0..3 {
-        assert_eq!(shuffled(100, cap, 42, true), first);
+    for pause_every in [7, 50, 301] {
+        let again = shuffled(100, cap, 42, pause_every);
+        let at = again.iter().zip(&first).position(|(a, b)| a != b);
+        assert_eq!(again, first, "pause {pause_every}: differs at {at:?}");
     }
-    assert_ne!(shuffled(100, cap, 43, true), first);
+    assert_ne!(shuffled(100, cap, 43, 0), first);
 }

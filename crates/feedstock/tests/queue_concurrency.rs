@@ -227,29 +227,45 @@ fn run_stress(
     sum
 }
 
-/// The shuffle order with one producer thread and one consumer thread.
-/// `min_after_dequeue = capacity - 1` makes every dequeue wait for a full
-/// queue, so the interleaving, and so the order, cannot depend on timing.
-fn threaded_shuffle_order(seed: u64, n: i64) -> Vec<i64> {
-    let q = RandomShuffleQueue::builder(8, scalar_i64())
-        .min_after_dequeue(7)
+/// Pauses the calling thread for a random short while, or not at all, so
+/// that two threads interleave differently on every run.
+fn jitter(rng: &mut ChaCha8Rng) {
+    match rng.gen_range(0..8) {
+        0 => thread::sleep(Duration::from_micros(rng.gen_range(1..200))),
+        1 | 2 => thread::yield_now(),
+        _ => {}
+    }
+}
+
+/// The shuffle order with one producer thread streaming `0..n` in and one
+/// consumer thread taking batches of 1 to 3 out, both pausing at random
+/// (`timing` seeds the pauses, not the shuffle), with no pre-fill: the
+/// consumer starts while the producer is still enqueuing.
+fn threaded_shuffle_order(seed: u64, timing: u64, n: i64) -> Vec<i64> {
+    let q = RandomShuffleQueue::builder(16, scalar_i64())
+        .min_after_dequeue(5)
         .seed(seed)
         .build()
         .unwrap();
     let producer = {
         let q = q.clone();
         thread::spawn(move || {
+            let mut rng = ChaCha8Rng::seed_from_u64(timing);
             for v in 0..n {
+                jitter(&mut rng);
                 q.enqueue_timeout(vec![Tensor::scalar(v).into()], LONG)
                     .unwrap();
             }
             q.close(false);
         })
     };
+    let mut rng = ChaCha8Rng::seed_from_u64(!timing);
     let mut out = Vec::new();
     loop {
-        match q.dequeue_timeout(LONG) {
-            Ok(e) => out.extend(values(&e)),
+        jitter(&mut rng);
+        let k = rng.gen_range(1..=3);
+        match q.dequeue_up_to_timeout(k, LONG) {
+            Ok(b) => out.extend(values(&b)),
             Err(e) if e.kind() == Kind::OutOfRange => break,
             Err(e) => panic!("{e}"),
         }
@@ -259,15 +275,27 @@ fn threaded_shuffle_order(seed: u64, n: i64) -> Vec<i64> {
 }
 
 #[test]
-fn shuffle_order_is_a_permutation_identical_across_runs_for_a_fixed_seed() {
-    let a = threaded_shuffle_order(42, 500);
-    let b = threaded_shuffle_order(42, 500);
-    assert_eq!(a, b);
+fn shuffle_order_of_streaming_input_is_identical_across_runs_for_a_fixed_seed()
+{
+    let a = threaded_shuffle_order(42, 0, 500);
+    for timing in 1..4 {
+        assert_eq!(threaded_shuffle_order(42, timing, 500), a);
+    }
     let mut sorted = a.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, (0..500).collect::<Vec<_>>());
     assert_ne!(a, sorted, "the output is shuffled");
-    assert_ne!(a, threaded_shuffle_order(43, 500), "the seed matters");
+    assert_ne!(a, threaded_shuffle_order(43, 0, 500), "the seed matters");
+}
+
+#[test]
+fn shuffle_order_never_moves_an_element_ahead_of_the_pool() {
+    // The pool holds min_after_dequeue + 1 = 6 elements, so the k-th
+    // element out (from 0) is one of the first k + 6 in.
+    let order = threaded_shuffle_order(7, 0, 300);
+    for (k, &v) in order.iter().enumerate() {
+        assert!(v < k as i64 + 6, "element {v} came out at {k}");
+    }
 }
 
 #[test]
@@ -279,12 +307,15 @@ fn shuffle_order_is_not_biased() {
     const TRIALS: u64 = 24_000;
     let mut counts = [0u32; 24];
     for trial in 0..TRIALS {
+        // A pool of min_after_dequeue + 1 = 4 holds all four elements.
         let q = RandomShuffleQueue::builder(4, scalar_i64())
+            .min_after_dequeue(3)
             .seed(trial)
             .build()
             .unwrap();
         q.enqueue_many(vec![Tensor::vector(vec![0i64, 1, 2, 3]).into()])
             .unwrap();
+        q.close(false);
         let order: Vec<i64> =
             (0..4).map(|_| values(&q.dequeue().unwrap())[0]).collect();
         counts[permutation_index(&order)] += 1;

@@ -611,3 +611,129 @@ fn queue_without_registered_producers_blocks_until_fed() {
     q.enqueue(int(5)).unwrap();
     assert_eq!(int_of(&consumer.join().unwrap().unwrap()), 5);
 }
+
+#[test]
+fn enqueue_many_rows_and_single_elements_batch_together_in_order() {
+    let spec = QueueSpec::new()
+        .component(ComponentSpec::new(DType::F32).shape([2]))
+        .component(ComponentSpec::new(DType::I64).shape([]));
+    let q = FifoQueue::builder(10, spec).build().unwrap();
+    q.enqueue(vec![
+        Tensor::vector(vec![0f32, 0.5]).into(),
+        Tensor::scalar(0i64).into(),
+    ])
+    .unwrap();
+    q.enqueue_many(vec![
+        Tensor::new([2, 2], vec![1f32, 1.5, 2.0, 2.5])
+            .unwrap()
+            .into(),
+        Tensor::vector(vec![1i64, 2]).into(),
+    ])
+    .unwrap();
+    q.enqueue(vec![
+        Tensor::vector(vec![3f32, 3.5]).into(),
+        Tensor::scalar(3i64).into(),
+    ])
+    .unwrap();
+    let batch = q.dequeue_many(4).unwrap();
+    let x = batch[0].dense().unwrap();
+    assert_eq!(x.dims(), &[4, 2]);
+    assert_eq!(
+        x.as_slice::<f32>().unwrap(),
+        &[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
+    );
+    assert_eq!(ints_of(&batch[1..]), [0, 1, 2, 3]);
+}
+
+#[test]
+fn enqueue_many_rows_dequeue_unstacked_as_single_elements() {
+    let q = FifoQueue::builder(10, QueueSpec::dtypes([DType::I64]))
+        .build()
+        .unwrap();
+    q.enqueue_many(vec![Tensor::new([3, 2], vec![1i64, 2, 3, 4, 5, 6])
+        .unwrap()
+        .into()])
+        .unwrap();
+    let rows = q.dequeue_many_unstacked(3).unwrap();
+    let got: Vec<Vec<i64>> = rows
+        .iter()
+        .map(|e| {
+            let t = e[0].dense().unwrap();
+            assert_eq!(t.dims(), &[2]);
+            t.as_slice::<i64>().unwrap().to_vec()
+        })
+        .collect();
+    assert_eq!(got, [[1, 2], [3, 4], [5, 6]]);
+}
+
+#[test]
+fn enqueue_many_rejects_a_wrong_dtype_or_row_shape_and_enqueues_nothing() {
+    let spec = QueueSpec::new()
+        .component(ComponentSpec::new(DType::F32).shape([2]).name("x"));
+    let q = FifoQueue::builder(10, spec).build().unwrap();
+    let err = q
+        .enqueue_many(vec![Tensor::new([2, 3], vec![0f32; 6]).unwrap().into()])
+        .unwrap_err();
+    assert_eq!(err.kind(), Kind::InvalidArgument);
+    assert_eq!(err.field(), Some("x"));
+    assert!(err.message().contains("[3]"), "{err}");
+    let err = q
+        .enqueue_many(vec![Tensor::new([2, 2], vec![0i64; 4]).unwrap().into()])
+        .unwrap_err();
+    assert_eq!(err.field(), Some("x"));
+    assert!(err.message().contains("dtype"), "{err}");
+    assert_eq!(q.size(), 0);
+}
+
+#[test]
+fn batches_of_rows_with_unequal_undeclared_shapes_fail_and_keep_the_rows() {
+    let q = FifoQueue::builder(10, QueueSpec::dtypes([DType::I64]))
+        .build()
+        .unwrap();
+    q.enqueue_many(vec![Tensor::new([1, 1], vec![1i64]).unwrap().into()])
+        .unwrap();
+    q.enqueue_many(vec![Tensor::new([1, 2], vec![2i64, 3]).unwrap().into()])
+        .unwrap();
+    let err = q.dequeue_many(2).unwrap_err();
+    assert_eq!(err.kind(), Kind::InvalidArgument);
+    assert_eq!(err.field(), Some("component 0"));
+    assert_eq!(q.size(), 2);
+    assert_eq!(ints_of(&q.dequeue().unwrap()), [1]);
+    assert_eq!(ints_of(&q.dequeue().unwrap()), [2, 3]);
+}
+
+#[test]
+fn priority_queue_orders_enqueue_many_rows_by_their_own_priority() {
+    let q = PriorityQueue::builder(10, QueueSpec::dtypes([DType::I64]))
+        .build()
+        .unwrap();
+    q.enqueue_many(vec![
+        Tensor::vector(vec![5i64, -1, 3]).into(),
+        Tensor::vector(vec![50i64, 10, 30]).into(),
+    ])
+    .unwrap();
+    q.enqueue(vec![
+        Tensor::scalar(0i64).into(),
+        Tensor::scalar(0i64).into(),
+    ])
+    .unwrap();
+    let batch = q.dequeue_many(4).unwrap();
+    assert_eq!(ints_of(&batch), [-1, 0, 3, 5]);
+    assert_eq!(ints_of(&batch[1..]), [10, 0, 30, 50]);
+}
+
+#[test]
+fn shuffle_queue_delivers_enqueue_many_rows_exactly_once() {
+    let q = shuffle(100, 10);
+    for start in (0..60).step_by(20) {
+        q.enqueue_many(ints(&(start..start + 20).collect::<Vec<_>>()))
+            .unwrap();
+    }
+    q.close(false);
+    let mut got = Vec::new();
+    while let Ok(b) = q.dequeue_up_to(7) {
+        got.extend(ints_of(&b));
+    }
+    assert_eq!(sorted(got.clone()), (0..60).collect::<Vec<_>>());
+    assert_ne!(got, (0..60).collect::<Vec<_>>());
+}

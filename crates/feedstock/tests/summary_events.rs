@@ -120,7 +120,7 @@ fn the_monitor_reports_tensorflow_fullness_tags_and_counts() {
     let threads = pipeline.start(&coord).unwrap();
     // Let the runner fill the queue: it blocks at 20.
     let deadline = std::time::Instant::now() + JOIN;
-    while shuffled.stats().size < 20 {
+    while shuffled.stats().queue.size < 20 {
         assert!(std::time::Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -226,4 +226,69 @@ fn a_summary_writer_that_cannot_create_its_file_fails_at_start() {
         .start(&coord)
         .unwrap_err();
     assert!(err.file().unwrap().contains("not-a-dir"), "{err}");
+}
+
+#[test]
+fn pipeline_stats_report_every_queue_and_its_batching_stage_in_one_view() {
+    let mut pipeline = Pipeline::new();
+    let next = Arc::new(AtomicI64::new(0));
+    let shuffled = shuffle_batch(&mut pipeline, move || {
+        let i = next.fetch_add(1, Ordering::SeqCst);
+        if i >= 30 {
+            return Err(Error::out_of_range("done"));
+        }
+        Ok(vec![Tensor::scalar(i).into()])
+    })
+    .dtypes([DType::I64])
+    .batch_size(4)
+    .capacity(20)
+    .min_after_dequeue(10)
+    .name("shuffled")
+    .build()
+    .unwrap();
+    // Watching the pipeline alone is enough to see the stage's counters.
+    let monitor = Monitor::new().watch_pipeline(&pipeline);
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let batches = drain(&shuffled);
+    stop(&coord, threads).unwrap();
+    // 30 examples: 7 full batches, 2 held back.
+    assert_eq!(batches.len(), 7);
+    let stats = pipeline.stats();
+    assert_eq!(stats.stages.len(), 1);
+    let stage = stats.get("shuffled").unwrap();
+    assert_eq!(*stage, shuffled.stats());
+    assert_eq!(stage.queue.min_after_dequeue, Some(10));
+    assert_eq!(stage.queue.enqueued, 30);
+    assert_eq!(stage.queue.dequeued, 28);
+    assert_eq!(stage.queue.size, 2);
+    assert_eq!(stage.fraction_full(), 0.1);
+    assert_eq!(stage.fraction_over_min(), Some(0.0));
+    let b = stage.batching.unwrap();
+    assert_eq!((b.batch_size, b.batches, b.held_back), (4, 7, 2));
+    assert_eq!(monitor.stats(), stats.stages);
+    let s = monitor.scalars();
+    assert_eq!(value(&s, "shuffled/batches"), 7.0);
+    assert_eq!(value(&s, "shuffled/held_back"), 2.0);
+    assert_eq!(value(&s, "shuffled/fraction_over_10_of_10_full"), 0.0);
+}
+
+#[test]
+fn a_plain_shuffle_queue_reports_its_min_after_dequeue() {
+    let q = feedstock::queue::RandomShuffleQueue::builder(
+        10,
+        QueueSpec::dtypes([DType::I64]),
+    )
+    .min_after_dequeue(4)
+    .name("pool")
+    .build()
+    .unwrap();
+    q.enqueue_many(vec![Tensor::vector((0..7i64).collect()).into()])
+        .unwrap();
+    let stats = q.stats();
+    assert_eq!(stats.min_after_dequeue, Some(4));
+    assert_eq!(stats.fraction_over_min(), Some(0.5));
+    let s = Monitor::new().watch_queue(q as Arc<dyn Queue>).scalars();
+    assert_eq!(value(&s, "pool/fraction_over_4_of_6_full"), 0.5);
+    assert!(!s.iter().any(|x| x.tag == "pool/batches"), "{s:?}");
 }

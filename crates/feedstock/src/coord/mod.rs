@@ -21,7 +21,10 @@
 mod coordinator;
 mod pipeline;
 mod runner;
+mod stats;
 
 pub use coordinator::{Coordinator, StopOnError, ThreadHandle};
 pub use pipeline::Pipeline;
 pub use runner::{EnqueueOp, QueueRunner};
+pub(crate) use stats::{BatchCounters, Stage};
+pub use stats::{BatchingStats, PipelineStats, StageStats};

@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::queue::{Queue, QueueStats};
+use crate::queue::Queue;
 
 use super::coordinator::{Coordinator, ThreadHandle};
 use super::runner::QueueRunner;
+use super::stats::{BatchCounters, PipelineStats, Stage};
 
 /// The queue runners of one input pipeline, held by the caller (the
 /// equivalent of TensorFlow's graph collection of queue runners, without
@@ -51,6 +52,9 @@ pub struct Pipeline {
     runners: Vec<QueueRunner>,
     /// Every queue a runner was added for, for statistics.
     queues: Vec<Arc<dyn Queue>>,
+    /// The same queues, with the counters of the batching stage reading
+    /// each, if any.
+    stages: Vec<Stage>,
 }
 
 impl Pipeline {
@@ -65,8 +69,40 @@ impl Pipeline {
         queue.register_producers(runner.num_threads());
         if !self.queues.iter().any(|q| Arc::ptr_eq(q, queue)) {
             self.queues.push(Arc::clone(queue));
+            self.stages.push(Stage {
+                queue: Arc::clone(queue),
+                batching: None,
+            });
         }
         self.runners.push(runner);
+    }
+
+    /// Registers the counters of the batching stage that reads `queue`,
+    /// so that [`Pipeline::stats`] reports them.
+    pub(crate) fn register_batching(
+        &mut self,
+        queue: &Arc<dyn Queue>,
+        counters: Arc<BatchCounters>,
+    ) {
+        match self
+            .stages
+            .iter_mut()
+            .find(|s| Arc::ptr_eq(&s.queue, queue))
+        {
+            Some(stage) => stage.batching = Some(counters),
+            None => {
+                self.queues.push(Arc::clone(queue));
+                self.stages.push(Stage {
+                    queue: Arc::clone(queue),
+                    batching: Some(counters),
+                });
+            }
+        }
+    }
+
+    /// The queues with their batching stages' counters.
+    pub(crate) fn stages(&self) -> &[Stage] {
+        &self.stages
     }
 
     /// The number of runners not yet started.
@@ -79,12 +115,13 @@ impl Pipeline {
         &self.queues
     }
 
-    /// Each queue's name and counters.
-    pub fn stats(&self) -> Vec<(String, QueueStats)> {
-        self.queues
-            .iter()
-            .map(|q| (q.name().to_owned(), q.stats()))
-            .collect()
+    /// Every queue's counters and, for a batching stage, the stage's:
+    /// one snapshot of the whole pipeline, cheap to take at any time
+    /// (what [`summary::Monitor`](crate::summary::Monitor) reports).
+    pub fn stats(&self) -> PipelineStats {
+        PipelineStats {
+            stages: self.stages.iter().map(Stage::stats).collect(),
+        }
     }
 
     /// Starts every runner added since the last start, and returns their

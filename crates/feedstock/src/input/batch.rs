@@ -61,7 +61,7 @@
 //! }
 //! // Three full batches; the last 4 examples are held back.
 //! assert_eq!(seen.len(), 96);
-//! assert_eq!(batches.stats().held_back, 4);
+//! assert_eq!(batches.stats().batching.unwrap().held_back, 4);
 //! coord.request_stop();
 //! coord.join(threads, Duration::from_secs(10))?;
 //! # Ok::<(), feedstock::Error>(())
@@ -72,7 +72,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::coord::{Pipeline, QueueRunner};
+use crate::coord::{BatchCounters, Pipeline, QueueRunner};
 use crate::error::{Error, Kind, Result};
 use crate::queue::{
     ComponentSpec, FifoQueue, PaddingFifoQueue, PartialShape, Queue,
@@ -451,7 +451,7 @@ impl<K> BatchBuilder<'_, K> {
     /// Delivers the examples left at the end of input (fewer than
     /// `batch_size`) as a last, smaller batch (default false: they are
     /// held back, and counted in
-    /// [`BatchStats::held_back`](super::BatchStats::held_back)).
+    /// [`BatchingStats::held_back`](crate::coord::BatchingStats::held_back)).
     pub fn allow_smaller_final_batch(&mut self, yes: bool) -> &mut Self {
         self.allow_smaller_final_batch = yes;
         self
@@ -508,7 +508,6 @@ impl<K> BatchBuilder<'_, K> {
     /// registers the runner and returns the source.
     fn build_with(
         &mut self,
-        min_after_dequeue: Option<usize>,
         make: impl FnOnce(&Self, QueueSpec) -> Result<Arc<dyn Queue>>,
     ) -> Result<BatchSource> {
         if self.batch_size == 0 {
@@ -534,11 +533,11 @@ impl<K> BatchBuilder<'_, K> {
         };
         let ops = self.take_ops()?;
         let queue = make(self, spec)?;
+        let counters = Arc::new(BatchCounters::new(self.batch_size));
         let shared = Arc::new(Shared::new(
             self.name.clone(),
             Arc::clone(&queue),
-            self.batch_size,
-            min_after_dequeue,
+            Arc::clone(&counters),
             self.allow_smaller_final_batch,
             names,
         ));
@@ -555,6 +554,7 @@ impl<K> BatchBuilder<'_, K> {
             });
         }
         self.pipeline.add_runner(runner);
+        self.pipeline.register_batching(&queue, counters);
         Ok(BatchSource::new(shared))
     }
 
@@ -623,7 +623,7 @@ impl BatchBuilder<'_, Fifo> {
     /// FailedPrecondition when a `_join` builder is built twice (its
     /// closures are gone).
     pub fn build(&mut self) -> Result<BatchSource> {
-        self.build_with(None, |b, spec| {
+        self.build_with(|b, spec| {
             let q: Arc<dyn Queue> = if b.kind.dynamic_pad {
                 PaddingFifoQueue::builder(b.capacity, spec)
                     .name(b.name.clone())
@@ -639,9 +639,10 @@ impl BatchBuilder<'_, Fifo> {
 }
 
 impl BatchBuilder<'_, Shuffle> {
-    /// Examples the queue keeps while open, so that each batch is drawn
-    /// from at least this many plus the batch (default 0). Must be below
-    /// the capacity; the seed recommends a capacity of
+    /// Examples the queue keeps while open (default 0): each example is
+    /// drawn from a pool of the `min_after_dequeue + 1` oldest examples
+    /// held, so this is the shuffle's window, and 0 does not shuffle (see
+    /// [`RandomShuffleQueue`]). Must be below the capacity; the seed recommends a capacity of
     /// `min_after_dequeue + (num_threads + margin) * batch_size`.
     pub fn min_after_dequeue(&mut self, n: usize) -> &mut Self {
         self.kind.min_after_dequeue = n;
@@ -662,7 +663,7 @@ impl BatchBuilder<'_, Shuffle> {
     /// InvalidArgument when `min_after_dequeue` is not below the capacity.
     pub fn build(&mut self) -> Result<BatchSource> {
         let min = self.kind.min_after_dequeue;
-        self.build_with(Some(min), |b, spec| {
+        self.build_with(|b, spec| {
             let mut qb = RandomShuffleQueue::builder(b.capacity, spec);
             qb.name(b.name.clone()).min_after_dequeue(min);
             if let Some(seed) = b.kind.seed {

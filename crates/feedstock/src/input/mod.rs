@@ -16,4 +16,4 @@ pub use producer::{
     InputProducerBuilder, RangeInputProducerBuilder,
     SliceInputProducerBuilder, SliceProducer, StringInputProducerBuilder,
 };
-pub use source::{Batch, BatchSource, BatchStats, Batches};
+pub use source::{Batch, BatchSource, Batches};

@@ -2,13 +2,12 @@
 //! [`Batch`]es it yields.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::coord::Coordinator;
+use crate::coord::{BatchCounters, Coordinator, Stage, StageStats};
 use crate::error::{Error, Kind, Result};
 use crate::queue::{DequeueMode, Queue};
 use crate::tensor::{Tensor, Value};
@@ -19,10 +18,9 @@ pub(crate) struct Shared {
     name: String,
     /// The batching queue.
     queue: Arc<dyn Queue>,
-    /// Examples per batch.
-    batch_size: usize,
-    /// For a shuffling stage, the queue's `min_after_dequeue`.
-    min_after_dequeue: Option<usize>,
+    /// Examples per batch, batches delivered, examples held back; the
+    /// pipeline reports the same counters.
+    counters: Arc<BatchCounters>,
     /// Whether the last batch may be smaller.
     allow_smaller: bool,
     /// The component names, when every component is named.
@@ -32,32 +30,24 @@ pub(crate) struct Shared {
     first_error: Mutex<Option<Error>>,
     /// The coordinator whose error ends iteration, if one was attached.
     coord: Mutex<Option<Coordinator>>,
-    /// Batches delivered.
-    batches: AtomicU64,
-    /// Examples left in the closed queue that no full batch could take.
-    held_back: AtomicU64,
 }
 
 impl Shared {
     pub(crate) fn new(
         name: String,
         queue: Arc<dyn Queue>,
-        batch_size: usize,
-        min_after_dequeue: Option<usize>,
+        counters: Arc<BatchCounters>,
         allow_smaller: bool,
         names: Option<Arc<[String]>>,
     ) -> Shared {
         Shared {
             name,
             queue,
-            batch_size,
-            min_after_dequeue,
+            counters,
             allow_smaller,
             names,
             first_error: Mutex::new(None),
             coord: Mutex::new(None),
-            batches: AtomicU64::new(0),
-            held_back: AtomicU64::new(0),
         }
     }
 
@@ -76,62 +66,6 @@ impl Shared {
             return Some(e);
         }
         self.coord.lock().as_ref().and_then(Coordinator::error)
-    }
-}
-
-/// A snapshot of a batching stage's counters: a plain struct, cheap to
-/// take at any time.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct BatchStats {
-    /// The stage's name (and its queue's).
-    pub name: String,
-    /// Examples per batch.
-    pub batch_size: usize,
-    /// The queue's capacity.
-    pub capacity: usize,
-    /// Examples in the queue now.
-    pub size: usize,
-    /// For a shuffling stage, the examples the open queue keeps back.
-    pub min_after_dequeue: Option<usize>,
-    /// Examples enqueued so far.
-    pub enqueued: u64,
-    /// Examples dequeued so far.
-    pub dequeued: u64,
-    /// Batches delivered so far.
-    pub batches: u64,
-    /// Examples left at the end of input that make no full batch, when
-    /// the stage does not allow a smaller final batch: the only examples a
-    /// finished pipeline did not deliver. Known once the end was reached
-    /// (0 before).
-    pub held_back: u64,
-    /// Whether the queue is closed (its input has ended or a stop was
-    /// requested).
-    pub closed: bool,
-}
-
-impl BatchStats {
-    /// How full the queue is, from 0 to 1 (TensorFlow's
-    /// `fraction_of_{capacity}_full` summary).
-    pub fn fraction_full(&self) -> f64 {
-        if self.capacity == 0 {
-            0.0
-        } else {
-            self.size as f64 / self.capacity as f64
-        }
-    }
-
-    /// For a shuffling stage, how full the part of the queue above
-    /// `min_after_dequeue` is, from 0 to 1: `(size - min) / (capacity -
-    /// min)`, clamped at 0 (TensorFlow's
-    /// `fraction_over_{min}_of_{capacity - min}_full` summary). Above 0
-    /// means a batch can be taken without waiting.
-    pub fn fraction_over_min(&self) -> Option<f64> {
-        let min = self.min_after_dequeue?;
-        let room = self.capacity.saturating_sub(min);
-        if room == 0 {
-            return Some(0.0);
-        }
-        Some(self.size.saturating_sub(min) as f64 / room as f64)
     }
 }
 
@@ -234,7 +168,7 @@ impl fmt::Debug for BatchSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BatchSource")
             .field("name", &self.shared.name)
-            .field("batch_size", &self.shared.batch_size)
+            .field("batch_size", &self.shared.counters.batch_size())
             .field("allow_smaller", &self.shared.allow_smaller)
             .finish()
     }
@@ -255,7 +189,7 @@ impl BatchSource {
 
     /// Examples per batch.
     pub fn batch_size(&self) -> usize {
-        self.shared.batch_size
+        self.shared.counters.batch_size()
     }
 
     /// The batching queue.
@@ -297,17 +231,17 @@ impl BatchSource {
         } else {
             DequeueMode::Many
         };
-        match s.queue.dequeue_batch(s.batch_size, mode, timeout) {
+        let batch_size = s.counters.batch_size();
+        match s.queue.dequeue_batch(batch_size, mode, timeout) {
             Ok(components) => {
-                s.batches.fetch_add(1, Ordering::Relaxed);
+                s.counters.delivered();
                 Ok(Batch::new(components, s.names.clone()))
             }
             Err(e)
                 if matches!(e.kind(), Kind::OutOfRange | Kind::Cancelled) =>
             {
                 if mode == DequeueMode::Many {
-                    s.held_back
-                        .store(s.queue.size() as u64, Ordering::Relaxed);
+                    s.counters.set_held_back(s.queue.size() as u64);
                 }
                 Err(s.real_error().unwrap_or(e))
             }
@@ -324,9 +258,9 @@ impl BatchSource {
     /// The queue's errors; OutOfRange is `Ok(None)`.
     pub fn take_remainder(&self) -> Result<Option<Batch>> {
         let s = &self.shared;
-        match s.queue.dequeue_up_to(s.batch_size) {
+        match s.queue.dequeue_up_to(s.counters.batch_size()) {
             Ok(components) => {
-                s.held_back.store(0, Ordering::Relaxed);
+                s.counters.set_held_back(0);
                 Ok(Some(Batch::new(components, s.names.clone())))
             }
             Err(e) if e.is_out_of_range() => Ok(None),
@@ -334,21 +268,18 @@ impl BatchSource {
         }
     }
 
-    /// The stage's counters.
-    pub fn stats(&self) -> BatchStats {
-        let s = &self.shared;
-        let q = s.queue.stats();
-        BatchStats {
-            name: s.name.clone(),
-            batch_size: s.batch_size,
-            capacity: q.capacity,
-            size: q.size,
-            min_after_dequeue: s.min_after_dequeue,
-            enqueued: q.enqueued,
-            dequeued: q.dequeued,
-            batches: s.batches.load(Ordering::Relaxed),
-            held_back: s.held_back.load(Ordering::Relaxed),
-            closed: q.closed,
+    /// The stage's counters: its queue's and its own (batches
+    /// delivered, examples held back), the same entry as the pipeline's
+    /// [`Pipeline::stats`](crate::coord::Pipeline::stats) reports for it.
+    pub fn stats(&self) -> StageStats {
+        self.stage().stats()
+    }
+
+    /// The stage as the pipeline and the summary monitor see it.
+    pub(crate) fn stage(&self) -> Stage {
+        Stage {
+            queue: Arc::clone(&self.shared.queue),
+            batching: Some(Arc::clone(&self.shared.counters)),
         }
     }
 

@@ -45,10 +45,14 @@ use super::QueueStats;
 pub(crate) trait Buffer<T>: Send {
     /// The number of elements held.
     fn len(&self) -> usize;
+    /// For a shuffle buffer, its `min_after_dequeue`.
+    fn min_after_dequeue(&self) -> Option<usize> {
+        None
+    }
     /// How many elements are held back from dequeues while the queue is
     /// open (`min_after_dequeue` for a shuffle queue).
     fn held_back(&self) -> usize {
-        0
+        self.min_after_dequeue().unwrap_or(0)
     }
     /// Adds an element.
     fn push(&mut self, item: T);
@@ -214,6 +218,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
         QueueStats {
             size: st.buf.len(),
             capacity: self.capacity,
+            min_after_dequeue: st.buf.min_after_dequeue(),
             enqueued: st.enqueued,
             dequeued: st.dequeued,
             closed: st.closed,

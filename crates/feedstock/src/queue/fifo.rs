@@ -11,8 +11,14 @@ use super::spec::QueueSpec;
 use super::tuple::{impl_queue, Element, TensorQueue};
 
 /// First in, first out.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct FifoBuf<T>(VecDeque<T>);
+
+impl<T> Default for FifoBuf<T> {
+    fn default() -> FifoBuf<T> {
+        FifoBuf(VecDeque::new())
+    }
+}
 
 impl<T: Send> Buffer<T> for FifoBuf<T> {
     fn len(&self) -> usize {

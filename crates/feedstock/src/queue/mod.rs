@@ -8,9 +8,9 @@
 //! trait, so runners and readers hold "a queue" as `Arc<dyn Queue>`:
 //!
 //! * [`FifoQueue`]: first in, first out;
-//! * [`RandomShuffleQueue`]: dequeues a uniformly random element among
-//!   those held, keeping at least `min_after_dequeue` while open (seeded
-//!   with ChaCha, so a fixed seed gives a fixed order);
+//! * [`RandomShuffleQueue`]: dequeues a uniformly random element from a
+//!   pool of the `min_after_dequeue + 1` oldest elements held, keeping at
+//!   least `min_after_dequeue` while open (seeded with ChaCha);
 //! * [`PaddingFifoQueue`]: a FIFO whose batches pad each dense component to
 //!   the largest shape in the batch (`dynamic_pad`);
 //! * [`PriorityQueue`]: component 0 is an `i64` scalar priority; smallest
@@ -45,6 +45,12 @@
 //!   `dequeue_up_to(n)` returns them; a shuffle queue stops holding back
 //!   `min_after_dequeue`. `close(true)` also fails enqueues already
 //!   blocked, with Cancelled; `close(false)` lets them finish.
+//! * A shuffle queue draws from a pool of `min_after_dequeue + 1`
+//!   elements, the rest waiting in arrival order, rather than from every
+//!   element held as TensorFlow does. So its order is a function of the
+//!   input order and the seed alone (one producer, one consumer), even
+//!   while input is still arriving; in TensorFlow it depends on thread
+//!   timing. See [`RandomShuffleQueue`].
 //! * Every blocking operation has a `_timeout` form failing
 //!   DeadlineExceeded. A `dequeue_many` or `dequeue_up_to` that fails after
 //!   taking some elements puts them back (TensorFlow drops them).
@@ -67,6 +73,7 @@
 
 mod batch;
 mod core;
+mod element;
 mod fifo;
 mod padding;
 mod priority;
@@ -104,6 +111,8 @@ pub struct QueueStats {
     pub size: usize,
     /// The most elements the queue holds.
     pub capacity: usize,
+    /// For a shuffle queue, the elements the open queue keeps back.
+    pub min_after_dequeue: Option<usize>,
     /// Elements enqueued since creation.
     pub enqueued: u64,
     /// Elements dequeued (and not put back) since creation.
@@ -125,6 +134,20 @@ impl QueueStats {
         } else {
             self.size as f64 / self.capacity as f64
         }
+    }
+
+    /// For a shuffle queue, how full the part of the queue above
+    /// `min_after_dequeue` is, from 0 to 1: `(size - min) / (capacity -
+    /// min)`, clamped at 0 (TensorFlow's
+    /// `fraction_over_{min}_of_{capacity - min}_full` summary). Above 0
+    /// means an element can be taken without waiting.
+    pub fn fraction_over_min(&self) -> Option<f64> {
+        let min = self.min_after_dequeue?;
+        let room = self.capacity.saturating_sub(min);
+        if room == 0 {
+            return Some(0.0);
+        }
+        Some(self.size.saturating_sub(min) as f64 / room as f64)
     }
 }
 

@@ -55,10 +55,7 @@ impl PriorityBuf {
     fn priority(item: &Element) -> i64 {
         // The spec has checked that component 0 is an i64 scalar before
         // the element got here; MAX is unreachable.
-        item.first()
-            .and_then(|v| v.dense().ok())
-            .and_then(|t| t.scalar_value::<i64>().ok())
-            .unwrap_or(i64::MAX)
+        item.scalar_i64(0).unwrap_or(i64::MAX)
     }
 }
 

@@ -211,33 +211,46 @@ impl ComponentSpec {
 
     /// Checks one value against this declaration.
     fn check(&self, index: usize, value: &Value) -> Result<()> {
-        let what = match (self.layout, value) {
-            (Layout::Dense, Value::Sparse(_)) => {
+        match value {
+            Value::Dense(t) => {
+                self.check_parts(index, true, t.dtype(), || t.dims().to_vec())
+            }
+            Value::Sparse(s) => {
+                self.check_parts(index, false, s.dtype(), || {
+                    s.dense_shape().iter().map(|&d| d as usize).collect()
+                })
+            }
+        }
+    }
+
+    /// Checks a value given by its layout, dtype and (computed only when
+    /// needed) dims.
+    fn check_parts(
+        &self,
+        index: usize,
+        dense: bool,
+        dtype: DType,
+        dims: impl FnOnce() -> Vec<usize>,
+    ) -> Result<()> {
+        let what = match (self.layout, dense) {
+            (Layout::Dense, false) => {
                 Some("expects a dense tensor, got a sparse one".to_owned())
             }
-            (Layout::Sparse, Value::Dense(_)) => {
+            (Layout::Sparse, true) => {
                 Some("expects a sparse tensor, got a dense one".to_owned())
             }
-            _ if value.dtype() != self.dtype => Some(format!(
-                "expects dtype {}, got {}",
-                self.dtype,
-                value.dtype()
-            )),
-            (_, v) => {
-                let dims: Vec<usize> = match v {
-                    Value::Dense(t) => t.dims().to_vec(),
-                    Value::Sparse(s) => {
-                        s.dense_shape().iter().map(|&d| d as usize).collect()
-                    }
-                };
-                match &self.shape {
-                    Some(s) if !s.is_compatible(&dims) => Some(format!(
-                        "expects shape {s}, got {}",
-                        Shape::new(dims)
-                    )),
-                    _ => None,
-                }
+            _ if dtype != self.dtype => {
+                Some(format!("expects dtype {}, got {dtype}", self.dtype,))
             }
+            _ => match &self.shape {
+                Some(s) => {
+                    let dims = dims();
+                    (!s.is_compatible(&dims)).then(|| {
+                        format!("expects shape {s}, got {}", Shape::new(dims))
+                    })
+                }
+                None => None,
+            },
         };
         match what {
             None => Ok(()),
@@ -339,6 +352,76 @@ impl QueueSpec {
             c.check(i, v)?;
         }
         Ok(())
+    }
+
+    /// Whether every component is dense with a fully defined shape: then
+    /// every element of a checked batch has the same shape, and batching
+    /// needs no per-element shape comparison.
+    pub(crate) fn is_dense_fully_defined(&self) -> bool {
+        self.components.iter().all(|c| {
+            c.layout == Layout::Dense
+                && c.shape.as_ref().is_some_and(PartialShape::is_fully_defined)
+        })
+    }
+
+    /// Checks components batched along axis 0 (what `enqueue_many` takes)
+    /// as a whole, when every component is dense: each row of a dense
+    /// tensor has the dtype and shape of the others, so checking one row
+    /// checks them all. Returns the batch size, or `None` (nothing
+    /// checked) when a component is not a dense tensor; then
+    /// [`QueueSpec::split_batch`] applies.
+    ///
+    /// # Errors
+    /// As [`QueueSpec::split_batch`], with the same messages.
+    pub(crate) fn check_dense_batch(
+        &self,
+        components: &[Value],
+    ) -> Result<Option<usize>> {
+        if components.len() != self.components.len() {
+            return Err(Error::invalid_argument(format!(
+                "enqueue_many got {} components, the queue expects {}",
+                components.len(),
+                self.components.len()
+            )));
+        }
+        let mut n = None;
+        for (i, v) in components.iter().enumerate() {
+            let Value::Dense(t) = v else {
+                return Ok(None);
+            };
+            let label = self.components[i].label(i);
+            let Some(&rows) = t.dims().first() else {
+                return Err(Error::invalid_argument(format!(
+                    "enqueue_many needs a batch axis, {label} is a scalar"
+                ))
+                .with_field(label));
+            };
+            match n {
+                None => n = Some(rows),
+                Some(n) if n != rows => {
+                    return Err(Error::invalid_argument(format!(
+                        "enqueue_many: {label} has {rows} rows, component \
+                         0 has {n}"
+                    ))
+                    .with_field(label));
+                }
+                Some(_) => {}
+            }
+        }
+        let n = n.unwrap_or(0);
+        // An empty batch has no element to check (as when split).
+        if n > 0 {
+            for (i, (c, v)) in
+                self.components.iter().zip(components).enumerate()
+            {
+                if let Value::Dense(t) = v {
+                    c.check_parts(i, true, t.dtype(), || {
+                        t.dims()[1..].to_vec()
+                    })?;
+                }
+            }
+        }
+        Ok(Some(n))
     }
 
     /// Splits components batched along axis 0 (what `enqueue_many` takes)

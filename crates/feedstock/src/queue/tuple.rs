@@ -9,17 +9,23 @@ use crate::tensor::Value;
 
 use super::batch::Batcher;
 use super::core::{Buffer, Core};
+use super::element::stack_dense;
 use super::spec::QueueSpec;
 use super::{DequeueMode, QueueStats};
 
-/// One element: a tuple of components.
-pub(crate) type Element = Vec<Value>;
+pub(crate) use super::element::Element;
 
 /// A queue of tensor tuples over the buffer `B`.
 pub(crate) struct TensorQueue<B> {
     pub(crate) core: Core<Element, B>,
     spec: QueueSpec,
     batcher: Batcher,
+    /// Batches are stacked by [`stack_dense`]: the batcher stacks and
+    /// every component is dense.
+    fast_stack: bool,
+    /// The spec's shapes are fully defined, so checked elements need no
+    /// shape comparison when stacked.
+    same_shapes: bool,
 }
 
 impl<B: Buffer<Element>> std::fmt::Debug for TensorQueue<B> {
@@ -42,8 +48,14 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         batcher: Batcher,
         buf: B,
     ) -> TensorQueue<B> {
+        let dense = spec
+            .components()
+            .iter()
+            .all(|c| c.layout() == super::Layout::Dense);
         TensorQueue {
             core: Core::new(name, capacity, buf),
+            fast_stack: batcher == Batcher::Stack && dense,
+            same_shapes: spec.is_dense_fully_defined(),
             spec,
             batcher,
         }
@@ -79,12 +91,13 @@ impl<B: Buffer<Element>> TensorQueue<B> {
 
     pub(crate) fn enqueue_elements(
         &self,
-        elements: Vec<Element>,
+        elements: Vec<Vec<Value>>,
         timeout: Option<Duration>,
     ) -> Result<()> {
         for e in &elements {
             self.spec.check(e).map_err(|e| self.context(e))?;
         }
+        let elements = elements.into_iter().map(Element::Tuple).collect();
         self.core.put(elements, deadline(timeout))
     }
 
@@ -93,14 +106,43 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         components: Vec<Value>,
         timeout: Option<Duration>,
     ) -> Result<()> {
-        let elements = self
+        let rows = self
             .spec
-            .split_batch(components)
+            .check_dense_batch(&components)
             .map_err(|e| self.context(e))?;
+        let elements = match rows {
+            // Checked as a whole: store the rows without splitting them.
+            Some(n) => {
+                let tensors = components
+                    .into_iter()
+                    .map(Value::into_dense)
+                    .collect::<Result<Vec<_>>>()?;
+                Element::rows(tensors, n)
+            }
+            None => self
+                .spec
+                .split_batch(components)
+                .map_err(|e| self.context(e))?
+                .into_iter()
+                .map(Element::Tuple)
+                .collect(),
+        };
         self.core.put(elements, deadline(timeout))
     }
 
     pub(crate) fn dequeue_elements(
+        &self,
+        n: usize,
+        mode: DequeueMode,
+        timeout: Option<Duration>,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.take(n, mode, timeout)?
+            .into_iter()
+            .map(Element::into_tuple)
+            .collect()
+    }
+
+    fn take(
         &self,
         n: usize,
         mode: DequeueMode,
@@ -116,9 +158,23 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         mode: DequeueMode,
         timeout: Option<Duration>,
     ) -> Result<Vec<Value>> {
-        let elements = self.dequeue_elements(n, mode, timeout)?;
+        let elements = self.take(n, mode, timeout)?;
+        if self.fast_stack && !elements.is_empty() {
+            return match stack_dense(&self.spec, &elements, self.same_shapes) {
+                Ok(batch) => Ok(batch),
+                Err(e) => {
+                    self.core.put_back(elements);
+                    Err(self.context(e))
+                }
+            };
+        }
+        let elements = elements
+            .into_iter()
+            .map(Element::into_tuple)
+            .collect::<Result<Vec<_>>>()?;
         if let Err(e) = self.batcher.check(&self.spec, &elements) {
-            self.core.put_back(elements);
+            self.core
+                .put_back(elements.into_iter().map(Element::Tuple).collect());
             return Err(self.context(e));
         }
         self.batcher.build(&self.spec, elements)
