@@ -18,6 +18,27 @@
 //! first link of the clean shut-down chain. Readers drain what is left
 //! and then get OutOfRange themselves.
 //!
+//! Preloaded rows are fastest taken many at a time:
+//! [`SliceProducer::dequeue_up_to`] hands out a batch of rows per call,
+//! stacked per tensor, for [`batch`](super::batch) with `enqueue_many`.
+//!
+//! # Resuming
+//!
+//! Each epoch's order is drawn from its own stream of one seeded
+//! generator, so what a producer hands out is a fixed sequence given the
+//! input, the seed and `shuffle`. `build_resumable` returns a
+//! [`Producer`] whose [`state`](Producer::state) is the position in that
+//! sequence of the next element a consumer will take (epoch, place in the
+//! epoch, seed); the builders' `resume_from` starts a new producer there.
+//! Together with
+//! [`Reader::serialize_state`](crate::reader::Reader::serialize_state),
+//! saved at the same quiet moment, a pipeline with one reader resumes
+//! exactly: no record repeated or skipped. Covered: elements still in the
+//! producer's queue (they were not taken, and are enqueued again). Not
+//! covered: what consumers hold beyond their own saved state — records
+//! already in a batching queue, or several reader threads each midway
+//! through a file (save each reader, or drain first).
+//!
 //! ```
 //! use std::time::Duration;
 //!
