@@ -20,7 +20,7 @@
 //!
 //! Preloaded rows are fastest taken many at a time:
 //! [`SliceProducer::dequeue_up_to`] hands out a batch of rows per call,
-//! stacked per tensor, for [`batch`](super::batch) with `enqueue_many`.
+//! stacked per tensor, for [`batch`](super::batch()) with `enqueue_many`.
 //!
 //! # Resuming
 //!
@@ -607,8 +607,9 @@ pub fn slice_input_producer(
 /// row indices.
 ///
 /// Rows are sliced out of the tensors as they are dequeued, one at a time
-/// ([`dequeue`](Self::dequeue)) or many ([`dequeue_up_to`]
-/// (Self::dequeue_up_to), [`dequeue_many`](Self::dequeue_many)). Taking
+/// ([`dequeue`](Self::dequeue)) or many
+/// ([`dequeue_up_to`](Self::dequeue_up_to),
+/// [`dequeue_many`](Self::dequeue_many)). Taking
 /// many at once is much faster: one hand-off through the index queue and
 /// one copy per row straight into the batch. Give the producer a
 /// [`capacity`](SliceInputProducerBuilder::capacity) of a few batches
@@ -682,7 +683,7 @@ impl SliceProducer {
     /// The next `n` rows of every tensor, stacked along a new axis 0
     /// (one tensor per input tensor, `n` rows each), or fewer when the
     /// last epoch ends with fewer left — as a closure for
-    /// [`batch`](super::batch) with
+    /// [`batch`](super::batch()) with
     /// [`enqueue_many`](super::BatchBuilder::enqueue_many) wants them.
     ///
     /// # Errors
