@@ -7,6 +7,13 @@
 //! shuffles, the plain `batch` is used rather than `shuffle_batch`, with
 //! two preprocessing threads.
 //!
+//! Each call of the batching closure takes a whole batch of rows at once
+//! (`dequeue_up_to`, stacked per component) and hands them to `batch`
+//! with `enqueue_many`: one hand-off through each queue per batch rather
+//! than per row, which is what makes preloaded data fast. The last call
+//! of the last epoch may get fewer rows; `dequeue_up_to` hands them out
+//! rather than dropping them.
+//!
 //! Run with `cargo run --example preloaded`.
 
 use std::collections::BTreeMap;
@@ -40,13 +47,16 @@ pub fn main() -> Result<(), Box<dyn Error>> {
     )
     .num_epochs(NUM_EPOCHS)
     .seed(5)
+    // A few batches of indices, so that a batch's worth is there at once.
+    .capacity(4 * BATCH_SIZE)
     .build()?;
     // The producer holds the tensors once, behind an `Arc`; the clones of
     // the closure below, one per thread, share them.
     let batches = batch(&mut pipeline, move || {
-        let row = input.dequeue()?;
-        Ok(row.into_iter().map(Into::into).collect())
+        let rows = input.dequeue_up_to(BATCH_SIZE)?;
+        Ok(rows.into_iter().map(Into::into).collect())
     })
+    .enqueue_many(true)
     .spec(
         QueueSpec::new()
             .component(

@@ -223,7 +223,9 @@ pub(crate) fn reading_files(
 /// memory as two tensors → `slice_input_producer` (`epochs` epochs,
 /// shuffled across each epoch) → `batch` filled by `threads` threads. The
 /// producer already shuffles, so the batching does not (the seed guide's
-/// advice).
+/// advice). Each call of the batching closure takes a whole batch of rows
+/// (`dequeue_up_to`) and hands it over with `enqueue_many`: one hand-off
+/// per batch instead of one per row.
 ///
 /// # Errors
 ///
@@ -243,13 +245,18 @@ pub(crate) fn preloaded(
     .shuffle(true)
     .seed(config.seed)
     .name("train_rows")
+    // Room for a few batches of row indices, so that each call below
+    // finds a whole batch's worth waiting.
+    .capacity(4 * config.batch_size.max(1))
     .build()?;
     let batch_size = config.batch_size.max(1);
     let threads = config.threads.max(1);
     let batches = batch(&mut pipeline, move || {
-        Ok(rows.dequeue()?.into_iter().map(Value::from).collect())
+        let rows = rows.dequeue_up_to(batch_size)?;
+        Ok(rows.into_iter().map(Value::from).collect())
     })
     .spec(example_spec())
+    .enqueue_many(true)
     .batch_size(batch_size)
     .num_threads(threads)
     .capacity((threads + 1) * batch_size)

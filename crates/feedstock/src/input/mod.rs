@@ -13,7 +13,7 @@ pub use batch::{
 pub use producer::{
     input_producer, match_filenames_once, match_filenames_once_in,
     range_input_producer, slice_input_producer, string_input_producer,
-    InputProducerBuilder, RangeInputProducerBuilder,
+    InputProducerBuilder, Producer, ProducerState, RangeInputProducerBuilder,
     SliceInputProducerBuilder, SliceProducer, StringInputProducerBuilder,
 };
 pub use source::{Batch, BatchSource, Batches};

@@ -18,6 +18,27 @@
 //! first link of the clean shut-down chain. Readers drain what is left
 //! and then get OutOfRange themselves.
 //!
+//! Preloaded rows are fastest taken many at a time:
+//! [`SliceProducer::dequeue_up_to`] hands out a batch of rows per call,
+//! stacked per tensor, for [`batch`](super::batch()) with `enqueue_many`.
+//!
+//! # Resuming
+//!
+//! Each epoch's order is drawn from its own stream of one seeded
+//! generator, so what a producer hands out is a fixed sequence given the
+//! input, the seed and `shuffle`. `build_resumable` returns a
+//! [`Producer`] whose [`state`](Producer::state) is the position in that
+//! sequence of the next element a consumer will take (epoch, place in the
+//! epoch, seed); the builders' `resume_from` starts a new producer there.
+//! Together with
+//! [`Reader::serialize_state`](crate::reader::Reader::serialize_state),
+//! saved at the same quiet moment, a pipeline with one reader resumes
+//! exactly: no record repeated or skipped. Covered: elements still in the
+//! producer's queue (they were not taken, and are enqueued again). Not
+//! covered: what consumers hold beyond their own saved state — records
+//! already in a batching queue, or several reader threads each midway
+//! through a file (save each reader, or drain first).
+//!
 //! ```
 //! use std::time::Duration;
 //!
@@ -45,14 +66,17 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 
 use crate::coord::{Pipeline, QueueRunner};
 use crate::error::{Error, Result};
 use crate::io::fs::{FileSystem, LocalFs};
 use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
-use crate::tensor::Tensor;
+use crate::reader::WorkQueue;
+use crate::tensor::{Data, Tensor};
+
+mod state;
+
+pub use state::ProducerState;
 
 /// TensorFlow's default capacity for producer queues.
 const DEFAULT_CAPACITY: usize = 32;
@@ -88,6 +112,7 @@ struct Epochs {
     seed: Option<u64>,
     capacity: usize,
     name: String,
+    resume: Option<ProducerState>,
 }
 
 impl Epochs {
@@ -98,6 +123,7 @@ impl Epochs {
             seed: None,
             capacity: DEFAULT_CAPACITY,
             name: name.to_owned(),
+            resume: None,
         }
     }
 }
@@ -106,6 +132,7 @@ macro_rules! epoch_setters {
     () => {
         /// Stops after `n` epochs (default: never). The queue is then
         /// closed, and its consumers get OutOfRange once it is drained.
+        /// When resuming, `n` still counts from the very first epoch.
         pub fn num_epochs(&mut self, n: u64) -> &mut Self {
             self.epochs.num_epochs = Some(n);
             self
@@ -136,44 +163,99 @@ macro_rules! epoch_setters {
             self.epochs.name = name.into();
             self
         }
+
+        /// Starts where a saved [`ProducerState`] left off: at its epoch
+        /// and position, with its seed (which replaces
+        /// [`seed`](Self::seed)). The input and the `shuffle` setting
+        /// must be those of the producer it was saved from; the build
+        /// fails if the number of elements differs.
+        pub fn resume_from(&mut self, state: ProducerState) -> &mut Self {
+            self.epochs.resume = Some(state);
+            self
+        }
     };
 }
 
-/// The runner thread's state: which epoch, and the shuffle's generator.
+/// Rows `rows` of `t` (along axis 0), stacked in that order.
+///
+/// Written here rather than as repeated `index` + `stack`: it copies each
+/// row once, straight into the output, with no per-row tensor.
+fn gather(t: &Tensor, rows: &[usize]) -> Result<Tensor> {
+    let dims = t.dims();
+    let n = *dims.first().ok_or_else(|| {
+        Error::invalid_argument("cannot take rows of a scalar")
+    })?;
+    let row_len: usize = dims[1..].iter().product();
+    let mut data = Data::with_capacity(t.dtype(), rows.len() * row_len);
+    for &i in rows {
+        if i >= n {
+            return Err(Error::invalid_argument(format!(
+                "row {i} out of range for {n} rows"
+            )));
+        }
+        data.extend_from(t.data(), i * row_len..(i + 1) * row_len)?;
+    }
+    let mut shape = dims.to_vec();
+    shape[0] = rows.len();
+    Tensor::from_data(shape, data)
+}
+
+/// The runner thread's state: which epoch, and where in it to start.
 struct Feeder {
     rows: Tensor,
     n: usize,
-    done: u64,
+    /// The next epoch to enqueue.
+    epoch: u64,
+    /// Where in `epoch` to start (non-zero only for a resumed epoch).
+    start: usize,
+    seed: u64,
     epochs: Epochs,
-    rng: ChaCha8Rng,
     queue: Arc<FifoQueue>,
 }
 
 impl Feeder {
-    /// Enqueues one epoch, or fails OutOfRange after the last.
+    /// Enqueues one epoch (the rest of it, when resumed mid-epoch), or
+    /// fails OutOfRange after the last.
     fn step(&mut self) -> Result<()> {
         if let Some(limit) = self.epochs.num_epochs {
-            if self.done >= limit {
+            if self.epoch >= limit {
                 return Err(Error::out_of_range(format!(
                     "{}: epoch limit of {limit} reached",
                     self.epochs.name
                 )));
             }
         }
-        let batch = if self.epochs.shuffle {
+        let batch = if self.epochs.shuffle || self.start > 0 {
             let mut order: Vec<usize> = (0..self.n).collect();
-            order.shuffle(&mut self.rng);
-            let rows = order
-                .iter()
-                .map(|&i| self.rows.index(i))
-                .collect::<Result<Vec<_>>>()?;
-            Tensor::stack(&rows)?
+            if self.epochs.shuffle {
+                order.shuffle(&mut state::epoch_rng(self.seed, self.epoch));
+            }
+            gather(&self.rows, &order[self.start..])?
         } else {
             self.rows.clone()
         };
         self.queue.enqueue_many(vec![batch.into()])?;
-        self.done += 1;
+        self.epoch += 1;
+        self.start = 0;
         Ok(())
+    }
+}
+
+/// What a producer needs to report its position: its queue's count of
+/// elements handed out, and where its sequence started.
+#[derive(Debug, Clone)]
+struct Tracker {
+    queue: Arc<FifoQueue>,
+    len: u64,
+    seed: u64,
+    /// Elements consumed before this queue was built (when resumed).
+    base: u64,
+}
+
+impl Tracker {
+    fn state(&self) -> ProducerState {
+        let consumed = self.base + self.queue.stats().dequeued;
+        ProducerState::after(self.len, self.seed, consumed)
     }
 }
 
@@ -182,7 +264,7 @@ fn start_producer(
     pipeline: &mut Pipeline,
     rows: Tensor,
     epochs: &Epochs,
-) -> Result<Arc<FifoQueue>> {
+) -> Result<Tracker> {
     let n = match rows.dims().first() {
         Some(&n) => n,
         None => {
@@ -200,6 +282,20 @@ fn start_producer(
             epochs.name
         )));
     }
+    let (seed, epoch, start) = match &epochs.resume {
+        Some(state) if state.len() != n as u64 => {
+            return Err(Error::invalid_argument(format!(
+                "{}: the saved state is for {} elements per epoch, this \
+                 input has {n}",
+                epochs.name,
+                state.len()
+            )))
+        }
+        Some(state) => {
+            (state.seed(), state.epoch(), state.position() as usize)
+        }
+        None => (epochs.seed.unwrap_or_else(rand::random), 0, 0),
+    };
     let spec = QueueSpec::new().component(
         ComponentSpec::new(rows.dtype()).shape(
             rows.dims()[1..]
@@ -211,23 +307,68 @@ fn start_producer(
     let queue = FifoQueue::builder(epochs.capacity, spec)
         .name(epochs.name.clone())
         .build()?;
-    let rng = match epochs.seed {
-        Some(seed) => ChaCha8Rng::seed_from_u64(seed),
-        None => ChaCha8Rng::from_entropy(),
-    };
     let mut feeder = Feeder {
         rows,
         n,
-        done: 0,
+        epoch,
+        start,
+        seed,
         epochs: epochs.clone(),
-        rng,
         queue: queue.clone(),
     };
     let dyn_queue: Arc<dyn Queue> = queue.clone();
     pipeline.add_runner(
         QueueRunner::new(dyn_queue).with_op(move || feeder.step()),
     );
-    Ok(queue)
+    Ok(Tracker {
+        queue,
+        len: n as u64,
+        seed,
+        base: epoch * n as u64 + start as u64,
+    })
+}
+
+/// A producer's queue together with what it takes to report the
+/// producer's position: what `build_resumable` returns.
+///
+/// The queue is used as usual (it is also a [`WorkQueue`], so a
+/// [`Reader`](crate::reader::Reader) can take filenames from the
+/// `Producer` itself); [`Producer::state`] says how far its consumers
+/// have got.
+#[derive(Debug, Clone)]
+pub struct Producer {
+    tracker: Tracker,
+}
+
+impl Producer {
+    /// The producer's queue.
+    pub fn queue(&self) -> &Arc<FifoQueue> {
+        &self.tracker.queue
+    }
+
+    /// The position of the next element a consumer will take: the
+    /// epoch, the place in that epoch's order and the seed.
+    ///
+    /// It counts the elements *dequeued* from the queue, exactly (under
+    /// the queue's lock). Elements the runner has enqueued but nobody has
+    /// taken are not counted: a producer resumed from this state
+    /// enqueues them again. What it cannot know is what the consumers did
+    /// with the elements they took: save it when they are quiet (between
+    /// two steps of the thread that consumes, for instance) together with
+    /// their own state — for a [`Reader`](crate::reader::Reader), its
+    /// [`serialize_state`](crate::reader::Reader::serialize_state), which
+    /// holds the file in progress. Elements that went on into later
+    /// queues (a batching queue) are beyond both: save after draining
+    /// those, or account for them yourself.
+    pub fn state(&self) -> ProducerState {
+        self.tracker.state()
+    }
+}
+
+impl WorkQueue for Producer {
+    fn next_work(&self) -> Result<String> {
+        self.tracker.queue.next_work()
+    }
 }
 
 /// Configures an [`input_producer`].
@@ -248,7 +389,20 @@ impl InputProducerBuilder<'_> {
     /// [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) for a
     /// scalar or empty input, or a zero capacity.
     pub fn build(&mut self) -> Result<Arc<FifoQueue>> {
-        start_producer(self.pipeline, self.input.clone(), &self.epochs)
+        Ok(self.build_resumable()?.tracker.queue)
+    }
+
+    /// As [`build`](Self::build), returning a [`Producer`] that can also
+    /// report its position.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build); also InvalidArgument when resuming
+    /// from a state saved for a different number of rows.
+    pub fn build_resumable(&mut self) -> Result<Producer> {
+        let tracker =
+            start_producer(self.pipeline, self.input.clone(), &self.epochs)?;
+        Ok(Producer { tracker })
     }
 }
 
@@ -285,12 +439,29 @@ impl StringInputProducerBuilder<'_> {
     /// [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) for an
     /// empty list of strings or a zero capacity.
     pub fn build(&mut self) -> Result<Arc<FifoQueue>> {
+        Ok(self.build_resumable()?.tracker.queue)
+    }
+
+    /// As [`build`](Self::build), returning a [`Producer`] that can also
+    /// report its position, for a pipeline that is to stop and resume:
+    /// see [`Producer::state`] and [`resume_from`](Self::resume_from).
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build); also InvalidArgument when resuming
+    /// from a state saved for a different number of strings.
+    pub fn build_resumable(&mut self) -> Result<Producer> {
         let values: Vec<Bytes> = self
             .strings
             .iter()
             .map(|s| Bytes::from(s.clone()))
             .collect();
-        start_producer(self.pipeline, Tensor::vector(values), &self.epochs)
+        let tracker = start_producer(
+            self.pipeline,
+            Tensor::vector(values),
+            &self.epochs,
+        )?;
+        Ok(Producer { tracker })
     }
 }
 
@@ -324,7 +495,19 @@ impl RangeInputProducerBuilder<'_> {
     /// [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) for a
     /// limit that is not positive, or a zero capacity.
     pub fn build(&mut self) -> Result<Arc<FifoQueue>> {
-        range_queue(self.pipeline, self.limit, &self.epochs)
+        Ok(self.build_resumable()?.tracker.queue)
+    }
+
+    /// As [`build`](Self::build), returning a [`Producer`] that can also
+    /// report its position.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build); also InvalidArgument when resuming
+    /// from a state saved for a different limit.
+    pub fn build_resumable(&mut self) -> Result<Producer> {
+        let tracker = range_queue(self.pipeline, self.limit, &self.epochs)?;
+        Ok(Producer { tracker })
     }
 }
 
@@ -332,7 +515,7 @@ fn range_queue(
     pipeline: &mut Pipeline,
     limit: i32,
     epochs: &Epochs,
-) -> Result<Arc<FifoQueue>> {
+) -> Result<Tracker> {
     if limit <= 0 {
         return Err(Error::invalid_argument(format!(
             "{}: limit must be positive, got {limit}",
@@ -396,10 +579,10 @@ impl SliceInputProducerBuilder<'_> {
         let limit = i32::try_from(rows).map_err(|_| {
             Error::invalid_argument(format!("{rows} rows do not fit in i32"))
         })?;
-        let indices = range_queue(self.pipeline, limit, &self.epochs)?;
+        let tracker = range_queue(self.pipeline, limit, &self.epochs)?;
         Ok(SliceProducer {
             tensors: Arc::from(std::mem::take(&mut self.tensors)),
-            indices,
+            tracker,
         })
     }
 }
@@ -422,10 +605,60 @@ pub fn slice_input_producer(
 
 /// The preloaded tensors of a [`slice_input_producer`] and its queue of
 /// row indices.
+///
+/// Rows are sliced out of the tensors as they are dequeued, one at a time
+/// ([`dequeue`](Self::dequeue)) or many
+/// ([`dequeue_up_to`](Self::dequeue_up_to),
+/// [`dequeue_many`](Self::dequeue_many)). Taking
+/// many at once is much faster: one hand-off through the index queue and
+/// one copy per row straight into the batch. Give the producer a
+/// [`capacity`](SliceInputProducerBuilder::capacity) of a few batches
+/// so that a batch's indices are there at once.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use feedstock::coord::{Coordinator, Pipeline};
+/// use feedstock::input::{batch, slice_input_producer};
+/// use feedstock::{DType, Tensor};
+///
+/// let mut pipeline = Pipeline::new();
+/// let rows = slice_input_producer(
+///     &mut pipeline,
+///     vec![Tensor::vector((0..10i64).collect())],
+/// )
+/// .num_epochs(2)
+/// .seed(3)
+/// .capacity(16)
+/// .build()?;
+/// // Each call hands batch() up to 4 rows, stacked: enqueue_many.
+/// let batches = batch(&mut pipeline, move || {
+///     Ok(rows.dequeue_up_to(4)?.into_iter().map(Into::into).collect())
+/// })
+/// .dtypes([DType::I64])
+/// .names(["x"])
+/// .enqueue_many(true)
+/// .batch_size(4)
+/// .allow_smaller_final_batch(true)
+/// .build()?;
+///
+/// let coord = Coordinator::new();
+/// let threads = pipeline.start(&coord)?;
+/// let mut seen = Vec::new();
+/// for b in batches.iter() {
+///     let b = b?;
+///     seen.extend_from_slice(b.tensor("x")?.as_slice::<i64>()?);
+/// }
+/// seen.sort();
+/// let twice: Vec<i64> = (0..10).flat_map(|i| [i, i]).collect();
+/// assert_eq!(seen, twice);
+/// coord.join(threads, Duration::from_secs(10))?;
+/// # Ok::<(), feedstock::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct SliceProducer {
     tensors: Arc<[Tensor]>,
-    indices: Arc<FifoQueue>,
+    tracker: Tracker,
 }
 
 impl SliceProducer {
@@ -436,7 +669,7 @@ impl SliceProducer {
     /// [`Kind::OutOfRange`](crate::Kind::OutOfRange) after the last epoch;
     /// the errors of the index queue.
     pub fn dequeue(&self) -> Result<Vec<Tensor>> {
-        let element = self.indices.dequeue()?;
+        let element = self.tracker.queue.dequeue()?;
         let index = element
             .first()
             .ok_or_else(|| Error::internal("empty index element"))?
@@ -447,6 +680,60 @@ impl SliceProducer {
         self.tensors.iter().map(|t| t.index(i)).collect()
     }
 
+    /// The next `n` rows of every tensor, stacked along a new axis 0
+    /// (one tensor per input tensor, `n` rows each), or fewer when the
+    /// last epoch ends with fewer left — as a closure for
+    /// [`batch`](super::batch()) with
+    /// [`enqueue_many`](super::BatchBuilder::enqueue_many) wants them.
+    ///
+    /// # Errors
+    ///
+    /// [`Kind::OutOfRange`](crate::Kind::OutOfRange) once every epoch has
+    /// been handed out; InvalidArgument for `n == 0`; the errors of the
+    /// index queue.
+    pub fn dequeue_up_to(&self, n: usize) -> Result<Vec<Tensor>> {
+        check_many(n)?;
+        let indices = self.tracker.queue.dequeue_up_to(n)?;
+        self.rows(&indices)
+    }
+
+    /// Exactly `n` rows of every tensor, stacked along a new axis 0.
+    ///
+    /// # Errors
+    ///
+    /// [`Kind::OutOfRange`](crate::Kind::OutOfRange) when the last epoch
+    /// has fewer than `n` rows left (they stay in the queue, for
+    /// [`dequeue_up_to`](Self::dequeue_up_to)); InvalidArgument for
+    /// `n == 0`; the errors of the index queue.
+    pub fn dequeue_many(&self, n: usize) -> Result<Vec<Tensor>> {
+        check_many(n)?;
+        let indices = self.tracker.queue.dequeue_many(n)?;
+        self.rows(&indices)
+    }
+
+    /// The rows named by a dequeued batch of indices.
+    fn rows(&self, indices: &[crate::tensor::Value]) -> Result<Vec<Tensor>> {
+        let indices = indices
+            .first()
+            .ok_or_else(|| Error::internal("empty index batch"))?
+            .dense()?
+            .as_slice::<i32>()?
+            .iter()
+            .map(|&i| {
+                usize::try_from(i)
+                    .map_err(|_| Error::internal("negative row index"))
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        self.tensors.iter().map(|t| gather(t, &indices)).collect()
+    }
+
+    /// The position of the next row a consumer will take; see
+    /// [`Producer::state`], whose caveats apply. Rows already taken are
+    /// consumed, whether or not they have reached the training loop.
+    pub fn state(&self) -> ProducerState {
+        self.tracker.state()
+    }
+
     /// The preloaded tensors.
     pub fn tensors(&self) -> &Arc<[Tensor]> {
         &self.tensors
@@ -454,6 +741,15 @@ impl SliceProducer {
 
     /// The queue of row indices.
     pub fn indices(&self) -> &Arc<FifoQueue> {
-        &self.indices
+        &self.tracker.queue
     }
+}
+
+fn check_many(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::invalid_argument(
+            "dequeue of 0 rows: n must be at least 1",
+        ));
+    }
+    Ok(())
 }
