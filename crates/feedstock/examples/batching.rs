@@ -148,7 +148,7 @@ pub fn main() -> Result<(), Box<dyn Error>> {
         fullness.push(batches.stats().fraction_full());
         check(x, label)?;
     }
-    let stats = batches.stats();
+    let stats = batches.stats().batching.ok_or("a batching stage")?;
     let total = FILES * PER_FILE * NUM_EPOCHS as usize;
     assert_eq!(stats.batches as usize, total / BATCH_SIZE);
     assert_eq!(stats.held_back as usize, total % BATCH_SIZE);

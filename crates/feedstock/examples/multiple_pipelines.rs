@@ -173,7 +173,7 @@ fn shared_coordinator(
     // One stop closes every queue of both pipelines and ends their threads.
     coord.request_stop();
     coord.join(threads, JOIN)?;
-    assert!(train.stats().closed && eval.stats().closed);
+    assert!(train.stats().queue.closed && eval.stats().queue.closed);
     println!("one coordinator stopped both pipelines");
     Ok(())
 }

@@ -10,12 +10,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use feedstock::coord::StageStats;
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::parse_single_example;
 use feedstock::input::feed::{Feed, Inputs};
 use feedstock::input::{
     batch, shuffle_batch, slice_input_producer, string_input_producer,
-    BatchSource, BatchStats,
+    BatchSource,
 };
 use feedstock::queue::PartialShape;
 use feedstock::reader::{Reader, TfRecordReader};
@@ -76,15 +77,16 @@ pub(crate) struct Fullness {
 }
 
 /// The summary [`Fullness`] averages, and its tag.
-fn fullness(stats: &BatchStats) -> (String, f64) {
-    match (stats.min_after_dequeue, stats.fraction_over_min()) {
+fn fullness(stats: &StageStats) -> (String, f64) {
+    let capacity = stats.queue.capacity;
+    match (stats.queue.min_after_dequeue, stats.fraction_over_min()) {
         (Some(min), Some(f)) => {
-            let room = stats.capacity.saturating_sub(min);
+            let room = capacity.saturating_sub(min);
             let tag = format!("fraction_over_{min}_of_{room}_full");
             (format!("{}/{tag}", stats.name), f)
         }
         _ => {
-            let tag = format!("fraction_of_{}_full", stats.capacity);
+            let tag = format!("fraction_of_{capacity}_full");
             (format!("{}/{tag}", stats.name), stats.fraction_full())
         }
     }

@@ -132,8 +132,9 @@ pub struct Fifo {
 /// friends.
 #[derive(Debug, Clone, Default)]
 pub struct Shuffle {
-    /// Elements the queue keeps back from dequeues while open.
-    min_after_dequeue: usize,
+    /// Elements the queue keeps back from dequeues while open; required,
+    /// as in TensorFlow's `shuffle_batch`.
+    min_after_dequeue: Option<usize>,
     /// The shuffle's seed; `None` draws one.
     seed: Option<u64>,
 }
@@ -639,13 +640,14 @@ impl BatchBuilder<'_, Fifo> {
 }
 
 impl BatchBuilder<'_, Shuffle> {
-    /// Examples the queue keeps while open (default 0): each example is
-    /// drawn from a pool of the `min_after_dequeue + 1` oldest examples
-    /// held, so this is the shuffle's window, and 0 does not shuffle (see
-    /// [`RandomShuffleQueue`]). Must be below the capacity; the seed recommends a capacity of
+    /// Examples the queue keeps while open. Required, as in TensorFlow:
+    /// each example is drawn from a pool of the `min_after_dequeue + 1`
+    /// oldest examples held, so this is the shuffle's window, and 0 does
+    /// not shuffle (see [`RandomShuffleQueue`]). Must be below the
+    /// capacity; the seed guide recommends a capacity of
     /// `min_after_dequeue + (num_threads + margin) * batch_size`.
     pub fn min_after_dequeue(&mut self, n: usize) -> &mut Self {
-        self.kind.min_after_dequeue = n;
+        self.kind.min_after_dequeue = Some(n);
         self
     }
 
@@ -660,9 +662,15 @@ impl BatchBuilder<'_, Shuffle> {
     ///
     /// # Errors
     /// As [`BatchBuilder::<Fifo>::build`](BatchBuilder::build); also
-    /// InvalidArgument when `min_after_dequeue` is not below the capacity.
+    /// InvalidArgument when `min_after_dequeue` was not set or is not
+    /// below the capacity.
     pub fn build(&mut self) -> Result<BatchSource> {
-        let min = self.kind.min_after_dequeue;
+        let min = self.kind.min_after_dequeue.ok_or_else(|| {
+            Error::invalid_argument(
+                "a shuffling batch needs min_after_dequeue: it is the size \
+                 of the window examples are drawn from",
+            )
+        })?;
         self.build_with(|b, spec| {
             let mut qb = RandomShuffleQueue::builder(b.capacity, spec);
             qb.name(b.name.clone()).min_after_dequeue(min);
