@@ -44,7 +44,7 @@ def same_tensor(a, b, tol=None):
         if is_nan_bits(a["dtype"], x) and is_nan_bits(a["dtype"], y):
             continue
         nan_only = False
-    return None if nan_only else "values"
+    return "nan-bits" if nan_only else "values"
 
 
 def compare(tf, fs, tol=None):

@@ -171,10 +171,10 @@ fn append(data: &mut Data, bytes: &[u8], order: ByteOrder) {
 ///
 /// Surrounding ASCII whitespace is ignored; integers are decimal and
 /// must fit the dtype; floats are decimal with an optional exponent or
-/// `inf` / `nan` words, and a value beyond the dtype's range becomes
-/// ±infinity. (TensorFlow's kernel also accepts hexadecimal floats and
-/// rejects strings of 32 bytes or more; this one does neither, matching
-/// what `decode_csv` accepts.)
+/// `inf` / `nan` words or hexadecimal (`0x1.8p3`), and a value beyond
+/// the dtype's range becomes ±infinity: what `decode_csv` accepts, and
+/// what TensorFlow 2.21 accepts here (checked by the differential
+/// harness in `scripts/difftf`, long strings included).
 ///
 /// # Errors
 /// InvalidArgument when `t` is not a string tensor, `dtype` is not one of

@@ -10,6 +10,7 @@ use crate::enc::{self, unhex};
 pub fn run(area: &str, input: &J) -> Result<Vec<J>> {
     match area {
         "csv" => csv(input),
+        "to_number" => to_number(input),
         other => Err(Error::unimplemented(format!("area {other}"))),
     }
 }
@@ -54,4 +55,12 @@ fn csv(input: &J) -> Result<Vec<J>> {
     let rec = Bytes::from(unhex(input["record"].as_str().unwrap()));
     let cols = dec.decode_batch(&[rec], &["k"])?;
     Ok(cols.iter().map(enc::tensor).collect())
+}
+
+fn to_number(input: &J) -> Result<Vec<J>> {
+    let s = Bytes::from(unhex(input["s"].as_str().unwrap()));
+    let t = feedstock::Tensor::vector(vec![s]);
+    let out =
+        feedstock::decode::raw::string_to_number(&t, dtype(&input["dtype"]))?;
+    Ok(vec![enc::tensor(&out)])
 }
