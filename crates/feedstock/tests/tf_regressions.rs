@@ -71,3 +71,50 @@ fn string_to_number_rounds_hexadecimal_like_tensorflow() {
         .collect();
     assert_eq!(bits, [1, 0]);
 }
+
+#[test]
+fn parse_example_fixed_feature_of_no_elements_is_required_even_with_default() {
+    // TensorFlow 2.21: FixedLenFeature([0], int64, default_value=[]) on an
+    // Example without the feature fails with "Feature: a (data type:
+    // int64) is required but could not be found"; present with no values,
+    // it parses to an empty tensor.
+    use feedstock::decode::example::{parse_single_example, FeatureSpec};
+    use feedstock::proto::{Example, Feature, Features, Int64List};
+    use prost::Message;
+
+    let spec = FeatureSpec::builder()
+        .fixed_with_default(
+            "a",
+            DType::I64,
+            [0],
+            Tensor::vector::<i64>(vec![]),
+        )
+        .build()
+        .unwrap();
+    let empty = Bytes::from(Example::default().encode_to_vec());
+    let err = parse_single_example(&empty, &spec, "k").unwrap_err();
+    assert_eq!(err.kind(), Kind::InvalidArgument);
+    assert_eq!(err.field(), Some("a"));
+
+    let mut features = Features::default();
+    features.feature.insert(
+        "a".into(),
+        Feature {
+            kind: Some(feedstock::proto::feature::Kind::Int64List(
+                Int64List { value: vec![] },
+            )),
+        },
+    );
+    let present = Bytes::from(
+        Example {
+            features: Some(features),
+        }
+        .encode_to_vec(),
+    );
+    let parsed = parse_single_example(&present, &spec, "k").unwrap();
+    let a = match &parsed["a"] {
+        feedstock::Value::Dense(t) => t.clone(),
+        other => panic!("expected dense, got {other:?}"),
+    };
+    assert_eq!(a.dims(), [0]);
+}

@@ -2,7 +2,10 @@
 
 use bytes::Bytes;
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
-use feedstock::{DType, Error, Result};
+use feedstock::decode::example::{
+    parse_example, parse_single_example, FeatureSpec,
+};
+use feedstock::{DType, Error, Result, Tensor};
 use serde_json::Value as J;
 
 use crate::enc::{self, unhex};
@@ -11,6 +14,8 @@ pub fn run(area: &str, input: &J) -> Result<Vec<J>> {
     match area {
         "csv" => csv(input),
         "to_number" => to_number(input),
+        "example_single" => example(input, false),
+        "example_batch" => example(input, true),
         other => Err(Error::unimplemented(format!("area {other}"))),
     }
 }
@@ -63,4 +68,94 @@ fn to_number(input: &J) -> Result<Vec<J>> {
     let out =
         feedstock::decode::raw::string_to_number(&t, dtype(&input["dtype"]))?;
     Ok(vec![enc::tensor(&out)])
+}
+
+/// A list of spec values (ints, {"f": f32 bits}, {"b": hex}) as a tensor.
+fn values(dt: DType, shape: Vec<usize>, v: &[J]) -> Result<Tensor> {
+    match dt {
+        DType::I64 => Tensor::new(
+            shape,
+            v.iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>(),
+        ),
+        DType::F32 => Tensor::new(
+            shape,
+            v.iter()
+                .map(|x| f32::from_bits(x["f"].as_u64().unwrap() as u32))
+                .collect::<Vec<_>>(),
+        ),
+        _ => Tensor::new(
+            shape,
+            v.iter()
+                .map(|x| Bytes::from(unhex(x["b"].as_str().unwrap())))
+                .collect::<Vec<_>>(),
+        ),
+    }
+}
+
+fn usizes(j: &J) -> Vec<usize> {
+    j.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as usize)
+        .collect()
+}
+
+fn example(input: &J, batch: bool) -> Result<Vec<J>> {
+    let mut b = FeatureSpec::builder();
+    for f in input["spec"].as_array().unwrap() {
+        let name = f["name"].as_str().unwrap();
+        let dt = dtype(&f["dtype"]);
+        match f["kind"].as_str().unwrap() {
+            "fixed" => {
+                let shape = usizes(&f["shape"]);
+                match f["default"].as_array() {
+                    Some(d) => {
+                        let t = values(dt, shape.clone(), d)?;
+                        b.fixed_with_default(name, dt, shape, t)
+                    }
+                    None => b.fixed(name, dt, shape),
+                };
+            }
+            "varlen" => {
+                b.var_len(name, dt);
+            }
+            "fixedseq" => {
+                let shape = usizes(&f["shape"]);
+                let d = if f["default"].is_null() {
+                    None
+                } else {
+                    Some(values(dt, vec![], std::slice::from_ref(&f["default"]))?)
+                };
+                b.fixed_sequence(name, dt, shape, true, d);
+            }
+            _ => {
+                let keys: Vec<String> = f["index_keys"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|k| k.as_str().unwrap().to_string())
+                    .collect();
+                b.sparse(
+                    name,
+                    keys,
+                    f["value_key"].as_str().unwrap(),
+                    dt,
+                    usizes(&f["size"]),
+                );
+            }
+        }
+    }
+    let spec = b.build()?;
+    let recs: Vec<Bytes> = input["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| Bytes::from(unhex(r.as_str().unwrap())))
+        .collect();
+    let parsed = if batch {
+        parse_example::<&str>(&recs, &[], &spec)?
+    } else {
+        parse_single_example(&recs[0], &spec, "")?
+    };
+    Ok(parsed.values().iter().map(enc::value).collect())
 }
