@@ -118,3 +118,60 @@ fn parse_example_fixed_feature_of_no_elements_is_required_even_with_default() {
     };
     assert_eq!(a.dims(), [0]);
 }
+
+#[test]
+fn text_line_reader_ends_the_last_line_at_a_trailing_cr() {
+    // TensorFlow 2.21's TextLineReader gives, per file:
+    //   "x\n\r\r" -> x, "\r";  "x\n\r" -> x;  "\r" -> nothing;
+    //   "a\r\r\n" -> "a\r";   "\r\n\r" -> "".
+    use feedstock::reader::{Reader, TextLineReader, WorkQueue};
+    use std::sync::Mutex;
+
+    struct One(Mutex<Option<String>>);
+    impl WorkQueue for One {
+        fn next_work(&self) -> feedstock::Result<String> {
+            self.0.lock().unwrap().take().ok_or_else(|| {
+                feedstock::Error::out_of_range("filename queue is closed")
+            })
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[u8], &[&str]); 5] = [
+        (b"x\n\r\r", &["x", "\r"]),
+        (b"x\n\r", &["x"]),
+        (b"\r", &[]),
+        (b"a\r\r\n", &["a\r"]),
+        (b"\r\n\r", &[""]),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("{i}.txt"));
+        std::fs::write(&path, text).unwrap();
+        let reader = Reader::new(TextLineReader::new());
+        let work = One(Mutex::new(Some(path.to_str().unwrap().to_owned())));
+        let mut got = Vec::new();
+        loop {
+            match reader.read(&work) {
+                Ok(r) => {
+                    got.push(String::from_utf8(r.value.to_vec()).unwrap())
+                }
+                Err(e) if e.is_out_of_range() => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(got, *want, "{text:?}");
+    }
+}
+
+#[test]
+fn decode_compressed_of_an_empty_string_is_empty() {
+    // TensorFlow 2.21: decode_compressed("", "GZIP") and (.., "ZLIB")
+    // give "".
+    use feedstock::decode::raw::decode_compressed;
+    use feedstock::io::Compression;
+    for c in [Compression::Gzip, Compression::Zlib] {
+        assert_eq!(decode_compressed(b"", c).unwrap(), Bytes::new());
+    }
+    // A stream cut short is still an error (TF returns the part it read).
+    let err = decode_compressed(&[0x78, 0x9c], Compression::Zlib).unwrap_err();
+    assert_eq!(err.kind(), Kind::DataLoss);
+}

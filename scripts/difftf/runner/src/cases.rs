@@ -5,6 +5,12 @@ use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::{
     parse_example, parse_single_example, FeatureSpec,
 };
+use feedstock::decode::raw::{decode_compressed, decode_raw, ByteOrder};
+use feedstock::io::Compression;
+use feedstock::reader::{
+    FixedLengthRecordReader, Reader, TextLineReader, TfRecordReader,
+    WorkQueue,
+};
 use feedstock::{DType, Error, Result, Tensor};
 use serde_json::Value as J;
 
@@ -16,6 +22,50 @@ pub fn run(area: &str, input: &J) -> Result<Vec<J>> {
         "to_number" => to_number(input),
         "example_single" => example(input, false),
         "example_batch" => example(input, true),
+        "text_line" => read_all(
+            Reader::new(
+                TextLineReader::builder()
+                    .skip_header_lines(input["skip"].as_u64().unwrap())
+                    .build(),
+            ),
+            input,
+        ),
+        "fixed_length" => read_all(
+            Reader::new(
+                FixedLengthRecordReader::builder(
+                    input["record"].as_u64().unwrap(),
+                )
+                .header_bytes(input["header"].as_u64().unwrap())
+                .footer_bytes(input["footer"].as_u64().unwrap())
+                .hop_bytes(input["hop"].as_u64().unwrap())
+                .compression(compression(input))
+                .build()?,
+            ),
+            input,
+        ),
+        "tfrecord" => read_all(
+            Reader::new(
+                TfRecordReader::builder()
+                    .compression(compression(input))
+                    .build(),
+            ),
+            input,
+        ),
+        "decode_raw" => {
+            let order = if input["little"].as_bool().unwrap() {
+                ByteOrder::LittleEndian
+            } else {
+                ByteOrder::BigEndian
+            };
+            let b = unhex(input["bytes"].as_str().unwrap());
+            let t = decode_raw(&b, dtype(&input["dtype"]), order)?;
+            Ok(vec![enc::tensor(&t)])
+        }
+        "decode_compressed" => {
+            let b = unhex(input["bytes"].as_str().unwrap());
+            let out = decode_compressed(&b, compression(input))?;
+            Ok(vec![enc::tensor(&Tensor::vector(vec![out]))])
+        }
         other => Err(Error::unimplemented(format!("area {other}"))),
     }
 }
@@ -158,4 +208,46 @@ fn example(input: &J, batch: bool) -> Result<Vec<J>> {
         parse_single_example(&recs[0], &spec, "")?
     };
     Ok(parsed.values().iter().map(enc::value).collect())
+}
+
+fn compression(input: &J) -> Compression {
+    match input["compression"].as_str().unwrap() {
+        "GZIP" => Compression::Gzip,
+        "ZLIB" => Compression::Zlib,
+        _ => Compression::None,
+    }
+}
+
+/// A filename queue holding one file, then closed.
+struct One(std::sync::Mutex<Option<String>>);
+
+impl WorkQueue for One {
+    fn next_work(&self) -> Result<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .take()
+            .ok_or_else(|| Error::out_of_range("filename queue is closed"))
+    }
+}
+
+fn read_all(reader: Reader, input: &J) -> Result<Vec<J>> {
+    let work = One(std::sync::Mutex::new(Some(
+        input["path"].as_str().unwrap().to_string(),
+    )));
+    let (mut keys, mut values) = (Vec::new(), Vec::new());
+    loop {
+        match reader.read(&work) {
+            Ok(r) => {
+                keys.push(Bytes::from(r.key.into_bytes()));
+                values.push(r.value);
+            }
+            Err(e) if e.is_out_of_range() => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(vec![
+        enc::tensor(&Tensor::vector(keys)),
+        enc::tensor(&Tensor::vector(values)),
+    ])
 }
