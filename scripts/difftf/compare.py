@@ -35,16 +35,17 @@ def same_tensor(a, b, tol=None):
         return f"shape {a['shape']} vs {b['shape']}"
     if a["v"] == b["v"]:
         return None
-    nan_only = True
+    nan_diff = False
     for x, y in zip(a["v"], b["v"]):
         if x == y:
             continue
         if tol is not None and abs(x - y) <= tol:
             continue
         if is_nan_bits(a["dtype"], x) and is_nan_bits(a["dtype"], y):
+            nan_diff = True
             continue
-        nan_only = False
-    return "nan-bits" if nan_only else "values"
+        return "values"
+    return "nan-bits" if nan_diff else None
 
 
 def compare(tf, fs, tol=None):

@@ -175,3 +175,20 @@ fn decode_compressed_of_an_empty_string_is_empty() {
     let err = decode_compressed(&[0x78, 0x9c], Compression::Zlib).unwrap_err();
     assert_eq!(err.kind(), Kind::DataLoss);
 }
+
+#[test]
+fn png_colour_to_gray_uses_libpng_weights_truncated() {
+    // A 2x1 RGB PNG with pixels (22, 2, 35) and (20, 40, 30): TensorFlow
+    // 2.21's decode_png(channels=1) gives [11, 32] (rounding would give
+    // [12, 33]; Rec. 709 weights [9, 35]).
+    use feedstock::decode::image::{decode_png, Channels};
+    let img =
+        image::RgbImage::from_raw(2, 1, vec![22, 2, 35, 20, 40, 30]).unwrap();
+    let mut png = Vec::new();
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    let gray = decode_png(&png, Channels::Gray, "k").unwrap();
+    assert_eq!(gray.dims(), [1, 2, 1]);
+    assert_eq!(gray.as_slice::<u8>().unwrap(), &[11, 32]);
+}

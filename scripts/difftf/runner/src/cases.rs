@@ -6,6 +6,8 @@ use feedstock::decode::example::{
     parse_example, parse_single_example, FeatureSpec,
 };
 use feedstock::decode::raw::{decode_compressed, decode_raw, ByteOrder};
+use feedstock::decode::image::{decode_jpeg, decode_png, Channels};
+use feedstock::decode::ops::per_image_standardization;
 use feedstock::io::Compression;
 use feedstock::reader::{
     FixedLengthRecordReader, Reader, TextLineReader, TfRecordReader,
@@ -60,6 +62,21 @@ pub fn run(area: &str, input: &J) -> Result<Vec<J>> {
             let b = unhex(input["bytes"].as_str().unwrap());
             let t = decode_raw(&b, dtype(&input["dtype"]), order)?;
             Ok(vec![enc::tensor(&t)])
+        }
+        "png" | "jpeg" => {
+            let b = unhex(input["bytes"].as_str().unwrap());
+            let ch =
+                Channels::from_count(input["channels"].as_u64().unwrap() as _)?;
+            let t = if area == "png" {
+                decode_png(&b, ch, "k")?
+            } else {
+                decode_jpeg(&b, ch, "k")?
+            };
+            Ok(vec![enc::tensor(&t)])
+        }
+        "standardize" => {
+            let img = enc::decode(&input["image"]);
+            Ok(vec![enc::tensor(&per_image_standardization(&img)?)])
         }
         "decode_compressed" => {
             let b = unhex(input["bytes"].as_str().unwrap());

@@ -52,3 +52,28 @@ pub fn value(v: &Value) -> J {
         Value::Sparse(s) => sparse(s),
     }
 }
+
+/// The harness encoding back to a tensor (u8 and f32 only: what the
+/// image cases send).
+pub fn decode(j: &J) -> Tensor {
+    let shape: Vec<usize> = j["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as usize)
+        .collect();
+    let v = j["v"].as_array().unwrap();
+    match j["dtype"].as_str().unwrap() {
+        "u8" => Tensor::new(
+            shape,
+            v.iter().map(|x| x.as_u64().unwrap() as u8).collect::<Vec<_>>(),
+        ),
+        _ => Tensor::new(
+            shape,
+            v.iter()
+                .map(|x| f32::from_bits(x.as_u64().unwrap() as u32))
+                .collect::<Vec<_>>(),
+        ),
+    }
+    .unwrap()
+}
