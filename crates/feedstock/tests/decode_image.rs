@@ -43,7 +43,6 @@ fn u8s(t: &Tensor) -> &[u8] {
 #[test]
 fn png_decodes_exactly_with_every_channel_count() {
     let png = rgb_png();
-    let img = image::load_from_memory(&png).unwrap();
     let t = decode_png(&png, Channels::AsStored, "k").unwrap();
     assert_eq!(t.dtype(), DType::U8);
     assert_eq!(t.dims(), &[3, 5, 3]);
