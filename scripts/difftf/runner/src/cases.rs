@@ -78,6 +78,8 @@ pub fn run(area: &str, input: &J) -> Result<Vec<J>> {
             let img = enc::decode(&input["image"]);
             Ok(vec![enc::tensor(&per_image_standardization(&img)?)])
         }
+        "batch" => batch_case(input),
+        "producer" => producer_case(input),
         "decode_compressed" => {
             let b = unhex(input["bytes"].as_str().unwrap());
             let out = decode_compressed(&b, compression(input))?;
@@ -267,4 +269,85 @@ fn read_all(reader: Reader, input: &J) -> Result<Vec<J>> {
         enc::tensor(&Tensor::vector(keys)),
         enc::tensor(&Tensor::vector(values)),
     ])
+}
+
+const JOIN: std::time::Duration = std::time::Duration::from_secs(20);
+
+fn batch_case(input: &J) -> Result<Vec<J>> {
+    use feedstock::coord::{Coordinator, Pipeline};
+    use feedstock::input::batch;
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+
+    let examples: VecDeque<Vec<i64>> = input["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            e.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+                .collect()
+        })
+        .collect();
+    let pad = input["pad"].as_bool().unwrap();
+    let width = input["width"].as_u64().unwrap() as usize;
+    let left = Arc::new(Mutex::new(examples));
+    let mut pipeline = Pipeline::new();
+    let next = move || -> Result<Vec<feedstock::Value>> {
+        match left.lock().unwrap().pop_front() {
+            Some(e) => Ok(vec![Tensor::vector(e).into()]),
+            None => Err(Error::out_of_range("no more examples")),
+        }
+    };
+    let mut b = batch(&mut pipeline, next);
+    b.dtypes([DType::I64])
+        .batch_size(input["batch_size"].as_u64().unwrap() as usize)
+        .num_threads(1)
+        .allow_smaller_final_batch(input["small"].as_bool().unwrap());
+    if pad {
+        b.shapes([vec![None]]).dynamic_pad(true);
+    } else {
+        b.shapes([vec![Some(width)]]);
+    }
+    let batches = b.build()?;
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord)?;
+    let mut out = Vec::new();
+    let res = loop {
+        match batches.next_batch_timeout(JOIN) {
+            Ok(batch) => out.push(enc::value(&batch.components()[0])),
+            Err(e) if e.is_out_of_range() => break Ok(out),
+            Err(e) => break Err(e),
+        }
+    };
+    coord.request_stop();
+    coord.join(threads, JOIN)?;
+    res
+}
+
+fn producer_case(input: &J) -> Result<Vec<J>> {
+    use feedstock::coord::{Coordinator, Pipeline};
+    use feedstock::input::string_input_producer;
+
+    let strings: Vec<String> = input["strings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    let mut pipeline = Pipeline::new();
+    let q = string_input_producer(&mut pipeline, strings)
+        .num_epochs(input["epochs"].as_u64().unwrap())
+        .shuffle(false)
+        .build()?;
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord)?;
+    let mut got = Vec::new();
+    while let Ok(s) = q.next_work() {
+        got.push(Bytes::from(s.into_bytes()));
+    }
+    coord.join(threads, JOIN)?;
+    Ok(vec![enc::tensor(&Tensor::vector(got))])
 }
