@@ -18,9 +18,10 @@ cd "$here"
 "$py" gen_numbers.py "$out/num.jsonl" 3000 3 2>/dev/null
 "$py" gen_example.py "$out/ex.jsonl" 2500 11 2>/dev/null
 "$py" gen_misc.py "$out/misc.jsonl" "$out/files" 200 2>/dev/null
+"$py" gen_seq.py "$out/seq.jsonl" 800 2>/dev/null
 "$py" gen_image.py "$out/img.jsonl" 150 2>/dev/null
 "$py" gen_batch.py "$out/batch.jsonl" 60 2>/dev/null
-for area in csv num ex misc img batch; do
+for area in csv num ex seq misc img batch; do
     "$runner" < "$out/$area.jsonl" > "$out/$area.out"
     echo "### $area"
     python3 compare.py "$out/$area.jsonl" "$out/$area.out" --show 1 \

@@ -3,7 +3,8 @@
 use bytes::Bytes;
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::{
-    parse_example, parse_single_example, FeatureSpec,
+    parse_example, parse_single_example, parse_single_sequence_example,
+    FeatureSpec,
 };
 use feedstock::decode::raw::{decode_compressed, decode_raw, ByteOrder};
 use feedstock::decode::image::{decode_jpeg, decode_png, Channels};
@@ -24,6 +25,7 @@ pub fn run(area: &str, input: &J) -> Result<Vec<J>> {
         "to_number" => to_number(input),
         "example_single" => example(input, false),
         "example_batch" => example(input, true),
+        "sequence" => sequence(input),
         "text_line" => read_all(
             Reader::new(
                 TextLineReader::builder()
@@ -170,8 +172,32 @@ fn usizes(j: &J) -> Vec<usize> {
 }
 
 fn example(input: &J, batch: bool) -> Result<Vec<J>> {
+    let spec = spec_of(&input["spec"])?;
+    let recs: Vec<Bytes> = input["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| Bytes::from(unhex(r.as_str().unwrap())))
+        .collect();
+    let parsed = if batch {
+        parse_example::<&str>(&recs, &[], &spec)?
+    } else {
+        parse_single_example(&recs[0], &spec, "")?
+    };
+    Ok(parsed.values().iter().map(enc::value).collect())
+}
+
+fn sequence(input: &J) -> Result<Vec<J>> {
+    let ctx = spec_of(&input["context"])?;
+    let seq = spec_of(&input["sequence"])?;
+    let rec = Bytes::from(unhex(input["record"].as_str().unwrap()));
+    let (c, s) = parse_single_sequence_example(&rec, &ctx, &seq, "")?;
+    Ok(c.values().iter().chain(s.values()).map(enc::value).collect())
+}
+
+fn spec_of(list: &J) -> Result<FeatureSpec> {
     let mut b = FeatureSpec::builder();
-    for f in input["spec"].as_array().unwrap() {
+    for f in list.as_array().unwrap() {
         let name = f["name"].as_str().unwrap();
         let dt = dtype(&f["dtype"]);
         match f["kind"].as_str().unwrap() {
@@ -195,7 +221,8 @@ fn example(input: &J, batch: bool) -> Result<Vec<J>> {
                 } else {
                     Some(values(dt, vec![], std::slice::from_ref(&f["default"]))?)
                 };
-                b.fixed_sequence(name, dt, shape, true, d);
+                let allow = f["allow_missing"].as_bool().unwrap_or(true);
+                b.fixed_sequence(name, dt, shape, allow, d);
             }
             _ => {
                 let keys: Vec<String> = f["index_keys"]
@@ -214,19 +241,7 @@ fn example(input: &J, batch: bool) -> Result<Vec<J>> {
             }
         }
     }
-    let spec = b.build()?;
-    let recs: Vec<Bytes> = input["records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| Bytes::from(unhex(r.as_str().unwrap())))
-        .collect();
-    let parsed = if batch {
-        parse_example::<&str>(&recs, &[], &spec)?
-    } else {
-        parse_single_example(&recs[0], &spec, "")?
-    };
-    Ok(parsed.values().iter().map(enc::value).collect())
+    b.build()
 }
 
 fn compression(input: &J) -> Compression {
