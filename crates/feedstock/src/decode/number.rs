@@ -81,12 +81,11 @@ pub(crate) fn parse_i64(s: &[u8]) -> Option<i64> {
 }
 
 /// Parses a float as Abseil's `SimpleAtof` / `SimpleAtod` do.
-fn parse_float<F: std::str::FromStr + std::ops::Neg<Output = F>>(
+fn parse_float<F: std::str::FromStr>(
     s: &[u8],
-    nan: F,
+    nan: fn(bool, u64) -> F,
     from_f64: fn(f64) -> F,
 ) -> Option<F> {
-    let negate = |v: F| -v;
     let s = trim(s);
     if is_hex(s) {
         return parse_hex(s).map(from_f64);
@@ -96,11 +95,8 @@ fn parse_float<F: std::str::FromStr + std::ops::Neg<Output = F>>(
     let text = std::str::from_utf8(s).ok()?;
     match text.parse::<F>() {
         Ok(v) => Some(v),
-        // The sign is kept (TensorFlow 2.21 gives a negative NaN for
-        // `-nan(x)`); the payload is not (it sets the mantissa from a
-        // numeric `chars`, which no data is expected to carry).
         Err(_) if is_nan_with_payload(s) => {
-            Some(if s[0] == b'-' { negate(nan) } else { nan })
+            Some(nan(s[0] == b'-', nan_payload(s)))
         }
         Err(_) => None,
     }
@@ -222,14 +218,52 @@ fn is_nan_with_payload(s: &[u8]) -> bool {
             .all(|&b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// The payload of `nan(chars)` as C's `strtod` reads it: `chars` as an
+/// unsigned integer (`0x` hexadecimal, leading `0` octal, else decimal),
+/// or 0 when they are not one. TensorFlow 2.21 gives the bits
+/// `0x7fc0007b` for `nan(123)` as float32 and `0x7fc00000` for
+/// `nan(abc)`.
+fn nan_payload(s: &[u8]) -> u64 {
+    let inner = &s
+        [s.iter().position(|&b| b == b'(').map_or(0, |i| i + 1)..s.len() - 1];
+    let (digits, radix) = match inner {
+        [b'0', b'x' | b'X', rest @ ..] => (rest, 16),
+        [b'0', rest @ ..] if !rest.is_empty() => (rest, 8),
+        _ => (inner, 10),
+    };
+    if digits.is_empty() {
+        return 0;
+    }
+    digits
+        .iter()
+        .try_fold(0u64, |acc, &b| {
+            let d = (b as char).to_digit(radix)?;
+            // strtoull saturates on overflow.
+            Some(
+                acc.saturating_mul(u64::from(radix))
+                    .saturating_add(d.into()),
+            )
+        })
+        .unwrap_or(0)
+}
+
 /// Parses an `f32` as Abseil's `SimpleAtof` does.
 pub(crate) fn parse_f32(s: &[u8]) -> Option<f32> {
-    parse_float(s, f32::NAN, |v| v as f32)
+    // A quiet NaN with the payload in the low mantissa bits.
+    let nan = |neg: bool, payload: u64| {
+        let bits = 0x7fc0_0000 | (payload as u32 & 0x007f_ffff);
+        f32::from_bits(bits | if neg { 0x8000_0000 } else { 0 })
+    };
+    parse_float(s, nan, |v| v as f32)
 }
 
 /// Parses an `f64` as Abseil's `SimpleAtod` does.
 pub(crate) fn parse_f64(s: &[u8]) -> Option<f64> {
-    parse_float(s, f64::NAN, |v| v)
+    let nan = |neg: bool, payload: u64| {
+        let bits = 0x7ff8_0000_0000_0000 | (payload & 0x000f_ffff_ffff_ffff);
+        f64::from_bits(bits | if neg { 1 << 63 } else { 0 })
+    };
+    parse_float(s, nan, |v| v)
 }
 
 #[cfg(test)]
@@ -280,6 +314,18 @@ mod tests {
         // TensorFlow 2.21 keeps the sign of a NaN with a payload.
         assert!(parse_f64(b"-nan(x)").unwrap().is_sign_negative());
         assert!(parse_f64(b"nan(x)").unwrap().is_sign_positive());
+        // TensorFlow 2.21 puts a numeric payload in the mantissa.
+        let bits32 = |s: &[u8]| parse_f32(s).unwrap().to_bits();
+        let bits64 = |s: &[u8]| parse_f64(s).unwrap().to_bits();
+        assert_eq!(bits32(b"nan(123)"), 0x7fc0_007b);
+        assert_eq!(bits32(b"-nan(5)"), 0xffc0_0005);
+        assert_eq!(bits32(b"nan(0x10)"), 0x7fc0_0010);
+        assert_eq!(bits32(b"nan(010)"), 0x7fc0_0008);
+        assert_eq!(bits32(b"nan(99999999999)"), 0x7ff6_e7ff);
+        assert_eq!(bits32(b"nan(1a)"), 0x7fc0_0000);
+        assert_eq!(bits32(b"nan()"), 0x7fc0_0000);
+        assert_eq!(bits64(b"nan(123)"), 0x7ff8_0000_0000_007b);
+        assert_eq!(bits64(b"nan(2251799813685247)"), 0x7fff_ffff_ffff_ffff);
         for bad in [
             &b""[..],
             b"  ",
