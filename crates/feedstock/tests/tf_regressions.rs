@@ -192,3 +192,61 @@ fn png_colour_to_gray_uses_libpng_weights_truncated() {
     assert_eq!(gray.dims(), [1, 2, 1]);
     assert_eq!(gray.as_slice::<u8>().unwrap(), &[11, 32]);
 }
+
+#[test]
+fn sequence_example_context_feature_with_no_list_has_no_values() {
+    // TensorFlow 2.21, context feature "d" = Feature() (no list set):
+    // FixedLenFeature([], int64, default_value=23) fails ("Unexpected
+    // number of elements"), FixedLenFeature([0], int64) gives [], and
+    // VarLenFeature(int64) gives an empty sparse tensor. In an Example,
+    // the same Feature() counts as missing: the default 23.
+    use feedstock::decode::example::{
+        parse_single_example, parse_single_sequence_example, FeatureSpec,
+    };
+    use feedstock::proto::{Example, Feature, Features, SequenceExample};
+    use prost::Message;
+
+    let mut features = Features::default();
+    features.feature.insert("d".into(), Feature { kind: None });
+    let seq = Bytes::from(
+        SequenceExample {
+            context: Some(features.clone()),
+            feature_lists: None,
+        }
+        .encode_to_vec(),
+    );
+    let none = FeatureSpec::builder().build().unwrap();
+    let with_default = FeatureSpec::builder()
+        .fixed_with_default("d", DType::I64, [], Tensor::scalar(23i64))
+        .build()
+        .unwrap();
+    let err = parse_single_sequence_example(&seq, &with_default, &none, "k")
+        .unwrap_err();
+    assert_eq!(err.kind(), Kind::InvalidArgument);
+    assert_eq!(err.field(), Some("d"));
+
+    let empty = FeatureSpec::builder()
+        .fixed("d", DType::I64, [0])
+        .build()
+        .unwrap();
+    let (ctx, _) =
+        parse_single_sequence_example(&seq, &empty, &none, "k").unwrap();
+    match &ctx["d"] {
+        feedstock::Value::Dense(t) => assert_eq!(t.dims(), [0]),
+        other => panic!("expected dense, got {other:?}"),
+    }
+
+    let ex = Bytes::from(
+        Example {
+            features: Some(features),
+        }
+        .encode_to_vec(),
+    );
+    let parsed = parse_single_example(&ex, &with_default, "k").unwrap();
+    match &parsed["d"] {
+        feedstock::Value::Dense(t) => {
+            assert_eq!(t.scalar_value::<i64>().unwrap(), 23)
+        }
+        other => panic!("expected dense, got {other:?}"),
+    }
+}
