@@ -13,7 +13,7 @@ fn lines(skip: u64, files: &[&str]) -> Vec<(String, String)> {
 }
 
 #[test]
-fn lines_lose_their_newline_and_crlf_but_keep_a_lone_cr() {
+fn lines_lose_their_newline_and_crlf_but_keep_a_lone_cr_inside() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "a.txt", b"one\r\ntwo\n\nfour\rx\nlast\r");
     let got = lines(0, &[f.as_str()]);
@@ -22,7 +22,8 @@ fn lines_lose_their_newline_and_crlf_but_keep_a_lone_cr() {
         (2, "two"),
         (3, ""),
         (4, "four\rx"),
-        (5, "last\r"),
+        // TensorFlow 2.21 drops the '\r' ending the last line too.
+        (5, "last"),
     ];
     let want: Vec<_> = want
         .iter()

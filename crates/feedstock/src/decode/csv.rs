@@ -62,9 +62,9 @@
 //!   `SimpleAtoi` / `SimpleAtof` do: surrounding ASCII whitespace is
 //!   ignored; an integer is an optional sign and decimal digits, and one
 //!   that does not parse or overflows its dtype is an error; a float is
-//!   decimal with an optional exponent, or `inf`, `infinity`, `nan` in any
-//!   case (no hexadecimal), and one beyond its dtype's range becomes
-//!   ±infinity. String fields are kept as they are, whitespace included.
+//!   decimal with an optional exponent, hexadecimal (`0x1.8p3`), or
+//!   `inf`, `infinity`, `nan` in any case, and one beyond its dtype's
+//!   range becomes ±infinity. String fields are kept as they are, whitespace included.
 //! - With `select_cols`, only those columns are decoded and the record may
 //!   have more; fields after the last selected column are not examined.
 //!

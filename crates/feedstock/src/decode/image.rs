@@ -26,8 +26,9 @@
 //! convert differently, this module follows TensorFlow: a 16-bit PNG
 //! becomes 8-bit by keeping the high byte (libpng's `strip_16`), and a
 //! colour JPEG read as grayscale takes libjpeg's luma (Rec. 601
-//! weights), while a colour PNG read as grayscale takes libpng's (Rec.
-//! 709 weights). JPEG colour output can differ from libjpeg's by a unit
+//! weights, rounded), while a colour PNG read as grayscale takes
+//! libpng's as TensorFlow configures it (the same weights in 15-bit
+//! fixed point, truncated). JPEG colour output can differ from libjpeg's by a unit
 //! or two per channel, as any two JPEG decoders' may (the IDCT and
 //! upsampling are not bit-exact across implementations).
 
@@ -181,6 +182,24 @@ fn decode(
         Channels::Gray if format == Format::Jpeg && stored >= 3 => {
             (1, rec601_luma(&img.into_rgb8().into_raw()))
         }
+        Channels::Gray if stored >= 3 => {
+            (1, libpng_luma(&img.into_rgb8().into_raw()))
+        }
+        Channels::GrayAlpha if stored >= 3 => {
+            let rgba = img.into_rgba8().into_raw();
+            let y = libpng_luma(
+                &rgba
+                    .chunks_exact(4)
+                    .flat_map(|p| [p[0], p[1], p[2]])
+                    .collect::<Vec<_>>(),
+            );
+            let ya = y
+                .iter()
+                .zip(rgba.chunks_exact(4))
+                .flat_map(|(&y, p)| [y, p[3]])
+                .collect();
+            (2, ya)
+        }
         Channels::Gray => (1, img.into_luma8().into_raw()),
         Channels::GrayAlpha => (2, img.into_luma_alpha8().into_raw()),
         Channels::Rgb => (3, img.into_rgb8().into_raw()),
@@ -216,6 +235,22 @@ fn strip_16(img: DynamicImage) -> DynamicImage {
         other => Some(other),
     };
     out.expect("same dimensions and sample count")
+}
+
+/// libpng's RGB to grayscale as TensorFlow sets it up
+/// (`png_set_rgb_to_gray(.., 0.299, 0.587)`): the weights in 15-bit fixed
+/// point (9797, 19234 and the rest, 3737), truncated, not rounded.
+/// TensorFlow 2.21 gives 11 for the pixel (22, 2, 35), where rounding
+/// would give 12.
+fn libpng_luma(rgb: &[u8]) -> Vec<u8> {
+    rgb.chunks_exact(3)
+        .map(|p| {
+            let y = 9797 * u32::from(p[0])
+                + 19234 * u32::from(p[1])
+                + 3737 * u32::from(p[2]);
+            (y >> 15) as u8
+        })
+        .collect()
 }
 
 /// libjpeg's RGB to grayscale: Y = 0.299 R + 0.587 G + 0.114 B, in its

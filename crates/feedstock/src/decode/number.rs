@@ -10,15 +10,23 @@
 //!   outside the dtype's range is invalid (never wrapped or clamped);
 //! - floats: an optional sign, then decimal notation with an optional
 //!   exponent (`1`, `-1.5`, `.5`, `5.`, `1e5`, `1E-5`), or `inf`,
-//!   `infinity`, `nan` and `nan(chars)` in any case; no hexadecimal; a
-//!   finite value too large for the dtype becomes ±infinity, one too small
-//!   rounds to a subnormal or zero (correctly rounded, straight to the
-//!   dtype: an `f32` is not parsed as `f64` first).
+//!   `infinity`, `nan` and `nan(chars)` in any case; a finite value too
+//!   large for the dtype becomes ±infinity, one too small rounds to a
+//!   subnormal or zero (correctly rounded, straight to the dtype: an `f32`
+//!   is not parsed as `f64` first);
+//! - hexadecimal floats: an optional sign, `0x` or `0X`, hex digits with
+//!   an optional point (at least one digit), then optionally `p` or `P`
+//!   and a signed decimal exponent (`0x10`, `0x1.8p1`, `-0x.8P-3`). These
+//!   are rounded to `f64` first, and an `f32` is that `f64` rounded again
+//!   (TensorFlow 2.21 gives `1.0f32` for `0x1.00000080000001p0`, where
+//!   rounding straight to `f32` would give the next value up).
 //!
 //! The float parsing itself is the standard library's `from_str`, which is
 //! the Eisel–Lemire "fast float" algorithm (the same one the `fast-float`
 //! crates ship) with a correct slow path, so no extra crate earns its
-//! place here. Integers are parsed by hand over bytes because the standard
+//! place here. It has no hexadecimal floats; the crates that do
+//! (`hexf-parse`) want a `p` exponent and reject inexact values, so the
+//! few lines of [`parse_hex`] are written here. Integers are parsed by hand over bytes because the standard
 //! library only parses `&str`, and the loop is a few lines.
 
 /// True for the bytes Abseil's `ascii_isspace` accepts (which, unlike
@@ -73,16 +81,126 @@ pub(crate) fn parse_i64(s: &[u8]) -> Option<i64> {
 }
 
 /// Parses a float as Abseil's `SimpleAtof` / `SimpleAtod` do.
-fn parse_float<F: std::str::FromStr>(s: &[u8], nan: F) -> Option<F> {
+fn parse_float<F: std::str::FromStr>(
+    s: &[u8],
+    nan: fn(bool, u64) -> F,
+    from_f64: fn(f64) -> F,
+) -> Option<F> {
     let s = trim(s);
+    if is_hex(s) {
+        return parse_hex(s).map(from_f64);
+    }
     // Non-UTF-8 text can never be a number, so rejecting it here loses
     // nothing.
     let text = std::str::from_utf8(s).ok()?;
     match text.parse::<F>() {
         Ok(v) => Some(v),
-        Err(_) if is_nan_with_payload(s) => Some(nan),
+        Err(_) if is_nan_with_payload(s) => {
+            Some(nan(s[0] == b'-', nan_payload(s)))
+        }
         Err(_) => None,
     }
+}
+
+/// True when `s` (trimmed) starts like a hexadecimal float: an optional
+/// sign, then `0x` or `0X`.
+fn is_hex(s: &[u8]) -> bool {
+    let s = match s.first() {
+        Some(b'-' | b'+') => &s[1..],
+        _ => s,
+    };
+    s.len() >= 2 && s[0] == b'0' && (s[1] == b'x' || s[1] == b'X')
+}
+
+/// Parses a trimmed hexadecimal float (see the module docs), correctly
+/// rounded to `f64` (to nearest, ties to even); `None` when malformed.
+fn parse_hex(s: &[u8]) -> Option<f64> {
+    let (neg, s) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let s = &s[2..];
+    // value = (mant + a nonzero fraction if `sticky`) * 2^exp
+    let (mut mant, mut exp, mut sticky) = (0u64, 0i64, false);
+    let (mut digits, mut point, mut i) = (0usize, false, 0usize);
+    while i < s.len() {
+        let b = s[i];
+        if b == b'.' && !point {
+            point = true;
+        } else if let Some(d) = (b as char).to_digit(16) {
+            digits += 1;
+            if mant >> 60 == 0 {
+                mant = mant << 4 | u64::from(d);
+                exp -= if point { 4 } else { 0 };
+            } else {
+                sticky |= d != 0;
+                exp += if point { 0 } else { 4 };
+            }
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    if digits == 0 {
+        return None;
+    }
+    if i < s.len() {
+        if s[i] != b'p' && s[i] != b'P' {
+            return None;
+        }
+        let e = &s[i + 1..];
+        let (eneg, e) = match e.first() {
+            Some(b'-') => (true, &e[1..]),
+            Some(b'+') => (false, &e[1..]),
+            _ => (false, e),
+        };
+        if e.is_empty() || !e.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        // Saturate: any exponent beyond this gives zero or infinity.
+        let v = e.iter().fold(0i64, |acc, &b| {
+            (acc * 10 + i64::from(b - b'0')).min(1 << 20)
+        });
+        exp += if eneg { -v } else { v };
+    }
+    let sign = if neg { -1.0 } else { 1.0 };
+    if mant == 0 {
+        return Some(sign * 0.0);
+    }
+    let lz = mant.leading_zeros();
+    mant <<= lz;
+    // value = mant * 2^exp with the top bit of mant set: 2^e <= value.
+    let e = exp - i64::from(lz) + 63;
+    // Bits of mant to drop: 11 keeps 53, more for subnormals.
+    let shift = 11 + (-1022 - e).max(0);
+    if shift > 64 {
+        return Some(sign * 0.0);
+    }
+    let wide = u128::from(mant);
+    let mut q = (wide >> shift) as u64;
+    let rem = wide & ((1u128 << shift) - 1);
+    let half = 1u128 << (shift - 1);
+    if rem > half || (rem == half && (sticky || q & 1 == 1)) {
+        q += 1;
+    }
+    let bits = if shift == 11 {
+        // Normal: q in [2^52, 2^53]; rounding up may carry into 2^53.
+        let (q, e) = if q == 1 << 53 {
+            (q >> 1, e + 1)
+        } else {
+            (q, e)
+        };
+        if e > 1023 {
+            return Some(sign * f64::INFINITY);
+        }
+        ((e + 1023) as u64) << 52 | (q & ((1 << 52) - 1))
+    } else {
+        // Subnormal: q below 2^52, or exactly 2^52, the smallest normal,
+        // which these bits also spell.
+        q
+    };
+    Some(sign * f64::from_bits(bits))
 }
 
 /// `nan(chars)` (optionally signed), which C's `strtod` and Abseil accept
@@ -100,14 +218,52 @@ fn is_nan_with_payload(s: &[u8]) -> bool {
             .all(|&b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// The payload of `nan(chars)` as C's `strtod` reads it: `chars` as an
+/// unsigned integer (`0x` hexadecimal, leading `0` octal, else decimal),
+/// or 0 when they are not one. TensorFlow 2.21 gives the bits
+/// `0x7fc0007b` for `nan(123)` as float32 and `0x7fc00000` for
+/// `nan(abc)`.
+fn nan_payload(s: &[u8]) -> u64 {
+    let inner = &s
+        [s.iter().position(|&b| b == b'(').map_or(0, |i| i + 1)..s.len() - 1];
+    let (digits, radix) = match inner {
+        [b'0', b'x' | b'X', rest @ ..] => (rest, 16),
+        [b'0', rest @ ..] if !rest.is_empty() => (rest, 8),
+        _ => (inner, 10),
+    };
+    if digits.is_empty() {
+        return 0;
+    }
+    digits
+        .iter()
+        .try_fold(0u64, |acc, &b| {
+            let d = (b as char).to_digit(radix)?;
+            // strtoull saturates on overflow.
+            Some(
+                acc.saturating_mul(u64::from(radix))
+                    .saturating_add(d.into()),
+            )
+        })
+        .unwrap_or(0)
+}
+
 /// Parses an `f32` as Abseil's `SimpleAtof` does.
 pub(crate) fn parse_f32(s: &[u8]) -> Option<f32> {
-    parse_float(s, f32::NAN)
+    // A quiet NaN with the payload in the low mantissa bits.
+    let nan = |neg: bool, payload: u64| {
+        let bits = 0x7fc0_0000 | (payload as u32 & 0x007f_ffff);
+        f32::from_bits(bits | if neg { 0x8000_0000 } else { 0 })
+    };
+    parse_float(s, nan, |v| v as f32)
 }
 
 /// Parses an `f64` as Abseil's `SimpleAtod` does.
 pub(crate) fn parse_f64(s: &[u8]) -> Option<f64> {
-    parse_float(s, f64::NAN)
+    let nan = |neg: bool, payload: u64| {
+        let bits = 0x7ff8_0000_0000_0000 | (payload & 0x000f_ffff_ffff_ffff);
+        f64::from_bits(bits | if neg { 1 << 63 } else { 0 })
+    };
+    parse_float(s, nan, |v| v)
 }
 
 #[cfg(test)]
@@ -155,12 +311,32 @@ mod tests {
         assert_eq!(parse_f64(b"-Infinity"), Some(f64::NEG_INFINITY));
         assert!(parse_f64(b"NaN").unwrap().is_nan());
         assert!(parse_f32(b"-nan(0x7f_a)").unwrap().is_nan());
+        // TensorFlow 2.21 keeps the sign of a NaN with a payload.
+        assert!(parse_f64(b"-nan(x)").unwrap().is_sign_negative());
+        assert!(parse_f64(b"nan(x)").unwrap().is_sign_positive());
+        // TensorFlow 2.21 puts a numeric payload in the mantissa.
+        let bits32 = |s: &[u8]| parse_f32(s).unwrap().to_bits();
+        let bits64 = |s: &[u8]| parse_f64(s).unwrap().to_bits();
+        assert_eq!(bits32(b"nan(123)"), 0x7fc0_007b);
+        assert_eq!(bits32(b"-nan(5)"), 0xffc0_0005);
+        assert_eq!(bits32(b"nan(0x10)"), 0x7fc0_0010);
+        assert_eq!(bits32(b"nan(010)"), 0x7fc0_0008);
+        assert_eq!(bits32(b"nan(99999999999)"), 0x7ff6_e7ff);
+        assert_eq!(bits32(b"nan(1a)"), 0x7fc0_0000);
+        assert_eq!(bits32(b"nan()"), 0x7fc0_0000);
+        assert_eq!(bits64(b"nan(123)"), 0x7ff8_0000_0000_007b);
+        assert_eq!(bits64(b"nan(2251799813685247)"), 0x7fff_ffff_ffff_ffff);
         for bad in [
             &b""[..],
             b"  ",
             b"1e",
             b"+-1",
-            b"0x1p3",
+            b"0x",
+            b"0x.",
+            b"0x1p",
+            b"0x1p1.5",
+            b"0x-1",
+            b"00x1",
             b"1,5",
             b"nan(",
             b"inf inity",
@@ -168,6 +344,34 @@ mod tests {
         ] {
             assert_eq!(parse_f64(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn hexadecimal_floats_round_to_nearest_even() {
+        // TensorFlow 2.21 gives these (tf.strings.to_number, decode_csv).
+        assert_eq!(parse_f32(b"0x10"), Some(16.0));
+        assert_eq!(parse_f64(b" -0X1.8P1 "), Some(-3.0));
+        assert_eq!(parse_f64(b"0x.8"), Some(0.5));
+        assert_eq!(parse_f64(b"0x1e2"), Some(482.0));
+        assert_eq!(parse_f64(b"0x1p-1074"), Some(f64::from_bits(1)));
+        assert_eq!(parse_f64(b"0x1p-1075"), Some(0.0));
+        assert_eq!(parse_f64(b"0x1.8p-1075"), Some(f64::from_bits(1)));
+        assert_eq!(parse_f64(b"0x1.fffffffffffff8p1023"), Some(f64::INFINITY));
+        assert_eq!(
+            parse_f64(b"0x1.0000000000000800000000001p0"),
+            Some(1.0000000000000002)
+        );
+        assert_eq!(parse_f64(b"0x1.00000000000008p0"), Some(1.0));
+        assert_eq!(parse_f32(b"0x1.ffffffp127"), Some(f32::INFINITY));
+        assert_eq!(parse_f32(b"0x1.8p-150"), Some(f32::from_bits(1)));
+        assert_eq!(parse_f32(b"0x1p-99999"), Some(0.0));
+        assert!(parse_f32(b"-0x0").unwrap().is_sign_negative());
+    }
+
+    #[test]
+    fn hexadecimal_f32_is_rounded_through_f64() {
+        // TensorFlow 2.21 gives 1.0: the f64 value is the f32 midpoint.
+        assert_eq!(parse_f32(b"0x1.00000080000001p0"), Some(1.0));
     }
 
     #[test]

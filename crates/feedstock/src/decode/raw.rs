@@ -171,10 +171,10 @@ fn append(data: &mut Data, bytes: &[u8], order: ByteOrder) {
 ///
 /// Surrounding ASCII whitespace is ignored; integers are decimal and
 /// must fit the dtype; floats are decimal with an optional exponent or
-/// `inf` / `nan` words, and a value beyond the dtype's range becomes
-/// ±infinity. (TensorFlow's kernel also accepts hexadecimal floats and
-/// rejects strings of 32 bytes or more; this one does neither, matching
-/// what `decode_csv` accepts.)
+/// `inf` / `nan` words or hexadecimal (`0x1.8p3`), and a value beyond
+/// the dtype's range becomes ±infinity: what `decode_csv` accepts, and
+/// what TensorFlow 2.21 accepts here (checked by the differential
+/// harness in `scripts/difftf`, long strings included).
 ///
 /// # Errors
 /// InvalidArgument when `t` is not a string tensor, `dtype` is not one of
@@ -222,8 +222,11 @@ pub fn string_to_number(t: &Tensor, dtype: DType) -> Result<Tensor> {
 /// record files ([`Compression::reader`]), so concatenated gzip members are
 /// read in turn and a stream that is cut short is an error.
 ///
+/// An empty input gives an empty output, as in TensorFlow.
+///
 /// # Errors
-/// DataLoss when the stream is corrupt or cut short, or when bytes follow
+/// DataLoss when the stream is corrupt or cut short (TensorFlow returns
+/// what it could decompress), or when bytes follow
 /// the end of the stream that are not another stream (TensorFlow would
 /// ignore them; they are more likely a sign of a wrong record boundary
 /// than padding).
@@ -231,7 +234,10 @@ pub fn decode_compressed(
     bytes: &[u8],
     compression: Compression,
 ) -> Result<Bytes> {
-    if compression == Compression::None {
+    // An empty string decompresses to an empty string whatever the
+    // compression, as in TensorFlow 2.21: nothing is lost, and an empty
+    // field is common where most records are compressed.
+    if compression == Compression::None || bytes.is_empty() {
         return Ok(Bytes::copy_from_slice(bytes));
     }
     let mut out = Vec::new();

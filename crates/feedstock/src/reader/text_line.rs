@@ -13,8 +13,8 @@ const FORMAT: &str = "text_line";
 /// Reads a text file one line at a time.
 ///
 /// A line ends at `\n`; the `\n` and a `\r` just before it are removed. A
-/// last line without a newline is still a line; a file ending in `\n`
-/// has no empty line after it. Keys are `FILE:LINE` with 1-based line
+/// last line without a newline is still a line, less one `\r` at its
+/// end; a file ending in `\n` (or `\n\r`) has no empty line after it. Keys are `FILE:LINE` with 1-based line
 /// numbers that count the skipped header lines, so the first line after
 /// one header line is `FILE:2` — as in TensorFlow.
 ///
@@ -117,10 +117,19 @@ impl OpenFile {
                 if rest == 0 {
                     return Ok(None);
                 }
-                // The last line has no newline. Like TensorFlow, keep a
-                // lone trailing '\r': only "\r\n" is a line terminator.
+                // The last line has no newline. TensorFlow 2.21 removes
+                // one '\r' at its end too ("last\r" gives "last"), and a
+                // last line that is then empty is no line at all (a file
+                // "x\n\r" has one line), so this does the same.
+                let mut line = self.chunks.take(rest);
+                if line.ends_with(b"\r") {
+                    line.truncate(rest - 1);
+                    if line.is_empty() {
+                        return Ok(None);
+                    }
+                }
                 self.line_number += 1;
-                return Ok(Some(self.chunks.take(rest)));
+                return Ok(Some(line));
             }
         }
     }

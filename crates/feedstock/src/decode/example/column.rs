@@ -293,7 +293,16 @@ impl Column {
         let src = slots[reads[0]].as_ref();
         match (self, kind) {
             (Column::Fixed { n, data }, K::Fixed { shape, default, .. }) => {
-                match read(src, record, data) {
+                // TensorFlow 2.21's SequenceExample parser counts a context
+                // `Feature` with no list set as present with no values
+                // (its Example parser, like ours there, as missing).
+                let got = match read(src, record, data) {
+                    Ok(Got::Unset) if at.what == "SequenceExample" => {
+                        Ok(Got::Values(0))
+                    }
+                    other => other,
+                };
+                match got {
                     Ok(Got::Values(c)) if c == *n => Ok(()),
                     Ok(Got::Values(c)) => Err(at.error(
                         name,

@@ -16,7 +16,9 @@ use crate::tensor::{DType, Shape, Tensor};
 pub enum FeatureKind {
     /// Exactly `shape.num_elements()` values, as a dense tensor of
     /// `shape` (`[batch, ..shape]` when batched). A missing feature takes
-    /// `default` if there is one and is an error otherwise.
+    /// `default` if there is one and is an error otherwise (a shape with
+    /// no elements has no default: such a feature is always required,
+    /// as in TensorFlow).
     Fixed {
         /// The dtype of the values.
         dtype: DType,
@@ -440,6 +442,14 @@ fn check(name: &str, kind: &FeatureKind) -> Result<FeatureKind> {
             if size.contains(&0) {
                 return Err(spec_error(name, "has a zero size"));
             }
+        }
+    }
+    // A default with no values cannot stand for a missing feature:
+    // TensorFlow 2.21 treats a shape-[0] feature with default `[]` as
+    // required ("is required but could not be found").
+    if let FeatureKind::Fixed { shape, default, .. } = &mut kind {
+        if shape.num_elements() == 0 {
+            *default = None;
         }
     }
     Ok(kind)
