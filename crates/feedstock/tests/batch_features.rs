@@ -467,6 +467,37 @@ fn an_upstream_error_reaches_the_iterator_through_the_attached_coordinator() {
 }
 
 #[test]
+fn pipeline_start_attaches_its_coordinator_so_an_upstream_error_is_not_a_clean_end(
+) {
+    // As above, without calling attach: Pipeline::start does it, so the
+    // iteration cannot end silently short.
+    let mut pipeline = Pipeline::new();
+    let coord = Coordinator::new();
+    let upstream = coord.clone();
+    let mut n = 0;
+    let batches = batch_join(
+        &mut pipeline,
+        [move || {
+            n += 1;
+            if n == 5 {
+                upstream.request_stop_with(Error::not_found("disk gone"));
+                return Err(Error::out_of_range("input closed"));
+            }
+            Ok(vec![Tensor::scalar(n).into()])
+        }],
+    )
+    .dtypes([DType::I32])
+    .batch_size(2)
+    .build()
+    .unwrap();
+    let threads = pipeline.start(&coord).unwrap();
+    let results: Vec<_> = batches.iter().collect();
+    let last = results.last().unwrap().as_ref().unwrap_err();
+    assert_eq!(last.kind(), Kind::NotFound);
+    assert_eq!(stop(&coord, threads).unwrap_err().kind(), Kind::NotFound);
+}
+
+#[test]
 fn an_example_that_does_not_match_the_spec_fails_naming_the_component() {
     let mut pipeline = Pipeline::new();
     let batches = batch(

@@ -410,3 +410,44 @@ fn end_of_input_travels_down_a_two_stage_pipeline() {
     assert_eq!(stats.stages[1].queue.dequeued, 200);
     assert_eq!(stats.stages[1].batching, None);
 }
+
+#[test]
+fn a_runner_added_before_the_runner_of_the_queue_it_reads_does_not_fail() {
+    // The reader's runner is added first: its threads may dequeue
+    // "files" before the files runner has been spawned, and must wait
+    // for it rather than fail as if it had never been started.
+    for _ in 0..20 {
+        let files = FifoQueue::builder(4, scalar_i64())
+            .name("files")
+            .build()
+            .unwrap();
+        let examples = FifoQueue::builder(8, scalar_i64())
+            .name("examples")
+            .build()
+            .unwrap();
+        let mut pipeline = Pipeline::new();
+        let reader = {
+            let (files, examples) = (files.clone(), examples.clone());
+            move || {
+                let file = int_of(&files.dequeue_timeout(LONG)?);
+                examples.enqueue_timeout(int(file), LONG)
+            }
+        };
+        pipeline
+            .add_runner(QueueRunner::new(examples.clone()).with_op(reader));
+        pipeline.add_runner(
+            QueueRunner::new(files.clone()).with_op(counting_op(
+                files.clone(),
+                0,
+                5,
+            )),
+        );
+        let coord = Coordinator::new();
+        let threads = pipeline.start(&coord).unwrap();
+        let mut got = drain(&*examples);
+        got.sort_unstable();
+        assert_eq!(got, vec![0, 1, 2, 3, 4]);
+        coord.request_stop();
+        coord.join(threads, GRACE).unwrap();
+    }
+}

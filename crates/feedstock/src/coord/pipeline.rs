@@ -1,6 +1,7 @@
 //! The explicit collection of a pipeline's runners.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::error::Result;
 use crate::queue::Queue;
@@ -8,6 +9,10 @@ use crate::queue::Queue;
 use super::coordinator::{Coordinator, ThreadHandle};
 use super::runner::QueueRunner;
 use super::stats::{BatchCounters, PipelineStats, Stage};
+
+/// How long a failed [`Pipeline::start`] waits for the threads it had
+/// already started to end.
+const JOIN_ON_FAILED_START: Duration = Duration::from_secs(10);
 
 /// The queue runners of one input pipeline, held by the caller (the
 /// equivalent of TensorFlow's graph collection of queue runners, without
@@ -133,9 +138,37 @@ impl Pipeline {
     /// Unknown when a thread cannot be started; a stop is then requested
     /// so that the threads already started end.
     pub fn start(&mut self, coord: &Coordinator) -> Result<Vec<ThreadHandle>> {
+        // Every batching stage reports the pipeline's first real error
+        // instead of ending its iteration as if the input were done.
+        for stage in &self.stages {
+            if let Some(counters) = &stage.batching {
+                counters.attach(coord);
+            }
+        }
+        // Every queue counts as started before any thread runs: a runner
+        // may read a queue whose own runner was added after it.
+        for runner in &self.runners {
+            runner.queue().producers_started(runner.num_threads());
+        }
         let mut threads = Vec::new();
-        for runner in self.runners.drain(..) {
-            threads.extend(runner.start(coord)?);
+        let mut runners = self.runners.drain(..);
+        while let Some(runner) = runners.next() {
+            match runner.start(coord) {
+                Ok(started) => threads.extend(started),
+                Err(e) => {
+                    // The runners not reached will never run: their
+                    // queues must not wait for them.
+                    for r in runners {
+                        for _ in 0..r.num_threads() {
+                            r.queue().producer_ended();
+                        }
+                    }
+                    // The threads already started end on the stop that
+                    // runner.start requested; join them so none is lost.
+                    let _ = coord.join(threads, JOIN_ON_FAILED_START);
+                    return Err(e);
+                }
+            }
         }
         Ok(threads)
     }

@@ -98,7 +98,7 @@ impl QueueRunner {
                 queue.close(true);
             });
         }
-        queue.producers_started(n);
+        // Pipeline::start has counted these threads as started.
         let remaining = Arc::new(AtomicUsize::new(n));
         let mut handles = Vec::with_capacity(n);
         let mut ops = ops.into_iter().enumerate();

@@ -17,6 +17,9 @@ pub(crate) struct BatchCounters {
     batches: AtomicU64,
     /// Examples left in the closed queue that no full batch could take.
     held_back: AtomicU64,
+    /// The coordinator of the started pipeline, whose stop error ends the
+    /// stage's iteration when the input ended because of it.
+    coord: parking_lot::Mutex<Option<super::Coordinator>>,
 }
 
 impl BatchCounters {
@@ -25,7 +28,21 @@ impl BatchCounters {
             batch_size,
             batches: AtomicU64::new(0),
             held_back: AtomicU64::new(0),
+            coord: parking_lot::Mutex::new(None),
         }
+    }
+
+    /// Remembers the coordinator the stage's pipeline runs under.
+    pub(crate) fn attach(&self, coord: &super::Coordinator) {
+        *self.coord.lock() = Some(coord.clone());
+    }
+
+    /// The error the attached coordinator was stopped with, if any.
+    pub(crate) fn stop_error(&self) -> Option<crate::Error> {
+        self.coord
+            .lock()
+            .as_ref()
+            .and_then(super::Coordinator::error)
     }
 
     pub(crate) fn batch_size(&self) -> usize {

@@ -28,8 +28,6 @@ pub(crate) struct Shared {
     /// The first error a runner thread's closure or enqueue returned
     /// (OutOfRange and Cancelled excepted).
     first_error: Mutex<Option<Error>>,
-    /// The coordinator whose error ends iteration, if one was attached.
-    coord: Mutex<Option<Coordinator>>,
 }
 
 impl Shared {
@@ -47,7 +45,6 @@ impl Shared {
             allow_smaller,
             names,
             first_error: Mutex::new(None),
-            coord: Mutex::new(None),
         }
     }
 
@@ -65,7 +62,7 @@ impl Shared {
         if let Some(e) = self.first_error.lock().clone() {
             return Some(e);
         }
-        self.coord.lock().as_ref().and_then(Coordinator::error)
+        self.counters.stop_error()
     }
 }
 
@@ -198,9 +195,11 @@ impl BatchSource {
     }
 
     /// Makes `coord`'s stop error the error that ends iteration when the
-    /// input ends early (see the type's docs).
+    /// input ends early (see the type's docs). [`Pipeline::start`]
+    /// (crate::coord::Pipeline::start) does this for every batching stage
+    /// of its pipeline; call it only for a stage started some other way.
     pub fn attach(&self, coord: &Coordinator) {
-        *self.shared.coord.lock() = Some(coord.clone());
+        self.shared.counters.attach(coord);
     }
 
     /// The next batch, waiting for it.
