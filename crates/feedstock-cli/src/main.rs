@@ -38,11 +38,9 @@ mod json;
 mod payload;
 mod verify;
 
-/// The exit statuses, as `--help` states them.
-const LONG_ABOUT: &str = "\
-Read, inspect, check, convert and benchmark TensorFlow record files.
-
-Exit status (every subcommand):
+/// The exit statuses, as every `--help` states them.
+const EXIT_STATUS: &str = "\
+Exit status:
   0  success
   1  the data is damaged: verify found problems, or a corrupt or truncated
      record stopped the command
@@ -52,7 +50,12 @@ Exit status (every subcommand):
 
 /// Read, inspect, check, convert and benchmark TensorFlow record files.
 #[derive(Debug, Parser)]
-#[command(name = "feedstock", version, about, long_about = LONG_ABOUT)]
+#[command(
+    name = "feedstock",
+    version,
+    about,
+    after_help = EXIT_STATUS
+)]
 struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -63,23 +66,26 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print every record as one JSON object per line.
+    #[command(after_help = EXIT_STATUS)]
     Cat(cat::Args),
     /// Count the records of each file, verifying every CRC.
+    #[command(after_help = EXIT_STATUS)]
     Count(count::Args),
     /// Check every record of every file and report each damaged one.
-    #[command(long_about = verify::LONG_ABOUT)]
+    #[command(long_about = verify::LONG_ABOUT, after_help = EXIT_STATUS)]
     Verify(verify::Args),
     /// Infer the feature schema of Example files, with record statistics.
-    #[command(long_about = inspect::LONG_ABOUT)]
+    #[command(long_about = inspect::LONG_ABOUT, after_help = EXIT_STATUS)]
     Inspect(inspect::Args),
     /// Convert CSV or fixed-length records to TFRecord files.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = EXIT_STATUS)]
     Convert(convert::Command),
     /// Measure the throughput of a pipeline over files, stage by stage.
-    #[command(long_about = bench::LONG_ABOUT)]
+    #[command(long_about = bench::LONG_ABOUT, after_help = EXIT_STATUS)]
     Bench(bench::Args),
     /// Convert the shipped digits to TFRecords and train a classifier on
     /// them three ways: feeding, reading from files, preloaded.
+    #[command(after_help = EXIT_STATUS)]
     Demo(demo::Config),
 }
 

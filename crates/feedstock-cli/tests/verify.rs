@@ -183,3 +183,17 @@ fn cat_and_count_use_the_same_exit_status() {
         assert_eq!(code(&absent), Some(2), "{cmd}");
     }
 }
+
+#[test]
+fn every_subcommand_help_documents_the_exit_status() {
+    for sub in [
+        "cat", "count", "verify", "inspect", "convert", "bench", "demo",
+    ] {
+        let out = feedstock(&[sub, "--help"]);
+        assert_eq!(out.status.code(), Some(0), "{sub}");
+        let text = stdout(&out);
+        for line in ["Exit status:", "0  success", "1  the data is damaged"] {
+            assert!(text.contains(line), "{sub} --help lacks {line:?}");
+        }
+    }
+}
