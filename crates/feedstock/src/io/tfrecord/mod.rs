@@ -162,6 +162,24 @@ pub fn encode_record(data: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&masked_crc32c(data).to_le_bytes());
 }
 
+/// Makes a reader's error sticky: a failed `read` gets the file name
+/// (when known) and is kept in `failed`, which the reader returns again on
+/// every later call, so that no record after a damaged one is handed out.
+fn remember_failure(
+    failed: &mut Option<crate::Error>,
+    file: Option<&str>,
+    read: crate::Result<Option<Record>>,
+) -> crate::Result<Option<Record>> {
+    read.map_err(|e| {
+        let e = match file {
+            Some(f) => e.with_file(f),
+            None => e,
+        };
+        *failed = Some(e.clone());
+        e
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -317,17 +317,8 @@ impl<R: Read> Reader<R> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
-        match self.next_record() {
-            Ok(r) => Ok(r),
-            Err(e) => {
-                let e = match &self.file {
-                    Some(f) => e.with_file(f),
-                    None => e,
-                };
-                self.failed = Some(e.clone());
-                Err(e)
-            }
-        }
+        let read = self.next_record();
+        super::remember_failure(&mut self.failed, self.file.as_deref(), read)
     }
 
     fn next_record(&mut self) -> Result<Option<Record>> {
