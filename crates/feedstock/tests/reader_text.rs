@@ -4,6 +4,7 @@
 mod reader_support;
 
 use feedstock::reader::{Reader, TextLineReader};
+use feedstock::Kind;
 use reader_support::{golden, pairs, read_all, sidecar, write, Files};
 
 fn lines(skip: u64, files: &[&str]) -> Vec<(String, String)> {
@@ -59,13 +60,33 @@ fn header_lines_are_skipped_and_counted_in_the_keys() {
 }
 
 #[test]
-fn a_file_shorter_than_its_header_and_an_empty_file_yield_no_records() {
+fn an_empty_file_is_data_loss_naming_it_and_the_next_file_is_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(dir.path(), "empty.csv", b"");
+    let next = write(dir.path(), "next.csv", b"row\n");
+    let reader = Reader::new(TextLineReader::new());
+    let files = Files::new([empty.clone(), next.clone()]);
+    let e = reader.read(&files).unwrap_err();
+    assert_eq!(e.kind(), Kind::DataLoss, "{e}");
+    assert_eq!(e.file(), Some(empty.as_str()));
+    assert!(e.to_string().contains("empty"), "{e}");
+    let got = pairs(&read_all(&reader, &files));
+    assert_eq!(got, [(format!("{next}:1"), "row".to_owned())]);
+}
+
+#[test]
+fn a_file_shorter_than_its_header_and_an_allowed_empty_file_yield_no_records()
+{
     let dir = tempfile::tempdir().unwrap();
     let short = write(dir.path(), "short.csv", b"only header\n");
     let empty = write(dir.path(), "empty.csv", b"");
     let next = write(dir.path(), "next.csv", b"h\nrow\n");
-    let reader =
-        Reader::new(TextLineReader::builder().skip_header_lines(1).build());
+    let reader = Reader::new(
+        TextLineReader::builder()
+            .skip_header_lines(1)
+            .allow_empty_files(true)
+            .build(),
+    );
     let files = Files::new([short, empty, next.clone()]);
     let got = pairs(&read_all(&reader, &files));
     assert_eq!(got, [(format!("{next}:2"), "row".to_owned())]);

@@ -85,10 +85,22 @@ fn a_corrupt_tfrecord_is_data_loss_naming_the_file() {
 }
 
 #[test]
-fn an_empty_tfrecord_file_has_no_records() {
+fn an_empty_tfrecord_file_is_data_loss_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "empty.tfrecord", b"");
-    let r = tfrecord(Compression::None);
+    let e = tfrecord(Compression::None)
+        .read(&Files::new([f.clone()]))
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::DataLoss, "{e}");
+    assert_eq!(e.file(), Some(f.as_str()));
+}
+
+#[test]
+fn an_allowed_empty_tfrecord_file_has_no_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "empty.tfrecord", b"");
+    let r =
+        Reader::new(TfRecordReader::builder().allow_empty_files(true).build());
     assert!(read_all(&r, &Files::new([f])).is_empty());
     assert_eq!(r.num_work_units_completed(), 1);
 }

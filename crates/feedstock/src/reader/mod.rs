@@ -248,3 +248,24 @@ pub trait RecordReader: Send {
 fn not_started() -> crate::Error {
     crate::Error::failed_precondition("read called with no file started")
 }
+
+/// Fails with DataLoss naming `file` when it is empty, unless `allow`.
+///
+/// An empty file where records are expected is most often a shard whose
+/// writer died before writing anything; TensorFlow reads it as a file with
+/// no records, which hides that. The readers whose files can be empty
+/// legitimately take an `allow_empty_files` option.
+pub(crate) fn check_not_empty(
+    fs: &dyn crate::io::fs::FileSystem,
+    file: &str,
+    allow: bool,
+) -> crate::Result<()> {
+    if !allow && fs.size(file)? == 0 {
+        return Err(crate::Error::data_loss(
+            "the file is empty (allow_empty_files(true) reads it as a \
+             file with no records, as TensorFlow does)",
+        )
+        .with_file(file));
+    }
+    Ok(())
+}

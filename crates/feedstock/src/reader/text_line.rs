@@ -28,6 +28,8 @@ const FORMAT: &str = "text_line";
 /// ```
 #[derive(Debug, Default)]
 pub struct TextLineReader {
+    /// Read an empty file as one with no records instead of failing.
+    allow_empty_files: bool,
     skip_header_lines: u64,
     file: Option<OpenFile>,
 }
@@ -55,6 +57,8 @@ impl std::fmt::Debug for OpenFile {
 /// Configures a [`TextLineReader`].
 #[derive(Debug, Clone, Default)]
 pub struct TextLineReaderBuilder {
+    /// See [`TextLineReaderBuilder::allow_empty_files`].
+    allow_empty_files: bool,
     skip_header_lines: u64,
 }
 
@@ -66,9 +70,18 @@ impl TextLineReaderBuilder {
         self
     }
 
+    /// Reads an empty file as a file with no records, as TensorFlow does,
+    /// instead of failing with DataLoss naming it (default false: an
+    /// empty file is most often a shard whose writer died).
+    pub fn allow_empty_files(&mut self, allow: bool) -> &mut Self {
+        self.allow_empty_files = allow;
+        self
+    }
+
     /// Builds the reader.
     pub fn build(&self) -> TextLineReader {
         TextLineReader {
+            allow_empty_files: self.allow_empty_files,
             skip_header_lines: self.skip_header_lines,
             file: None,
         }
@@ -141,6 +154,7 @@ impl RecordReader for TextLineReader {
         file: &str,
         fs: &dyn FileSystem,
     ) -> Result<()> {
+        super::check_not_empty(fs, file, self.allow_empty_files)?;
         let mut open = OpenFile {
             chunks: Chunks::new(fs.open(file)?, 0),
             line_number: 0,

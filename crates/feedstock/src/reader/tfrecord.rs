@@ -29,6 +29,8 @@ const FORMAT: &str = "tfrecord";
 /// ```
 #[derive(Debug, Default)]
 pub struct TfRecordReader {
+    /// Read an empty file as one with no records instead of failing.
+    allow_empty_files: bool,
     compression: Compression,
     file: Option<OpenFile>,
 }
@@ -62,6 +64,8 @@ impl OpenFile {
 /// Configures a [`TfRecordReader`].
 #[derive(Debug, Clone, Default)]
 pub struct TfRecordReaderBuilder {
+    /// See [`TfRecordReaderBuilder::allow_empty_files`].
+    allow_empty_files: bool,
     compression: Compression,
 }
 
@@ -73,9 +77,18 @@ impl TfRecordReaderBuilder {
         self
     }
 
+    /// Reads an empty file as a file with no records, as TensorFlow does,
+    /// instead of failing with DataLoss naming it (default false: an
+    /// empty file is most often a shard whose writer died).
+    pub fn allow_empty_files(&mut self, allow: bool) -> &mut Self {
+        self.allow_empty_files = allow;
+        self
+    }
+
     /// Builds the reader.
     pub fn build(&self) -> TfRecordReader {
         TfRecordReader {
+            allow_empty_files: self.allow_empty_files,
             compression: self.compression,
             file: None,
         }
@@ -116,6 +129,7 @@ impl RecordReader for TfRecordReader {
         file: &str,
         fs: &dyn FileSystem,
     ) -> Result<()> {
+        super::check_not_empty(fs, file, self.allow_empty_files)?;
         let records = self.records(file, fs.open(file)?);
         self.file = Some(OpenFile {
             records,
