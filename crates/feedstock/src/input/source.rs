@@ -195,9 +195,10 @@ impl BatchSource {
     }
 
     /// Makes `coord`'s stop error the error that ends iteration when the
-    /// input ends early (see the type's docs). [`Pipeline::start`]
-    /// (crate::coord::Pipeline::start) does this for every batching stage
-    /// of its pipeline; call it only for a stage started some other way.
+    /// input ends early (see the type's docs).
+    /// [`Pipeline::start`](crate::coord::Pipeline::start) does this for
+    /// every batching stage of its pipeline; call it only for a stage
+    /// started some other way.
     pub fn attach(&self, coord: &Coordinator) {
         self.shared.counters.attach(coord);
     }
