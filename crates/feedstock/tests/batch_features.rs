@@ -12,8 +12,9 @@ use bytes::Bytes;
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::{parse_example, FeatureSpec};
 use feedstock::input::{
-    batch, batch_join, maybe_batch, maybe_shuffle_batch, shuffle_batch,
-    slice_input_producer, string_input_producer, KeepInput,
+    batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
+    maybe_shuffle_batch_join, shuffle_batch, slice_input_producer,
+    string_input_producer, KeepInput,
 };
 use feedstock::queue::{ComponentSpec, QueueSpec};
 use feedstock::reader::{Reader, TfRecordReader};
@@ -200,6 +201,55 @@ fn maybe_batch_keeps_only_the_examples_keep_input_selects() {
     let threads = pipeline.start(&coord).unwrap();
     let got = drain(&batches);
     assert_eq!(all_ids(&got), (0..100).step_by(3).collect::<Vec<i64>>());
+    stop(&coord, threads).unwrap();
+}
+
+#[test]
+fn maybe_join_forms_keep_only_what_each_reader_selects() {
+    // Two "readers", one thread each: one keeps its odd ids, the other
+    // its multiples of 5.
+    let reader = |from: i64, keep: fn(i64) -> bool| {
+        counter(20, move |i| {
+            let id = from + i;
+            (vec![Tensor::scalar(id).into()], keep(id))
+        })
+    };
+    let odd: fn(i64) -> bool = |i| i % 2 == 1;
+    let fives: fn(i64) -> bool = |i| i % 5 == 0;
+    let want: Vec<i64> = (0..20)
+        .filter(|&i| odd(i))
+        .chain((100..120).filter(|&i| fives(i)))
+        .collect();
+
+    let mut pipeline = Pipeline::new();
+    let batches =
+        maybe_batch_join(&mut pipeline, [reader(0, odd), reader(100, fives)])
+            .dtypes([DType::I64])
+            .batch_size(3)
+            .allow_smaller_final_batch(true)
+            .build()
+            .unwrap();
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    assert_eq!(all_ids(&drain(&batches)), want);
+    stop(&coord, threads).unwrap();
+
+    let mut pipeline = Pipeline::new();
+    let batches = maybe_shuffle_batch_join(
+        &mut pipeline,
+        [reader(0, odd), reader(100, fives)],
+    )
+    .dtypes([DType::I64])
+    .batch_size(3)
+    .capacity(8)
+    .min_after_dequeue(4)
+    .seed(3)
+    .allow_smaller_final_batch(true)
+    .build()
+    .unwrap();
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    assert_eq!(all_ids(&drain(&batches)), want);
     stop(&coord, threads).unwrap();
 }
 
