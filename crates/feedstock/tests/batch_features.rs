@@ -176,6 +176,8 @@ fn maybe_batch_keeps_only_the_examples_keep_input_selects() {
     let threads = pipeline.start(&coord).unwrap();
     let got = drain(&batches);
     assert_eq!(all_ids(&got), (0..40).step_by(2).collect::<Vec<i64>>());
+    // What keep_input left out is counted, not silently dropped.
+    assert_eq!(batches.stats().batching.unwrap().filtered, 20);
     stop(&coord, threads).unwrap();
 
     // A mask per example with enqueue_many: keep multiples of 3.
@@ -201,6 +203,7 @@ fn maybe_batch_keeps_only_the_examples_keep_input_selects() {
     let threads = pipeline.start(&coord).unwrap();
     let got = drain(&batches);
     assert_eq!(all_ids(&got), (0..100).step_by(3).collect::<Vec<i64>>());
+    assert_eq!(batches.stats().batching.unwrap().filtered, 100 - 34);
     stop(&coord, threads).unwrap();
 }
 

@@ -17,6 +17,8 @@ pub(crate) struct BatchCounters {
     batches: AtomicU64,
     /// Examples left in the closed queue that no full batch could take.
     held_back: AtomicU64,
+    /// Examples the stage's keep_input left out.
+    filtered: AtomicU64,
     /// The coordinator of the started pipeline, whose stop error ends the
     /// stage's iteration when the input ended because of it.
     coord: parking_lot::Mutex<Option<super::Coordinator>>,
@@ -28,6 +30,7 @@ impl BatchCounters {
             batch_size,
             batches: AtomicU64::new(0),
             held_back: AtomicU64::new(0),
+            filtered: AtomicU64::new(0),
             coord: parking_lot::Mutex::new(None),
         }
     }
@@ -54,6 +57,13 @@ impl BatchCounters {
         self.batches.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts `n` examples left out by keep_input.
+    pub(crate) fn filtered(&self, n: u64) {
+        if n > 0 {
+            self.filtered.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
     /// Records how many examples the end of input left behind.
     pub(crate) fn set_held_back(&self, n: u64) {
         self.held_back.store(n, Ordering::Relaxed);
@@ -64,6 +74,7 @@ impl BatchCounters {
             batch_size: self.batch_size,
             batches: self.batches.load(Ordering::Relaxed),
             held_back: self.held_back.load(Ordering::Relaxed),
+            filtered: self.filtered.load(Ordering::Relaxed),
         }
     }
 }
@@ -99,6 +110,9 @@ pub struct BatchingStats {
     /// finished pipeline did not deliver. Known once the end was reached
     /// (0 before).
     pub held_back: u64,
+    /// Examples a `maybe_*` stage's keep_input left out, as asked: never
+    /// delivered, and counted here so that the drop is not silent.
+    pub filtered: u64,
 }
 
 /// A snapshot of one queue of a pipeline: a plain struct, cheap to take

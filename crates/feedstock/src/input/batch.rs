@@ -547,11 +547,14 @@ impl<K> BatchBuilder<'_, K> {
             let queue = Arc::clone(&queue);
             let shared = Arc::clone(&shared);
             let many = self.enqueue_many;
+            let counters = Arc::clone(&counters);
             runner.add_op(move || {
                 let result = op().and_then(|(components, keep)| {
                     enqueue(&*queue, components, keep, many)
                 });
-                result.map_err(|e| shared.note_error(e))
+                result
+                    .map(|left_out| counters.filtered(left_out))
+                    .map_err(|e| shared.note_error(e))
             });
         }
         self.pipeline.add_runner(runner);
@@ -683,17 +686,23 @@ impl BatchBuilder<'_, Shuffle> {
     }
 }
 
-/// Enqueues what one call of a closure produced.
+/// Enqueues what one call of a closure produced, and returns how many
+/// examples its keep_input left out.
 fn enqueue(
     queue: &dyn Queue,
     components: Vec<Value>,
     keep: KeepInput,
     many: bool,
-) -> Result<()> {
+) -> Result<u64> {
     match (many, keep) {
-        (_, KeepInput::Scalar(false)) => Ok(()),
-        (false, KeepInput::Scalar(true)) => queue.enqueue(components),
-        (true, KeepInput::Scalar(true)) => queue.enqueue_many(components),
+        (false, KeepInput::Scalar(false)) => Ok(1),
+        (true, KeepInput::Scalar(false)) => Ok(rows(&components)),
+        (false, KeepInput::Scalar(true)) => {
+            queue.enqueue(components).map(|_| 0)
+        }
+        (true, KeepInput::Scalar(true)) => {
+            queue.enqueue_many(components).map(|_| 0)
+        }
         (false, KeepInput::Each(_)) => Err(Error::invalid_argument(format!(
             "queue '{}': a keep_input per example needs enqueue_many",
             queue.name()
@@ -717,12 +726,24 @@ fn enqueue(
                     ),
                 ));
             }
+            let left_out = mask.iter().filter(|&&keep| !keep).count() as u64;
             let kept: Vec<Vec<Value>> = elements
                 .into_iter()
                 .zip(mask)
                 .filter_map(|(e, keep)| keep.then_some(e))
                 .collect();
-            queue.enqueue_elements(kept, None)
+            queue.enqueue_elements(kept, None).map(|_| left_out)
         }
+    }
+}
+
+/// The number of examples in a batch of components (their axis 0).
+fn rows(components: &[Value]) -> u64 {
+    match components.first() {
+        Some(Value::Dense(t)) => t.dims().first().map_or(1, |&n| n as u64),
+        Some(Value::Sparse(s)) => {
+            s.dense_shape().first().map_or(1, |&n| n.max(0) as u64)
+        }
+        None => 0,
     }
 }

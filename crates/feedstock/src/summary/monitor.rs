@@ -105,7 +105,8 @@ impl Monitor {
     ///   `{name}/fraction_over_{min}_of_{capacity - min}_full`: (size -
     ///   min_after_dequeue) / (capacity - min_after_dequeue), at least 0;
     /// * `{name}/size`, `{name}/enqueued`, `{name}/dequeued`;
-    /// * for a batching stage, `{name}/batches` and `{name}/held_back`.
+    /// * for a batching stage, `{name}/batches`, `{name}/held_back` and
+    ///   `{name}/filtered`.
     pub fn scalars(&self) -> Vec<Scalar> {
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut out = Vec::new();
@@ -138,6 +139,7 @@ impl Monitor {
             if let Some(b) = stats.batching {
                 out.push(Scalar::new(tag("batches"), b.batches as f64));
                 out.push(Scalar::new(tag("held_back"), b.held_back as f64));
+                out.push(Scalar::new(tag("filtered"), b.filtered as f64));
             }
         }
         out
