@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use base64::Engine;
 use bytes::Bytes;
 use feedstock::decode::raw::{
-    decode_compressed, decode_padded_raw, decode_raw, decode_raw_batch,
-    string_to_number, ByteOrder,
+    decode_compressed, decode_compressed_with_limit, decode_padded_raw,
+    decode_raw, decode_raw_batch, string_to_number, ByteOrder,
 };
 use feedstock::io::Compression;
 use feedstock::{DType, Kind, Tensor};
@@ -222,4 +222,20 @@ fn golden_cifar_like_records_decode_as_tensorflow_did() {
         assert_eq!(&v[1..9], &first8[..], "record {i}");
         assert_eq!(batch.index(i).unwrap(), t);
     }
+}
+
+#[test]
+fn decode_compressed_refuses_to_inflate_past_its_limit() {
+    let mut enc = flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::default(),
+    );
+    enc.write_all(&vec![0u8; 1 << 20]).unwrap();
+    let gz = enc.finish().unwrap();
+    let e = decode_compressed_with_limit(&gz, Compression::Gzip, 1000)
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::ResourceExhausted, "{e}");
+    let ok =
+        decode_compressed_with_limit(&gz, Compression::Gzip, 1 << 20).unwrap();
+    assert_eq!(ok.len(), 1 << 20);
 }

@@ -216,7 +216,13 @@ pub fn string_to_number(t: &Tensor, dtype: DType) -> Result<Tensor> {
     Tensor::from_data(t.shape().clone(), data)
 }
 
-/// Decompresses `bytes`, as `tf.io.decode_compressed` does.
+/// The most bytes [`decode_compressed`] produces from one input: a small
+/// record must not be able to inflate into all of memory.
+pub const DEFAULT_MAX_DECOMPRESSED_LEN: u64 = 1 << 30;
+
+/// Decompresses `bytes`, as `tf.io.decode_compressed` does, producing at
+/// most [`DEFAULT_MAX_DECOMPRESSED_LEN`] bytes (see
+/// [`decode_compressed_with_limit`]).
 ///
 /// The stream is read by the same strict decompressor as compressed
 /// record files ([`Compression::reader`]), so concatenated gzip members are
@@ -229,10 +235,27 @@ pub fn string_to_number(t: &Tensor, dtype: DType) -> Result<Tensor> {
 /// what it could decompress), or when bytes follow
 /// the end of the stream that are not another stream (TensorFlow would
 /// ignore them; they are more likely a sign of a wrong record boundary
-/// than padding).
+/// than padding); ResourceExhausted when the output would pass the limit.
 pub fn decode_compressed(
     bytes: &[u8],
     compression: Compression,
+) -> Result<Bytes> {
+    decode_compressed_with_limit(
+        bytes,
+        compression,
+        DEFAULT_MAX_DECOMPRESSED_LEN,
+    )
+}
+
+/// [`decode_compressed`] with a limit of `max_len` output bytes.
+///
+/// # Errors
+/// As [`decode_compressed`]; ResourceExhausted when the output would be
+/// longer than `max_len`.
+pub fn decode_compressed_with_limit(
+    bytes: &[u8],
+    compression: Compression,
+    max_len: u64,
 ) -> Result<Bytes> {
     // An empty string decompresses to an empty string whatever the
     // compression, as in TensorFlow 2.21: nothing is lost, and an empty
@@ -243,6 +266,7 @@ pub fn decode_compressed(
     let mut out = Vec::new();
     compression
         .reader(bytes)
+        .take(max_len.saturating_add(1))
         .read_to_end(&mut out)
         .map_err(|e| {
             Error::data_loss(format!(
@@ -250,5 +274,12 @@ pub fn decode_compressed(
                 bytes.len()
             ))
         })?;
+    if out.len() as u64 > max_len {
+        return Err(Error::resource_exhausted(format!(
+            "{} bytes of {compression:?} data decompress to more than \
+             {max_len} bytes",
+            bytes.len()
+        )));
+    }
     Ok(Bytes::from(out))
 }
