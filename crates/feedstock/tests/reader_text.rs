@@ -133,3 +133,19 @@ fn golden_csv_lines_and_keys_match_tensorflow() {
 fn golden_crlf_tsv_lines_and_keys_match_tensorflow() {
     golden_lines("readings.tsv");
 }
+
+#[test]
+fn a_line_longer_than_the_limit_is_resource_exhausted_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("ok\n{}\nafter\n", "x".repeat(300_000));
+    let f = write(dir.path(), "long.txt", text.as_bytes());
+    let reader =
+        Reader::new(TextLineReader::builder().max_line_bytes(100_000).build());
+    let files = Files::new([f.clone()]);
+    assert_eq!(&reader.read(&files).unwrap().value[..], b"ok");
+    let e = reader.read(&files).unwrap_err();
+    assert_eq!(e.kind(), Kind::ResourceExhausted, "{e}");
+    assert_eq!(e.file(), Some(f.as_str()));
+    assert_eq!(e.offset(), Some(3));
+    assert!(e.to_string().contains("line 2"), "{e}");
+}

@@ -73,7 +73,9 @@ pub use fixed_length::{
     FixedLengthRecordReader, FixedLengthRecordReaderBuilder,
 };
 pub use identity::IdentityReader;
-pub use text_line::{TextLineReader, TextLineReaderBuilder};
+pub use text_line::{
+    TextLineReader, TextLineReaderBuilder, DEFAULT_MAX_LINE_BYTES,
+};
 pub use tfrecord::{TfRecordReader, TfRecordReaderBuilder};
 pub use whole_file::WholeFileReader;
 pub use wrapper::Reader;

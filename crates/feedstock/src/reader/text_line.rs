@@ -5,10 +5,14 @@ use bytes::Bytes;
 use super::chunks::Chunks;
 use super::state::Position;
 use super::{not_started, RawRecord, RecordKey, RecordReader};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::io::fs::FileSystem;
 
 const FORMAT: &str = "text_line";
+
+/// The longest line a [`TextLineReader`] accepts unless configured
+/// otherwise: 1 GiB, as for a TFRecord record.
+pub const DEFAULT_MAX_LINE_BYTES: u64 = 1 << 30;
 
 /// Reads a text file one line at a time.
 ///
@@ -30,6 +34,8 @@ const FORMAT: &str = "text_line";
 pub struct TextLineReader {
     /// Read an empty file as one with no records instead of failing.
     allow_empty_files: bool,
+    /// The longest line accepted; 0 stands for the default.
+    max_line_bytes: u64,
     skip_header_lines: u64,
     file: Option<OpenFile>,
 }
@@ -37,6 +43,8 @@ pub struct TextLineReader {
 /// The file being read.
 struct OpenFile {
     chunks: Chunks,
+    /// The longest line accepted.
+    max_line_bytes: u64,
     /// Lines consumed so far, headers included: the number of the last
     /// line returned.
     line_number: u64,
@@ -59,6 +67,8 @@ impl std::fmt::Debug for OpenFile {
 pub struct TextLineReaderBuilder {
     /// See [`TextLineReaderBuilder::allow_empty_files`].
     allow_empty_files: bool,
+    /// See [`TextLineReaderBuilder::max_line_bytes`].
+    max_line_bytes: u64,
     skip_header_lines: u64,
 }
 
@@ -78,10 +88,20 @@ impl TextLineReaderBuilder {
         self
     }
 
+    /// The longest line accepted, in bytes (default
+    /// [`DEFAULT_MAX_LINE_BYTES`]): a file with no newline is not read
+    /// into memory whole. A longer line is ResourceExhausted naming the
+    /// file and the line's offset.
+    pub fn max_line_bytes(&mut self, n: u64) -> &mut Self {
+        self.max_line_bytes = n;
+        self
+    }
+
     /// Builds the reader.
     pub fn build(&self) -> TextLineReader {
         TextLineReader {
             allow_empty_files: self.allow_empty_files,
+            max_line_bytes: self.max_line_bytes,
             skip_header_lines: self.skip_header_lines,
             file: None,
         }
@@ -102,6 +122,14 @@ impl TextLineReader {
     /// How many header lines each file starts with.
     pub fn skip_header_lines(&self) -> u64 {
         self.skip_header_lines
+    }
+
+    /// The longest line accepted, in bytes.
+    pub fn max_line_bytes(&self) -> u64 {
+        match self.max_line_bytes {
+            0 => DEFAULT_MAX_LINE_BYTES,
+            n => n,
+        }
     }
 }
 
@@ -124,6 +152,15 @@ impl OpenFile {
                 return Ok(Some(line));
             }
             self.scanned = buf.len();
+            if self.scanned as u64 > self.max_line_bytes {
+                return Err(Error::resource_exhausted(format!(
+                    "line {} is longer than {} bytes (see \
+                     TextLineReaderBuilder::max_line_bytes)",
+                    self.line_number + 1,
+                    self.max_line_bytes
+                ))
+                .with_offset(self.chunks.offset()));
+            }
             if !self.chunks.fill_more()? {
                 let rest = self.chunks.buffered().len();
                 self.scanned = 0;
@@ -157,6 +194,7 @@ impl RecordReader for TextLineReader {
         super::check_not_empty(fs, file, self.allow_empty_files)?;
         let mut open = OpenFile {
             chunks: Chunks::new(fs.open(file)?, 0),
+            max_line_bytes: self.max_line_bytes(),
             line_number: 0,
             scanned: 0,
         };
@@ -208,6 +246,7 @@ impl RecordReader for TextLineReader {
         let pos = Position::decode(FORMAT, state)?;
         self.file = Some(OpenFile {
             chunks: Chunks::new(fs.open_at(file, pos.offset)?, pos.offset),
+            max_line_bytes: self.max_line_bytes(),
             line_number: pos.index,
             scanned: 0,
         });
