@@ -487,10 +487,11 @@ fn a_decode_error_is_yielded_after_the_batches_before_it_naming_the_record() {
     assert_eq!(stop(&coord, threads).unwrap_err().kind(), Kind::DataLoss);
 }
 
-#[test]
-fn an_upstream_error_reaches_the_iterator_through_the_attached_coordinator() {
-    // The batching closure sees a clean end (its input queue closes), but
-    // the stop was requested with an error: the iterator yields it.
+/// The batching closure sees a clean end (its input queue closes), but
+/// the stop was requested with an error: the iterator must yield it,
+/// whether or not the caller attached the coordinator by hand
+/// (`Pipeline::start` attaches it).
+fn upstream_error_ends_iteration_with_it(attach_by_hand: bool) {
     let mut pipeline = Pipeline::new();
     let coord = Coordinator::new();
     let upstream = coord.clone();
@@ -510,7 +511,9 @@ fn an_upstream_error_reaches_the_iterator_through_the_attached_coordinator() {
     .batch_size(2)
     .build()
     .unwrap();
-    batches.attach(&coord);
+    if attach_by_hand {
+        batches.attach(&coord);
+    }
     let threads = pipeline.start(&coord).unwrap();
     let results: Vec<_> = batches.iter().collect();
     let last = results.last().unwrap().as_ref().unwrap_err();
@@ -520,34 +523,14 @@ fn an_upstream_error_reaches_the_iterator_through_the_attached_coordinator() {
 }
 
 #[test]
+fn an_upstream_error_reaches_the_iterator_through_the_attached_coordinator() {
+    upstream_error_ends_iteration_with_it(true);
+}
+
+#[test]
 fn pipeline_start_attaches_its_coordinator_so_an_upstream_error_is_not_a_clean_end(
 ) {
-    // As above, without calling attach: Pipeline::start does it, so the
-    // iteration cannot end silently short.
-    let mut pipeline = Pipeline::new();
-    let coord = Coordinator::new();
-    let upstream = coord.clone();
-    let mut n = 0;
-    let batches = batch_join(
-        &mut pipeline,
-        [move || {
-            n += 1;
-            if n == 5 {
-                upstream.request_stop_with(Error::not_found("disk gone"));
-                return Err(Error::out_of_range("input closed"));
-            }
-            Ok(vec![Tensor::scalar(n).into()])
-        }],
-    )
-    .dtypes([DType::I32])
-    .batch_size(2)
-    .build()
-    .unwrap();
-    let threads = pipeline.start(&coord).unwrap();
-    let results: Vec<_> = batches.iter().collect();
-    let last = results.last().unwrap().as_ref().unwrap_err();
-    assert_eq!(last.kind(), Kind::NotFound);
-    assert_eq!(stop(&coord, threads).unwrap_err().kind(), Kind::NotFound);
+    upstream_error_ends_iteration_with_it(false);
 }
 
 #[test]
