@@ -59,6 +59,21 @@ fn walk_map(
     range: Range<usize>,
     entry: &mut impl FnMut(&[u8], Src),
 ) -> WireResult<()> {
+    each_message_in_field_1(buf, range, |e| {
+        let (name, value) = map_entry(buf, e)?;
+        entry(&buf[name], value);
+        Ok::<(), WireError>(())
+    })
+}
+
+/// Calls `f` with the range of every message in field 1 of the message in
+/// `buf[range]` (a map's entries, a `FeatureList`'s features), in wire
+/// order, skipping other fields and stopping at the first error.
+fn each_message_in_field_1<E: From<WireError>>(
+    buf: &[u8],
+    range: Range<usize>,
+    mut f: impl FnMut(Range<usize>) -> Result<(), E>,
+) -> Result<(), E> {
     let mut r = Reader::new(buf, range);
     while !r.at_end() {
         let at = r.pos();
@@ -68,9 +83,7 @@ fn walk_map(
             continue;
         }
         expect_delimited(wire, at)?;
-        let e = r.delimited()?;
-        let (name, value) = map_entry(buf, e)?;
-        entry(&buf[name], value);
+        f(r.delimited()?)?;
     }
     Ok(())
 }
@@ -169,19 +182,7 @@ pub(crate) fn sequence_example(
 pub(crate) fn feature_list<E: From<WireError>>(
     buf: &[u8],
     range: Range<usize>,
-    mut step: impl FnMut(Range<usize>) -> Result<(), E>,
+    step: impl FnMut(Range<usize>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let mut r = Reader::new(buf, range);
-    while !r.at_end() {
-        let at = r.pos();
-        let (tag, wire) = r.key()?;
-        if tag != 1 {
-            r.skip(tag, wire)?;
-            continue;
-        }
-        expect_delimited(wire, at)?;
-        let f = r.delimited()?;
-        step(f)?;
-    }
-    Ok(())
+    each_message_in_field_1(buf, range, step)
 }
