@@ -48,7 +48,7 @@ use feedstock::reader::{
 };
 use feedstock::{DType, Error, Result, Value};
 
-use crate::count::parse_compression;
+use crate::args::parse_compression;
 use crate::inspect::infer_spec;
 
 /// `feedstock bench --help`.

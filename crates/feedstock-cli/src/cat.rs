@@ -4,12 +4,11 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use base64::Engine as _;
-use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::count::parse_compression;
+use crate::args::{open_records, parse_compression};
 use crate::json::{self, ExampleJson, SequenceExampleJson};
 use crate::payload::{classify, Mode, Payload};
 
@@ -37,7 +36,7 @@ pub(crate) struct Args {
     /// file's extension (.gz is gzip, .zz and .zlib are zlib).
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
-    /// The TFRecord files.
+    /// The TFRecord files (`-` for standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -80,15 +79,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         (false, true) => Mode::Sequence,
         (false, false) => Mode::Auto,
     };
-    let mut builder = ReaderBuilder::new();
-    if let Some(c) = args.compression {
-        builder.compression(c);
-    }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
     for path in &args.files {
         let name = path.display().to_string();
-        let mut reader = builder.open(path)?;
+        let mut reader = open_records(path, args.compression)?;
         loop {
             let record = match reader.read_record() {
                 Ok(Some(r)) => r,

@@ -13,13 +13,12 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use feedstock::decode::example::FeatureSpec;
-use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
 use feedstock::proto::{feature, Feature, FeatureLists, Features};
 use feedstock::{DType, Error};
 use serde::Serialize;
 
-use crate::count::parse_compression;
+use crate::args::{open_records, parse_compression};
 use crate::payload::{classify, Mode, Payload};
 
 /// `feedstock inspect --help`.
@@ -284,13 +283,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         Mode::Auto
     };
-    let mut builder = ReaderBuilder::new();
-    if let Some(c) = args.compression {
-        builder.compression(c);
-    }
     let mut sum = Summary::default();
     for path in &args.files {
-        let mut reader = builder.open(path)?;
+        let mut reader = open_records(path, args.compression)?;
         while let Some(record) = reader.read_record()? {
             sum.add(&record.data, mode);
         }
@@ -303,7 +298,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &sum)?;
+        // As an io::Error, so that a closed pipe is seen as one.
+        serde_json::to_writer_pretty(&mut out, &sum).map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
         sum.print(&mut out)?;

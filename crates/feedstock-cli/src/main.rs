@@ -28,6 +28,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use feedstock::Kind;
 
+mod args;
 mod bench;
 mod cat;
 mod convert;
@@ -36,6 +37,7 @@ mod demo;
 mod inspect;
 mod json;
 mod payload;
+mod signal;
 mod verify;
 
 /// The exit statuses, as every `--help` states them.

@@ -8,7 +8,7 @@ use super::chunks::Chunks;
 use super::state::Position;
 use super::{not_started, RawRecord, RecordKey, RecordReader};
 use crate::error::{Error, Result};
-use crate::io::fs::FileSystem;
+use crate::io::fs::{FileSystem, STDIO};
 use crate::io::Compression;
 
 const FORMAT: &str = "fixed_length";
@@ -187,12 +187,38 @@ impl FixedLengthRecordReader {
         fs: &dyn FileSystem,
         offset: u64,
     ) -> Result<Chunks> {
+        // As TensorFlow's reader, size the file first and read no further
+        // than that size, so a file that grows meanwhile is read as it was.
+        // A device or pipe has no size: one such as /dev/zero would never
+        // end. Standard input is read to its end, as the user asked.
+        let size = if file == STDIO {
+            None
+        } else if fs.is_stream(file)? {
+            return Err(Error::failed_precondition(
+                "is not a regular file: a fixed-length reader reads a file \
+                 up to its size, and a device or pipe has none (read a \
+                 stream from standard input, `-`)",
+            )
+            .with_file(file));
+        } else {
+            Some(fs.size(file)?)
+        };
+        let open = |at: u64| -> Result<Box<dyn Read + Send>> {
+            let input = if at == 0 {
+                fs.open(file)?
+            } else {
+                fs.open_at(file, at)?
+            };
+            Ok(match size {
+                Some(size) => Box::new(input.take(size.saturating_sub(at))),
+                None => input,
+            })
+        };
         if self.compression == Compression::None {
-            return Ok(Chunks::new(fs.open_at(file, offset)?, offset));
+            return Ok(Chunks::new(open(offset)?, offset));
         }
         // A compressed stream cannot seek: decompress up to the offset.
-        let input: Box<dyn Read + Send> =
-            self.compression.reader(fs.open(file)?);
+        let input: Box<dyn Read + Send> = self.compression.reader(open(0)?);
         let mut chunks = Chunks::new(input, 0);
         let skipped = chunks.skip(offset)?;
         if skipped < offset {

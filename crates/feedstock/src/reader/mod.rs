@@ -256,13 +256,14 @@ fn not_started() -> crate::Error {
 /// An empty file where records are expected is most often a shard whose
 /// writer died before writing anything; TensorFlow reads it as a file with
 /// no records, which hides that. The readers whose files can be empty
-/// legitimately take an `allow_empty_files` option.
+/// legitimately take an `allow_empty_files` option. A stream (standard
+/// input, a pipe) has no size to check.
 pub(crate) fn check_not_empty(
     fs: &dyn crate::io::fs::FileSystem,
     file: &str,
     allow: bool,
 ) -> crate::Result<()> {
-    if !allow && fs.size(file)? == 0 {
+    if !allow && !fs.is_stream(file)? && fs.size(file)? == 0 {
         return Err(crate::Error::data_loss(
             "the file is empty (allow_empty_files(true) reads it as a \
              file with no records, as TensorFlow does)",

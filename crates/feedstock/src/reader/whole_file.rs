@@ -49,8 +49,18 @@ impl RecordReader for WholeFileReader {
         file: &str,
         fs: &dyn FileSystem,
     ) -> Result<()> {
+        // The contents are read up to the size the file had when opened,
+        // as TensorFlow does; a stream (a pipe, /dev/zero) has no size and
+        // could be endless.
+        if fs.is_stream(file)? {
+            return Err(Error::failed_precondition(
+                "is not a regular file: a whole-file reader reads a file up \
+                 to its size, and a stream has none",
+            )
+            .with_file(file));
+        }
         let size = fs.size(file)?;
-        let input = fs.open(file)?;
+        let input: Box<dyn Read + Send> = Box::new(fs.open(file)?.take(size));
         self.current = Some((file.to_owned(), input, size));
         Ok(())
     }
