@@ -136,19 +136,36 @@ pub(crate) struct Lines {
 }
 
 impl Lines {
-    /// Opens `path` (`-` is standard input).
+    /// Opens `path` (`-` is standard input). An uncompressed input that
+    /// starts like a gzip or zlib stream is refused with a message naming
+    /// `flag`, the option that sets the compression.
     pub(crate) fn open(
         path: &Path,
         compression: Compression,
         max: Option<u64>,
+        flag: &str,
     ) -> Result<Lines> {
         let input = open_input(path)?;
+        let mut src = BufReader::with_capacity(
+            1 << 20,
+            Decompressor::new(compression, input),
+        );
+        let name = name_of(path);
+        if compression == Compression::None {
+            let start = src
+                .fill_buf()
+                .map_err(|e| Error::io(e).with_file(&name))?;
+            if let Some(c) = Compression::sniff(start) {
+                return Err(Error::invalid_argument(format!(
+                    "this looks like a {c} file, not text: read it with \
+                     {flag} {c}"
+                ))
+                .with_file(&name));
+            }
+        }
         Ok(Lines {
-            src: BufReader::with_capacity(
-                1 << 20,
-                Decompressor::new(compression, input),
-            ),
-            name: name_of(path),
+            src,
+            name,
             number: 0,
             offset: 0,
             max: max.unwrap_or(DEFAULT_MAX_LINE_BYTES),
@@ -223,7 +240,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.csv");
         std::fs::write(&path, b"abc\r\nabcde\nabcdefg\n").unwrap();
-        let mut lines = Lines::open(&path, Compression::None, Some(5)).unwrap();
+        let mut lines =
+            Lines::open(&path, Compression::None, Some(5), "-c").unwrap();
         assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"abc");
         assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"abcde");
         let e = lines.next_line().unwrap_err();

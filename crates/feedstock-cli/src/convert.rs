@@ -315,7 +315,12 @@ fn csv(args: &CsvArgs, shards: &mut Shards) -> Result<()> {
     let decoder = builder.build()?;
     let name = name_of(&args.input);
     let c = compression_of(&args.input, args.output.input_compression);
-    let mut lines = Lines::open(&args.input, c, args.max_line_bytes)?;
+    let mut lines = Lines::open(
+        &args.input,
+        c,
+        args.max_line_bytes,
+        "--input-compression",
+    )?;
     if args.header {
         lines.next_line()?;
     }

@@ -19,8 +19,10 @@
 //!   asked (a CSV line with the wrong number of fields or a malformed
 //!   number). A fixed-length file whose last record is cut short is
 //!   damaged data (`1`), as the library's reader reports it.
-//! - `3`: any other failure (an I/O error writing the output, an internal
-//!   error).
+//! - `3`: any other failure (an I/O error writing the output, a thread
+//!   that cannot be started, an internal error).
+//! - `130` / `143`: interrupted by SIGINT / SIGTERM while writing
+//!   (`convert`, `demo`); every output is left as it was.
 
 use std::io;
 use std::process::ExitCode;
@@ -48,7 +50,13 @@ Exit status:
      record stopped the command
   2  usage or bad input: a malformed command line, a missing or unreadable
      file, a bad column spec, input that does not fit what was asked
-  3  any other failure (an I/O error writing the output, an internal error)";
+  3  any other failure (an I/O error writing the output, a thread that
+     cannot be started, an internal error)
+  130, 143
+     interrupted by SIGINT or SIGTERM while writing; outputs are left as
+     they were
+A closed output pipe (as in `feedstock cat f | head`) ends the command
+quietly with status 0.";
 
 /// Read, inspect, check, convert and benchmark TensorFlow record files.
 #[derive(Debug, Parser)]
@@ -107,7 +115,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = exit_code(&e);
             if code != 0 {
-                eprintln!("feedstock: {e}");
+                eprintln!("feedstock: {}", cli_words(&e.to_string()));
             }
             ExitCode::from(code)
         }
@@ -119,6 +127,9 @@ fn exit_code(e: &anyhow::Error) -> u8 {
     // A closed pipe is how a reader says it has seen enough.
     if is_broken_pipe(e) {
         return 0;
+    }
+    if let Some(sig) = signal::received() {
+        return u8::try_from(128 + sig).unwrap_or(1);
     }
     for cause in e.chain() {
         if let Some(fe) = cause.downcast_ref::<feedstock::Error>() {
@@ -139,6 +150,14 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         }
     }
     3
+}
+
+/// The library's error messages name its API where the command has a
+/// flag: say the flag.
+fn cli_words(message: &str) -> String {
+    message
+        .replace("Compression::Gzip", "--compression gzip")
+        .replace("Compression::Zlib", "--compression zlib")
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
