@@ -22,7 +22,7 @@
 //! - `3`: any other failure (an I/O error writing the output, a thread
 //!   that cannot be started, an internal error).
 //! - `130` / `143`: interrupted by SIGINT / SIGTERM while writing
-//!   (`convert`, `demo`); every output is left as it was.
+//!   (`convert`); every output is left as it was.
 
 use std::io;
 use std::process::ExitCode;

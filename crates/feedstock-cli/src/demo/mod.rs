@@ -42,29 +42,36 @@ pub(crate) struct Config {
     /// Directory to write the TFRecord files and summaries into.
     #[arg(long, default_value = "out/demo")]
     pub(crate) out_dir: PathBuf,
-    /// Passes over the training digits, for each method.
-    #[arg(long, default_value_t = 10, value_parser = positive)]
+    /// Passes over the training digits, for each method (1 to 10000).
+    #[arg(long, default_value_t = 10, value_parser = |s: &str| positive(s, 10_000))]
     pub(crate) epochs: usize,
-    /// Examples per training step.
-    #[arg(long, default_value_t = 32, value_parser = positive)]
+    /// Examples per training step (1 to 100000).
+    #[arg(long, default_value_t = 32, value_parser = |s: &str| positive(s, 100_000))]
     pub(crate) batch_size: usize,
-    /// Threads filling each example queue.
-    #[arg(long, default_value_t = 2, value_parser = positive)]
+    /// Threads filling each example queue (1 to 256).
+    #[arg(long, default_value_t = 2, value_parser = |s: &str| positive(s, crate::args::MAX_THREADS as usize))]
     pub(crate) threads: usize,
     /// Seed of the train/test split and of every shuffle.
     #[arg(long, default_value_t = 7)]
     pub(crate) seed: u64,
-    /// SGD learning rate.
-    #[arg(long, default_value_t = 0.5)]
+    /// SGD learning rate: a finite number above 0, at most 1000.
+    #[arg(long, default_value_t = 0.5, value_parser = learning_rate)]
     pub(crate) learning_rate: f32,
 }
 
-/// Parses a count that must be at least 1.
-fn positive(s: &str) -> std::result::Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".to_owned()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
+/// Parses a count from 1 to `max`.
+fn positive(s: &str, max: usize) -> std::result::Result<usize, String> {
+    crate::args::in_range(s, 1, max)
+}
+
+/// Parses a learning rate: finite, above 0, at most 1000 (NaN, infinite,
+/// zero or negative rates would train nothing or diverge at once).
+fn learning_rate(s: &str) -> std::result::Result<f32, String> {
+    let r: f32 = s.trim().parse().map_err(|e| format!("{e}"))?;
+    if r.is_finite() && r > 0.0 && r <= 1000.0 {
+        Ok(r)
+    } else {
+        Err("must be a number above 0 and at most 1000".to_owned())
     }
 }
 
