@@ -181,30 +181,64 @@ impl Lines {
     /// so memory stays bounded); the errors of reading.
     pub(crate) fn next_line(&mut self) -> Result<Option<Bytes>> {
         let key = || format!("{}:{}", self.name, self.number + 1);
-        let mut buf = Vec::new();
-        // At most the limit and its newline.
-        let n = (&mut self.src)
-            .take(self.max.saturating_add(1))
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::io(e).with_file(&self.name).with_key(key()))?;
+        let mut buf: Vec<u8> = Vec::new();
+        // Bytes consumed, the newline included.
+        let mut n = 0u64;
+        loop {
+            let avail = match self.src.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(Error::io(e)
+                        .with_file(&self.name)
+                        .with_key(key())
+                        .with_offset(self.offset + n))
+                }
+            };
+            if avail.is_empty() {
+                break;
+            }
+            let (used, ended) = match memchr::memchr(b'\n', avail) {
+                Some(i) => (i + 1, true),
+                None => (avail.len(), false),
+            };
+            let content = if ended { used - 1 } else { used };
+            if buf.len() as u64 + content as u64 > self.max {
+                return Err(Error::resource_exhausted(format!(
+                    "line {} is longer than the limit of {} bytes \
+                     (--max-line-bytes)",
+                    self.number + 1,
+                    self.max
+                ))
+                .with_file(&self.name)
+                .with_key(key())
+                .with_offset(self.offset));
+            }
+            // Within the limit, memory may still run out: say so rather
+            // than abort.
+            buf.try_reserve(content).map_err(|_| {
+                Error::resource_exhausted(format!(
+                    "out of memory holding line {} ({} bytes so far); \
+                     --max-line-bytes sets a lower limit",
+                    self.number + 1,
+                    buf.len()
+                ))
+                .with_file(&self.name)
+                .with_key(key())
+                .with_offset(self.offset)
+            })?;
+            buf.extend_from_slice(&avail[..content]);
+            self.src.consume(used);
+            n += used as u64;
+            if ended {
+                break;
+            }
+        }
         if n == 0 {
             return Ok(None);
         }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-        } else if buf.len() as u64 > self.max {
-            return Err(Error::resource_exhausted(format!(
-                "line {} is longer than the limit of {} bytes \
-                 (--max-line-bytes)",
-                self.number + 1,
-                self.max
-            ))
-            .with_file(&self.name)
-            .with_key(key())
-            .with_offset(self.offset));
-        }
         self.number += 1;
-        self.offset += n as u64;
+        self.offset += n;
         if buf.last() == Some(&b'\r') {
             buf.pop();
         }
@@ -239,6 +273,20 @@ mod tests {
     fn a_line_over_the_limit_is_resource_exhausted_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.csv");
+        std::fs::write(&path, b"abc\r\nabcde\nabcdefg\n").unwrap();
+        // A \r before the newline counts; the last line may lack one.
+        let mut lines =
+            Lines::open(&path, Compression::None, Some(4), "-c").unwrap();
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"abc");
+        assert!(lines.next_line().is_err());
+        std::fs::write(&path, b"ab\n\nxyz").unwrap();
+        let mut lines =
+            Lines::open(&path, Compression::None, Some(3), "-c").unwrap();
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"ab");
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"");
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"xyz");
+        assert_eq!(lines.next_line().unwrap(), None);
+        assert_eq!(lines.number, 3);
         std::fs::write(&path, b"abc\r\nabcde\nabcdefg\n").unwrap();
         let mut lines =
             Lines::open(&path, Compression::None, Some(5), "-c").unwrap();
