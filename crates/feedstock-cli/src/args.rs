@@ -102,6 +102,14 @@ pub(crate) fn open_input(path: &Path) -> Result<Box<dyn Read + Send>> {
     Ok(Box::new(file))
 }
 
+/// The library's error messages name its API where the command has a
+/// flag: say the flag.
+pub(crate) fn cli_words(message: &str) -> String {
+    message
+        .replace("Compression::Gzip", "--compression gzip")
+        .replace("Compression::Zlib", "--compression zlib")
+}
+
 /// A reader of the TFRecords of `path` (`-` is standard input), with
 /// the compression given or detected from the extension.
 pub(crate) fn open_records(

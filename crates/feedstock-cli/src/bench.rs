@@ -24,6 +24,7 @@
 //! bytes.
 
 use std::fmt;
+use std::io::Write;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -407,20 +408,26 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         ))
         .into());
     }
-    println!(
+    // Written, not printed: a closed pipe is an error to return, not a
+    // panic.
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    writeln!(
+        out,
         "{} files, {} epochs, {} threads, format {:?}",
         files.len(),
         args.epochs,
         args.threads,
         args.format
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "{:<18}  {:>10}  {:>9}  {:>12}  {:>9}  {:>10}",
         "stage", "records", "seconds", "records/s", "MB/s", "queue full"
-    );
+    )?;
     for (name, p) in [("read", Parser::None), ("read+parse", parser.clone())] {
         let m = stage(args, &files, compression, &p)?;
-        println!("{name:<18}  {m}");
+        writeln!(out, "{name:<18}  {m}")?;
     }
     let name = if args.shuffle {
         "read+parse+shuffle"
@@ -429,15 +436,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     };
     let (m, batches) =
         batch_stage(args, &files, compression, parser, spec, capacity)?;
-    println!("{name:<18}  {m}");
-    print!(
+    writeln!(out, "{name:<18}  {m}")?;
+    write!(
+        out,
         "{} batches of up to {} examples; queue capacity {capacity}",
         batches, args.batch_size
-    );
+    )?;
     if args.shuffle {
-        print!(", min_after_dequeue {}", args.min_after_dequeue);
+        write!(out, ", min_after_dequeue {}", args.min_after_dequeue)?;
     }
-    println!();
+    writeln!(out)?;
     Ok(())
 }
 
@@ -660,9 +668,21 @@ fn first_records_spec(
     compression: Compression,
 ) -> Result<FeatureSpec> {
     let mut reader = open_records(path, Some(compression))?;
+    let records = first_records(&mut reader, INFER_RECORDS, INFER_BYTES)?;
+    infer_spec(records.iter().map(|r| &r[..]))
+        .map_err(|e| e.with_file(name_of(path)))
+}
+
+/// The first records of `reader`: at most `max_records`, and none more
+/// once `max_bytes` of data are held (the first is always taken).
+fn first_records<R: std::io::Read>(
+    reader: &mut feedstock::io::tfrecord::Reader<R>,
+    max_records: usize,
+    max_bytes: u64,
+) -> Result<Vec<Bytes>> {
     let mut records = Vec::new();
     let mut held = 0u64;
-    while records.len() < INFER_RECORDS && held < INFER_BYTES {
+    while records.len() < max_records && held < max_bytes {
         match reader.read_record()? {
             Some(r) => {
                 held += r.data.len() as u64;
@@ -671,8 +691,7 @@ fn first_records_spec(
             None => break,
         }
     }
-    infer_spec(records.iter().map(|r| &r[..]))
-        .map_err(|e| e.with_file(name_of(path)))
+    Ok(records)
 }
 
 /// The CSV decoder: from `--columns`, or inferred from the first line.
@@ -725,4 +744,33 @@ fn infer_csv(args: &Args, compression: Compression) -> Result<Vec<RecordDefault>
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use feedstock::io::tfrecord::{ReaderBuilder, Writer};
+
+    #[test]
+    fn inference_holds_a_bounded_number_of_bytes() {
+        let mut w = Writer::new(Vec::new());
+        for i in 0..100u8 {
+            w.write_record(&[i; 10]).unwrap();
+        }
+        let file = w.finish().unwrap();
+        let read = |records, bytes| {
+            let mut r = ReaderBuilder::new().from_reader(&file[..]);
+            first_records(&mut r, records, bytes).unwrap()
+        };
+        // By bytes: 35 bytes of 10-byte records stop after the 4th.
+        assert_eq!(read(1000, 35).len(), 4);
+        // By count.
+        assert_eq!(read(7, 1 << 20).len(), 7);
+        // The whole file when both allow.
+        let all = read(1000, 1 << 20);
+        assert_eq!(all.len(), 100);
+        assert_eq!(&all[99][..], &[99; 10]);
+        // A first record over the budget is still taken, alone.
+        assert_eq!(read(1000, 1).len(), 1);
+    }
 }

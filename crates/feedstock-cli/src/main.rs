@@ -115,7 +115,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = exit_code(&e);
             if code != 0 {
-                eprintln!("feedstock: {}", cli_words(&e.to_string()));
+                eprintln!("feedstock: {}", args::cli_words(&e.to_string()));
             }
             ExitCode::from(code)
         }
@@ -150,14 +150,6 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         }
     }
     3
-}
-
-/// The library's error messages name its API where the command has a
-/// flag: say the flag.
-fn cli_words(message: &str) -> String {
-    message
-        .replace("Compression::Gzip", "--compression gzip")
-        .replace("Compression::Zlib", "--compression zlib")
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

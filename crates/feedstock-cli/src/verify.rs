@@ -22,7 +22,7 @@ use feedstock::io::tfrecord::{
 use feedstock::io::Compression;
 use feedstock::Error;
 
-use crate::args::{name_of, open_input, parse_compression};
+use crate::args::{cli_words, name_of, open_input, parse_compression};
 
 /// `feedstock verify --help`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -99,13 +99,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         let compression = args
             .compression
             .unwrap_or_else(|| Compression::from_path(path));
-        let mut print = |p: Problem| match p.resumed_at {
-            Some(at) => writeln!(out, "{}; resumed at offset {at}", p.error),
-            None => writeln!(
-                out,
-                "{}; the rest of the file cannot be checked",
-                p.error
-            ),
+        let mut print = |p: Problem| {
+            let e = cli_words(&p.error.to_string());
+            match p.resumed_at {
+                Some(at) => writeln!(out, "{e}; resumed at offset {at}"),
+                None => writeln!(
+                    out,
+                    "{e}; the rest of the file cannot be checked"
+                ),
+            }
         };
         let report = match open_input(path) {
             Ok(f) => check(

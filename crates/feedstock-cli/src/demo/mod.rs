@@ -16,7 +16,7 @@ mod model;
 mod runlog;
 
 use std::fs;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use feedstock::{Error, Result};
@@ -88,12 +88,16 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
     let csv = config.data_dir.join("digits.csv.gz");
     let digits = Digits::load(&csv)?;
     let (train, test) = digits.split(TEST_LEN, config.seed);
-    println!(
+    // Written, not printed: a closed pipe is an error to return, not a
+    // panic.
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
         "digits: {} train, {} held out (seed {})",
         train.len(),
         test.len(),
         config.seed
-    );
+    )?;
     fs::create_dir_all(&config.out_dir).map_err(|e| {
         Error::io(e).with_file(config.out_dir.to_string_lossy())
     })?;
@@ -101,12 +105,13 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
         utf8(train.write_shards(&config.out_dir, "train", TRAIN_SHARDS)?)?;
     let test_files =
         utf8(test.write_shards(&config.out_dir, "test", TEST_SHARDS)?)?;
-    println!(
+    writeln!(
+        out,
         "wrote {} train and {} held-out TFRecord files to {}",
         train_files.len(),
         test_files.len(),
         config.out_dir.display()
-    );
+    )?;
     let show_progress = std::io::stdout().is_terminal();
     let eval = FileEvaluator {
         files: test_files,
@@ -133,7 +138,7 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
             e.with_message(msg)
         })?;
         log.finish()?;
-        print_report(&report);
+        print_report(&mut out, &report)?;
     }
     Ok(())
 }
@@ -158,7 +163,7 @@ fn utf8(paths: Vec<PathBuf>) -> Result<Vec<String>> {
 }
 
 /// One line: `METHOD  N examples/s  test accuracy A  example queue ...`.
-fn print_report(r: &Report) {
+fn print_report(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
     let queue = match &r.queue_fullness {
         Some(f) => format!(
             "   example queue {:5.1}% full on average ({})",
@@ -167,10 +172,11 @@ fn print_report(r: &Report) {
         ),
         None => String::new(),
     };
-    println!(
+    writeln!(
+        out,
         "{:<10} {:>9.0} examples/s   test accuracy {:.3}{queue}",
         r.method,
         r.examples_per_sec(),
         r.test_accuracy,
-    );
+    )
 }
