@@ -9,8 +9,8 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::args::{open_records, parse_compression};
-use crate::json::{self, ExampleJson, SequenceExampleJson};
-use crate::payload::{classify, Mode, Payload};
+use crate::json::{self, BinaryKeysJson, ExampleJson, SequenceExampleJson};
+use crate::payload::{classify_keeping, BinaryKeys, Mode, Payload};
 
 /// Arguments of `feedstock cat`.
 ///
@@ -22,7 +22,10 @@ use crate::payload::{classify, Mode, Payload};
 /// only if every field in it belongs to that message type, so nothing in a
 /// record is ever dropped from the output; a SequenceExample without
 /// feature lists looks exactly like an Example and is shown as one unless
-/// `--sequence` is given.
+/// `--sequence` is given. Feature names must be UTF-8 in an Example; a
+/// record whose only fault is a name that is not is still shown as one,
+/// with those entries under `"binary_names"` (each name as base64), so
+/// that nothing is dropped and the rest stays readable.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Print every record's bytes as base64, without decoding.
@@ -46,6 +49,7 @@ struct Line<'a> {
     key: &'a str,
     data: &'a [u8],
     payload: &'a Payload,
+    binary: &'a BinaryKeys,
 }
 
 impl Serialize for Line<'_> {
@@ -64,6 +68,9 @@ impl Serialize for Line<'_> {
                 let b64 = base64::engine::general_purpose::STANDARD;
                 m.serialize_entry("bytes_base64", &b64.encode(self.data))?
             }
+        }
+        if !self.binary.is_empty() {
+            m.serialize_entry("binary_names", &BinaryKeysJson(self.binary))?;
         }
         m.end()
     }
@@ -95,11 +102,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
                 }
             };
             let key = format!("{name}:{}", record.index);
-            let payload = classify(&record.data, mode);
+            let (payload, binary) = classify_keeping(&record.data, mode);
             let line = Line {
                 key: &key,
                 data: &record.data,
                 payload: &payload,
+                binary: &binary,
             };
             json::to_writer(&mut out, &line).map_err(io::Error::from)?;
             out.write_all(b"\n")?;

@@ -19,7 +19,7 @@ use feedstock::{DType, Error};
 use serde::Serialize;
 
 use crate::args::{open_records, parse_compression};
-use crate::payload::{classify, Mode, Payload};
+use crate::payload::{classify_keeping, BinaryKeys, Mode, Payload};
 
 /// `feedstock inspect --help`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -211,6 +211,10 @@ struct FeatureStats {
     values: Option<Sizes>,
     /// The parse spec that fits every record.
     suggested: String,
+    /// The name is not UTF-8: the key is its escaped form, already as a
+    /// table shows it, and no parse spec can name it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    binary_name: bool,
 }
 
 /// What was seen of one feature list.
@@ -226,6 +230,9 @@ struct ListStats {
     values_per_step: Option<Sizes>,
     /// The sequence parse spec that fits every record.
     suggested: String,
+    /// As for [`FeatureStats::binary_name`].
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    binary_name: bool,
 }
 
 /// The Example parse spec that fits every one of `records`: `FixedLen`
@@ -249,6 +256,9 @@ pub(crate) fn infer_spec<'a>(
         let (Some(dtype), Some(v)) = (f.kind.dtype(), f.values) else {
             continue;
         };
+        if f.binary_name {
+            continue;
+        }
         any = true;
         if f.records == sum.examples && v.min == v.max {
             let shape: Vec<usize> = if v.min == 1 {
@@ -313,15 +323,18 @@ impl Summary {
     fn add(&mut self, data: &[u8], mode: Mode) {
         self.records += 1;
         Sizes::merge(&mut self.record_bytes, data.len() as u64);
-        match classify(data, mode) {
+        let (payload, binary) = classify_keeping(data, mode);
+        match payload {
             Payload::Example(ex) => {
                 self.examples += 1;
                 add_features(&mut self.features, ex.features.as_ref());
+                add_binary(&mut self.features, &mut self.feature_lists, &binary);
             }
             Payload::SequenceExample(se) => {
                 self.sequence_examples += 1;
                 add_features(&mut self.context, se.context.as_ref());
                 add_lists(&mut self.feature_lists, se.feature_lists.as_ref());
+                add_binary(&mut self.context, &mut self.feature_lists, &binary);
             }
             Payload::Raw => self.other += 1,
         }
@@ -342,7 +355,7 @@ impl Summary {
 
     fn print(&self, out: &mut impl Write) -> io::Result<()> {
         for f in &self.files {
-            writeln!(out, "{}\t{}", f.records, f.file)?;
+            writeln!(out, "{}\t{}", f.records, display_name(f.file.as_bytes()))?;
         }
         write!(
             out,
@@ -391,6 +404,55 @@ fn add_features(
         s.records += 1;
         let n = s.kind.note(f);
         Sizes::merge(&mut s.values, n);
+    }
+}
+
+/// Counts the entries whose names are not UTF-8 under their escaped
+/// names (see [`display_name`]).
+fn add_binary(
+    features: &mut BTreeMap<String, FeatureStats>,
+    lists: &mut BTreeMap<String, ListStats>,
+    binary: &BinaryKeys,
+) {
+    let mut f = Features::default();
+    for (name, feature) in &binary.features {
+        f.feature.insert(display_name(name), feature.clone());
+    }
+    add_features(features, Some(&f));
+    for name in f.feature.keys() {
+        features.get_mut(name).expect("just added").binary_name = true;
+    }
+    let mut l = FeatureLists::default();
+    for (name, list) in &binary.feature_lists {
+        l.feature_list.insert(display_name(name), list.clone());
+    }
+    add_lists(lists, Some(&l));
+    for name in l.feature_list.keys() {
+        lists.get_mut(name).expect("just added").binary_name = true;
+    }
+}
+
+/// The name a table shows for a stats entry.
+fn shown(name: &str, binary: bool) -> String {
+    if binary {
+        name.to_owned()
+    } else {
+        display_name(name.as_bytes())
+    }
+}
+
+/// A name as a table shows it: as it is when it is printable UTF-8
+/// without quotes, else quoted with escapes (`"a\nb"`, `"\xff"`), so a
+/// name can never break a row or pass for another.
+pub(crate) fn display_name(name: &[u8]) -> String {
+    match std::str::from_utf8(name) {
+        Ok(s) if !s.is_empty()
+            && !s.chars().any(|c| c.is_control() || c == '"') =>
+        {
+            s.to_owned()
+        }
+        Ok(s) => format!("{s:?}"),
+        Err(_) => format!("\"{}\"", name.escape_ascii()),
     }
 }
 
@@ -475,13 +537,14 @@ fn print_features(
     out: &mut impl Write,
     stats: &BTreeMap<String, FeatureStats>,
 ) -> io::Result<()> {
-    let w = name_width(stats.keys());
+    let w = name_width(stats.iter().map(|(n, f)| shown(n, f.binary_name)));
     writeln!(
         out,
         "  {:w$}  {:11}  {:>8}  {:>10}  suggested",
         "feature", "kind", "records", "values"
     )?;
     for (name, f) in stats {
+        let name = shown(name, f.binary_name);
         writeln!(
             out,
             "  {name:w$}  {:11}  {:>8}  {:>10}  {}",
@@ -498,13 +561,14 @@ fn print_lists(
     out: &mut impl Write,
     stats: &BTreeMap<String, ListStats>,
 ) -> io::Result<()> {
-    let w = name_width(stats.keys());
+    let w = name_width(stats.iter().map(|(n, l)| shown(n, l.binary_name)));
     writeln!(
         out,
         "  {:w$}  {:11}  {:>8}  {:>10}  {:>10}  suggested",
         "feature", "kind", "records", "steps", "values"
     )?;
     for (name, l) in stats {
+        let name = shown(name, l.binary_name);
         writeln!(
             out,
             "  {name:w$}  {:11}  {:>8}  {:>10}  {:>10}  {}",
@@ -518,7 +582,7 @@ fn print_lists(
     Ok(())
 }
 
-fn name_width<'a>(names: impl Iterator<Item = &'a String>) -> usize {
+fn name_width(names: impl Iterator<Item = String>) -> usize {
     names.map(|n| n.chars().count()).max().unwrap_or(0).max(7)
 }
 

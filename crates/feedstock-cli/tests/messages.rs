@@ -303,3 +303,57 @@ fn every_numeric_flag_of_demo_is_validated() {
         assert!(stderr(&run).contains(flag), "{run:?}");
     }
 }
+
+/// A record: an Example with features `a\nb` (int64) and `ok` (float),
+/// then the same with the first name made `a\xffb`, not UTF-8.
+fn odd_names(path: &Path) {
+    let ex = Example::builder()
+        .feature("a\nb", Feature::int64_list([1]))
+        .feature("ok", Feature::float_list([0.5]))
+        .build();
+    let good = ex.encode_to_vec();
+    let mut bad = good.clone();
+    let at = bad.windows(3).position(|w| w == b"a\nb").unwrap();
+    bad[at + 1] = 0xff;
+    let mut w = WriterBuilder::new().from_writer(Vec::new());
+    w.write_record(&good).unwrap();
+    w.write_record(&bad).unwrap();
+    fs::write(path, w.finish().unwrap()).unwrap();
+}
+
+#[test]
+fn odd_feature_names_are_escaped_and_never_hide_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("odd.tfrecord");
+    odd_names(&f);
+    let run = feedstock(&["inspect", s(&f)]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let text = String::from_utf8(run.stdout).unwrap();
+    // One row per name, each escaped, none split over two lines.
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Example features"))
+        .skip(2)
+        .collect();
+    let mut names: Vec<&str> = rows
+        .iter()
+        .map(|r| r.split_whitespace().next().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, [r#""a\nb""#, r#""a\xffb""#, "ok"], "{text}");
+    assert!(text.contains("2 records: 2 Example, 0 SequenceExample, 0 other"));
+    // cat shows the second record as an Example too, the odd name apart.
+    let run = feedstock(&["cat", s(&f)]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let text = String::from_utf8(run.stdout).unwrap();
+    let second: serde_json::Value =
+        serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(
+        second["example"]["features"]["feature"]["ok"]["floatList"]["value"][0],
+        0.5
+    );
+    let apart = &second["binary_names"]["features"][0];
+    assert_eq!(apart["nameBase64"], "Yf9i");
+    assert_eq!(apart["value"]["int64List"]["value"][0], "1");
+    assert!(second.get("bytes_base64").is_none());
+}
