@@ -13,11 +13,14 @@
 //!   `feedstock cat f | head` does).
 //! - `1`: the data is damaged: `verify` found problems, or another
 //!   subcommand stopped at a corrupt or truncated record (an error of
-//!   kind `DataLoss`, or a record length beyond the limit).
-//! - `2`: usage or bad input: a malformed command line, a missing or
-//!   unreadable file, a bad column spec, input that does not fit what was
-//!   asked (a CSV line with the wrong number of fields or a malformed
-//!   number). A fixed-length file whose last record is cut short is
+//!   kind `DataLoss`); or a limit was hit (`ResourceExhausted`: a record
+//!   or line beyond its limit, memory that ran out).
+//! - `2`: usage or bad input: a malformed command line or a value out of
+//!   its range, a missing or unreadable file, a directory or a loop of
+//!   symbolic links where a file was expected, a bad column spec, an
+//!   output that is an input or exists without `--force`, input that does
+//!   not fit what was asked (a CSV line with the wrong number of fields
+//!   or a malformed number). A fixed-length file whose last record is cut short is
 //!   damaged data (`1`), as the library's reader reports it.
 //! - `3`: any other failure (an I/O error writing the output, a thread
 //!   that cannot be started, an internal error).
@@ -47,9 +50,12 @@ const EXIT_STATUS: &str = "\
 Exit status:
   0  success
   1  the data is damaged: verify found problems, or a corrupt or truncated
-     record stopped the command
-  2  usage or bad input: a malformed command line, a missing or unreadable
-     file, a bad column spec, input that does not fit what was asked
+     record stopped the command; or a limit was hit (a line or record
+     too long, memory ran out)
+  2  usage or bad input: a malformed command line or a value out of its
+     range, a missing or unreadable file, a directory where a file was
+     expected, a bad column spec, an output that is an input or exists
+     without --force, input that does not fit what was asked
   3  any other failure (an I/O error writing the output, a thread that
      cannot be started, an internal error)
   130, 143
