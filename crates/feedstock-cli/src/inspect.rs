@@ -76,6 +76,51 @@ struct Summary {
     context: BTreeMap<String, FeatureStats>,
     /// The feature lists of the SequenceExamples.
     feature_lists: BTreeMap<String, ListStats>,
+    /// How many names the tables above hold, bounded.
+    #[serde(flatten)]
+    names: NameBudget,
+}
+
+/// The most distinct names the tables of a summary hold, together.
+const MAX_NAMES: usize = 10_000;
+
+/// The most bytes of names the tables of a summary hold, together.
+const MAX_NAME_BYTES: usize = 4 << 20;
+
+/// The distinct names tracked so far: the tables are bounded by
+/// [`MAX_NAMES`] and [`MAX_NAME_BYTES`], not by the input; past them, new
+/// names are counted, not kept.
+#[derive(Debug, Default, Serialize)]
+struct NameBudget {
+    /// Names kept.
+    #[serde(skip)]
+    names: usize,
+    /// Their bytes.
+    #[serde(skip)]
+    bytes: usize,
+    /// Occurrences of names that were not kept.
+    #[serde(skip_serializing_if = "is_zero")]
+    untracked_names: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl NameBudget {
+    /// True if a new name may be kept (and counts it); else counts it as
+    /// untracked.
+    fn admit(&mut self, name: &str) -> bool {
+        if self.names < MAX_NAMES && self.bytes + name.len() <= MAX_NAME_BYTES
+        {
+            self.names += 1;
+            self.bytes += name.len();
+            true
+        } else {
+            self.untracked_names += 1;
+            false
+        }
+    }
 }
 
 /// One file's record count.
@@ -327,14 +372,16 @@ impl Summary {
         match payload {
             Payload::Example(ex) => {
                 self.examples += 1;
-                add_features(&mut self.features, ex.features.as_ref());
-                add_binary(&mut self.features, &mut self.feature_lists, &binary);
+                let b = &mut self.names;
+                add_features(&mut self.features, ex.features.as_ref(), b);
+                add_binary(&mut self.features, &mut self.feature_lists, &binary, b);
             }
             Payload::SequenceExample(se) => {
                 self.sequence_examples += 1;
-                add_features(&mut self.context, se.context.as_ref());
-                add_lists(&mut self.feature_lists, se.feature_lists.as_ref());
-                add_binary(&mut self.context, &mut self.feature_lists, &binary);
+                let b = &mut self.names;
+                add_features(&mut self.context, se.context.as_ref(), b);
+                add_lists(&mut self.feature_lists, se.feature_lists.as_ref(), b);
+                add_binary(&mut self.context, &mut self.feature_lists, &binary, b);
             }
             Payload::Raw => self.other += 1,
         }
@@ -390,6 +437,15 @@ impl Summary {
             )?;
             print_lists(out, &self.feature_lists)?;
         }
+        if self.names.untracked_names > 0 {
+            writeln!(
+                out,
+                "\n{} more occurrences of names not tracked: the tables \
+                 hold at most {MAX_NAMES} names ({} MiB)",
+                self.names.untracked_names,
+                MAX_NAME_BYTES >> 20
+            )?;
+        }
         Ok(())
     }
 }
@@ -397,9 +453,13 @@ impl Summary {
 fn add_features(
     stats: &mut BTreeMap<String, FeatureStats>,
     features: Option<&Features>,
+    budget: &mut NameBudget,
 ) {
     let Some(features) = features else { return };
     for (name, f) in &features.feature {
+        if !stats.contains_key(name) && !budget.admit(name) {
+            continue;
+        }
         let s = stats.entry(name.clone()).or_default();
         s.records += 1;
         let n = s.kind.note(f);
@@ -413,22 +473,27 @@ fn add_binary(
     features: &mut BTreeMap<String, FeatureStats>,
     lists: &mut BTreeMap<String, ListStats>,
     binary: &BinaryKeys,
+    budget: &mut NameBudget,
 ) {
     let mut f = Features::default();
     for (name, feature) in &binary.features {
         f.feature.insert(display_name(name), feature.clone());
     }
-    add_features(features, Some(&f));
+    add_features(features, Some(&f), budget);
     for name in f.feature.keys() {
-        features.get_mut(name).expect("just added").binary_name = true;
+        if let Some(s) = features.get_mut(name) {
+            s.binary_name = true;
+        }
     }
     let mut l = FeatureLists::default();
     for (name, list) in &binary.feature_lists {
         l.feature_list.insert(display_name(name), list.clone());
     }
-    add_lists(lists, Some(&l));
+    add_lists(lists, Some(&l), budget);
     for name in l.feature_list.keys() {
-        lists.get_mut(name).expect("just added").binary_name = true;
+        if let Some(s) = lists.get_mut(name) {
+            s.binary_name = true;
+        }
     }
 }
 
@@ -459,9 +524,13 @@ pub(crate) fn display_name(name: &[u8]) -> String {
 fn add_lists(
     stats: &mut BTreeMap<String, ListStats>,
     lists: Option<&FeatureLists>,
+    budget: &mut NameBudget,
 ) {
     let Some(lists) = lists else { return };
     for (name, list) in &lists.feature_list {
+        if !stats.contains_key(name) && !budget.admit(name) {
+            continue;
+        }
         let s = stats.entry(name.clone()).or_default();
         s.records += 1;
         Sizes::merge(&mut s.steps, list.feature.len() as u64);
@@ -582,8 +651,11 @@ fn print_lists(
     Ok(())
 }
 
+/// The name column's width: the longest name, but no more than 60
+/// (a longer name is printed whole and shifts its own row; a width past
+/// `u16::MAX` would make the formatter panic).
 fn name_width(names: impl Iterator<Item = String>) -> usize {
-    names.map(|n| n.chars().count()).max().unwrap_or(0).max(7)
+    names.map(|n| n.chars().count()).max().unwrap_or(0).clamp(7, 60)
 }
 
 #[cfg(test)]
@@ -697,5 +769,36 @@ mod tests {
         assert!(kinds[1].contains("Fixed") && kinds[1].contains("[]"));
         assert!(kinds[2].contains("Fixed") && kinds[2].contains('2'));
         assert!(infer_spec([&b"text"[..]]).is_err());
+    }
+
+    #[test]
+    fn the_tables_hold_a_bounded_number_of_names() {
+        let mut sum = Summary::default();
+        for i in 0..MAX_NAMES + 5 {
+            let ex = Example::builder()
+                .int64(&format!("f{i}"), [1])
+                .int64("f0", [2])
+                .build();
+            sum.add(&ex.encode_to_vec(), Mode::Auto);
+        }
+        assert_eq!(sum.features.len(), MAX_NAMES);
+        assert_eq!(sum.names.untracked_names, 5);
+        // A name already kept is still counted.
+        assert_eq!(sum.features["f0"].records, MAX_NAMES as u64 + 5);
+        // Long names: bounded by bytes too.
+        let mut sum = Summary::default();
+        let long = "x".repeat(MAX_NAME_BYTES / 2);
+        for c in ['a', 'b', 'c'] {
+            let ex = Example::builder()
+                .int64(&format!("{c}{long}"), [1])
+                .build();
+            sum.add(&ex.encode_to_vec(), Mode::Auto);
+        }
+        assert_eq!(sum.features.len(), 1);
+        assert_eq!(sum.names.untracked_names, 2);
+        let mut out = Vec::new();
+        sum.print(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("2 more occurrences of names not tracked"));
     }
 }

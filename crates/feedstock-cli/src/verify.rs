@@ -49,13 +49,16 @@ pub(crate) struct Args {
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
     /// Records longer than this many bytes are reported as damaged (their
-    /// length field is most likely corrupt).
-    #[arg(long, default_value_t = DEFAULT_MAX_RECORD_LEN)]
+    /// length field is most likely corrupt); at most 2^62.
+    #[arg(long, default_value_t = DEFAULT_MAX_RECORD_LEN, value_parser = |s: &str| crate::args::in_range(s, 1, MAX_LIMIT))]
     max_record_len: u64,
     /// The TFRecord files (`-` for standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
+
+/// The highest `--max-record-len`, as the decoder caps it.
+const MAX_LIMIT: u64 = 1 << 62;
 
 /// What checking one file found.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -485,5 +488,19 @@ mod tests {
         assert_eq!(r.problems.len(), 1);
         assert_eq!(r.problems[0].error.kind(), Kind::DataLoss);
         assert_eq!(r.problems[0].resumed_at, None);
+    }
+
+    #[test]
+    fn a_huge_length_with_a_valid_crc_under_a_huge_limit_does_not_overflow() {
+        // A header claiming the highest limit, its CRC intact, then junk.
+        let len = MAX_LIMIT.to_le_bytes();
+        let mut s = len.to_vec();
+        s.extend_from_slice(&masked_crc32c(&len).to_le_bytes());
+        s.extend_from_slice(b"junk");
+        let r = check_all(&s[..], Compression::None, MAX_LIMIT);
+        assert_eq!(r.good, 0);
+        assert_eq!(r.problems.len(), 1);
+        assert_eq!(r.problems[0].resumed_at, None);
+        assert!(is_damage(&r.problems[0].error), "{}", r.problems[0].error);
     }
 }

@@ -113,3 +113,19 @@ fn a_text_line_reader_reads_compressed_lines() {
     let values: Vec<&[u8]> = rest.iter().map(|r| &r.value[..]).collect();
     assert_eq!(values, [&b"1,2"[..], b"3,4"]);
 }
+
+#[test]
+fn a_file_too_big_for_memory_is_resource_exhausted_not_an_abort() {
+    // A sparse 64 TiB file: sized, never written.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.bin");
+    let f = std::fs::File::create(&path).unwrap();
+    if f.set_len(1 << 46).is_err() {
+        return; // A filesystem without sparse files of that size.
+    }
+    let path = path.to_str().unwrap().to_owned();
+    let whole = Reader::new(WholeFileReader::new());
+    let e = whole.read(&Files::new([path.clone()])).unwrap_err();
+    assert_eq!(e.kind(), Kind::ResourceExhausted, "{e}");
+    assert_eq!(e.file(), Some(path.as_str()));
+}

@@ -73,7 +73,13 @@ impl RecordReader for WholeFileReader {
                 "a {size}-byte file does not fit in memory"
             ))
         })?;
-        let mut contents = Vec::with_capacity(capacity);
+        let mut contents = Vec::new();
+        contents.try_reserve_exact(capacity).map_err(|_| {
+            Error::resource_exhausted(format!(
+                "out of memory holding a {size}-byte file"
+            ))
+            .with_file(&name)
+        })?;
         input.read_to_end(&mut contents)?;
         let value = Bytes::from(contents);
         Ok(Some(

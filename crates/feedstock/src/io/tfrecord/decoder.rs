@@ -18,6 +18,9 @@ use super::{
 use crate::error::{Error, Result};
 use crate::io::compression::Compression;
 
+/// The highest limit a decoder takes: larger ones are taken as this.
+const MAX_RECORD_LEN_CAP: u64 = 1 << 62;
+
 /// A push decoder of TFRecord framing.
 ///
 /// Call [`decode`](Decoder::decode) with the next chunk of the stream; it
@@ -154,8 +157,11 @@ impl Decoder {
     /// Sets the longest record data accepted, in bytes. A longer length
     /// field (with a valid CRC) is a
     /// [`ResourceExhausted`](crate::Kind::ResourceExhausted) error.
+    /// Limits above 2^62 bytes are taken as 2^62.
     pub fn max_record_len(mut self, max: u64) -> Decoder {
-        self.max_record_len = max;
+        // No stream holds a record of 2^62 bytes; the cap keeps every
+        // offset sum (length + framing + offset) far from overflowing.
+        self.max_record_len = max.min(MAX_RECORD_LEN_CAP);
         self
     }
 

@@ -152,8 +152,11 @@ impl Record {
 }
 
 /// The length on disk of a record whose data is `len` bytes.
+///
+/// Saturates at `u64::MAX` for a length (read from a corrupt header) that
+/// no framing could hold.
 pub fn framed_len(len: u64) -> u64 {
-    HEADER_LEN as u64 + len + FOOTER_LEN as u64
+    len.saturating_add((HEADER_LEN + FOOTER_LEN) as u64)
 }
 
 /// Frames `data` into `out`: header, data, footer.
