@@ -160,9 +160,8 @@ impl Lines {
         );
         let name = name_of(path);
         if compression == Compression::None {
-            let start = src
-                .fill_buf()
-                .map_err(|e| Error::io(e).with_file(&name))?;
+            let start =
+                src.fill_buf().map_err(|e| Error::io(e).with_file(&name))?;
             if let Some(c) = Compression::sniff(start) {
                 return Err(Error::invalid_argument(format!(
                     "this looks like a {c} file, not text: read it with \

@@ -718,7 +718,10 @@ fn csv_decoder(args: &Args, compression: Compression) -> Result<CsvDecoder> {
 /// One default per field of the first data line: int64, float or bytes.
 /// The line is split on the delimiter without unquoting: a guess to
 /// start from, which `--columns` overrides.
-fn infer_csv(args: &Args, compression: Compression) -> Result<Vec<RecordDefault>> {
+fn infer_csv(
+    args: &Args,
+    compression: Compression,
+) -> Result<Vec<RecordDefault>> {
     let path = &args.files[0];
     let name = name_of(path);
     let mut lines =

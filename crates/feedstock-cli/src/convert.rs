@@ -195,10 +195,9 @@ pub(crate) fn run(cmd: &Command) -> anyhow::Result<()> {
         Command::Csv(a) => {
             (&a.output, convert(&a.input, &a.output, |s| csv(a, s)))
         }
-        Command::Fixed(a) => (
-            &a.output,
-            convert(&a.input, &a.output, |s| fixed(a, s)),
-        ),
+        Command::Fixed(a) => {
+            (&a.output, convert(&a.input, &a.output, |s| fixed(a, s)))
+        }
     };
     let counts = result?;
     let paths = shard_paths(&output.out, output.shards);

@@ -354,7 +354,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let mut out = stdout.lock();
     if args.json {
         // As an io::Error, so that a closed pipe is seen as one.
-        serde_json::to_writer_pretty(&mut out, &sum).map_err(io::Error::from)?;
+        serde_json::to_writer_pretty(&mut out, &sum)
+            .map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
         sum.print(&mut out)?;
@@ -374,14 +375,28 @@ impl Summary {
                 self.examples += 1;
                 let b = &mut self.names;
                 add_features(&mut self.features, ex.features.as_ref(), b);
-                add_binary(&mut self.features, &mut self.feature_lists, &binary, b);
+                add_binary(
+                    &mut self.features,
+                    &mut self.feature_lists,
+                    &binary,
+                    b,
+                );
             }
             Payload::SequenceExample(se) => {
                 self.sequence_examples += 1;
                 let b = &mut self.names;
                 add_features(&mut self.context, se.context.as_ref(), b);
-                add_lists(&mut self.feature_lists, se.feature_lists.as_ref(), b);
-                add_binary(&mut self.context, &mut self.feature_lists, &binary, b);
+                add_lists(
+                    &mut self.feature_lists,
+                    se.feature_lists.as_ref(),
+                    b,
+                );
+                add_binary(
+                    &mut self.context,
+                    &mut self.feature_lists,
+                    &binary,
+                    b,
+                );
             }
             Payload::Raw => self.other += 1,
         }
@@ -402,7 +417,12 @@ impl Summary {
 
     fn print(&self, out: &mut impl Write) -> io::Result<()> {
         for f in &self.files {
-            writeln!(out, "{}\t{}", f.records, display_name(f.file.as_bytes()))?;
+            writeln!(
+                out,
+                "{}\t{}",
+                f.records,
+                display_name(f.file.as_bytes())
+            )?;
         }
         write!(
             out,
@@ -511,8 +531,9 @@ fn shown(name: &str, binary: bool) -> String {
 /// name can never break a row or pass for another.
 pub(crate) fn display_name(name: &[u8]) -> String {
     match std::str::from_utf8(name) {
-        Ok(s) if !s.is_empty()
-            && !s.chars().any(|c| c.is_control() || c == '"') =>
+        Ok(s)
+            if !s.is_empty()
+                && !s.chars().any(|c| c.is_control() || c == '"') =>
         {
             s.to_owned()
         }
@@ -655,7 +676,11 @@ fn print_lists(
 /// (a longer name is printed whole and shifts its own row; a width past
 /// `u16::MAX` would make the formatter panic).
 fn name_width(names: impl Iterator<Item = String>) -> usize {
-    names.map(|n| n.chars().count()).max().unwrap_or(0).clamp(7, 60)
+    names
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(7, 60)
 }
 
 #[cfg(test)]
@@ -776,7 +801,7 @@ mod tests {
         let mut sum = Summary::default();
         for i in 0..MAX_NAMES + 5 {
             let ex = Example::builder()
-                .int64(&format!("f{i}"), [1])
+                .int64(format!("f{i}"), [1])
                 .int64("f0", [2])
                 .build();
             sum.add(&ex.encode_to_vec(), Mode::Auto);
@@ -789,9 +814,8 @@ mod tests {
         let mut sum = Summary::default();
         let long = "x".repeat(MAX_NAME_BYTES / 2);
         for c in ['a', 'b', 'c'] {
-            let ex = Example::builder()
-                .int64(&format!("{c}{long}"), [1])
-                .build();
+            let ex =
+                Example::builder().int64(format!("{c}{long}"), [1]).build();
             sum.add(&ex.encode_to_vec(), Mode::Auto);
         }
         assert_eq!(sum.features.len(), 1);

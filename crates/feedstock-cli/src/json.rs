@@ -53,7 +53,9 @@ pub(crate) struct SequenceExampleJson<'a>(pub(crate) &'a SequenceExample);
 /// [`BinaryKeys`](crate::payload::BinaryKeys)): `{"features":
 /// [{"nameBase64": ..., "feature": ...}], "featureLists": [...]}`.
 #[derive(Debug)]
-pub(crate) struct BinaryKeysJson<'a>(pub(crate) &'a crate::payload::BinaryKeys);
+pub(crate) struct BinaryKeysJson<'a>(
+    pub(crate) &'a crate::payload::BinaryKeys,
+);
 
 /// One entry with a raw name.
 struct Named<'a, T>(&'a [u8], T);

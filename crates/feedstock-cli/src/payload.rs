@@ -80,7 +80,10 @@ impl BinaryKeys {
 /// As [`classify`], but a record that is an Example or SequenceExample
 /// except for feature names that are not UTF-8 is shown as one, with
 /// those entries apart, instead of as raw bytes.
-pub(crate) fn classify_keeping(data: &[u8], mode: Mode) -> (Payload, BinaryKeys) {
+pub(crate) fn classify_keeping(
+    data: &[u8],
+    mode: Mode,
+) -> (Payload, BinaryKeys) {
     let payload = classify(data, mode);
     if !matches!(payload, Payload::Raw) || mode == Mode::Raw {
         return (payload, BinaryKeys::default());
@@ -96,7 +99,9 @@ pub(crate) fn classify_keeping(data: &[u8], mode: Mode) -> (Payload, BinaryKeys)
             && !binary.is_empty()
         {
             let p = match msg {
-                Msg::Example => Example::decode(&rest[..]).map(Payload::Example),
+                Msg::Example => {
+                    Example::decode(&rest[..]).map(Payload::Example)
+                }
                 _ => SequenceExample::decode(&rest[..])
                     .map(Payload::SequenceExample),
             };
@@ -427,7 +432,8 @@ mod tests {
             [(b"a\xffz\n".to_vec(), Feature::int64_list([1]))]
         );
         // Valid names lose nothing and take nothing apart.
-        let (p, binary) = classify_keeping(&example_named(b"abcd"), Mode::Auto);
+        let (p, binary) =
+            classify_keeping(&example_named(b"abcd"), Mode::Auto);
         assert!(
             matches!(p, Payload::Example(e) if e.features.as_ref().unwrap().feature.len() == 2)
         );

@@ -113,13 +113,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
             }
         };
         let report = match open_input(path) {
-            Ok(f) => check(
-                f,
-                compression,
-                args.max_record_len,
-                &name,
-                &mut print,
-            )?,
+            Ok(f) => {
+                check(f, compression, args.max_record_len, &name, &mut print)?
+            }
             Err(e) => {
                 writeln!(out, "{name}: cannot open: {e}")?;
                 open_error.get_or_insert(e);

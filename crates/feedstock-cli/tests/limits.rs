@@ -67,13 +67,16 @@ fn repeated_crc(unit: &[u8], times: u64) -> Crc {
 fn gzip_repeat(unit: &[u8], times: u64, path: &Path) {
     let mut c = Compress::new(flate2::Compression::best(), false);
     let mut block = Vec::with_capacity(unit.len() + 4096);
-    c.compress_vec(unit, &mut block, FlushCompress::Full).unwrap();
+    c.compress_vec(unit, &mut block, FlushCompress::Full)
+        .unwrap();
     assert_eq!(c.total_in(), unit.len() as u64, "one call deflates it all");
     let mut end = Vec::with_capacity(64);
-    c.compress_vec(&[], &mut end, FlushCompress::Finish).unwrap();
+    c.compress_vec(&[], &mut end, FlushCompress::Finish)
+        .unwrap();
     let crc = repeated_crc(unit, times);
     let mut f = BufWriter::new(File::create(path).unwrap());
-    f.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]).unwrap();
+    f.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff])
+        .unwrap();
     for _ in 0..times {
         f.write_all(&block).unwrap();
     }
@@ -140,7 +143,14 @@ fn a_gzip_line_that_inflates_past_memory_is_a_clean_error() {
     // bench's CSV schema inference and reader are bounded the same way.
     let run = feedstock_limited(
         400_000,
-        &["bench", "--format", "csv", s(&bomb), "--max-line-bytes", "1000"],
+        &[
+            "bench",
+            "--format",
+            "csv",
+            s(&bomb),
+            "--max-line-bytes",
+            "1000",
+        ],
     );
     assert_eq!(run.status.code(), Some(1), "{run:?}");
     assert!(stderr(&run).contains("limit of 1000 bytes"), "{run:?}");
@@ -153,7 +163,14 @@ fn dev_zero_as_csv_is_a_clean_error() {
     let out = dir.path().join("out.tfrecord");
     let run = feedstock_limited(
         400_000,
-        &["convert", "csv", "/dev/zero", s(&out), "--columns", "a:int64"],
+        &[
+            "convert",
+            "csv",
+            "/dev/zero",
+            s(&out),
+            "--columns",
+            "a:int64",
+        ],
     );
     assert_eq!(run.status.code(), Some(1), "{run:?}");
     assert!(stderr(&run).contains("/dev/zero:1"), "{run:?}");
@@ -190,7 +207,9 @@ fn verify_streams_its_report_of_millions_of_problems() {
     let dir = tempfile::tempdir().unwrap();
     // Each problem held in memory names the file twice (file and key):
     // with a long name, 300 k damaged records made ~250 MB of report.
-    let gz = dir.path().join(format!("{}.tfrecord.gz", "long".repeat(50)));
+    let gz = dir
+        .path()
+        .join(format!("{}.tfrecord.gz", "long".repeat(50)));
     let n = 300_000u64;
     let unit: Vec<u8> = (0..1000).flat_map(|_| bad_crc_record()).collect();
     gzip_repeat(&unit, n / 1000, &gz);
@@ -221,7 +240,10 @@ fn absurd_counts_are_usage_errors_not_allocations() {
     let cases: [(&[&str], &str); 4] = [
         (&["--columns", "a:int64*100000000000"], "too big"),
         (&["--columns", "_*18446744073709551615,a:int64"], "too big"),
-        (&["--columns", "a:int64", "--shards", "4294967295"], "100000"),
+        (
+            &["--columns", "a:int64", "--shards", "4294967295"],
+            "100000",
+        ),
         (&["--columns", "a:int64", "--shards", "0"], "from 1 to"),
     ];
     for (extra, want) in cases {
@@ -288,7 +310,8 @@ fn threads_that_cannot_start_are_exit_three_not_a_panic() {
     w.write_record(&prost::Message::encode_to_vec(&ex)).unwrap();
     std::fs::write(&input, w.finish().unwrap()).unwrap();
     // 256 threads of 2 MiB stacks do not fit in 200 MB of address space.
-    let run = feedstock_limited(200_000, &["bench", s(&input), "--threads", "256"]);
+    let run =
+        feedstock_limited(200_000, &["bench", s(&input), "--threads", "256"]);
     assert_eq!(run.status.code(), Some(3), "{run:?}");
     assert!(stderr(&run).contains("cannot start thread"), "{run:?}");
     assert!(!stderr(&run).contains("panicked"), "{run:?}");

@@ -43,9 +43,7 @@ fn digits() -> PathBuf {
 /// A TFRecord file of `n` Examples with one int64 feature, compressed as
 /// `c`.
 fn examples(path: &Path, n: i64, c: Compression) {
-    let mut w = WriterBuilder::new()
-        .compression(c)
-        .from_writer(Vec::new());
+    let mut w = WriterBuilder::new().compression(c).from_writer(Vec::new());
     for i in 0..n {
         let ex = Example::builder()
             .feature("n", Feature::int64_list([i]))
@@ -155,7 +153,8 @@ fn bench_reads_compressed_csv_and_tab_delimiters_like_convert() {
     ]);
     let lines = fs::read_to_string(&tsv).unwrap().lines().count() as u64;
     assert_eq!(bench_read_count(&run), lines - 1);
-    let run = feedstock(&["bench", "--format", "csv", s(&tsv), "--delim", "ab"]);
+    let run =
+        feedstock(&["bench", "--format", "csv", s(&tsv), "--delim", "ab"]);
     assert_eq!(run.status.code(), Some(2), "{run:?}");
 }
 
@@ -266,7 +265,10 @@ fn column_defaults_convert_the_stations_golden_file() {
     // 1003: empty elevation, NA reading.
     assert_eq!(f(2, "elev"), Feature::float_list([0.0]));
     assert_eq!(f(2, "reading"), Feature::float_list([-99.0]));
-    assert_eq!(f(2, "name"), Feature::bytes_list([&b"The \"Old\" Mill"[..]]));
+    assert_eq!(
+        f(2, "name"),
+        Feature::bytes_list([&b"The \"Old\" Mill"[..]])
+    );
     // 1004: empty name and active.
     assert_eq!(f(3, "name"), Feature::bytes_list([&b"?"[..]]));
     assert_eq!(f(3, "active"), Feature::int64_list([-1]));
@@ -349,7 +351,8 @@ fn odd_feature_names_are_escaped_and_never_hide_a_record() {
     let second: serde_json::Value =
         serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
     assert_eq!(
-        second["example"]["features"]["feature"]["ok"]["floatList"]["value"][0],
+        second["example"]["features"]["feature"]["ok"]["floatList"]["value"]
+            [0],
         0.5
     );
     let apart = &second["binary_names"]["features"][0];

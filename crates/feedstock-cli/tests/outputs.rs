@@ -78,7 +78,10 @@ fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     ]);
     assert_eq!(run.status.code(), Some(2), "{run:?}");
     assert_eq!(fs::read_to_string(&input).unwrap(), CSV);
-    assert_eq!(names(dir.path()), ["hard.tfrecord", "sym.tfrecord", "x.csv"]);
+    assert_eq!(
+        names(dir.path()),
+        ["hard.tfrecord", "sym.tfrecord", "x.csv"]
+    );
 }
 
 #[test]
@@ -121,9 +124,11 @@ fn a_failed_run_leaves_every_output_as_it_was_and_no_temporary_file() {
     assert_eq!(fs::read_to_string(&target).unwrap(), "kept");
     assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
     // Sharded outputs: none is left behind.
-    let run = convert_csv(&input, s(&dir.path().join("new.tfrecord")), &[
-        "--shards", "3",
-    ]);
+    let run = convert_csv(
+        &input,
+        s(&dir.path().join("new.tfrecord")),
+        &["--shards", "3"],
+    );
     assert_eq!(run.status.code(), Some(2), "{run:?}");
     assert_eq!(
         names(dir.path()),
@@ -214,7 +219,12 @@ fn dash_reads_standard_input_and_writes_standard_output() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(CSV.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(CSV.as_bytes())
+        .unwrap();
     let run = child.wait_with_output().unwrap();
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     // The counts go to stderr, so stdout is only records.
@@ -264,7 +274,14 @@ fn dash_reads_standard_input_and_writes_standard_output() {
     assert!(stderr(&out).contains("standard input"), "{out:?}");
     // Standard output cannot be sharded.
     let out = feedstock(&[
-        "convert", "csv", "-", "-", "--columns", "a:int64", "--shards", "2",
+        "convert",
+        "csv",
+        "-",
+        "-",
+        "--columns",
+        "a:int64",
+        "--shards",
+        "2",
     ]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }

@@ -181,7 +181,8 @@ fn parse_entry(part: &str) -> std::result::Result<Entry, String> {
     let (head, count) = match part.split_once('*') {
         Some((head, n)) => {
             let n = n.trim();
-            let digits = !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+            let digits =
+                !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
             if !digits || n.bytes().all(|b| b == b'0') {
                 return Err(format!(
                     "the count {n:?} after '*' is not a positive integer"
@@ -250,7 +251,9 @@ fn parse_default(
         format!("the default {d:?} is not a valid {}: {e}", ty.name())
     };
     Ok(match ty {
-        ValueType::Int64 => RecordDefault::i64(d.parse().map_err(|e| bad(&e))?),
+        ValueType::Int64 => {
+            RecordDefault::i64(d.parse().map_err(|e| bad(&e))?)
+        }
         ValueType::Float => {
             RecordDefault::f32(d.parse().map_err(|e| bad(&e))?)
         }
@@ -311,7 +314,10 @@ mod tests {
             ("a:float*x", "the count \"x\""),
             ("a:int64,a:float", "the name \"a\" is used twice"),
             ("_*3", "it names no feature"),
-            ("a:int64*100000000000", "the count 100000000000 after '*' is too big"),
+            (
+                "a:int64*100000000000",
+                "the count 100000000000 after '*' is too big",
+            ),
             (
                 "_*18446744073709551615,a:int64",
                 "the count 18446744073709551615 after '*' is too big",

@@ -150,8 +150,7 @@ impl FileSystem for LocalFs {
     ) -> Result<Box<dyn Read + Send>> {
         if path == STDIO {
             let mut input = self.open(path)?;
-            skip_exactly(&mut input, offset)
-                .map_err(|e| e.with_file(path))?;
+            skip_exactly(&mut input, offset).map_err(|e| e.with_file(path))?;
             return Ok(input);
         }
         let mut file = LocalFs::open_file(path)?;
