@@ -30,7 +30,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 use crate::error::{Error, Result};
 
-mod output;
+pub mod output;
 
 pub use output::{OutputFile, OutputOptions, STDIO};
 
