@@ -557,7 +557,7 @@ impl<K> BatchBuilder<'_, K> {
                     .map_err(|e| shared.note_error(e))
             });
         }
-        self.pipeline.add_runner(runner);
+        self.pipeline.add_runner(runner)?;
         self.pipeline.register_batching(&queue, counters);
         Ok(BatchSource::new(shared))
     }

@@ -319,7 +319,7 @@ fn start_producer(
     let dyn_queue: Arc<dyn Queue> = queue.clone();
     pipeline.add_runner(
         QueueRunner::new(dyn_queue).with_op(move || feeder.step()),
-    );
+    )?;
     Ok(Tracker {
         queue,
         len: n as u64,

@@ -91,6 +91,13 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         self.core.is_cancelled()
     }
 
+    pub(crate) fn set_cancel_flag(
+        &self,
+        flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) {
+        self.core.set_cancel_flag(flag)
+    }
+
     pub(crate) fn set_default_timeout(&self, timeout: Option<Duration>) {
         self.core.set_default_timeout(timeout)
     }
@@ -223,6 +230,12 @@ macro_rules! impl_queue {
             }
             fn is_cancelled(&self) -> bool {
                 self.inner.is_cancelled()
+            }
+            fn set_cancel_flag(
+                &self,
+                flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+            ) {
+                self.inner.set_cancel_flag(flag)
             }
             fn set_default_timeout(
                 &self,

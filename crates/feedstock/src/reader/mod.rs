@@ -53,6 +53,7 @@
 //! ```
 
 use std::fmt;
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -94,6 +95,24 @@ pub trait WorkQueue: Send + Sync {
     /// passes on unchanged. [`Kind::Cancelled`](crate::Kind::Cancelled)
     /// if the wait was cancelled.
     fn next_work(&self) -> Result<String>;
+
+    /// Takes the next unit of work, waiting at most `timeout` (`None`:
+    /// as long as [`WorkQueue::next_work`] waits).
+    ///
+    /// The provided method ignores the timeout and calls
+    /// [`WorkQueue::next_work`]: right for a source that never blocks (a
+    /// fixed list); a source that can block overrides it, as the queues
+    /// do.
+    ///
+    /// # Errors
+    ///
+    /// As [`WorkQueue::next_work`];
+    /// [`Kind::DeadlineExceeded`](crate::Kind::DeadlineExceeded) when
+    /// `timeout` passes first.
+    fn next_work_timeout(&self, timeout: Option<Duration>) -> Result<String> {
+        let _ = timeout;
+        self.next_work()
+    }
 }
 
 /// A record as a [`Reader`] returns it.
