@@ -270,23 +270,28 @@ fn not_started() -> crate::Error {
     crate::Error::failed_precondition("read called with no file started")
 }
 
-/// Fails with DataLoss naming `file` when it is empty, unless `allow`.
+/// Fails with DataLoss naming `file` (at offset 0) when it is empty,
+/// unless `allow`; returns whether it is empty.
 ///
 /// An empty file where records are expected is most often a shard whose
 /// writer died before writing anything; TensorFlow reads it as a file with
 /// no records, which hides that. The readers whose files can be empty
-/// legitimately take an `allow_empty_files` option.
+/// legitimately take an `allow_empty_files` option, which then means "no
+/// records" whatever the file's compression: a 0-byte file is not a valid
+/// gzip or zlib stream, but TensorFlow reads it as empty too.
 pub(crate) fn check_not_empty(
     fs: &dyn crate::io::fs::FileSystem,
     file: &str,
     allow: bool,
-) -> crate::Result<()> {
-    if !allow && fs.size(file)? == 0 {
+) -> crate::Result<bool> {
+    let empty = fs.size(file)? == 0;
+    if !allow && empty {
         return Err(crate::Error::data_loss(
             "the file is empty (allow_empty_files(true) reads it as a \
              file with no records, as TensorFlow does)",
         )
-        .with_file(file));
+        .with_file(file)
+        .with_offset(0));
     }
-    Ok(())
+    Ok(empty)
 }
