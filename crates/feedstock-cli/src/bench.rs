@@ -450,7 +450,7 @@ fn stage(
                 s.spawn(move || {
                     let r = work(reader, queue, parser);
                     if let Err(e) = &r {
-                        coord.request_stop_with(e.clone());
+                        let _ = coord.request_stop_with(e.clone());
                     }
                     r
                 })

@@ -503,7 +503,9 @@ fn upstream_error_ends_iteration_with_it(attach_by_hand: bool) {
         [move || {
             n += 1;
             if n == 5 {
-                upstream.request_stop_with(Error::not_found("disk gone"));
+                upstream
+                    .request_stop_with(Error::not_found("disk gone"))
+                    .unwrap();
                 return Err(Error::out_of_range("input closed"));
             }
             Ok(vec![Tensor::scalar(n).into()])

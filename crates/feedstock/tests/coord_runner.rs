@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use feedstock::coord::{Coordinator, Pipeline, QueueRunner};
+use feedstock::coord::{Coordinator, JoinOptions, Pipeline, QueueRunner};
 use feedstock::queue::{
     ComponentSpec, FifoQueue, PartialShape, Queue, QueueSpec,
 };
@@ -63,11 +63,11 @@ fn drain(q: &dyn Queue) -> Vec<i64> {
 fn request_stop_keeps_the_first_real_error_and_out_of_range_is_clean() {
     let coord = Coordinator::new();
     assert!(!coord.should_stop());
-    coord.request_stop_with(Error::out_of_range("end"));
+    coord.request_stop_with(Error::out_of_range("end")).unwrap();
     assert!(coord.should_stop());
     assert_eq!(coord.error(), None);
-    coord.request_stop_with(Error::data_loss("first"));
-    coord.request_stop_with(Error::internal("second"));
+    coord.request_stop_with(Error::data_loss("first")).unwrap();
+    coord.request_stop_with(Error::internal("second")).unwrap();
     assert_eq!(coord.error().unwrap().message(), "first");
     assert!(coord.join(Vec::new(), GRACE).is_err());
 }
@@ -586,4 +586,138 @@ fn queue_closed_kinds_choose_which_errors_end_a_thread_cleanly() {
     let e = coord.join(threads, GRACE).unwrap_err();
     assert_eq!(e.kind(), Kind::Cancelled);
     assert_eq!(errors.get().len(), 1);
+}
+
+// coordinator_test.py testStopAsync / testJoinIgnoresOutOfRange and
+// testCleanStopExceptionTypes-like: which kinds are a clean stop.
+#[test]
+fn clean_stop_kinds_decide_which_errors_join_reports() {
+    let coord = Coordinator::new();
+    assert_eq!(coord.clean_stop_kinds(), [Kind::OutOfRange]);
+    coord.request_stop_with(Error::out_of_range("end")).unwrap();
+    assert!(coord.should_stop());
+    coord.join([], GRACE).unwrap();
+
+    // With Cancelled also clean, a thread ending Cancelled is no error...
+    let coord = Coordinator::with_clean_stop_kinds([
+        Kind::OutOfRange,
+        Kind::Cancelled,
+    ]);
+    let t = coord
+        .spawn("t", || Err(Error::cancelled("queue cancelled")))
+        .unwrap();
+    coord.join([t], GRACE).unwrap();
+    assert!(coord.error().is_none());
+
+    // ...and with no clean kind, even OutOfRange is an error.
+    let coord = Coordinator::with_clean_stop_kinds([]);
+    coord.request_stop_with(Error::out_of_range("end")).unwrap();
+    assert_eq!(coord.join([], GRACE).unwrap_err().kind(), Kind::OutOfRange);
+}
+
+// coordinator_test.py testJoinAllRegistered / testJoinSomeRegistered:
+// join() with no list joins every registered thread, and a list adds to
+// them.
+#[test]
+fn join_with_no_handles_joins_every_registered_thread() {
+    let coord = Coordinator::new();
+    let (tx, rx) = mpsc::channel::<()>();
+    let ended = Arc::new(AtomicUsize::new(0));
+    for i in 0..3 {
+        let (coord2, ended) = (coord.clone(), ended.clone());
+        let t = coord
+            .spawn(format!("registered-{i}"), move || {
+                coord2.wait_for_stop(None);
+                ended.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
+        coord.register_thread(t);
+    }
+    let extra = {
+        let ended = ended.clone();
+        coord
+            .spawn("extra", move || {
+                rx.recv().unwrap();
+                ended.fetch_add(1, Ordering::SeqCst);
+                Err(Error::data_loss("extra failed"))
+            })
+            .unwrap()
+    };
+    tx.send(()).unwrap();
+    let e = coord.join([extra], GRACE).unwrap_err();
+    assert_eq!(e.kind(), Kind::DataLoss);
+    // Every registered thread was waited for, not only the one passed.
+    assert_eq!(ended.load(Ordering::SeqCst), 4);
+    assert!(coord.joined());
+}
+
+// coordinator_test.py testJoinGraceExpires / testJoinIgnoresLiveThreads
+// (ignore_live_threads=True).
+#[test]
+fn ignore_live_threads_leaves_stragglers_without_an_error() {
+    let coord = Coordinator::new();
+    let (tx, rx) = mpsc::channel::<()>();
+    let straggler = thread::Builder::new()
+        .name("straggler".into())
+        .spawn(move || {
+            rx.recv().unwrap();
+            Ok(())
+        })
+        .unwrap();
+    coord.register_thread(straggler);
+    coord.request_stop();
+    coord
+        .join_with(
+            [],
+            JoinOptions::new(Duration::ZERO).ignore_live_threads(true),
+        )
+        .unwrap();
+    // The same without ignoring: DeadlineExceeded naming the thread.
+    let (tx2, rx2) = mpsc::channel::<()>();
+    let straggler = thread::Builder::new()
+        .name("straggler-2".into())
+        .spawn(move || {
+            rx2.recv().unwrap();
+            Ok(())
+        })
+        .unwrap();
+    let e = coord.join([straggler], Duration::ZERO).unwrap_err();
+    assert_eq!(e.kind(), Kind::DeadlineExceeded);
+    assert!(e.message().contains("straggler-2"), "{e}");
+    tx.send(()).unwrap();
+    tx2.send(()).unwrap();
+}
+
+// coordinator_test.py testRequestStopRaisesIfJoined /
+// testRequestStopRaisesIfJoined_ExcInfo: after join, an error passed to
+// request_stop is raised instead of being lost; a clean stop is not.
+#[test]
+fn request_stop_after_join_returns_the_error_and_clear_stop_resets() {
+    let coord = Coordinator::new();
+    coord.request_stop();
+    coord.join([], GRACE).unwrap();
+    assert!(coord.joined());
+    let e = coord
+        .request_stop_with(Error::internal("after join"))
+        .unwrap_err();
+    assert_eq!(e.message(), "after join");
+    coord.request_stop_with(Error::out_of_range("end")).unwrap();
+    assert!(coord.raise_requested_exception().is_ok());
+
+    // testClearStopClearsExceptionToo: clear_stop forgets the stop, the
+    // error and the join.
+    let coord = Coordinator::new();
+    coord.request_stop_with(Error::data_loss("first")).unwrap();
+    assert_eq!(
+        coord.raise_requested_exception().unwrap_err().kind(),
+        Kind::DataLoss
+    );
+    assert!(coord.join([], GRACE).is_err());
+    coord.clear_stop();
+    assert!(!coord.should_stop());
+    assert!(!coord.joined());
+    assert!(coord.error().is_none());
+    coord.request_stop();
+    coord.join([], GRACE).unwrap();
 }

@@ -23,7 +23,7 @@ mod pipeline;
 mod runner;
 mod stats;
 
-pub use coordinator::{Coordinator, StopOnError, ThreadHandle};
+pub use coordinator::{Coordinator, JoinOptions, StopOnError, ThreadHandle};
 pub use pipeline::{Pipeline, PipelineCanceller};
 pub use runner::{EnqueueOp, QueueRunner, RunnerErrors};
 pub(crate) use stats::{BatchCounters, Stage};

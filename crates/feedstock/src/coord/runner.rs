@@ -261,7 +261,9 @@ impl QueueRunner {
                     }
                     drop(ops);
                     match coord {
-                        Some(coord) => coord.request_stop_with(e.clone()),
+                        Some(coord) => {
+                            let _ = coord.request_stop_with(e.clone());
+                        }
                         None => {
                             queue.close(true);
                         }
@@ -324,7 +326,9 @@ impl RunnerThread {
         if let Err(e) = &outcome {
             self.raised.lock().push(e.clone());
             if let Some(coord) = &self.coord {
-                coord.request_stop_with(e.clone());
+                // After a join nobody reports it; the thread's result and
+                // exceptions_raised still hold it.
+                let _ = coord.request_stop_with(e.clone());
             }
             self.queue.close(true);
         }
