@@ -290,3 +290,78 @@ fn a_queue_added_after_cancel_is_cancelled_and_a_later_start_stops() {
     coord.join(threads, LONG).unwrap();
     assert_eq!(q.dequeue().unwrap_err().kind(), Kind::Cancelled);
 }
+
+/// Readers that keep timing out while files trickle in: every line of
+/// every file is read exactly once, whatever the timeouts hit.
+#[test]
+fn reads_that_time_out_never_lose_or_repeat_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let (files_n, lines) = (40, 5);
+    let paths: Vec<String> = (0..files_n)
+        .map(|f| {
+            let p = dir.path().join(format!("f{f}.txt"));
+            let body: String =
+                (0..lines).map(|l| format!("{f}-{l}\n")).collect();
+            std::fs::write(&p, body).unwrap();
+            p.to_str().unwrap().to_owned()
+        })
+        .collect();
+    let files = FifoQueue::builder(2, scalar(DType::String))
+        .build()
+        .unwrap();
+    let reader = Reader::new(TextLineReader::new());
+    let got = Mutex::new(Vec::new());
+    thread::scope(|s| {
+        s.spawn(|| {
+            for (i, p) in paths.iter().enumerate() {
+                spin((i as u32 * 7919) % 50_000);
+                files
+                    .enqueue(vec![Tensor::scalar(bytes::Bytes::from(
+                        p.clone(),
+                    ))
+                    .into()])
+                    .unwrap();
+            }
+            files.close(false);
+        });
+        for t in 0..2 {
+            let (reader, files, got) = (&reader, &files, &got);
+            s.spawn(move || loop {
+                let r = if t == 0 {
+                    reader
+                        .read_up_to_timeout(
+                            files,
+                            3,
+                            Duration::from_micros(50),
+                        )
+                        .map(|v| v.into_iter().map(|r| r.value).collect())
+                } else {
+                    reader
+                        .read_timeout(files, Duration::from_micros(50))
+                        .map(|r| vec![r.value])
+                };
+                match r {
+                    Ok(values) => got.lock().unwrap().extend(values),
+                    // Timed out waiting for the next file: try again.
+                    Err(e) if e.kind() == Kind::DeadlineExceeded => {}
+                    Err(e) => {
+                        assert_eq!(e.kind(), Kind::OutOfRange, "{e}");
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let mut got: Vec<String> = got
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|v| String::from_utf8(v.to_vec()).unwrap())
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = (0..files_n)
+        .flat_map(|f| (0..lines).map(move |l| format!("{f}-{l}")))
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+}
