@@ -27,6 +27,8 @@
 use std::fmt;
 
 use bytes::Bytes;
+pub use half::{bf16, f16};
+pub use num_complex::{Complex32, Complex64};
 use num_traits::AsPrimitive;
 
 use crate::error::{Error, Result};
@@ -57,13 +59,23 @@ pub enum DType {
     F32,
     /// `f64`.
     F64,
+    /// TensorFlow's `float16`: IEEE half precision, [`struct@f16`].
+    F16,
+    /// TensorFlow's `bfloat16`: [`struct@bf16`].
+    BF16,
+    /// TensorFlow's `complex64`: two `f32`, real part first
+    /// ([`Complex32`]).
+    C64,
+    /// TensorFlow's `complex128`: two `f64`, real part first
+    /// ([`Complex64`]).
+    C128,
     /// A byte string ([`Bytes`]); TensorFlow's `tf.string`.
     String,
 }
 
 impl DType {
     /// Every dtype, in declaration order.
-    pub const ALL: [DType; 12] = [
+    pub const ALL: [DType; 16] = [
         DType::Bool,
         DType::U8,
         DType::I8,
@@ -75,6 +87,10 @@ impl DType {
         DType::I64,
         DType::F32,
         DType::F64,
+        DType::F16,
+        DType::BF16,
+        DType::C64,
+        DType::C128,
         DType::String,
     ];
 
@@ -82,9 +98,10 @@ impl DType {
     pub fn size(self) -> Option<usize> {
         Some(match self {
             DType::Bool | DType::U8 | DType::I8 => 1,
-            DType::U16 | DType::I16 => 2,
+            DType::U16 | DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::U32 | DType::I32 | DType::F32 => 4,
-            DType::U64 | DType::I64 | DType::F64 => 8,
+            DType::U64 | DType::I64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
             DType::String => return None,
         })
     }
@@ -104,12 +121,17 @@ impl DType {
             DType::I64 => "int64",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
             DType::String => "string",
         }
     }
 
     /// Parses TensorFlow's name for a dtype (also accepts `"float"`,
-    /// `"double"`, `"bytes"` and the Rust names such as `"f32"`).
+    /// `"double"`, `"half"`, `"bytes"` and the Rust names such as
+    /// `"f32"`).
     pub fn from_name(name: &str) -> Result<DType> {
         let d = match name {
             "bool" => DType::Bool,
@@ -123,6 +145,10 @@ impl DType {
             "int64" | "i64" => DType::I64,
             "float32" | "float" | "f32" => DType::F32,
             "float64" | "double" | "f64" => DType::F64,
+            "float16" | "half" | "f16" => DType::F16,
+            "bfloat16" | "bf16" => DType::BF16,
+            "complex64" => DType::C64,
+            "complex128" => DType::C128,
             "string" | "bytes" | "str" => DType::String,
             _ => {
                 return Err(Error::invalid_argument(format!(
@@ -133,7 +159,7 @@ impl DType {
         Ok(d)
     }
 
-    /// True for the integer and floating-point dtypes.
+    /// True for the integer, floating-point and complex dtypes.
     pub fn is_numeric(self) -> bool {
         !matches!(self, DType::Bool | DType::String)
     }
@@ -181,9 +207,16 @@ impl Shape {
 
     /// The number of elements, checked.
     ///
+    /// A shape is valid when the product of its nonzero dimensions fits a
+    /// `usize`. So every product of some of its dimensions (a row's
+    /// element count, a stride) fits too, and code that multiplies the
+    /// dimensions of a valid shape cannot overflow. That makes a shape
+    /// like `[0, 2^62, 8]` invalid, although it has no elements (where
+    /// TensorFlow would accept it).
+    ///
     /// # Errors
-    /// InvalidArgument when the product of the dimensions does not fit a
-    /// `usize`.
+    /// InvalidArgument when the product of the nonzero dimensions does
+    /// not fit a `usize`.
     pub fn checked_num_elements(&self) -> Result<usize> {
         self.checked_product().ok_or_else(|| {
             Error::invalid_argument(format!(
@@ -194,11 +227,12 @@ impl Shape {
     }
 
     fn checked_product(&self) -> Option<usize> {
-        // A zero dimension makes the product zero whatever the others are.
-        if self.0.contains(&0) {
-            return Some(0);
-        }
-        self.0.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        let nonzero = self
+            .0
+            .iter()
+            .filter(|&&d| d != 0)
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))?;
+        Some(if self.0.contains(&0) { 0 } else { nonzero })
     }
 
     /// This shape with `n` prepended, as for a batch of `n`.
@@ -268,6 +302,10 @@ pub enum Data {
     I64(Vec<i64>),
     F32(Vec<f32>),
     F64(Vec<f64>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    C64(Vec<Complex32>),
+    C128(Vec<Complex64>),
     String(Vec<Bytes>),
 }
 
@@ -287,6 +325,10 @@ macro_rules! with_data {
             Data::I64($v) => $body,
             Data::F32($v) => $body,
             Data::F64($v) => $body,
+            Data::F16($v) => $body,
+            Data::BF16($v) => $body,
+            Data::C64($v) => $body,
+            Data::C128($v) => $body,
             Data::String($v) => $body,
         }
     };
@@ -308,6 +350,10 @@ macro_rules! map_data {
             Data::I64($v) => Data::I64($body),
             Data::F32($v) => Data::F32($body),
             Data::F64($v) => Data::F64($body),
+            Data::F16($v) => Data::F16($body),
+            Data::BF16($v) => Data::BF16($body),
+            Data::C64($v) => Data::C64($body),
+            Data::C128($v) => Data::C128($body),
             Data::String($v) => Data::String($body),
         }
     };
@@ -328,6 +374,10 @@ impl Data {
             Data::I64(_) => DType::I64,
             Data::F32(_) => DType::F32,
             Data::F64(_) => DType::F64,
+            Data::F16(_) => DType::F16,
+            Data::BF16(_) => DType::BF16,
+            Data::C64(_) => DType::C64,
+            Data::C128(_) => DType::C128,
             Data::String(_) => DType::String,
         }
     }
@@ -356,6 +406,10 @@ impl Data {
             DType::I64 => Data::I64(vec![0; n]),
             DType::F32 => Data::F32(vec![0.0; n]),
             DType::F64 => Data::F64(vec![0.0; n]),
+            DType::F16 => Data::F16(vec![f16::ZERO; n]),
+            DType::BF16 => Data::BF16(vec![bf16::ZERO; n]),
+            DType::C64 => Data::C64(vec![Complex32::new(0.0, 0.0); n]),
+            DType::C128 => Data::C128(vec![Complex64::new(0.0, 0.0); n]),
             DType::String => Data::String(vec![Bytes::new(); n]),
         }
     }
@@ -390,7 +444,10 @@ impl Data {
                 }
             };
         }
-        ext!(Bool, U8, I8, U16, I16, U32, I32, U64, I64, F32, F64, String);
+        ext!(
+            Bool, U8, I8, U16, I16, U32, I32, U64, I64, F32, F64, F16, BF16,
+            C64, C128, String
+        );
         Ok(())
     }
 
@@ -404,7 +461,9 @@ mod sealed {
 }
 
 /// A Rust type that can be the element of a tensor: `bool`, the integer
-/// and float types of [`DType`], and [`Bytes`] for strings.
+/// and float types of [`DType`] (with [`struct@f16`] and [`struct@bf16`] from
+/// the `half` crate), [`Complex32`] / [`Complex64`] (`complex64` /
+/// `complex128`) from `num-complex`, and [`Bytes`] for strings.
 pub trait Element:
     sealed::Sealed + Clone + PartialEq + fmt::Debug + Send + Sync + 'static
 {
@@ -455,6 +514,7 @@ macro_rules! impl_element {
 impl_element!(
     bool => Bool, u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32,
     i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64,
+    f16 => F16, bf16 => BF16, Complex32 => C64, Complex64 => C128,
     Bytes => String
 );
 
@@ -741,7 +801,7 @@ impl Tensor {
             }
         }
         let shape = first.shape.prepend(tensors.len());
-        let data = concat_data(tensors, shape.num_elements())?;
+        let data = concat_data(tensors, shape.checked_num_elements()?)?;
         Ok(Tensor { shape, data })
     }
 
@@ -772,40 +832,28 @@ impl Tensor {
             n += d;
         }
         let shape = row.prepend(n);
-        let data = concat_data(tensors, shape.num_elements())?;
+        let data = concat_data(tensors, shape.checked_num_elements()?)?;
         Ok(Tensor { shape, data })
     }
 
-    /// Converts every element to `dtype`, as TensorFlow's `cast` does:
-    /// floats to integers truncate toward zero (saturating at the integer
-    /// range, where TensorFlow's result is unspecified), numbers to bool
-    /// are `x != 0`, bool to numbers is 0 or 1.
+    /// Converts every element to `dtype`, as TensorFlow's `cast` does
+    /// (`core/kernels/cast_op.h`): floats to integers truncate toward
+    /// zero (saturating at the integer range, where TensorFlow's result
+    /// is unspecified), numbers to bool are `x != 0`, bool to numbers is
+    /// 0 or 1. A complex number cast to a real dtype (or bool) keeps its
+    /// real part, and a real number cast to complex gets a zero imaginary
+    /// part, as numpy does. `float16` and `bfloat16` convert through
+    /// `float32`, rounding to nearest even, as Eigen's conversions do (so
+    /// a `float64` is rounded to `float32` first).
     ///
     /// # Errors
-    /// Unimplemented when either side is a string (use
-    /// `decode::string_to_number` to parse strings).
+    /// Unimplemented, naming both dtypes, when either side is a string
+    /// (use `decode::raw::string_to_number` to parse strings).
     pub fn cast(&self, dtype: DType) -> Result<Tensor> {
         if self.dtype() == dtype {
             return Ok(self.clone());
         }
-        let data = match &self.data {
-            Data::String(_) => None,
-            Data::Bool(v) => {
-                let as_u8: Vec<u8> = v.iter().map(|&b| b as u8).collect();
-                cast_slice(&as_u8, dtype)
-            }
-            Data::U8(v) => cast_slice(v, dtype),
-            Data::I8(v) => cast_slice(v, dtype),
-            Data::U16(v) => cast_slice(v, dtype),
-            Data::I16(v) => cast_slice(v, dtype),
-            Data::U32(v) => cast_slice(v, dtype),
-            Data::I32(v) => cast_slice(v, dtype),
-            Data::U64(v) => cast_slice(v, dtype),
-            Data::I64(v) => cast_slice(v, dtype),
-            Data::F32(v) => cast_slice(v, dtype),
-            Data::F64(v) => cast_slice(v, dtype),
-        };
-        let data = data.ok_or_else(|| {
+        let data = cast_data(&self.data, dtype).ok_or_else(|| {
             Error::unimplemented(format!(
                 "cannot cast {} to {dtype}",
                 self.dtype()
@@ -815,6 +863,94 @@ impl Tensor {
             shape: self.shape.clone(),
             data,
         })
+    }
+}
+
+/// `data` converted to `dtype`, or `None` when either is a string.
+fn cast_data(data: &Data, dtype: DType) -> Option<Data> {
+    if data.dtype() == dtype {
+        return Some(data.clone());
+    }
+    let f32s = |v: Vec<f32>| cast_data(&Data::F32(v), dtype);
+    match data {
+        Data::String(_) => return None,
+        Data::F16(v) => return f32s(v.iter().map(|x| x.to_f32()).collect()),
+        Data::BF16(v) => return f32s(v.iter().map(|x| x.to_f32()).collect()),
+        Data::C64(v) => {
+            return match dtype {
+                DType::C128 => Some(Data::C128(
+                    v.iter()
+                        .map(|c| Complex64::new(c.re.into(), c.im.into()))
+                        .collect(),
+                )),
+                _ => f32s(v.iter().map(|c| c.re).collect()),
+            }
+        }
+        Data::C128(v) => {
+            return match dtype {
+                DType::C64 => Some(Data::C64(
+                    v.iter()
+                        .map(|c| Complex32::new(c.re as f32, c.im as f32))
+                        .collect(),
+                )),
+                _ => cast_data(
+                    &Data::F64(v.iter().map(|c| c.re).collect()),
+                    dtype,
+                ),
+            }
+        }
+        _ => {}
+    }
+    // `data` is bool or a primitive number from here on.
+    let via = |through: DType| cast_primitive(data, through);
+    Some(match dtype {
+        DType::F16 => match via(DType::F32)? {
+            Data::F32(v) => {
+                Data::F16(v.into_iter().map(f16::from_f32).collect())
+            }
+            _ => return None,
+        },
+        DType::BF16 => match via(DType::F32)? {
+            Data::F32(v) => {
+                Data::BF16(v.into_iter().map(bf16::from_f32).collect())
+            }
+            _ => return None,
+        },
+        DType::C64 => match via(DType::F32)? {
+            Data::F32(v) => Data::C64(
+                v.into_iter().map(|x| Complex32::new(x, 0.0)).collect(),
+            ),
+            _ => return None,
+        },
+        DType::C128 => match via(DType::F64)? {
+            Data::F64(v) => Data::C128(
+                v.into_iter().map(|x| Complex64::new(x, 0.0)).collect(),
+            ),
+            _ => return None,
+        },
+        other => cast_primitive(data, other)?,
+    })
+}
+
+/// `data`, bool or a primitive number, converted to bool or a primitive
+/// number type; `None` for anything else.
+fn cast_primitive(data: &Data, dtype: DType) -> Option<Data> {
+    match data {
+        Data::Bool(v) => {
+            let as_u8: Vec<u8> = v.iter().map(|&b| b as u8).collect();
+            cast_slice(&as_u8, dtype)
+        }
+        Data::U8(v) => cast_slice(v, dtype),
+        Data::I8(v) => cast_slice(v, dtype),
+        Data::U16(v) => cast_slice(v, dtype),
+        Data::I16(v) => cast_slice(v, dtype),
+        Data::U32(v) => cast_slice(v, dtype),
+        Data::I32(v) => cast_slice(v, dtype),
+        Data::U64(v) => cast_slice(v, dtype),
+        Data::I64(v) => cast_slice(v, dtype),
+        Data::F32(v) => cast_slice(v, dtype),
+        Data::F64(v) => cast_slice(v, dtype),
+        _ => None,
     }
 }
 
@@ -878,7 +1014,7 @@ fn cast_slice<S: CastSource>(v: &[S], dtype: DType) -> Option<Data> {
         DType::I64 => Data::I64(conv(v)),
         DType::F32 => Data::F32(conv(v)),
         DType::F64 => Data::F64(conv(v)),
-        DType::String => return None,
+        _ => return None,
     })
 }
 
@@ -1198,7 +1334,10 @@ fn set_element(
             }
         };
     }
-    set!(Bool, U8, I8, U16, I16, U32, I32, U64, I64, F32, F64, String);
+    set!(
+        Bool, U8, I8, U16, I16, U32, I32, U64, I64, F32, F64, F16, BF16, C64,
+        C128, String
+    );
     Ok(())
 }
 

@@ -23,15 +23,18 @@
 //! # Ok::<(), feedstock::Error>(())
 //! ```
 //!
-//! Decoding is done by the `image` crate. Where TensorFlow's libraries
-//! convert differently, this module follows TensorFlow: a 16-bit PNG
-//! becomes 8-bit by keeping the high byte (libpng's `strip_16`), and a
-//! colour JPEG read as grayscale takes libjpeg's luma (Rec. 601
-//! weights, rounded), while a colour PNG read as grayscale takes
-//! libpng's as TensorFlow configures it (the same weights in 15-bit
-//! fixed point, truncated). JPEG colour output can differ from libjpeg's by a unit
-//! or two per channel, as any two JPEG decoders' may (the IDCT and
-//! upsampling are not bit-exact across implementations).
+//! JPEG is decoded by libjpeg-turbo's decoder with TensorFlow's settings
+//! (the integer-fast IDCT, fancy upsampling, no recovery of truncated
+//! data), so the pixels are TensorFlow's bit for bit: checked against
+//! TensorFlow 2.21 on the corpus in `tests/data/golden/jpeg`. A JPEG cut
+//! short is an error, as in TensorFlow, not an image filled with gray.
+//! A CMYK JPEG becomes RGB by TensorFlow's formula.
+//!
+//! PNG is decoded by the `image` crate. Where libpng, as TensorFlow sets
+//! it up, converts differently, this module follows it: a 16-bit PNG
+//! becomes 8-bit by keeping the high byte (`strip_16`), and a colour PNG
+//! read as grayscale takes Rec. 601 weights in 15-bit fixed point,
+//! truncated.
 
 use bytes::Bytes;
 use image::{DynamicImage, ImageFormat};
@@ -100,11 +103,15 @@ impl Format {
     }
 }
 
-/// Decodes a JPEG image to `uint8 [height, width, channels]`.
+/// Decodes a JPEG image to `uint8 [height, width, channels]`, with the
+/// pixels `tf.io.decode_jpeg` gives (its default `dct_method`, fancy
+/// upscaling, ratio 1).
 ///
 /// # Errors
-/// InvalidArgument naming `key` for data that is not a valid JPEG, or for
-/// [`Channels::GrayAlpha`] / [`Channels::Rgba`] (JPEG has no alpha).
+/// InvalidArgument naming `key` for data that is not a valid JPEG or ends
+/// before the image does, an image of 2^29 samples or more (TensorFlow's
+/// limit), or for [`Channels::GrayAlpha`] / [`Channels::Rgba`] (JPEG has
+/// no alpha).
 pub fn decode_jpeg(
     contents: &Bytes,
     channels: Channels,
@@ -152,10 +159,6 @@ fn decode(
     format: Format,
     channels: Channels,
 ) -> Result<Tensor> {
-    let (name, fmt) = match format {
-        Format::Jpeg => ("JPEG", ImageFormat::Jpeg),
-        Format::Png => ("PNG", ImageFormat::Png),
-    };
     if format == Format::Jpeg
         && matches!(channels, Channels::GrayAlpha | Channels::Rgba)
     {
@@ -164,10 +167,19 @@ fn decode(
              {channels:?}"
         )));
     }
-    let img =
-        image::load_from_memory_with_format(contents, fmt).map_err(|e| {
+    if format == Format::Jpeg {
+        let c = match channels {
+            Channels::Gray => 1,
+            Channels::Rgb => 3,
+            _ => 0,
+        };
+        let (h, w, c, pixels) = super::jpeg::decode(contents, c)?;
+        return Tensor::new([h, w, c], pixels);
+    }
+    let img = image::load_from_memory_with_format(contents, ImageFormat::Png)
+        .map_err(|e| {
             Error::invalid_argument(format!(
-                "invalid {name} data ({} bytes): {e}",
+                "invalid PNG data ({} bytes): {e}",
                 contents.len()
             ))
         })?;
@@ -181,9 +193,6 @@ fn decode(
             4 => (4, img.into_rgba8().into_raw()),
             _ => (3, img.into_rgb8().into_raw()),
         },
-        Channels::Gray if format == Format::Jpeg && stored >= 3 => {
-            (1, rec601_luma(&img.into_rgb8().into_raw()))
-        }
         Channels::Gray if stored >= 3 => {
             (1, libpng_luma(&img.into_rgb8().into_raw()))
         }
@@ -251,20 +260,6 @@ fn libpng_luma(rgb: &[u8]) -> Vec<u8> {
                 + 19234 * u32::from(p[1])
                 + 3737 * u32::from(p[2]);
             (y >> 15) as u8
-        })
-        .collect()
-}
-
-/// libjpeg's RGB to grayscale: Y = 0.299 R + 0.587 G + 0.114 B, in its
-/// 16-bit fixed point with rounding.
-fn rec601_luma(rgb: &[u8]) -> Vec<u8> {
-    rgb.chunks_exact(3)
-        .map(|p| {
-            let y = 19595 * u32::from(p[0])
-                + 38470 * u32::from(p[1])
-                + 7471 * u32::from(p[2])
-                + 32768;
-            (y >> 16) as u8
         })
         .collect()
 }

@@ -13,6 +13,7 @@
 pub mod csv;
 pub mod example;
 pub mod image;
+mod jpeg;
 mod number;
 pub mod ops;
 pub mod raw;

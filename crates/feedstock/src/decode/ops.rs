@@ -39,7 +39,10 @@ fn gather(data: &Data, idx: &[usize]) -> Data {
             }
         };
     }
-    pick!(Bool, U8, I8, U16, I16, U32, I32, U64, I64, F32, F64, String)
+    pick!(
+        Bool, U8, I8, U16, I16, U32, I32, U64, I64, F32, F64, F16, BF16, C64,
+        C128, String
+    )
 }
 
 /// Row-major strides of `dims`.
@@ -268,17 +271,25 @@ pub fn crop_to_bounding_box(
 /// × channels values, as `tf.image.per_image_standardization` does. The
 /// floor on the divisor keeps a uniform image from dividing by zero.
 ///
-/// The result is `float64` for a `float64` image and `float32` otherwise.
-/// Sums are accumulated in `f64`, so results can differ from TensorFlow's
-/// `float32` reductions in the last bits.
+/// The result keeps a floating-point image's dtype (`float16`,
+/// `bfloat16`, `float32`, `float64`) and is `float32` otherwise, as in
+/// TensorFlow. Sums are accumulated in `f64`, so results can differ from
+/// TensorFlow's `float32` reductions in the last bits.
 ///
 /// # Errors
-/// InvalidArgument unless `image` is numeric with rank 3 or 4.
+/// InvalidArgument unless `image` is numeric with rank 3 or 4;
+/// Unimplemented, naming the dtype, for a complex image.
 pub fn per_image_standardization(image: &Tensor) -> Result<Tensor> {
     image_axes(image, "per_image_standardization")?;
     if !image.dtype().is_numeric() {
         return Err(Error::invalid_argument(format!(
             "per_image_standardization needs a numeric image, got {}",
+            image.dtype()
+        )));
+    }
+    if matches!(image.dtype(), DType::C64 | DType::C128) {
+        return Err(Error::unimplemented(format!(
+            "per_image_standardization of a {} image",
             image.dtype()
         )));
     }
@@ -295,9 +306,9 @@ pub fn per_image_standardization(image: &Tensor) -> Result<Tensor> {
         out.extend(img.iter().map(|v| (v - mean) / adjusted));
     }
     let t = Tensor::new(image.dims().to_vec(), out)?;
-    if image.dtype() == DType::F64 {
-        Ok(t)
-    } else {
-        t.cast(DType::F32)
+    match image.dtype() {
+        DType::F64 => Ok(t),
+        d @ (DType::F16 | DType::BF16) => t.cast(d),
+        _ => t.cast(DType::F32),
     }
 }

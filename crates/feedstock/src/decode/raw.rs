@@ -26,7 +26,7 @@ use bytes::Bytes;
 use crate::decode::{number, Records};
 use crate::error::{Error, Result};
 use crate::io::Compression;
-use crate::tensor::{DType, Data, Tensor};
+use crate::tensor::{bf16, f16, Complex32, Complex64, DType, Data, Tensor};
 
 /// The order of the bytes of a multi-byte number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -210,6 +210,30 @@ fn append(data: &mut Data, bytes: &[u8], order: ByteOrder) {
         Data::I64(v) => ints!(v, i64),
         Data::F32(v) => ints!(v, f32),
         Data::F64(v) => ints!(v, f64),
+        Data::F16(v) => ints!(v, f16),
+        Data::BF16(v) => ints!(v, bf16),
+        // Each part of a complex number is in `order` on its own, real
+        // part first, as TensorFlow's DecodeRaw swaps them.
+        Data::C64(v) => v.extend(bytes.chunks_exact(8).map(|c| {
+            let part = |b: &[u8]| {
+                let b: [u8; 4] = b.try_into().expect("4 bytes");
+                match order {
+                    ByteOrder::LittleEndian => f32::from_le_bytes(b),
+                    ByteOrder::BigEndian => f32::from_be_bytes(b),
+                }
+            };
+            Complex32::new(part(&c[..4]), part(&c[4..]))
+        })),
+        Data::C128(v) => v.extend(bytes.chunks_exact(16).map(|c| {
+            let part = |b: &[u8]| {
+                let b: [u8; 8] = b.try_into().expect("8 bytes");
+                match order {
+                    ByteOrder::LittleEndian => f64::from_le_bytes(b),
+                    ByteOrder::BigEndian => f64::from_be_bytes(b),
+                }
+            };
+            Complex64::new(part(&c[..8]), part(&c[8..]))
+        })),
         Data::String(_) => unreachable!("element_size rejects strings"),
     }
 }

@@ -2,9 +2,10 @@
 
 use bytes::Bytes;
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
+use feedstock::decode::Records;
 use feedstock::decode::example::{
     parse_example, parse_single_example, parse_single_sequence_example,
-    FeatureSpec,
+    FeatureSpec, FixedSequence, Sparse,
 };
 use feedstock::decode::raw::{decode_compressed, decode_raw, ByteOrder};
 use feedstock::decode::image::{decode_jpeg, decode_png, Channels};
@@ -61,12 +62,12 @@ pub fn run(area: &str, input: &J) -> Result<Vec<J>> {
             } else {
                 ByteOrder::BigEndian
             };
-            let b = unhex(input["bytes"].as_str().unwrap());
+            let b = Bytes::from(unhex(input["bytes"].as_str().unwrap()));
             let t = decode_raw(&b, dtype(&input["dtype"]), order)?;
             Ok(vec![enc::tensor(&t)])
         }
         "png" | "jpeg" => {
-            let b = unhex(input["bytes"].as_str().unwrap());
+            let b = Bytes::from(unhex(input["bytes"].as_str().unwrap()));
             let ch =
                 Channels::from_count(input["channels"].as_u64().unwrap() as _)?;
             let t = if area == "png" {
@@ -83,7 +84,7 @@ pub fn run(area: &str, input: &J) -> Result<Vec<J>> {
         "batch" => batch_case(input),
         "producer" => producer_case(input),
         "decode_compressed" => {
-            let b = unhex(input["bytes"].as_str().unwrap());
+            let b = Bytes::from(unhex(input["bytes"].as_str().unwrap()));
             let out = decode_compressed(&b, compression(input))?;
             Ok(vec![enc::tensor(&Tensor::vector(vec![out]))])
         }
@@ -129,7 +130,7 @@ fn csv(input: &J) -> Result<Vec<J>> {
     }
     let dec = b.build()?;
     let rec = Bytes::from(unhex(input["record"].as_str().unwrap()));
-    let cols = dec.decode_batch(&[rec], &["k"])?;
+    let cols = dec.decode_batch(Records::new(&[rec]).with_keys(&["k"])?)?;
     Ok(cols.iter().map(enc::tensor).collect())
 }
 
@@ -180,7 +181,7 @@ fn example(input: &J, batch: bool) -> Result<Vec<J>> {
         .map(|r| Bytes::from(unhex(r.as_str().unwrap())))
         .collect();
     let parsed = if batch {
-        parse_example::<&str>(&recs, &[], &spec)?
+        parse_example(&recs, &spec)?
     } else {
         parse_single_example(&recs[0], &spec, "")?
     };
@@ -191,7 +192,8 @@ fn sequence(input: &J) -> Result<Vec<J>> {
     let ctx = spec_of(&input["context"])?;
     let seq = spec_of(&input["sequence"])?;
     let rec = Bytes::from(unhex(input["record"].as_str().unwrap()));
-    let (c, s) = parse_single_sequence_example(&rec, &ctx, &seq, "")?;
+    let out = parse_single_sequence_example(&rec, &ctx, &seq, "")?;
+    let (c, s) = (&out.context, &out.feature_lists);
     Ok(c.values().iter().chain(s.values()).map(enc::value).collect())
 }
 
@@ -222,7 +224,11 @@ fn spec_of(list: &J) -> Result<FeatureSpec> {
                     Some(values(dt, vec![], std::slice::from_ref(&f["default"]))?)
                 };
                 let allow = f["allow_missing"].as_bool().unwrap_or(true);
-                b.fixed_sequence(name, dt, shape, allow, d);
+                let mut fs = FixedSequence::new(dt, shape).allow_missing(allow);
+                if let Some(d) = d {
+                    fs = fs.default_value(d);
+                }
+                b.fixed_sequence(name, fs);
             }
             _ => {
                 let keys: Vec<String> = f["index_keys"]
@@ -233,10 +239,12 @@ fn spec_of(list: &J) -> Result<FeatureSpec> {
                     .collect();
                 b.sparse(
                     name,
-                    keys,
-                    f["value_key"].as_str().unwrap(),
-                    dt,
-                    usizes(&f["size"]),
+                    Sparse::new(
+                        keys,
+                        f["value_key"].as_str().unwrap(),
+                        dt,
+                        usizes(&f["size"]),
+                    ),
                 );
             }
         }

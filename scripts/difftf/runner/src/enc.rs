@@ -43,7 +43,7 @@ pub fn tensor(t: &Tensor) -> J {
 
 pub fn sparse(s: &SparseTensor) -> J {
     json!({"sparse": true, "indices": tensor(s.indices()),
-        "values": tensor(s.values()), "dense_shape": s.dense_shape()})
+        "values": tensor(s.values()), "dense_shape": s.dims()})
 }
 
 pub fn value(v: &Value) -> J {
