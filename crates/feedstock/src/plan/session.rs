@@ -22,7 +22,7 @@ use crate::reader::{
     FixedLengthRecordReader, IdentityReader, Reader, TextLineReader,
     TfRecordReader, WholeFileReader, WorkQueue,
 };
-use crate::tensor::{DType, Tensor, Value};
+use crate::tensor::{Tensor, Value};
 
 use super::eval::{self, Compiled, Ctx};
 use super::graph::{
