@@ -449,7 +449,7 @@ fn preloaded_variable_from_placeholder() -> Result<()> {
     let labels = g.constant(Tensor::vector((0..6i32).collect()))?;
     let rows = g.slice_input_producer(&[var.value, labels], ordered(1))?;
     let batch = g.batch(
-        &[rows.clone()],
+        std::slice::from_ref(&rows),
         None,
         BatchOptions {
             batch_size: 3,
