@@ -227,12 +227,13 @@ impl Session {
     /// once; runs then fail Cancelled.
     pub fn close(&self) {
         let inner = &self.inner;
-        // Stop first, so that the runners' Cancelled errors that closing
-        // causes count as the stop, not as failures.
+        // Runs that wake from here on report Cancelled. Then stop before
+        // closing, so that the runners' errors that closing causes count
+        // as the stop, not as failures.
+        inner.closed.store(true, Ordering::SeqCst);
         for c in inner.coords.lock().iter() {
             c.request_stop();
         }
-        inner.closed.store(true, Ordering::SeqCst);
         for q in inner.queues.lock().iter() {
             q.close(true);
         }
@@ -465,7 +466,6 @@ impl Inner {
                 compiled,
                 slots: Vec::new(),
                 keep: spec.keep_input.is_some(),
-                closed: Arc::clone(&self.closed),
             });
         }
         let mut qspec = QueueSpec::new();
@@ -582,15 +582,18 @@ struct Runner {
     compiled: Arc<Compiled>,
     slots: Vec<Vec<Value>>,
     keep: bool,
-    closed: Arc<AtomicBool>,
 }
 
 impl Runner {
     fn step(&mut self) -> Result<(Vec<Value>, KeepInput)> {
+        // A runner ends on its queues' errors once the session closes
+        // (after the stop request); it does not watch the flag itself,
+        // which is set before the stop and would look like a failure.
+        static RUNNING: AtomicBool = AtomicBool::new(false);
         let ctx = Ctx {
             feeds: &[],
             deadline: None,
-            closed: &self.closed,
+            closed: &RUNNING,
         };
         self.compiled.exec(&mut self.slots, &ctx)?;
         let mut values = self.compiled.take_outputs(&mut self.slots, &[]);
