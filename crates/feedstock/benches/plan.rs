@@ -11,13 +11,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_main, Criterion, Throughput};
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::{
     parse_example, parse_single_example, FeatureSpec,
 };
 use feedstock::decode::math::mul;
 use feedstock::decode::raw::{decode_raw, decode_raw_batch, ByteOrder};
+use feedstock::decode::Records;
 use feedstock::input::{shuffle_batch, string_input_producer, BatchSource};
 use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
@@ -95,10 +96,11 @@ fn direct(files: &[String], many: bool) -> usize {
                 recs.iter().map(|r| r.value.clone()).collect();
             let keys: Vec<&str> =
                 recs.iter().map(|r| r.key.as_str()).collect();
-            let p = parse_example(&values, &keys, &spec)?.into_values();
+            let named = Records::new(&values).with_keys(&keys)?;
+            let p = parse_example(named, &spec)?.into_values();
             let raw = p[0].dense()?;
             let img = decode_raw_batch(
-                raw.as_slice::<bytes::Bytes>()?,
+                Records::new(raw.as_slice::<bytes::Bytes>()?),
                 DType::U8,
                 ByteOrder::LittleEndian,
             )?;
@@ -215,5 +217,8 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+mod group {
+    #![allow(missing_docs)]
+    criterion::criterion_group!(benches, super::bench);
+}
+criterion_main!(group::benches);

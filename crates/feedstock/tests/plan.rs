@@ -353,7 +353,7 @@ fn read_up_to_parse_example_enqueue_many() -> Result<()> {
     for b in drain(&sess, &batch)? {
         let l = i64s(&b[0]);
         let tags = b[1].sparse()?;
-        assert_eq!(tags.dense_shape()[0] as usize, l.len());
+        assert_eq!(tags.dense_shape().dims()[0], l.len());
         nnz += tags.nnz();
         labels.extend(l);
     }

@@ -21,6 +21,7 @@ use crate::decode::image::{decode_image, decode_jpeg, decode_png};
 use crate::decode::math;
 use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
+use crate::decode::Records;
 use crate::error::{Error, Kind, Result};
 use crate::queue::Queue;
 use crate::tensor::{Tensor, Value};
@@ -374,6 +375,19 @@ fn keys_of(key: Option<&Value>) -> Vec<Cow<'_, str>> {
     }
 }
 
+/// Records named by their keys when there is one key per record.
+fn records<'a>(
+    values: &'a [Bytes],
+    keys: &'a [Cow<'a, str>],
+) -> Result<Records<'a>> {
+    let r = Records::new(values);
+    if keys.len() == values.len() {
+        r.with_keys(keys)
+    } else {
+        Ok(r)
+    }
+}
+
 fn dense_in<'a>(
     ins: &dyn Fn(usize) -> &'a Value,
     k: usize,
@@ -536,12 +550,7 @@ fn run_step<'a>(
             let s = t.as_slice::<Bytes>()?;
             let parsed = if *batched {
                 let keys = keys_of(key);
-                let keys = if keys.len() == s.len() {
-                    keys
-                } else {
-                    Vec::new()
-                };
-                parse_example(s, &keys, spec)?
+                parse_example(records(s, &keys)?, spec)?
             } else {
                 if s.len() != 1 {
                     return Err(Error::invalid_argument(
@@ -677,12 +686,7 @@ fn decode_csv(
 ) -> Result<()> {
     let records = t.as_slice::<Bytes>()?;
     let keys = keys_of(key);
-    let keys = if keys.len() == records.len() {
-        keys
-    } else {
-        Vec::new()
-    };
-    let cols = decoder.decode_batch(records, &keys)?;
+    let cols = decoder.decode_batch(self::records(records, &keys)?)?;
     for c in cols {
         out.push(c.reshape(t.dims().to_vec())?.into());
     }
