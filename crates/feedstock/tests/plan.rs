@@ -629,3 +629,213 @@ fn corrupt_file_and_unstarted_runners() -> Result<()> {
     assert_eq!(joined.kind(), Kind::DataLoss);
     Ok(())
 }
+
+fn png(w: u32, h: u32, seed: u8) -> Vec<u8> {
+    let pixels: Vec<u8> = (0..w * h * 3)
+        .map(|i| (i as u8).wrapping_mul(7) ^ seed)
+        .collect();
+    let img = image::RgbImage::from_raw(w, h, pixels).unwrap();
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+/// Whole files → decode_png → crop, flips, standardization, and a
+/// dynamic_pad batch of images of two sizes; a file that is no image is
+/// an error naming it.
+#[test]
+fn images_whole_files_and_dynamic_pad() -> Result<()> {
+    let dir = tempfile::tempdir().unwrap();
+    let a = path(dir.path(), "a.png");
+    let b = path(dir.path(), "b.png");
+    std::fs::write(&a, png(3, 2, 1)).unwrap();
+    std::fs::write(&b, png(2, 2, 9)).unwrap();
+    let files = vec![a.clone(), b.clone()];
+    let images = |g: &Graph| -> Result<(Output, Output)> {
+        let q =
+            g.string_input_producer(Strings::List(files.clone()), ordered(1))?;
+        let reader = g.reader(ReaderKind::WholeFile)?;
+        let (key, contents) = g.read(reader, q)?;
+        let image = g.decode_image(
+            contents,
+            feedstock::plan::ImageFormat::Png,
+            feedstock::decode::image::Channels::Rgb,
+        )?;
+        Ok((key, image))
+    };
+    let g = Graph::new();
+    let (_, image) = images(&g)?;
+    assert_eq!(g.shape(image).unwrap().dims(), &[None, None, Some(3)]);
+    let flipped = g.flip_up_down(g.flip_left_right(image)?)?;
+    let corner = g.crop_to_bounding_box(image, 0, 0, 1, 1)?;
+    let std = g.per_image_standardization(image)?;
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    // One record per run, every fetch of it from that record.
+    let first = sess.run(&[image, flipped, corner, std], &[])?;
+    let img = first[0].dense()?;
+    assert_eq!(img.dims(), &[2, 3, 3]);
+    let px = img.as_slice::<u8>()?;
+    let fl = first[1].dense()?.as_slice::<u8>()?.to_vec();
+    // Flipped both ways: pixel (0, 0) is the original's (1, 2).
+    assert_eq!(&fl[..3], &px[(3 + 2) * 3..(3 + 2) * 3 + 3]);
+    assert_eq!(first[2].dense()?.as_slice::<u8>()?, &px[..3]);
+    let mean: f32 = f32s(&first[3]).iter().sum::<f32>() / 18.0;
+    assert!(mean.abs() < 1e-5);
+    coord.request_stop();
+    coord.join(threads, JOIN)?;
+
+    // Both through a padded batch, in file order.
+    let g = Graph::new();
+    let (key, image) = images(&g)?;
+    let padded = g.batch(
+        &[vec![image, key]],
+        None,
+        BatchOptions {
+            batch_size: 2,
+            dynamic_pad: true,
+            shapes: Some(vec![
+                vec![None, None, Some(3)].into(),
+                vec![].into(),
+            ]),
+            ..Default::default()
+        },
+    )?;
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let got = sess.run(&padded, &[])?;
+    let batch = got[0].dense()?;
+    assert_eq!(batch.dims(), &[2, 2, 3, 3]);
+    // b.png is 2 wide: its third column is padding.
+    let b_row0 = &batch.as_slice::<u8>()?[18..27];
+    assert_eq!(&b_row0[6..9], &[0, 0, 0]);
+    assert_eq!(sess.run(&padded, &[]).unwrap_err().kind(), Kind::OutOfRange);
+    coord.request_stop();
+    coord.join(threads, JOIN)?;
+
+    // A file that is not an image: the error names it.
+    let bad = path(dir.path(), "c.png");
+    std::fs::write(&bad, b"not a png").unwrap();
+    let g = Graph::new();
+    let q =
+        g.string_input_producer(Strings::List(vec![bad.clone()]), ordered(1))?;
+    let reader = g.reader(ReaderKind::WholeFile)?;
+    let (_, contents) = g.read(reader, q)?;
+    let image = g.decode_image(
+        contents,
+        feedstock::plan::ImageFormat::Any,
+        feedstock::decode::image::Channels::AsStored,
+    )?;
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let err = sess.run(&[image], &[]).unwrap_err();
+    assert_eq!(err.kind(), Kind::InvalidArgument);
+    assert_eq!(err.key(), Some(bad.as_str()), "{err}");
+    coord.request_stop();
+    coord.join(threads, JOIN)
+}
+
+/// input_producer + dequeue_many, limit_epochs, concat and the
+/// operation timeout.
+#[test]
+fn queues_limits_and_timeouts() -> Result<()> {
+    let g = Graph::new();
+    let rows = g.constant(Tensor::new([4, 2], (0..8i64).collect())?)?;
+    let q = g.input_producer(rows, ordered(2))?;
+    let two = g.dequeue_many(q, 3, true)?;
+    assert_eq!(g.shape(two).unwrap().dims(), &[None, Some(2)]);
+    let joined = g.concat(&[two, two], 1)?;
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let runs = drain(&sess, &[two, joined])?;
+    let all: Vec<i64> = runs.iter().flat_map(|r| i64s(&r[0])).collect();
+    let epoch: Vec<i64> = (0..8).collect();
+    assert_eq!(all, [epoch.clone(), epoch].concat());
+    let j = runs[0][1].dense()?;
+    assert_eq!(j.dims()[1], 4);
+    assert_eq!(&j.as_slice::<i64>()?[..4], &[0, 1, 0, 1]);
+    coord.request_stop();
+    coord.join(threads, JOIN)?;
+
+    let g = Graph::new();
+    let x = g.constant(Tensor::scalar(5i32))?;
+    let limited = g.limit_epochs(x, 2)?;
+    let sess = Session::new(&g);
+    assert_eq!(drain(&sess, &[limited])?.len(), 2);
+
+    // An operation timeout set on the session reaches every queue.
+    let g = Graph::new();
+    let q = g.range_input_producer(3, ordered(1))?;
+    let d = g.dequeue(q)?;
+    let never = g.constant(Tensor::scalar(false))?;
+    let batch = g.batch(
+        &[vec![d]],
+        Some(never),
+        BatchOptions {
+            batch_size: 1,
+            ..Default::default()
+        },
+    )?;
+    let sess = Session::new(&g);
+    sess.set_operation_timeout(Some(Duration::from_millis(10)));
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    // All three dropped, the input ends: OutOfRange, not a timeout.
+    assert_eq!(sess.run(&batch, &[]).unwrap_err().kind(), Kind::OutOfRange);
+    coord.join(threads, JOIN)?;
+    Ok(())
+}
+
+/// Build-time checks fail InvalidArgument at once, as TensorFlow's
+/// Python layer does.
+#[test]
+fn graph_checks_at_build_time() -> Result<()> {
+    let g = Graph::new();
+    let f = g.constant(Tensor::vector(vec![1.0f32, 2.0]))?;
+    let i = g.constant(Tensor::vector(vec![1i32, 2, 3]))?;
+    let s = g.constant(Tensor::string("x"))?;
+    let invalid = |r: Result<Output>| {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
+        e.to_string()
+    };
+    assert!(invalid(g.add_op(f, i)).contains("different dtypes"));
+    let three = g.constant(Tensor::vector(vec![1.0f32, 2.0, 3.0]))?;
+    assert!(invalid(g.mul(f, three)).contains("incompatible"));
+    invalid(g.reshape(f, &[3]));
+    invalid(g.reshape(f, &[-1, -1]));
+    invalid(g.transpose(f, &[1, 0]));
+    invalid(g.decode_raw(f, DType::U8, true));
+    invalid(g.neg(s));
+    invalid(g.stack(&[f, i], 0));
+    invalid(g.strided_slice(f, &[SliceDim::At(0), SliceDim::At(0)]));
+    invalid(g.strided_slice(f, &[SliceDim::At(2)]));
+    assert_eq!(
+        g.shape(g.reshape(i, &[-1, 1])?).unwrap().dims(),
+        &[Some(3), Some(1)]
+    );
+    let e = g
+        .batch(
+            &[vec![f]],
+            None,
+            BatchOptions {
+                batch_size: 2,
+                capacity: 4,
+                shuffle: Some(ShuffleOptions {
+                    min_after_dequeue: 4,
+                    seed: None,
+                }),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+    assert!(g.batch(&[vec![f]], None, BatchOptions::default()).is_err());
+    Ok(())
+}

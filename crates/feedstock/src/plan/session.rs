@@ -87,6 +87,8 @@ pub(crate) struct Inner {
     /// Every queue the session made, closed by [`Session::close`].
     queues: Mutex<Vec<Arc<dyn Queue>>>,
     coords: Mutex<Vec<Coordinator>>,
+    /// The default timeout of the session's queue operations.
+    op_timeout: Mutex<Option<Duration>>,
     /// Compiled fetch lists, most recent last.
     cache: Mutex<Vec<CachedRun>>,
     pub(crate) closed: Arc<AtomicBool>,
@@ -145,6 +147,7 @@ impl Session {
                 queues: Mutex::new(Vec::new()),
                 coords: Mutex::new(Vec::new()),
                 cache: Mutex::new(Vec::new()),
+                op_timeout: Mutex::new(None),
                 closed: Arc::new(AtomicBool::new(false)),
             }),
         }
@@ -235,7 +238,18 @@ impl Session {
             c.request_stop();
         }
         for q in inner.queues.lock().iter() {
-            q.close(true);
+            q.cancel();
+        }
+    }
+
+    /// Sets the timeout of every blocking queue operation of the session
+    /// that has none of its own, runner threads' included (TensorFlow's
+    /// `ConfigProto.operation_timeout_in_ms`); `None` waits for ever.
+    /// Applies to the queues made so far and to those made later.
+    pub fn set_operation_timeout(&self, timeout: Option<Duration>) {
+        *self.inner.op_timeout.lock() = timeout;
+        for q in self.inner.queues.lock().iter() {
+            q.set_default_timeout(timeout);
         }
     }
 
@@ -369,16 +383,18 @@ impl Inner {
             return Ok(st);
         }
         let res = self.make(&node)?;
-        if let Resource::Queue(q) = &res {
-            self.queues.lock().push(Arc::clone(q) as Arc<dyn Queue>);
-        }
-        if let Resource::Slice(s) = &res {
-            self.queues
-                .lock()
-                .push(Arc::clone(s.indices()) as Arc<dyn Queue>);
-        }
-        if let Resource::Batch(b) = &res {
-            self.queues.lock().push(Arc::clone(b.queue()));
+        let made: Option<Arc<dyn Queue>> = match &res {
+            Resource::Queue(q) => Some(Arc::clone(q) as Arc<dyn Queue>),
+            Resource::Slice(s) => Some(Arc::clone(s.indices()) as _),
+            Resource::Batch(b) => Some(Arc::clone(b.queue())),
+            _ => None,
+        };
+        if let Some(q) = made {
+            q.set_default_timeout(*self.op_timeout.lock());
+            if self.closed.load(Ordering::SeqCst) {
+                q.cancel();
+            }
+            self.queues.lock().push(q);
         }
         if st.res.set(res).is_err() {
             return Err(Error::internal("a resource was made twice"));
