@@ -850,3 +850,49 @@ fn graph_checks_at_build_time() -> Result<()> {
     assert!(g.batch(&[vec![f]], None, BatchOptions::default()).is_err());
     Ok(())
 }
+
+/// Graphs and sessions cross threads (the Python bindings call them from
+/// several), and dropping the last handle to a session ends its threads.
+#[test]
+fn shared_across_threads_and_dropping_ends_threads() -> Result<()> {
+    fn send_sync<T: Send + Sync + Clone>() {}
+    send_sync::<Graph>();
+    send_sync::<Session>();
+
+    let g = Graph::new();
+    let q = g.range_input_producer(
+        3,
+        ProducerOptions {
+            shuffle: false,
+            ..Default::default()
+        },
+    )?;
+    let d = g.dequeue(q)?;
+    let batch = g.batch(
+        &[vec![d]],
+        None,
+        BatchOptions {
+            batch_size: 3,
+            ..Default::default()
+        },
+    )?;
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            let sess = sess.clone();
+            let batch = batch.clone();
+            thread::spawn(move || sess.run(&batch, &[]))
+        })
+        .collect();
+    for r in runs {
+        let v = r.join().unwrap()?;
+        let mut got = i32s(&v[0]);
+        got.sort_unstable();
+        assert_eq!(got, vec![0, 1, 2], "one whole epoch per batch");
+    }
+    drop(sess);
+    // Endless input, but the session is gone: the threads end.
+    coord.join(threads, JOIN)
+}

@@ -288,6 +288,21 @@ impl Session {
     }
 }
 
+impl Drop for Inner {
+    /// The last handle to a session going away closes it, as dropping a
+    /// TensorFlow session does: its runner threads end instead of running
+    /// on with no one to read what they make.
+    fn drop(&mut self) {
+        self.closed.store(true, Ordering::SeqCst);
+        for c in self.coords.get_mut().iter() {
+            c.request_stop();
+        }
+        for q in self.queues.get_mut().iter() {
+            q.cancel();
+        }
+    }
+}
+
 fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(86_400 * 365)
 }
