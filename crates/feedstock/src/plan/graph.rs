@@ -16,6 +16,9 @@ use crate::io::Compression;
 use crate::queue::PartialShape;
 use crate::tensor::{DType, Tensor, Value};
 
+/// The node id a builder uses for "the node being added".
+const SELF: u32 = u32::MAX;
+
 /// A symbolic tensor: output `index` of a node of a [`Graph`].
 ///
 /// A small `Copy` handle; its static dtype travels with it, and its
@@ -623,6 +626,14 @@ impl Graph {
                 sparse: info.sparse,
             })
             .collect();
+        let mut outputs = outputs;
+        for o in &mut outputs {
+            if let Some(k) = &mut o.key {
+                if k.node == SELF {
+                    k.node = id;
+                }
+            }
+        }
         g.nodes.push(Arc::new(Node {
             id,
             name: unique,
@@ -1068,9 +1079,9 @@ impl Graph {
     ) -> Result<(Output, Output)> {
         self.reader_node(reader)?;
         self.work_queue(queue)?;
-        let id = self.len() as u32;
+        // The key is this node's output 0; `add` fills in the id.
         let key = Output {
-            node: id,
+            node: SELF,
             index: 0,
             dtype: DType::String,
             sparse: false,
@@ -1107,9 +1118,9 @@ impl Graph {
         }
         self.reader_node(reader)?;
         self.work_queue(queue)?;
-        let id = self.len() as u32;
+        // The key is this node's output 0; `add` fills in the id.
         let key = Output {
-            node: id,
+            node: SELF,
             index: 0,
             dtype: DType::String,
             sparse: false,
