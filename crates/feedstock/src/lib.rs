@@ -14,12 +14,15 @@
 //! 3. [`decode`]: records to tensors; pure functions of their input.
 //! 4. [`queue`], [`coord`]: threads and blocking; they know no formats.
 //! 5. [`reader`], [`input`] (producers and batching), [`summary`].
+//! 6. [`plan`]: a whole pipeline described as a graph of those parts and
+//!    run by a session, TensorFlow 1 style (what the Python package binds).
 
 pub mod coord;
 pub mod decode;
 pub mod error;
 pub mod input;
 pub mod io;
+pub mod plan;
 pub mod proto;
 pub mod queue;
 pub mod reader;

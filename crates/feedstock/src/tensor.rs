@@ -529,6 +529,17 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    /// A marker left where a tensor was moved out of a slot that is never
+    /// read again; it allocates nothing. It breaks the shape/element-count
+    /// invariant (a scalar with no element), so it must never escape the
+    /// crate or be read.
+    pub(crate) const fn hollow() -> Tensor {
+        Tensor {
+            shape: Shape(Vec::new()),
+            data: Data::Bool(Vec::new()),
+        }
+    }
+
     /// A tensor of `shape` holding `values` in row-major order.
     ///
     /// # Errors

@@ -14,6 +14,7 @@ pub mod csv;
 pub mod example;
 pub mod image;
 mod jpeg;
+pub mod math;
 mod number;
 pub mod ops;
 pub mod raw;
