@@ -521,7 +521,8 @@ fn stage(
                         "cannot start thread 'bench-worker-{i}' (of {})",
                         readers.len()
                     ));
-                    coord.request_stop_with(e.clone());
+                    // Not yet joined: the stop keeps the error.
+                    let _ = coord.request_stop_with(e.clone());
                     results.push(Err(e));
                     break;
                 }
