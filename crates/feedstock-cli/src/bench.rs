@@ -521,6 +521,7 @@ fn stage(
                         "cannot start thread 'bench-worker-{i}' (of {})",
                         readers.len()
                     ));
+                    // Not yet joined: the stop keeps the error.
                     let _ = coord.request_stop_with(e.clone());
                     results.push(Err(e));
                     break;
