@@ -508,7 +508,7 @@ fn stage(
                 .spawn_scoped(s, move || {
                     let r = work(reader, queue, parser);
                     if let Err(e) = &r {
-                        coord.request_stop_with(e.clone());
+                        let _ = coord.request_stop_with(e.clone());
                     }
                     r
                 });

@@ -223,12 +223,13 @@ impl FixedLengthRecordReader {
         // A compressed stream cannot seek: decompress up to the offset.
         let input: Box<dyn Read + Send> = self.compression.reader(open(0)?);
         let mut chunks = Chunks::new(input, 0);
-        let skipped = chunks.skip(offset)?;
+        let skipped = chunks.skip(offset).map_err(|e| e.with_offset(0))?;
         if skipped < offset {
             return Err(Error::data_loss(format!(
                 "decompressed stream is {skipped} bytes, cannot resume at \
                  byte {offset}"
-            )));
+            ))
+            .with_offset(skipped));
         }
         Ok(chunks)
     }
@@ -242,12 +243,13 @@ impl RecordReader for FixedLengthRecordReader {
     ) -> Result<()> {
         let mut chunks = self.open(file, fs, 0)?;
         let header = self.layout.header_bytes;
-        let skipped = chunks.skip(header)?;
+        let skipped = chunks.skip(header).map_err(|e| e.with_offset(0))?;
         if skipped < header {
             return Err(Error::data_loss(format!(
                 "file is {skipped} bytes, shorter than its \
                  {header}-byte header"
-            )));
+            ))
+            .with_offset(skipped));
         }
         self.file = Some(OpenFile {
             chunks,
@@ -261,11 +263,12 @@ impl RecordReader for FixedLengthRecordReader {
         let file = self.file.as_mut().ok_or_else(not_started)?;
         let start = layout.start(file.record_number);
         let gap = start - file.chunks.offset();
-        file.chunks.skip(gap)?;
+        let at = file.chunks.offset();
+        file.chunks.skip(gap).map_err(|e| e.with_offset(at))?;
         let record = layout.record_bytes as usize;
         let need = record + layout.footer_bytes as usize;
         if file.chunks.offset() == start {
-            file.chunks.fill(need)?;
+            file.chunks.fill(need).map_err(|e| e.with_offset(start))?;
             if file.chunks.buffered().len() >= need {
                 let value = if layout.hop_bytes < layout.record_bytes {
                     // Overlapping records: the next one needs these bytes
@@ -290,7 +293,8 @@ impl RecordReader for FixedLengthRecordReader {
                 "file is {end} bytes, shorter than its {} header and {} \
                  footer bytes",
                 layout.header_bytes, layout.footer_bytes
-            )));
+            ))
+            .with_offset(end));
         }
         let body_end = end - layout.footer_bytes;
         // Bytes no record covers: past the end of the last record, and
