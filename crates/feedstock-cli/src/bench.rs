@@ -521,7 +521,9 @@ fn stage(
                         "cannot start thread 'bench-worker-{i}' (of {})",
                         readers.len()
                     ));
-                    coord.request_stop_with(e.clone());
+                    // Not joined yet, so the error is kept, and it is
+                    // returned from here too.
+                    let _ = coord.request_stop_with(e.clone());
                     results.push(Err(e));
                     break;
                 }
