@@ -521,7 +521,8 @@ fn stage(
                         "cannot start thread 'bench-worker-{i}' (of {})",
                         readers.len()
                     ));
-                    // Not yet joined: the stop keeps the error.
+                    // Not joined yet, so the error is kept, and it is
+                    // returned from here too.
                     let _ = coord.request_stop_with(e.clone());
                     results.push(Err(e));
                     break;

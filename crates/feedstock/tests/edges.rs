@@ -129,3 +129,47 @@ fn a_file_too_big_for_memory_is_resource_exhausted_not_an_abort() {
     assert_eq!(e.kind(), Kind::ResourceExhausted, "{e}");
     assert_eq!(e.file(), Some(path.as_str()));
 }
+
+#[test]
+fn layouts_whose_sums_overflow_are_errors_not_panics() {
+    let e = FixedLengthRecordReader::builder(u64::MAX)
+        .footer_bytes(1)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "a.bin", b"aabbcc");
+    for (header, footer, hop) in [
+        (u64::MAX, u64::MAX - 2, 0),
+        (0, 0, u64::MAX),
+        (u64::MAX - 1, 0, 2),
+    ] {
+        let reader = Reader::new(
+            FixedLengthRecordReader::builder(2)
+                .header_bytes(header)
+                .footer_bytes(footer)
+                .hop_bytes(hop)
+                .build()
+                .unwrap(),
+        );
+        let work = Files::new([f.clone()]);
+        let mut got = Vec::new();
+        let err = loop {
+            match reader.read(&work) {
+                Ok(r) => got.push(r.value),
+                Err(e) => break e,
+            }
+        };
+        let layout = format!("{header}/{footer}/{hop}");
+        if hop == u64::MAX {
+            // One record; the next would start past any file, so the
+            // bytes after it are a gap, as between records of a smaller
+            // hop.
+            assert_eq!(got.len(), 1, "{layout}");
+            assert_eq!(err.kind(), Kind::OutOfRange, "{layout}: {err}");
+        } else {
+            assert!(got.is_empty(), "{layout}");
+            assert_eq!(err.kind(), Kind::DataLoss, "{layout}: {err}");
+        }
+    }
+}

@@ -57,8 +57,11 @@ struct Layout {
 
 impl Layout {
     /// Stream offset of record `i`.
+    /// Saturates at `u64::MAX`, an offset no file reaches, for layouts
+    /// whose records lie beyond any possible stream.
     fn start(&self, i: u64) -> u64 {
-        self.header_bytes + i * self.hop_bytes
+        self.header_bytes
+            .saturating_add(i.saturating_mul(self.hop_bytes))
     }
 }
 
@@ -127,8 +130,8 @@ impl FixedLengthRecordReaderBuilder {
         if layout.hop_bytes == 0 {
             layout.hop_bytes = layout.record_bytes;
         }
-        if usize::try_from(layout.record_bytes + layout.footer_bytes).is_err()
-        {
+        let need = layout.record_bytes.checked_add(layout.footer_bytes);
+        if need.and_then(|n| usize::try_from(n).ok()).is_none() {
             return Err(Error::invalid_argument(
                 "record_bytes + footer_bytes does not fit in memory",
             ));
@@ -284,7 +287,7 @@ impl RecordReader for FixedLengthRecordReader {
         }
         // The stream has ended: check it ends where the layout says.
         let end = file.chunks.offset() + file.chunks.buffered().len() as u64;
-        let min = layout.header_bytes + layout.footer_bytes;
+        let min = layout.header_bytes.saturating_add(layout.footer_bytes);
         if end < min {
             return Err(Error::data_loss(format!(
                 "file is {end} bytes, shorter than its {} header and {} \
@@ -298,7 +301,7 @@ impl RecordReader for FixedLengthRecordReader {
         // (when records leave gaps) past the start of the next one.
         let covered = match file.record_number {
             0 => layout.header_bytes,
-            n => layout.start(n - 1) + layout.record_bytes,
+            n => layout.start(n - 1).saturating_add(layout.record_bytes),
         };
         if body_end > covered.max(start) {
             return Err(Error::data_loss(format!(

@@ -70,6 +70,10 @@ impl WriterBuilder {
     /// compression was set, it is detected from the extension
     /// ([`Compression::from_path`]).
     ///
+    /// The file is written in place: a run that fails part-way leaves it
+    /// partial. Use [`create_output`](Self::create_output) to write
+    /// atomically and refuse to replace an existing file.
+    ///
     /// # Errors
     ///
     /// Those of creating the file, classified by [`Error::io`] and naming
