@@ -1,0 +1,113 @@
+//! The image ops on CIFAR-10 sized data, a batch of 1024 images and one
+//! image at a time, against a baseline in the same run: the same result
+//! built by first listing the source offset of every output element and
+//! then gathering through that list (what the ops did before they copied
+//! strided runs directly).
+//!
+//! `cargo bench -p feedstock --bench ops -- --warm-up-time 1
+//! --measurement-time 3`
+
+// Benchmarks are a binary of their own; lints for public library items do
+// not apply.
+#![allow(missing_docs)]
+
+use criterion::{
+    black_box, criterion_group, criterion_main, Criterion, Throughput,
+};
+use feedstock::decode::ops::{crop_to_bounding_box, slice, transpose};
+use feedstock::Tensor;
+
+const N: usize = 1024;
+const C: usize = 3;
+const H: usize = 32;
+const W: usize = 32;
+const RECORD: usize = 1 + C * H * W;
+
+/// Row-major strides of `dims`.
+fn strides(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; dims.len()];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        s[k] = s[k + 1] * dims[k + 1];
+    }
+    s
+}
+
+/// The baseline: every output element's source offset, then a gather.
+fn gather(
+    src: &[u8],
+    out_dims: &[usize],
+    st: &[usize],
+    base: usize,
+) -> Vec<u8> {
+    let total: usize = out_dims.iter().product();
+    let mut idx = Vec::with_capacity(total);
+    let rank = out_dims.len();
+    let mut index = vec![0usize; rank];
+    let mut pos = base;
+    for _ in 0..total {
+        idx.push(pos);
+        for k in (0..rank).rev() {
+            index[k] += 1;
+            pos += st[k];
+            if index[k] < out_dims[k] {
+                break;
+            }
+            pos -= st[k] * out_dims[k];
+            index[k] = 0;
+        }
+    }
+    idx.iter().map(|&i| src[i]).collect()
+}
+
+fn bench_ops(c: &mut Criterion) {
+    let bytes: Vec<u8> =
+        (0..N * RECORD).map(|i| (i * 7 % 251) as u8).collect();
+    let records = Tensor::new([N, RECORD], bytes.clone()).unwrap();
+    let chw =
+        Tensor::new([N, C, H, W], bytes[..N * C * H * W].to_vec()).unwrap();
+    let hwc =
+        Tensor::new([N, H, W, C], bytes[..N * C * H * W].to_vec()).unwrap();
+    let one = chw.index(0).unwrap();
+
+    let mut g = c.benchmark_group("ops");
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function("transpose_batch_chw_to_hwc/strided", |b| {
+        b.iter(|| transpose(black_box(&chw), &[0, 2, 3, 1]).unwrap())
+    });
+    g.bench_function("transpose_batch_chw_to_hwc/index_vector", |b| {
+        let st = strides(&[N, C, H, W]);
+        let ost = [st[0], st[2], st[3], st[1]];
+        let src = chw.as_slice::<u8>().unwrap();
+        b.iter(|| gather(black_box(src), &[N, H, W, C], &ost, 0))
+    });
+    g.bench_function("slice_batch_image/strided", |b| {
+        b.iter(|| {
+            slice(black_box(&records), &[0, 1], &[N, C * H * W]).unwrap()
+        })
+    });
+    g.bench_function("slice_batch_image/index_vector", |b| {
+        let src = records.as_slice::<u8>().unwrap();
+        let st = strides(&[N, RECORD]);
+        b.iter(|| gather(black_box(src), &[N, C * H * W], &st, 1))
+    });
+    g.bench_function("crop_batch_24x24/strided", |b| {
+        b.iter(|| crop_to_bounding_box(black_box(&hwc), 4, 4, 24, 24).unwrap())
+    });
+    g.bench_function("crop_batch_24x24/index_vector", |b| {
+        let src = hwc.as_slice::<u8>().unwrap();
+        let st = strides(&[N, H, W, C]);
+        let base = 4 * st[1] + 4 * st[2];
+        b.iter(|| gather(black_box(src), &[N, 24, 24, C], &st, base))
+    });
+    g.bench_function("transpose_per_image_x1024/strided", |b| {
+        b.iter(|| {
+            for _ in 0..N {
+                black_box(transpose(black_box(&one), &[1, 2, 0]).unwrap());
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_ops);
+criterion_main!(benches);
