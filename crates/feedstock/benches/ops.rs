@@ -11,11 +11,14 @@
 // not apply.
 #![allow(missing_docs)]
 
+use bytes::Bytes;
 use criterion::{
     black_box, criterion_group, criterion_main, Criterion, Throughput,
 };
+use feedstock::decode::fixed_image::FixedImageDecoder;
 use feedstock::decode::ops::{crop_to_bounding_box, slice, transpose};
-use feedstock::Tensor;
+use feedstock::decode::raw::{decode_raw, decode_raw_batch, ByteOrder};
+use feedstock::{DType, Tensor};
 
 const N: usize = 1024;
 const C: usize = 3;
@@ -109,5 +112,56 @@ fn bench_ops(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_ops);
+/// CIFAR-10's record path (label and image off a 3073-byte record, image
+/// to `[32, 32, 3]`), 1024 records, one at a time and as a batch, with
+/// the generic ops (TensorFlow's five steps) and with the
+/// `FixedImageDecoder` that does them in one pass.
+fn bench_cifar(c: &mut Criterion) {
+    let records: Vec<Bytes> = (0..N)
+        .map(|r| (0..RECORD).map(|i| (r * 31 + i * 7) as u8).collect())
+        .collect();
+    let le = ByteOrder::LittleEndian;
+    let dec = FixedImageDecoder::cifar10();
+    let mut g = c.benchmark_group("cifar");
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function("generic_ops/per_record", |b| {
+        b.iter(|| {
+            for r in &records {
+                let raw = decode_raw(r, DType::U8, le).unwrap();
+                let label = slice(&raw, &[0], &[1]).unwrap();
+                let label = label.cast(DType::I32).unwrap();
+                let image = slice(&raw, &[1], &[C * H * W]).unwrap();
+                let image = image.reshape([C, H, W]).unwrap();
+                let image = transpose(&image, &[1, 2, 0]).unwrap();
+                black_box((label, image));
+            }
+        })
+    });
+    g.bench_function("generic_ops/batched", |b| {
+        b.iter(|| {
+            let raw = decode_raw_batch(&records, DType::U8, le).unwrap();
+            let label = slice(&raw, &[0, 0], &[N, 1]).unwrap();
+            let label = label.cast(DType::I32).unwrap().reshape([N]).unwrap();
+            let image = slice(&raw, &[0, 1], &[N, C * H * W]).unwrap();
+            let image = image.reshape([N, C, H, W]).unwrap();
+            let image = transpose(&image, &[0, 2, 3, 1]).unwrap();
+            black_box((label, image))
+        })
+    });
+    g.bench_function("fixed_image/per_record", |b| {
+        b.iter(|| {
+            for r in &records {
+                black_box(dec.decode(r).unwrap());
+            }
+        })
+    });
+    g.bench_function("fixed_image/batched", |b| {
+        b.iter(|| {
+            black_box(dec.decode_batch(&records, &[] as &[&str]).unwrap())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_ops, bench_cifar);
 criterion_main!(benches);

@@ -6,6 +6,7 @@
 
 pub mod csv;
 pub mod example;
+pub mod fixed_image;
 pub mod image;
 mod number;
 pub mod ops;
