@@ -59,6 +59,7 @@ use bytes::Bytes;
 use crate::error::Result;
 use crate::io::fs::FileSystem;
 
+mod batch;
 mod chunks;
 mod fixed_length;
 mod identity;
@@ -69,6 +70,7 @@ mod whole_file;
 mod work;
 mod wrapper;
 
+pub use batch::RecordBatch;
 pub use fixed_length::{
     FixedLengthRecordReader, FixedLengthRecordReaderBuilder,
 };
