@@ -64,22 +64,24 @@ fn decode_builds_keys_only_when_the_decoder_fails() {
     let calls = Cell::new(Vec::new());
     let good = reader.read_batch(&files, 2).unwrap();
     let cols = good
-        .decode(|v, k| {
-            calls.set([calls.take(), vec![k.len()]].concat());
-            csv.decode_batch(v, k)
+        .decode(|r| {
+            let named = r.key(0).is_some();
+            calls.set([calls.take(), vec![named]].concat());
+            csv.decode_batch(r)
         })
         .unwrap();
     assert_eq!(cols[0].as_slice::<i32>().unwrap(), &[1, 3]);
-    assert_eq!(calls.take(), [0], "one call, no keys");
+    assert_eq!(calls.take(), [false], "one call, no keys");
 
     let bad = reader.read_batch(&files, 2).unwrap();
     let e = bad
-        .decode(|v, k| {
-            calls.set([calls.take(), vec![k.len()]].concat());
-            csv.decode_batch(v, k)
+        .decode(|r| {
+            let named = r.key(0).is_some();
+            calls.set([calls.take(), vec![named]].concat());
+            csv.decode_batch(r)
         })
         .unwrap_err();
-    assert_eq!(calls.take(), [0, 1], "a second call with the keys");
+    assert_eq!(calls.take(), [false, true], "a second call with keys");
     assert!(e.to_string().contains(&format!("{path}:3")), "{e}");
 }
 
@@ -91,13 +93,15 @@ fn cifar_records_decode_in_one_call_with_keys_in_errors() {
     let batch = reader.read_batch(&Files::new([&path]), 16).unwrap();
     assert_eq!(batch.len(), 4);
     let dec = FixedImageDecoder::cifar10();
-    let out = batch.decode(|v, k| dec.decode_batch(v, k)).unwrap();
+    let out = batch.decode(|r| dec.decode_batch(r)).unwrap();
     assert_eq!(out.images.dims(), &[4, 32, 32, 3]);
     assert_eq!(out.labels.as_slice::<i32>().unwrap()[0], 1);
+    // Without keys, straight from the batch.
+    assert_eq!(dec.decode_batch(&batch).unwrap(), out);
 
     // A decoder of another record size names the first record by key.
     let wrong = FixedImageDecoder::cifar100();
-    let e = batch.decode(|v, k| wrong.decode_batch(v, k)).unwrap_err();
+    let e = batch.decode(|r| wrong.decode_batch(r)).unwrap_err();
     assert!(e.to_string().contains(&format!("{path}:0")), "{e}");
 }
 

@@ -146,7 +146,7 @@ fn bench_cifar(c: &mut Criterion) {
     });
     g.bench_function("fixed_image/batched", |b| {
         b.iter(|| {
-            black_box(dec.decode_batch(&records, &[] as &[&str]).unwrap())
+            black_box(dec.decode_batch(&records).unwrap())
         })
     });
     g.finish();

@@ -10,10 +10,12 @@
 //! [`Reader::read_batch`].
 //!
 //! ```
+//! use bytes::Bytes;
 //! use feedstock::decode::fixed_image::{FixedImageDecoder, Layout};
 //!
 //! // A tiny 2x2 RGB image, stored plane by plane after a label byte 7.
-//! let record = [7u8, 1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24];
+//! let record =
+//!     Bytes::from_static(&[7, 1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24]);
 //! let decoder = FixedImageDecoder::new(1, 2, 2, 3);
 //! assert_eq!(decoder.record_bytes(), record.len());
 //!
@@ -23,13 +25,13 @@
 //! assert_eq!(one.images.as_slice::<u8>()?[..6], [1, 11, 21, 2, 12, 22]);
 //!
 //! // A batch: labels [n], images [n, height, width, depth].
-//! let batch = decoder.decode_batch(&[&record[..], &record[..]], &[] as &[&str])?;
+//! let batch = decoder.decode_batch(&[record.clone(), record.clone()])?;
 //! assert_eq!(batch.labels.as_slice::<i32>()?, &[7, 7]);
 //! assert_eq!(batch.images.dims(), &[2, 2, 2, 3]);
 //!
 //! // Keep the stored layout instead: [n, depth, height, width].
 //! let chw = decoder.output(Layout::Chw);
-//! let batch = chw.decode_batch(&[&record[..]], &[] as &[&str])?;
+//! let batch = chw.decode_batch(&[record])?;
 //! assert_eq!(batch.images.dims(), &[1, 3, 2, 2]);
 //! # Ok::<(), feedstock::Error>(())
 //! ```
@@ -37,6 +39,9 @@
 //! [`Reader::read_up_to`]: crate::reader::Reader::read_up_to
 //! [`Reader::read_batch`]: crate::reader::Reader::read_batch
 
+use bytes::Bytes;
+
+use crate::decode::Records;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
@@ -153,8 +158,8 @@ impl FixedImageDecoder {
     /// # Errors
     /// InvalidArgument when the record is not
     /// [`record_bytes`](FixedImageDecoder::record_bytes) long.
-    pub fn decode(&self, record: &[u8]) -> Result<LabeledImages> {
-        let b = self.decode_batch(&[record], &[] as &[&str])?;
+    pub fn decode(&self, record: &Bytes) -> Result<LabeledImages> {
+        let b = self.decode_batch(std::slice::from_ref(record))?;
         let labels = if self.label_bytes == 1 {
             b.labels.reshape([])?
         } else {
@@ -170,32 +175,22 @@ impl FixedImageDecoder {
     /// labels and `[n, ..image shape]` images, each written once into a
     /// single allocation.
     ///
-    /// `keys` names the records in errors: one key per record, or empty,
-    /// in which case an error names the record by its position in the
-    /// batch.
+    /// An error names the record by its key when [`Records`] carries
+    /// keys, by its position in the batch otherwise.
     ///
     /// # Errors
     /// InvalidArgument naming the first record whose length is not
-    /// [`record_bytes`](FixedImageDecoder::record_bytes), or when `keys`
-    /// is neither empty nor as long as `records`.
-    pub fn decode_batch<B: AsRef<[u8]>, K: AsRef<str>>(
+    /// [`record_bytes`](FixedImageDecoder::record_bytes).
+    pub fn decode_batch<'a>(
         &self,
-        records: &[B],
-        keys: &[K],
+        records: impl Into<Records<'a>>,
     ) -> Result<LabeledImages> {
-        if !keys.is_empty() && keys.len() != records.len() {
-            return Err(Error::invalid_argument(format!(
-                "decode_batch got {} keys for {} records",
-                keys.len(),
-                records.len()
-            )));
-        }
+        let records = records.into();
         let n = records.len();
         let (lb, ib) = (self.label_bytes, self.image_bytes());
         let mut labels = Vec::with_capacity(n * lb);
         let mut images = vec![0u8; n * ib];
-        for (i, record) in records.iter().enumerate() {
-            let record = record.as_ref();
+        for (i, record) in records.values().iter().enumerate() {
             if record.len() != lb + ib {
                 let e = Error::invalid_argument(format!(
                     "a fixed-length image record needs {} bytes ({lb} of \
@@ -203,13 +198,7 @@ impl FixedImageDecoder {
                     lb + ib,
                     record.len()
                 ));
-                return Err(match keys.get(i) {
-                    Some(k) => e.with_key(k.as_ref()),
-                    None => {
-                        let msg = format!("{} in record {i}", e.message());
-                        e.with_message(msg)
-                    }
-                });
+                return Err(records.name_in(i, e));
             }
             let (label, image) = record.split_at(lb);
             labels.extend(label.iter().map(|&b| i32::from(b)));
@@ -281,19 +270,20 @@ mod tests {
         h: usize,
         w: usize,
         d: usize,
-    ) -> Vec<Vec<u8>> {
+    ) -> Vec<Bytes> {
         (0..n)
             .map(|r| {
                 (0..lb + h * w * d)
                     .map(|i| (r * 31 + i * 7) as u8)
-                    .collect()
+                    .collect::<Vec<u8>>()
+                    .into()
             })
             .collect()
     }
 
     /// TensorFlow's five steps, with the generic ops.
     fn five_steps(
-        record: &[u8],
+        record: &Bytes,
         lb: usize,
         h: usize,
         w: usize,
@@ -317,7 +307,7 @@ mod tests {
         {
             let recs = records(5, lb, h, w, d);
             let dec = FixedImageDecoder::new(lb, h, w, d);
-            let batch = dec.decode_batch(&recs, &[] as &[&str]).unwrap();
+            let batch = dec.decode_batch(&recs).unwrap();
             assert_eq!(batch.images.dims(), &[5, h, w, d]);
             for (i, r) in recs.iter().enumerate() {
                 let (label, image) = five_steps(r, lb, h, w, d);
@@ -340,13 +330,7 @@ mod tests {
     fn label_shapes_follow_the_number_of_label_bytes() {
         let recs = records(3, 2, 2, 2, 3);
         let dec = FixedImageDecoder::new(2, 2, 2, 3);
-        assert_eq!(
-            dec.decode_batch(&recs, &[] as &[&str])
-                .unwrap()
-                .labels
-                .dims(),
-            &[3, 2]
-        );
+        assert_eq!(dec.decode_batch(&recs).unwrap().labels.dims(), &[3, 2]);
         assert_eq!(dec.decode(&recs[0]).unwrap().labels.dims(), &[2]);
         let one = FixedImageDecoder::cifar10();
         let r = records(1, 1, 32, 32, 3).remove(0);
@@ -358,7 +342,7 @@ mod tests {
     fn layouts_round_trip() {
         let recs = records(2, 1, 3, 4, 2);
         let chw = FixedImageDecoder::new(1, 3, 4, 2).output(Layout::Chw);
-        let kept = chw.decode_batch(&recs, &[] as &[&str]).unwrap();
+        let kept = chw.decode_batch(&recs).unwrap();
         assert_eq!(kept.images.dims(), &[2, 2, 3, 4]);
         assert_eq!(
             kept.images.index(0).unwrap().as_slice::<u8>().unwrap(),
@@ -366,21 +350,21 @@ mod tests {
         );
         // HWC records written from the HWC images decode back to CHW.
         let hwc = FixedImageDecoder::new(1, 3, 4, 2)
-            .decode_batch(&recs, &[] as &[&str])
+            .decode_batch(&recs)
             .unwrap();
-        let hwc_recs: Vec<Vec<u8>> = (0..2)
+        let hwc_recs: Vec<Bytes> = (0..2)
             .map(|i| {
                 let mut r = vec![recs[i][0]];
                 r.extend_from_slice(
                     hwc.images.index(i).unwrap().as_slice::<u8>().unwrap(),
                 );
-                r
+                Bytes::from(r)
             })
             .collect();
         let back = FixedImageDecoder::new(1, 3, 4, 2)
             .stored(Layout::Hwc)
             .output(Layout::Chw)
-            .decode_batch(&hwc_recs, &[] as &[&str])
+            .decode_batch(&hwc_recs)
             .unwrap();
         assert_eq!(back, kept);
     }
@@ -388,18 +372,16 @@ mod tests {
     #[test]
     fn wrong_length_names_the_key_or_the_position() {
         let mut recs = records(3, 1, 2, 2, 3);
-        recs[1].pop();
+        recs[1].truncate(12);
         let dec = FixedImageDecoder::new(1, 2, 2, 3);
-        let e = dec
-            .decode_batch(&recs, &["a:0", "a:13", "a:26"])
-            .unwrap_err();
+        let keys = ["a:0", "a:13", "a:26"];
+        let named = Records::new(&recs).with_keys(&keys).unwrap();
+        let e = dec.decode_batch(named).unwrap_err();
         assert_eq!(e.kind(), crate::Kind::InvalidArgument, "{e}");
         let text = e.to_string();
         assert!(text.contains("a:13") && text.contains("got 12"), "{text}");
-        let e = dec.decode_batch(&recs, &[] as &[&str]).unwrap_err();
+        let e = dec.decode_batch(&recs).unwrap_err();
         assert!(e.to_string().contains("in record 1"), "{e}");
-        let e = dec.decode_batch(&recs, &["a:0"]).unwrap_err();
-        assert!(e.to_string().contains("1 keys for 3 records"), "{e}");
         assert!(dec.decode(&recs[1]).is_err());
     }
 
@@ -408,10 +390,11 @@ mod tests {
         let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/golden/cifar_like.bin");
         let file = std::fs::read(path).unwrap();
-        let recs: Vec<&[u8]> = file.chunks_exact(3073).collect();
-        let b = FixedImageDecoder::cifar10()
-            .decode_batch(&recs, &[] as &[&str])
-            .unwrap();
+        let recs: Vec<Bytes> = file
+            .chunks_exact(3073)
+            .map(Bytes::copy_from_slice)
+            .collect();
+        let b = FixedImageDecoder::cifar10().decode_batch(&recs).unwrap();
         assert_eq!(b.labels.dims(), &[4]);
         assert_eq!(b.labels.as_slice::<i32>().unwrap()[0], 1);
         let px = b.images.index(0).unwrap();

@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use super::wrapper::full_key;
 use super::{Record, RecordKey};
+use crate::decode::Records;
 use crate::error::Result;
 
 /// Records read together from one file: their values, ready for the
@@ -31,7 +32,7 @@ use crate::error::Result;
 /// assert_eq!(batch.key(1), "a.csv:2");
 /// let csv = CsvDecoder::new(vec![RecordDefault::i32(0); 2])?;
 /// let e = batch
-///     .decode(|values, keys| csv.decode_batch(values, keys))
+///     .decode(|records| csv.decode_batch(records))
 ///     .unwrap_err();
 /// assert!(e.to_string().contains("a.csv:2"), "{e}");
 /// # Ok::<(), feedstock::Error>(())
@@ -120,14 +121,18 @@ impl RecordBatch {
     /// The decoder's error.
     pub fn decode<T>(
         &self,
-        f: impl Fn(&[Bytes], &[String]) -> Result<T>,
+        f: impl Fn(Records<'_>) -> Result<T>,
     ) -> Result<T> {
-        match f(&self.values, &[]) {
+        match f(Records::new(&self.values)) {
             Ok(t) => Ok(t),
-            Err(first) => match f(&self.values, &self.keys()) {
-                Err(named) => Err(named),
-                Ok(_) => Err(first),
-            },
+            Err(first) => {
+                let keys = self.keys();
+                let named = Records::new(&self.values).with_keys(&keys)?;
+                match f(named) {
+                    Err(named) => Err(named),
+                    Ok(_) => Err(first),
+                }
+            }
         }
     }
 
@@ -145,5 +150,13 @@ impl RecordBatch {
                 value,
             })
             .collect()
+    }
+}
+
+impl<'a> From<&'a RecordBatch> for crate::decode::Records<'a> {
+    /// The batch's values with no keys: errors name a record by its
+    /// position in the batch (see [`RecordBatch::decode`] for keys).
+    fn from(batch: &'a RecordBatch) -> Records<'a> {
+        Records::new(&batch.values)
     }
 }
