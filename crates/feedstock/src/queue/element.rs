@@ -77,6 +77,7 @@ impl Element {
         }
     }
 
+    #[cfg(test)]
     /// The bytes of tensor data this element keeps alive. A row counts
     /// its whole batch, but only if `first_sight` returns true for the
     /// batch, so that a caller can count each shared batch once.
@@ -166,6 +167,7 @@ impl Element {
 /// InvalidArgument naming the component when two elements' shapes
 /// differ.
 /// The bytes of a tensor's elements (a string's bytes for strings).
+#[cfg(test)]
 pub(crate) fn tensor_bytes(t: &Tensor) -> usize {
     match t.dtype().size() {
         Some(size) => size * t.num_elements(),
