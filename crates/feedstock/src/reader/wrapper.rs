@@ -3,8 +3,9 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use prost::Message;
 
 use super::state::{ReaderState, MAGIC};
@@ -106,12 +107,38 @@ impl Reader {
     /// any error of the work queue; any error opening or reading a file,
     /// naming the file.
     pub fn read(&self, work: &dyn WorkQueue) -> Result<Record> {
-        let mut locked = self.shared.locked.lock();
+        self.read_until(work, None)
+    }
+
+    /// [`Reader::read`], waiting at most `timeout` for the next file (and
+    /// for another thread's read on this reader to finish).
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::read`];
+    /// [`Kind::DeadlineExceeded`](crate::Kind::DeadlineExceeded) when
+    /// `timeout` passes first, with nothing read;
+    /// [`Kind::Cancelled`](crate::Kind::Cancelled) when the work queue is
+    /// cancelled ([`Pipeline::cancel`](crate::coord::Pipeline::cancel)).
+    pub fn read_timeout(
+        &self,
+        work: &dyn WorkQueue,
+        timeout: Duration,
+    ) -> Result<Record> {
+        self.read_until(work, Instant::now().checked_add(timeout))
+    }
+
+    fn read_until(
+        &self,
+        work: &dyn WorkQueue,
+        deadline: Option<Instant>,
+    ) -> Result<Record> {
+        let mut locked = self.lock_until(deadline)?;
         loop {
             if let Some(e) = locked.pending.take() {
                 return Err(e);
             }
-            self.start_work(&mut locked, work)?;
+            self.start_work(&mut locked, work, deadline)?;
             if let Some(record) = self.read_one(&mut locked)? {
                 return Ok(record);
             }
@@ -137,7 +164,24 @@ impl Reader {
         work: &dyn WorkQueue,
         n: usize,
     ) -> Result<Vec<Record>> {
-        Ok(self.read_batch(work, n)?.into_records())
+        Ok(self.read_batch_until(work, n, None)?.into_records())
+    }
+
+    /// [`Reader::read_up_to`], waiting at most `timeout` for the next file
+    /// (and for another thread's read on this reader to finish). Records
+    /// read before the timeout passes are returned, as when a file ends.
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::read_timeout`].
+    pub fn read_up_to_timeout(
+        &self,
+        work: &dyn WorkQueue,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<Vec<Record>> {
+        let deadline = Instant::now().checked_add(timeout);
+        Ok(self.read_batch_until(work, n, deadline)?.into_records())
     }
 
     /// Reads up to `n` records, all from one file, as a [`RecordBatch`]:
@@ -157,11 +201,37 @@ impl Reader {
         work: &dyn WorkQueue,
         n: usize,
     ) -> Result<RecordBatch> {
+        self.read_batch_until(work, n, None)
+    }
+
+    /// [`Reader::read_batch`], waiting at most `timeout` for the next
+    /// file (and for another thread's read on this reader to finish).
+    /// Records read before the timeout passes are returned, as when a
+    /// file ends.
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::read_timeout`].
+    pub fn read_batch_timeout(
+        &self,
+        work: &dyn WorkQueue,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<RecordBatch> {
+        self.read_batch_until(work, n, Instant::now().checked_add(timeout))
+    }
+
+    fn read_batch_until(
+        &self,
+        work: &dyn WorkQueue,
+        n: usize,
+        deadline: Option<Instant>,
+    ) -> Result<RecordBatch> {
         let mut batch = RecordBatch::with_capacity(n.min(4096));
         if n == 0 {
             return Ok(batch);
         }
-        let mut locked = self.shared.locked.lock();
+        let mut locked = self.lock_until(deadline)?;
         if let Some(e) = locked.pending.take() {
             return Err(e);
         }
@@ -169,7 +239,7 @@ impl Reader {
             if locked.current.is_none() && !batch.is_empty() {
                 return Ok(batch);
             }
-            self.start_work(&mut locked, work)?;
+            self.start_work(&mut locked, work, deadline)?;
             if batch.is_empty() {
                 batch.file = locked.current.as_deref().map(Arc::from);
             }
@@ -316,16 +386,38 @@ impl Reader {
         result
     }
 
+    /// Locks the reader's state, waiting until `deadline` at most.
+    fn lock_until(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<MutexGuard<'_, Locked>> {
+        match deadline {
+            None => Ok(self.shared.locked.lock()),
+            Some(d) => self.shared.locked.try_lock_until(d).ok_or_else(|| {
+                Error::deadline_exceeded(
+                    "read timed out waiting for another read on the same \
+                     reader",
+                )
+            }),
+        }
+    }
+
     /// Makes sure a file is in progress, taking the next one if not.
     fn start_work(
         &self,
         locked: &mut Locked,
         work: &dyn WorkQueue,
+        deadline: Option<Instant>,
     ) -> Result<()> {
         if locked.current.is_some() {
             return Ok(());
         }
-        let file = work.next_work()?;
+        let file = match deadline {
+            Some(d) => work.next_work_timeout(Some(
+                d.saturating_duration_since(Instant::now()),
+            ))?,
+            None => work.next_work()?,
+        };
         locked
             .reader
             .on_work_started(&file, &*self.shared.fs)
