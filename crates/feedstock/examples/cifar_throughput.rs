@@ -24,6 +24,9 @@ use feedstock::decode::raw::{decode_raw, ByteOrder};
 use feedstock::reader::{FixedLengthRecordReader, Reader, WorkQueue};
 use feedstock::DType;
 
+/// One form of the path: reads and decodes, returns how many records.
+type Form<'a> = Box<dyn Fn(&Reader, &Files) -> feedstock::Result<usize> + 'a>;
+
 /// The file, `passes` times, then the end of input.
 struct Files(Mutex<VecDeque<String>>);
 
@@ -61,7 +64,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let passes = args.get(1).map_or(Ok(1), |p| p.parse())?;
     let dec = FixedImageDecoder::cifar10();
     let le = ByteOrder::LittleEndian;
-    let forms: [(&str, Box<dyn Fn(&Reader, &Files) -> _>); 3] = [
+    let forms: [(&str, Form); 3] = [
         (
             "per_record_ops",
             Box::new(|r: &Reader, f: &Files| {
