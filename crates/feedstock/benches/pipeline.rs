@@ -17,7 +17,6 @@ use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::{
     parse_example, parse_single_example, FeatureSpec, Parsed,
 };
-use feedstock::decode::Records;
 use feedstock::input::{
     shuffle_batch, slice_input_producer, string_input_producer,
 };
@@ -197,7 +196,7 @@ fn on_disk(c: &mut Criterion) {
         })
     });
 
-    // The same, moving 64 records per hand-off: read_up_to + enqueue_many.
+    // The same, moving 64 records per hand-off: read_batch + enqueue_many.
     g.bench_function("shuffle_batch_128_2_threads_enqueue_many_64", |bench| {
         bench.iter(|| {
             let mut pipeline = Pipeline::new();
@@ -208,13 +207,8 @@ fn on_disk(c: &mut Criterion) {
             let reader = Reader::new(TfRecordReader::new());
             let spec = mnist_spec();
             let mut b = shuffle_batch(&mut pipeline, move || {
-                let recs = reader.read_up_to(&*q, 64)?;
-                let keys: Vec<&str> =
-                    recs.iter().map(|r| r.key.as_str()).collect();
-                let values: Vec<Bytes> =
-                    recs.iter().map(|r| r.value.clone()).collect();
-                let records = Records::new(&values).with_keys(&keys)?;
-                let parsed = parse_example(records, &spec)?;
+                let recs = reader.read_batch(&*q, 64)?;
+                let parsed = recs.decode(|r| parse_example(r, &spec))?;
                 let mut pixels = Vec::with_capacity(recs.len() * PIXELS);
                 let labels = normalize(&parsed, &mut pixels)?;
                 Ok(vec![

@@ -87,6 +87,25 @@ fn wrapper_total(make: impl RecordReader + 'static, path: &str) -> usize {
     }
 }
 
+/// As [`wrapper_total`], with `read_batch` (no key strings).
+fn wrapper_total_batch(
+    make: impl RecordReader + 'static,
+    path: &str,
+) -> usize {
+    let reader = Reader::new(make);
+    let files = Files::one(path);
+    let mut n = 0;
+    loop {
+        match reader.read_batch(&files, BATCH) {
+            Ok(batch) => {
+                n += batch.values().iter().map(|v| v.len()).sum::<usize>()
+            }
+            Err(e) if e.is_out_of_range() => return n,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
 fn path_str(p: &Path) -> String {
     p.to_str().unwrap().to_owned()
 }
@@ -149,6 +168,12 @@ fn text(c: &mut Criterion) {
     g.bench_function("reader_read_up_to_256", |b| {
         b.iter(|| {
             let n = wrapper_total(TextLineReader::new(), &path);
+            assert_eq!(black_box(n), data);
+        })
+    });
+    g.bench_function("reader_read_batch_256", |b| {
+        b.iter(|| {
+            let n = wrapper_total_batch(TextLineReader::new(), &path);
             assert_eq!(black_box(n), data);
         })
     });
@@ -216,6 +241,12 @@ fn tfrecord(c: &mut Criterion) {
     g.bench_function("reader_read_up_to_256", |b| {
         b.iter(|| {
             let n = wrapper_total(TfRecordReader::new(), &path_s);
+            assert_eq!(black_box(n), data);
+        })
+    });
+    g.bench_function("reader_read_batch_256", |b| {
+        b.iter(|| {
+            let n = wrapper_total_batch(TfRecordReader::new(), &path_s);
             assert_eq!(black_box(n), data);
         })
     });

@@ -12,6 +12,7 @@
 
 pub mod csv;
 pub mod example;
+pub mod fixed_image;
 pub mod image;
 mod jpeg;
 pub mod math;

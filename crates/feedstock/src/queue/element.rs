@@ -8,7 +8,11 @@
 //! its index, and is copied once, straight into the output batch, when
 //! dequeued. The price is memory: a batch stays alive until its last row
 //! has left the queue, which in a shuffle queue can take a while (about
-//! `min_after_dequeue × ln(rows)` dequeues).
+//! `min_after_dequeue × ln(rows)` dequeues). So the shuffle queue calls
+//! [`Element::detach_if_sparse`] on what it holds from time to time: a
+//! row whose batch has fewer than half of its rows left is copied
+//! out into a tuple of its own, and the batch is freed once its last
+//! row is detached or dequeued.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -49,6 +53,58 @@ impl Element {
     }
 
     /// The element as a tuple of values, copying a row out of its batch.
+    /// Copies this row out of its batch into a tuple of its own when fewer
+    /// than half of the batch's rows are still alive (queued, or held by
+    /// an enqueue waiting for room). Returns true if it did.
+    pub(crate) fn detach_if_sparse(&mut self) -> bool {
+        let Element::Row { batch, index } = self else {
+            return false;
+        };
+        let rows = batch.first().map_or(0, |t| t.dims()[0]);
+        if Arc::strong_count(batch) * 2 >= rows {
+            return false;
+        }
+        let row: Result<Vec<Value>> = batch
+            .iter()
+            .map(|t| t.index(*index).map(Value::Dense))
+            .collect();
+        match row {
+            Ok(values) => {
+                *self = Element::Tuple(values);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    #[cfg(test)]
+    /// The bytes of tensor data this element keeps alive. A row counts
+    /// its whole batch, but only if `first_sight` returns true for the
+    /// batch, so that a caller can count each shared batch once.
+    pub(crate) fn retained_bytes(
+        &self,
+        mut first_sight: impl FnMut(*const Vec<Tensor>) -> bool,
+    ) -> usize {
+        match self {
+            Element::Tuple(values) => values
+                .iter()
+                .map(|v| match v {
+                    Value::Dense(t) => tensor_bytes(t),
+                    Value::Sparse(s) => {
+                        tensor_bytes(s.indices()) + tensor_bytes(s.values())
+                    }
+                })
+                .sum(),
+            Element::Row { batch, .. } => {
+                if first_sight(Arc::as_ptr(batch)) {
+                    batch.iter().map(tensor_bytes).sum()
+                } else {
+                    0
+                }
+            }
+        }
+    }
+
     pub(crate) fn into_tuple(self) -> Result<Vec<Value>> {
         match self {
             Element::Tuple(values) => Ok(values),
@@ -110,6 +166,17 @@ impl Element {
 /// # Errors
 /// InvalidArgument naming the component when two elements' shapes
 /// differ.
+/// The bytes of a tensor's elements (a string's bytes for strings).
+#[cfg(test)]
+pub(crate) fn tensor_bytes(t: &Tensor) -> usize {
+    match t.dtype().size() {
+        Some(size) => size * t.num_elements(),
+        None => t
+            .as_slice::<bytes::Bytes>()
+            .map_or(0, |v| v.iter().map(|b| b.len()).sum()),
+    }
+}
+
 pub(crate) fn stack_dense(
     spec: &QueueSpec,
     elements: &[Element],

@@ -32,6 +32,9 @@ pub(crate) struct ShuffleBuf<T> {
     /// Elements kept back while the queue is open.
     min_after_dequeue: usize,
     rng: ChaCha8Rng,
+    /// Dequeues since the held rows were last checked for batches that
+    /// are mostly gone (see [`ShuffleBuf::compact`]).
+    pops_since_compact: usize,
 }
 
 impl<T> ShuffleBuf<T> {
@@ -41,6 +44,7 @@ impl<T> ShuffleBuf<T> {
             overflow: VecDeque::new(),
             min_after_dequeue,
             rng: ChaCha8Rng::seed_from_u64(seed),
+            pops_since_compact: 0,
         }
     }
 
@@ -50,7 +54,48 @@ impl<T> ShuffleBuf<T> {
     }
 }
 
-impl<T: Send> Buffer<T> for ShuffleBuf<T> {
+impl ShuffleBuf<Element> {
+    /// Copies out every held row whose batch has fewer than half of its
+    /// rows left, so that the batch can be freed, once an eighth of the
+    /// held elements (at least 16) have been dequeued since the last
+    /// time. The scan is paid for by those dequeues: eight element checks
+    /// per dequeue, amortised, and each row is copied at most once.
+    ///
+    /// The bound it keeps: right after a scan every batch still
+    /// referenced has at least half of its rows held, so the batches
+    /// take at most 2× the bytes of the rows held; the dequeues until the
+    /// next scan (an eighth of the held count) free no batch memory. With
+    /// at most `L` elements of `S` bytes held, the data kept alive stays
+    /// under about `2.3 × L × S`, plus the batches of enqueues in
+    /// progress, whatever the size of the batches the rows came from.
+    /// Without it, a batch of `B` rows in a shuffle queue lives for about
+    /// `min_after_dequeue × ln(B)` dequeues, which keeps several times
+    /// the queue's contents alive.
+    fn compact(&mut self) {
+        self.pops_since_compact += 1;
+        if self.pops_since_compact < (self.len() / 8).max(16) {
+            return;
+        }
+        self.pops_since_compact = 0;
+        for e in self.pool.iter_mut().chain(self.overflow.iter_mut()) {
+            e.detach_if_sparse();
+        }
+    }
+
+    /// The bytes of tensor data the held elements keep alive, each
+    /// shared batch counted once.
+    #[cfg(test)]
+    fn retained_bytes(&self) -> usize {
+        let mut seen = std::collections::HashSet::new();
+        self.pool
+            .iter()
+            .chain(&self.overflow)
+            .map(|e| e.retained_bytes(|p| seen.insert(p)))
+            .sum()
+    }
+}
+
+impl Buffer<Element> for ShuffleBuf<Element> {
     fn len(&self) -> usize {
         self.pool.len() + self.overflow.len()
     }
@@ -59,7 +104,7 @@ impl<T: Send> Buffer<T> for ShuffleBuf<T> {
         Some(self.min_after_dequeue)
     }
 
-    fn push(&mut self, item: T) {
+    fn push(&mut self, item: Element) {
         if self.overflow.is_empty() && self.pool.len() < self.pool_size() {
             self.pool.push(item);
         } else {
@@ -67,10 +112,11 @@ impl<T: Send> Buffer<T> for ShuffleBuf<T> {
         }
     }
 
-    fn pop(&mut self) -> Option<T> {
+    fn pop(&mut self) -> Option<Element> {
         if self.pool.is_empty() {
             return None;
         }
+        self.compact();
         // Every element of the pool is equally likely. The oldest waiting
         // arrival then joins the end of the pool, exactly as if it had
         // arrived just after this dequeue: the pool's layout, and so the
@@ -83,7 +129,7 @@ impl<T: Send> Buffer<T> for ShuffleBuf<T> {
         Some(item)
     }
 
-    fn put_back(&mut self, items: Vec<T>) {
+    fn put_back(&mut self, items: Vec<Element>) {
         // Into the pool while it has room; the rest go ahead of the
         // overflow, in the order they were taken.
         let room = self.pool_size().saturating_sub(self.pool.len());
@@ -221,5 +267,94 @@ impl RandomShuffleQueueBuilder {
                 ShuffleBuf::new(self.min_after_dequeue, seed),
             ),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tensor::Tensor;
+
+    /// Bytes per row of the test batches: a `[ROW]` f32 image and an
+    /// i64 label.
+    const ROW: usize = 64;
+    const ROW_BYTES: usize = ROW * 4 + 8;
+
+    /// A batch of `n` rows as `enqueue_many` stores it.
+    fn batch(n: usize, first: i64) -> Vec<Element> {
+        let images = Tensor::new([n, ROW], vec![0.5f32; n * ROW]).unwrap();
+        let labels = Tensor::vector((first..first + n as i64).collect());
+        Element::rows(vec![images, labels], n)
+    }
+
+    /// Runs a shuffle buffer as a steady pipeline does (fill it, then one
+    /// dequeue per element enqueued) with rows arriving in batches of
+    /// `batch_rows`, and returns the most data it kept alive, in rows,
+    /// and every label dequeued.
+    fn steady(
+        min_after: usize,
+        batch_rows: usize,
+        total: usize,
+    ) -> (f64, Vec<i64>) {
+        let mut buf = ShuffleBuf::new(min_after, 7);
+        let (mut worst, mut out, mut next) = (0f64, Vec::new(), 0i64);
+        while (next as usize) < total {
+            for e in batch(batch_rows, next) {
+                buf.push(e);
+            }
+            next += batch_rows as i64;
+            while buf.len() > min_after {
+                let e = buf.pop().unwrap();
+                let row = e.into_tuple().unwrap();
+                out.push(
+                    row[1].dense().unwrap().scalar_value::<i64>().unwrap(),
+                );
+                let held = buf.retained_bytes() as f64 / ROW_BYTES as f64;
+                worst = worst.max(held / (min_after + batch_rows) as f64);
+            }
+        }
+        while let Some(e) = buf.pop() {
+            let row = e.into_tuple().unwrap();
+            out.push(row[1].dense().unwrap().scalar_value::<i64>().unwrap());
+        }
+        (worst, out)
+    }
+
+    #[test]
+    fn rows_of_big_batches_do_not_keep_their_batches_alive() {
+        // min_after_dequeue 1 000, rows arriving 1 024 at a time: without
+        // compaction a batch lives ~ln(1024) × 1 000 dequeues, and the
+        // queue keeps about 4× its contents alive.
+        let (worst, mut out) = steady(1_000, 1_024, 8_000);
+        assert!(worst <= 2.5, "kept {worst:.2}x the rows held alive");
+        out.sort_unstable();
+        let want: Vec<i64> = (0..out.len() as i64).collect();
+        assert_eq!(out, want, "every row exactly once");
+        assert_eq!(out.len(), 8_192);
+    }
+
+    #[test]
+    fn compaction_is_bounded_for_every_batch_size() {
+        for batch_rows in [1, 7, 128, 1_000, 3_000] {
+            let (worst, out) = steady(300, batch_rows, 3_000);
+            assert!(worst <= 2.5, "batch {batch_rows}: {worst:.2}x");
+            assert!(out.len() >= 3_000);
+        }
+    }
+
+    #[test]
+    fn a_dense_batch_is_shared_until_it_thins_out() {
+        let mut e = batch(8, 0);
+        // All eight rows alive: nothing to copy.
+        assert!(!e[3].detach_if_sparse());
+        // Half of them left: still shared.
+        e.truncate(4);
+        assert!(!e[1].detach_if_sparse());
+        // Fewer than half: copied out, with the same values.
+        e.truncate(1);
+        assert!(e[0].detach_if_sparse());
+        let row = e.pop().unwrap().into_tuple().unwrap();
+        assert_eq!(row[1].dense().unwrap().scalar_value::<i64>().unwrap(), 0);
+        assert_eq!(row[0].dense().unwrap().dims(), &[ROW]);
     }
 }

@@ -60,6 +60,7 @@ use bytes::Bytes;
 use crate::error::Result;
 use crate::io::fs::FileSystem;
 
+mod batch;
 mod chunks;
 mod fixed_length;
 mod identity;
@@ -70,6 +71,7 @@ mod whole_file;
 pub(crate) mod work;
 mod wrapper;
 
+pub use batch::RecordBatch;
 pub use fixed_length::{
     FixedLengthRecordReader, FixedLengthRecordReaderBuilder,
 };

@@ -9,7 +9,11 @@ use parking_lot::{Mutex, MutexGuard};
 use prost::Message;
 
 use super::state::{ReaderState, MAGIC};
-use super::{RawRecord, Record, RecordKey, RecordReader, WorkQueue};
+use bytes::Bytes;
+
+use super::{
+    RawRecord, Record, RecordBatch, RecordKey, RecordReader, WorkQueue,
+};
 use crate::error::{Error, Result};
 use crate::io::fs::{FileSystem, LocalFs};
 
@@ -147,6 +151,10 @@ impl Reader {
     /// one record), as TensorFlow's `read_up_to` does. Never returns an
     /// empty batch for `n > 0`: it waits for a file with records, or fails.
     ///
+    /// [`Reader::read_batch`] reads the same records without building a
+    /// key string for each, and hands them to batched decoders in one
+    /// call; prefer it on hot paths.
+    ///
     /// # Errors
     ///
     /// As [`Reader::read`]. An error met after some records were read is
@@ -156,7 +164,7 @@ impl Reader {
         work: &dyn WorkQueue,
         n: usize,
     ) -> Result<Vec<Record>> {
-        self.read_up_to_until(work, n, None)
+        Ok(self.read_batch_until(work, n, None)?.into_records())
     }
 
     /// [`Reader::read_up_to`], waiting at most `timeout` for the next file
@@ -172,40 +180,82 @@ impl Reader {
         n: usize,
         timeout: Duration,
     ) -> Result<Vec<Record>> {
-        self.read_up_to_until(work, n, Instant::now().checked_add(timeout))
+        let deadline = Instant::now().checked_add(timeout);
+        Ok(self.read_batch_until(work, n, deadline)?.into_records())
     }
 
-    fn read_up_to_until(
+    /// Reads up to `n` records, all from one file, as a [`RecordBatch`]:
+    /// the records' values, plus their positions, from which keys are
+    /// built only when asked for.
+    ///
+    /// Returns fewer than `n` when the current file ends (after at least
+    /// one record). Never returns an empty batch for `n > 0`: it waits
+    /// for a file with records, or fails.
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::read`]. An error met after some records were read is
+    /// returned by the next call, after those records.
+    pub fn read_batch(
+        &self,
+        work: &dyn WorkQueue,
+        n: usize,
+    ) -> Result<RecordBatch> {
+        self.read_batch_until(work, n, None)
+    }
+
+    /// [`Reader::read_batch`], waiting at most `timeout` for the next
+    /// file (and for another thread's read on this reader to finish).
+    /// Records read before the timeout passes are returned, as when a
+    /// file ends.
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::read_timeout`].
+    pub fn read_batch_timeout(
+        &self,
+        work: &dyn WorkQueue,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<RecordBatch> {
+        self.read_batch_until(work, n, Instant::now().checked_add(timeout))
+    }
+
+    fn read_batch_until(
         &self,
         work: &dyn WorkQueue,
         n: usize,
         deadline: Option<Instant>,
-    ) -> Result<Vec<Record>> {
-        let mut out = Vec::with_capacity(n.min(4096));
+    ) -> Result<RecordBatch> {
+        let mut batch = RecordBatch::with_capacity(n.min(4096));
         if n == 0 {
-            return Ok(out);
+            return Ok(batch);
         }
         let mut locked = self.lock_until(deadline)?;
         if let Some(e) = locked.pending.take() {
             return Err(e);
         }
         loop {
-            if locked.current.is_none() && !out.is_empty() {
-                return Ok(out);
+            if locked.current.is_none() && !batch.is_empty() {
+                return Ok(batch);
             }
             self.start_work(&mut locked, work, deadline)?;
-            match self.read_one(&mut locked) {
-                Ok(Some(record)) => {
-                    out.push(record);
-                    if out.len() == n {
-                        return Ok(out);
+            if batch.is_empty() {
+                batch.file = locked.current.as_deref().map(Arc::from);
+            }
+            match self.read_raw(&mut locked) {
+                Ok(Some((key, value))) => {
+                    batch.keys.push(key);
+                    batch.values.push(value);
+                    if batch.len() == n {
+                        return Ok(batch);
                     }
                 }
                 Ok(None) => {}
-                Err(e) if out.is_empty() => return Err(e),
+                Err(e) if batch.is_empty() => return Err(e),
                 Err(e) => {
                     locked.pending = Some(e);
-                    return Ok(out);
+                    return Ok(batch);
                 }
             }
         }
@@ -380,6 +430,22 @@ impl Reader {
     /// Reads one record of the current file; `None` when the file ended
     /// (and has been finished).
     fn read_one(&self, locked: &mut Locked) -> Result<Option<Record>> {
+        let Some(file) = locked.current.clone() else {
+            return Err(Error::internal("no file in progress"));
+        };
+        Ok(self.read_raw(locked)?.map(|(key, value)| Record {
+            key: full_key(&file, key),
+            value,
+        }))
+    }
+
+    /// Reads one record of the current file, with its key as the record
+    /// reader gave it; `None` when the file ended (and has been
+    /// finished).
+    fn read_raw(
+        &self,
+        locked: &mut Locked,
+    ) -> Result<Option<(RecordKey, Bytes)>> {
         let Some(file) = locked.current.as_deref() else {
             return Err(Error::internal("no file in progress"));
         };
@@ -389,18 +455,13 @@ impl Reader {
                 value,
                 last_in_file,
             })) => {
-                let key = match key {
-                    RecordKey::Index(n) => file_key(file, n),
-                    RecordKey::Suffix(s) => format!("{file}:{s}"),
-                    RecordKey::Full(k) => k,
-                };
                 self.shared.records_produced.fetch_add(1, Ordering::AcqRel);
                 if last_in_file {
                     if let Err(e) = self.finish_work(locked) {
                         locked.pending = Some(e);
                     }
                 }
-                Ok(Some(Record { key, value }))
+                Ok(Some((key, value)))
             }
             Ok(None) => {
                 self.finish_work(locked)?;
@@ -422,6 +483,15 @@ impl Reader {
         self.shared.work_finished.store(started, Ordering::Release);
         let file = locked.current.take().unwrap_or_default();
         result.map_err(|e| e.with_file(file))
+    }
+}
+
+/// The full key of a record of `file` named `key` by its record reader.
+pub(super) fn full_key(file: &str, key: RecordKey) -> String {
+    match key {
+        RecordKey::Index(n) => file_key(file, n),
+        RecordKey::Suffix(s) => format!("{file}:{s}"),
+        RecordKey::Full(k) => k,
     }
 }
 

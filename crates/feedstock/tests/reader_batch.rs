@@ -1,0 +1,115 @@
+//! `Reader::read_batch` and `RecordBatch`: the same records and keys as
+//! `read_up_to`, keys built only on demand, and the one-call glue to the
+//! batched decoders.
+
+mod reader_support;
+
+use std::cell::Cell;
+
+use feedstock::decode::csv::{CsvDecoder, RecordDefault};
+use feedstock::decode::fixed_image::FixedImageDecoder;
+use feedstock::reader::{
+    FixedLengthRecordReader, Reader, RecordBatch, TextLineReader,
+};
+use feedstock::Kind;
+use reader_support::{golden, write, Files};
+
+#[test]
+fn read_batch_gives_what_read_up_to_gives_file_by_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.csv", b"1,2\n3,4\n5,6\n");
+    let b = write(dir.path(), "b.csv", b"7,8\n");
+    let via_batch = Reader::new(TextLineReader::new());
+    let via_up_to = Reader::new(TextLineReader::new());
+    let (wa, wb) = (Files::new([&a, &b]), Files::new([&a, &b]));
+    let mut batches = Vec::new();
+    loop {
+        let got = via_batch.read_batch(&wa, 2);
+        let want = via_up_to.read_up_to(&wb, 2);
+        match (got, want) {
+            (Ok(got), Ok(want)) => {
+                assert_eq!(got.clone().into_records(), want);
+                assert_eq!(
+                    got.keys(),
+                    want.iter().map(|r| r.key.clone()).collect::<Vec<_>>()
+                );
+                batches.push((got.file().unwrap().to_owned(), got.len()));
+            }
+            (Err(g), Err(w)) => {
+                assert_eq!(g.kind(), Kind::OutOfRange);
+                assert_eq!(w.kind(), Kind::OutOfRange);
+                break;
+            }
+            (g, w) => panic!("read_batch {g:?} but read_up_to {w:?}"),
+        }
+    }
+    // A batch never spans two files.
+    assert_eq!(batches, [(a.clone(), 2), (a, 1), (b, 1)]);
+    assert_eq!(via_batch.num_records_produced(), 4);
+    assert_eq!(via_batch.num_work_units_completed(), 2);
+    assert!(via_batch
+        .read_batch(&Files::new(Vec::<String>::new()), 0)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn decode_builds_keys_only_when_the_decoder_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "n.csv", b"1,2\n3,4\n5,x\n");
+    let reader = Reader::new(TextLineReader::new());
+    let files = Files::new([&path]);
+    let csv = CsvDecoder::new(vec![RecordDefault::i32(0); 2]).unwrap();
+
+    let calls = Cell::new(Vec::new());
+    let good = reader.read_batch(&files, 2).unwrap();
+    let cols = good
+        .decode(|r| {
+            let named = r.key(0).is_some();
+            calls.set([calls.take(), vec![named]].concat());
+            csv.decode_batch(r)
+        })
+        .unwrap();
+    assert_eq!(cols[0].as_slice::<i32>().unwrap(), &[1, 3]);
+    assert_eq!(calls.take(), [false], "one call, no keys");
+
+    let bad = reader.read_batch(&files, 2).unwrap();
+    let e = bad
+        .decode(|r| {
+            let named = r.key(0).is_some();
+            calls.set([calls.take(), vec![named]].concat());
+            csv.decode_batch(r)
+        })
+        .unwrap_err();
+    assert_eq!(calls.take(), [false, true], "a second call with keys");
+    assert!(e.to_string().contains(&format!("{path}:3")), "{e}");
+}
+
+#[test]
+fn cifar_records_decode_in_one_call_with_keys_in_errors() {
+    let reader =
+        Reader::new(FixedLengthRecordReader::builder(3073).build().unwrap());
+    let path = golden("cifar_like.bin");
+    let batch = reader.read_batch(&Files::new([&path]), 16).unwrap();
+    assert_eq!(batch.len(), 4);
+    let dec = FixedImageDecoder::cifar10();
+    let out = batch.decode(|r| dec.decode_batch(r)).unwrap();
+    assert_eq!(out.images.dims(), &[4, 32, 32, 3]);
+    assert_eq!(out.labels.as_slice::<i32>().unwrap()[0], 1);
+    // Without keys, straight from the batch.
+    assert_eq!(dec.decode_batch(&batch).unwrap(), out);
+
+    // A decoder of another record size names the first record by key.
+    let wrong = FixedImageDecoder::cifar100();
+    let e = batch.decode(|r| wrong.decode_batch(r)).unwrap_err();
+    assert!(e.to_string().contains(&format!("{path}:0")), "{e}");
+}
+
+#[test]
+fn from_records_names_keys_by_offset() {
+    let b =
+        RecordBatch::from_records("f", [(0, "a".into()), (16, "b".into())]);
+    assert_eq!(b.keys(), ["f:0", "f:16"]);
+    assert_eq!(b.values().len(), 2);
+    assert_eq!(b.file(), Some("f"));
+}
