@@ -69,7 +69,7 @@ use rand::seq::SliceRandom;
 
 use crate::coord::{Pipeline, QueueRunner};
 use crate::error::{Error, Result};
-use crate::io::fs::{FileSystem, LocalFs};
+use crate::io::fs::{default_fs, FileSystem};
 use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
 use crate::reader::WorkQueue;
 use crate::tensor::{Data, Tensor};
@@ -81,7 +81,9 @@ pub use state::ProducerState;
 /// TensorFlow's default capacity for producer queues.
 const DEFAULT_CAPACITY: usize = 32;
 
-/// The files matching the glob `pattern` on the local filesystem, sorted.
+/// The files matching the glob `pattern`, sorted: local paths, or
+/// object-store URLs (`s3://bucket/train-*.tfrecord` lists the objects
+/// under `train-`) through [`default_fs`](crate::io::fs::default_fs).
 ///
 /// # Errors
 ///
@@ -89,7 +91,7 @@ const DEFAULT_CAPACITY: usize = 32;
 /// nothing matches; [`Kind::InvalidArgument`](crate::Kind::InvalidArgument)
 /// for a malformed pattern.
 pub fn match_filenames_once(pattern: &str) -> Result<Vec<String>> {
-    match_filenames_once_in(&LocalFs, pattern)
+    match_filenames_once_in(&*default_fs(), pattern)
 }
 
 /// The files matching the glob `pattern` on `fs`, sorted.
