@@ -211,10 +211,13 @@ impl StoreStats {
 /// first use and kept.
 pub struct ObjectStoreFs {
     inner: Arc<Inner>,
+    runtime: Arc<tokio::runtime::Runtime>,
 }
 
+/// What requests need; tasks on the runtime hold it, so it must not own
+/// the runtime (a runtime cannot be dropped from one of its own threads).
 struct Inner {
-    rt: tokio::runtime::Runtime,
+    rt: tokio::runtime::Handle,
     opts: StoreOptions,
     stats: Arc<StoreStats>,
     stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
@@ -263,11 +266,12 @@ impl ObjectStoreFs {
             })?;
         Ok(ObjectStoreFs {
             inner: Arc::new(Inner {
-                rt,
+                rt: rt.handle().clone(),
                 opts,
                 stats: Arc::new(StoreStats::default()),
                 stores: Mutex::new(HashMap::new()),
             }),
+            runtime: Arc::new(rt),
         })
     }
 
@@ -285,6 +289,7 @@ impl ObjectStoreFs {
         let target = self.inner.target(url)?;
         Ok(ObjectWriter {
             inner: Arc::clone(&self.inner),
+            _runtime: Arc::clone(&self.runtime),
             url: url.to_owned(),
             target,
             buf: Vec::new(),
@@ -521,6 +526,7 @@ impl FileSystem for ObjectStoreFs {
         let target = self.inner.target(url)?;
         Ok(Box::new(ObjectReader {
             inner: Arc::clone(&self.inner),
+            _runtime: Arc::clone(&self.runtime),
             url: url.to_owned(),
             target: Arc::new(target),
             size,
@@ -605,6 +611,8 @@ type Chunk = std::result::Result<Bytes, Error>;
 /// by a task on the store's runtime.
 struct ObjectReader {
     inner: Arc<Inner>,
+    /// Keeps the runtime alive while the file is open.
+    _runtime: Arc<tokio::runtime::Runtime>,
     url: String,
     target: Arc<Target>,
     size: u64,
@@ -717,6 +725,8 @@ fn to_io(e: Error) -> io::Error {
 /// upload, so no partial object is ever visible.
 pub struct ObjectWriter {
     inner: Arc<Inner>,
+    /// Keeps the runtime alive until the upload is done.
+    _runtime: Arc<tokio::runtime::Runtime>,
     url: String,
     target: Target,
     buf: Vec<u8>,
