@@ -128,6 +128,10 @@ impl Seaweed {
             format!("-s3.config={}", self.dir.path().join("s3.json").display()),
             "-master.volumeSizeLimitMB=64".to_owned(),
             "-volume.max=32".to_owned(),
+            // A restarted master elects itself at once instead of waiting
+            // out its old raft term; volumes re-register by heartbeat.
+            "-master.resumeState=false".to_owned(),
+            "-master.electionTimeout=1s".to_owned(),
         ];
         let log = self.dir.path().join("weed.log");
         // The guard: start weed, print its pid, wait for our end of the
@@ -164,8 +168,6 @@ wait "$pid" 2>/dev/null"#;
     }
 
     fn wait_ready(&self, weed: &std::path::Path) {
-        let t = Instant::now();
-        let _ = &t;
         let deadline = Instant::now() + Duration::from_secs(90);
         loop {
             // The S3 gateway answers (403 to an unsigned request) once it
@@ -174,7 +176,6 @@ wait "$pid" 2>/dev/null"#;
             let filer = http(self.ports[4], "GET", "/buckets/")
                 .is_some_and(|(code, _)| code == 200);
             if s3 && filer {
-                eprintln!("seaweed ready in {:?}", t.elapsed());
                 return;
             }
             if !self.running() || Instant::now() > deadline {
@@ -263,7 +264,6 @@ wait "$pid" 2>/dev/null"#;
 
     /// Stops the server (kills `weed`), keeping its data.
     pub fn stop(&mut self) {
-        let t = Instant::now();
         if let Some((mut child, stdin)) = self.guard.take() {
             drop(stdin);
             let _ = child.wait();
@@ -279,7 +279,6 @@ wait "$pid" 2>/dev/null"#;
         {
             std::thread::sleep(Duration::from_millis(50));
         }
-        eprintln!("seaweed stop took {:?}", t.elapsed());
     }
 
     /// Starts the server again on the same ports and data, and waits
