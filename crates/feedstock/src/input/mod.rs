@@ -3,6 +3,7 @@
 pub mod batch;
 pub mod feed;
 pub mod producer;
+pub mod shard;
 mod source;
 
 pub use batch::{
@@ -16,4 +17,5 @@ pub use producer::{
     InputProducerBuilder, Producer, ProducerState, RangeInputProducerBuilder,
     SliceInputProducerBuilder, SliceProducer, StringInputProducerBuilder,
 };
+pub use shard::{Remainder, Shard, ShardedReader};
 pub use source::{Batch, BatchSource, Batches};

@@ -78,6 +78,12 @@ mod state;
 
 pub use state::ProducerState;
 
+/// The generator the order of epoch `epoch` is drawn from, the same for the
+/// producers and for [`shard`](super::shard).
+pub(crate) fn epoch_order_rng(seed: u64, epoch: u64) -> rand_chacha::ChaCha8Rng {
+    state::epoch_rng(seed, epoch)
+}
+
 /// TensorFlow's default capacity for producer queues.
 const DEFAULT_CAPACITY: usize = 32;
 
