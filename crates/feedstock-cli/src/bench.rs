@@ -24,7 +24,6 @@
 //! bytes.
 
 use std::fmt;
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -81,7 +80,8 @@ const INFER_RECORDS: usize = 1000;
 /// Arguments of `feedstock bench`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The files to read.
+    /// The files to read: paths or URLs (s3://, gs://, az://, http(s)://,
+    /// file://); a URL with a wildcard lists the matching objects.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// The record format.
@@ -332,11 +332,10 @@ fn split(batch: &[Record]) -> (Vec<Bytes>, Vec<&str>) {
 /// missing file (exit 2), a record the parse stage cannot decode (exit
 /// 2).
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let files: Vec<String> =
-        args.files.iter().map(|p| p.display().to_string()).collect();
+    let files = crate::files::expand(&args.files)?;
     let compression = args
         .compression
-        .unwrap_or_else(|| Compression::from_path(&args.files[0]));
+        .unwrap_or_else(|| Compression::from_path(&files[0]));
     if args.format == Format::Fixed && args.record_bytes.is_none() {
         return Err(Error::invalid_argument(
             "--format fixed needs --record-bytes",
@@ -345,7 +344,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     }
     let parser = match args.format {
         Format::TfRecord => {
-            Parser::Example(first_records_spec(&args.files[0], compression)?)
+            Parser::Example(first_records_spec(&files[0], compression)?)
         }
         Format::Csv => Parser::Csv(Arc::new(csv_decoder(args)?)),
         Format::Fixed => Parser::Raw,
@@ -585,11 +584,12 @@ fn batch_stage(
 
 /// A spec that fits the first records of `path`.
 fn first_records_spec(
-    path: &std::path::Path,
+    path: &str,
     compression: Compression,
 ) -> Result<FeatureSpec> {
-    let mut reader =
-        ReaderBuilder::new().compression(compression).open(path)?;
+    let mut reader = ReaderBuilder::new()
+        .compression(compression)
+        .open_in(&*crate::files::fs(), path)?;
     let mut records = Vec::new();
     while records.len() < INFER_RECORDS {
         match reader.read_record()? {
@@ -598,7 +598,7 @@ fn first_records_spec(
         }
     }
     infer_spec(records.iter().map(|r| &r[..]))
-        .map_err(|e| e.with_file(path.display().to_string()))
+        .map_err(|e| e.with_file(path))
 }
 
 /// The CSV decoder: from `--columns`, or inferred from the first line.
@@ -615,7 +615,10 @@ fn csv_decoder(args: &Args) -> Result<CsvDecoder> {
             let select = spec.skips().then(|| spec.selected_columns());
             (spec.defaults()?, select)
         }
-        None => (infer_csv(&args.files[0], args.header, delim)?, None),
+        None => {
+            let first = crate::files::expand(&args.files[..1])?;
+            (infer_csv(&first[0], args.header, delim)?, None)
+        }
     };
     let mut b = CsvDecoder::builder(defaults);
     b.field_delim(delim);
@@ -629,13 +632,13 @@ fn csv_decoder(args: &Args) -> Result<CsvDecoder> {
 /// The line is split on the delimiter without unquoting: a guess to
 /// start from, which `--columns` overrides.
 fn infer_csv(
-    path: &std::path::Path,
+    path: &str,
     header: bool,
     delim: u8,
 ) -> Result<Vec<RecordDefault>> {
-    let name = path.display().to_string();
+    let name = path.to_owned();
     let io_err = |e| Error::io(e).with_file(&name);
-    let mut src = BufReader::new(File::open(path).map_err(io_err)?);
+    let mut src = BufReader::new(crate::files::open(path)?);
     let mut line = Vec::new();
     for _ in 0..=usize::from(header) {
         line.clear();

@@ -37,7 +37,8 @@ pub(crate) struct Args {
     /// file's extension (.gz is gzip, .zz and .zlib are zlib).
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
-    /// The TFRecord files.
+    /// The TFRecord files: paths or URLs (s3://, gs://, az://, http(s)://,
+    /// file://); a URL with a wildcard lists the matching objects.
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -86,9 +87,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
-    for path in &args.files {
-        let name = path.display().to_string();
-        let mut reader = builder.open(path)?;
+    for name in crate::files::expand(&args.files)? {
+        let mut reader = builder.open_in(&*crate::files::fs(), &name)?;
         loop {
             let record = match reader.read_record() {
                 Ok(Some(r)) => r,

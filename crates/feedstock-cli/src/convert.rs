@@ -14,14 +14,14 @@
 
 mod spec;
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use bytes::Bytes;
 use feedstock::decode::csv::CsvDecoder;
 use feedstock::io::compression::Decompressor;
+use feedstock::io::output::Output;
 use feedstock::io::tfrecord::{Writer, WriterBuilder};
 use feedstock::io::Compression;
 use feedstock::proto::{Example, Feature, Features};
@@ -186,22 +186,28 @@ fn convert(
     };
     let result = (|| {
         for p in &paths {
-            shards.writers.push(builder.create(p)?);
+            let p = p.to_string_lossy();
+            shards.writers.push(builder.create_output(&p)?);
         }
         fill(&mut shards)?;
-        for w in shards.writers.drain(..) {
-            w.finish()?;
+        // Every shard is finished before any is committed, so that a
+        // failure leaves none of them behind.
+        let outs = shards
+            .writers
+            .drain(..)
+            .map(|w| w.finish())
+            .collect::<Result<Vec<Output>>>()?;
+        for o in outs {
+            o.commit()?;
         }
         Ok(())
     })();
     match result {
         Ok(()) => Ok(shards.counts),
         Err(e) => {
+            // Dropping an uncommitted output removes the local file or
+            // aborts the upload.
             drop(shards);
-            for p in &paths {
-                // Best effort: a shard that was never created is fine.
-                let _ = std::fs::remove_file(p);
-            }
             Err(e)
         }
     }
@@ -210,7 +216,7 @@ fn convert(
 /// The output files, records dealt out in turn.
 struct Shards {
     /// One writer per shard.
-    writers: Vec<Writer<BufWriter<File>>>,
+    writers: Vec<Writer<Output>>,
     /// Records written to each.
     counts: Vec<u64>,
     /// The shard the next record goes to.
@@ -338,7 +344,7 @@ where
 /// that reader has no compression option, and the CSVs people convert
 /// are often gzipped (such as the shipped `data/digits.csv.gz`).
 struct Lines {
-    src: BufReader<Decompressor<File>>,
+    src: BufReader<Decompressor<Box<dyn io::Read + Send>>>,
     name: String,
     /// The number of the line last returned.
     number: u64,
@@ -346,8 +352,7 @@ struct Lines {
 
 impl Lines {
     fn open(path: &Path, name: &str) -> Result<Lines> {
-        let file =
-            File::open(path).map_err(|e| Error::io(e).with_file(name))?;
+        let file = crate::files::open(name)?;
         let c = Compression::from_path(path);
         Ok(Lines {
             src: BufReader::with_capacity(1 << 20, Decompressor::new(c, file)),

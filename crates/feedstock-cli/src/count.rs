@@ -13,7 +13,8 @@ pub(crate) struct Args {
     /// file's extension (.gz is gzip, .zz and .zlib are zlib).
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
-    /// The TFRecord files.
+    /// The TFRecord files: paths or URLs (s3://, gs://, az://, http(s)://,
+    /// file://); a URL with a wildcard lists the matching objects.
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -33,12 +34,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut total = 0u64;
-    for path in &args.files {
-        let mut reader = builder.open(path)?;
+    for path in crate::files::expand(&args.files)? {
+        let mut reader = builder.open_in(&*crate::files::fs(), &path)?;
         while reader.read_record()?.is_some() {}
         let n = reader.next_position().index;
         total += n;
-        writeln!(out, "{n}\t{}", path.display())?;
+        writeln!(out, "{n}\t{path}")?;
     }
     writeln!(out, "{total}\ttotal")?;
     out.flush()?;

@@ -51,7 +51,8 @@ pub(crate) struct Args {
     /// file's extension (.gz is gzip, .zz and .zlib are zlib).
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
-    /// The TFRecord files.
+    /// The TFRecord files: paths or URLs (s3://, gs://, az://, http(s)://,
+    /// file://); a URL with a wildcard lists the matching objects.
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -289,13 +290,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         builder.compression(c);
     }
     let mut sum = Summary::default();
-    for path in &args.files {
-        let mut reader = builder.open(path)?;
+    for path in crate::files::expand(&args.files)? {
+        let mut reader = builder.open_in(&*crate::files::fs(), &path)?;
         while let Some(record) = reader.read_record()? {
             sum.add(&record.data, mode);
         }
         sum.files.push(FileCount {
-            file: path.display().to_string(),
+            file: path.clone(),
             records: reader.next_position().index,
         });
     }

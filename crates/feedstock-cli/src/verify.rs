@@ -11,7 +11,6 @@
 //! end or a broken compressed stream leave no trustworthy boundary: that
 //! ends the file.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
 
@@ -51,7 +50,8 @@ pub(crate) struct Args {
     /// length field is most likely corrupt).
     #[arg(long, default_value_t = DEFAULT_MAX_RECORD_LEN)]
     max_record_len: u64,
-    /// The TFRecord files.
+    /// The TFRecord files: paths or URLs (s3://, gs://, az://, http(s)://,
+    /// file://); a URL with a wildcard lists the matching objects.
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -93,15 +93,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let mut problems = 0u64;
     let mut good = 0u64;
     let mut open_error: Option<Error> = None;
-    for path in &args.files {
-        let name = path.display().to_string();
+    for name in crate::files::expand(&args.files)? {
+        let name = name.as_str();
         let compression = args
             .compression
-            .unwrap_or_else(|| Compression::from_path(path));
-        let report = match File::open(path) {
-            Ok(f) => check(f, compression, args.max_record_len, &name),
+            .unwrap_or_else(|| Compression::from_path(name));
+        let report = match crate::files::open(name) {
+            Ok(f) => check(f, compression, args.max_record_len, name),
             Err(e) => {
-                let e = Error::io(e).with_file(&name);
+                let e = e.with_file(name);
                 writeln!(out, "{name}: cannot open: {e}")?;
                 open_error.get_or_insert(e);
                 continue;

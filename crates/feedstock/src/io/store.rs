@@ -920,6 +920,14 @@ impl AnyFs {
     }
 }
 
+/// The process's one [`AnyFs`] with the default options, behind
+/// [`default_fs`](super::fs::default_fs) and
+/// [`Output`](super::output::Output): one runtime, one client per bucket.
+pub(crate) fn default_any() -> Arc<AnyFs> {
+    static FS: std::sync::OnceLock<Arc<AnyFs>> = std::sync::OnceLock::new();
+    Arc::clone(FS.get_or_init(|| Arc::new(AnyFs::new())))
+}
+
 /// `file:///a/b` as the local path `/a/b`; anything else unchanged.
 fn local_path(path: &str) -> std::borrow::Cow<'_, str> {
     match path.strip_prefix("file://") {

@@ -88,6 +88,26 @@ impl WriterBuilder {
         Ok(self.build(w, c, Some(name)))
     }
 
+    /// Creates `path`, a local path or an object-store URL, as an
+    /// [`Output`](crate::io::output::Output) that appears whole or not at
+    /// all: call [`Writer::finish`], then
+    /// [`Output::commit`](crate::io::output::Output::commit). Unless set,
+    /// the compression is detected from the extension.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Output::create`](crate::io::output::Output::create).
+    pub fn create_output(
+        &self,
+        path: &str,
+    ) -> Result<Writer<crate::io::output::Output>> {
+        let out = crate::io::output::Output::create(path)?;
+        let c = self
+            .compression
+            .unwrap_or_else(|| Compression::from_path(path));
+        Ok(self.build(out, c, Some(path.into())))
+    }
+
     fn build<W: Write>(
         &self,
         w: W,
