@@ -57,7 +57,7 @@ use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjPath;
 use object_store::{
-    ClientOptions, ObjectStore, ObjectStoreExt, ObjectStoreScheme,
+    ObjectStore, ObjectStoreExt, ObjectStoreScheme,
     PutPayload, RetryConfig, WriteMultipart,
 };
 use parking_lot::Mutex;
@@ -362,14 +362,14 @@ impl Inner {
             max_retries: 0,
             ..RetryConfig::default()
         };
-        let client = ClientOptions::new();
+        // No `with_client_options` here: it would replace the client
+        // settings `from_env` read (AWS_ALLOW_HTTP among them).
         let opts = &self.opts.options;
         macro_rules! configure {
             ($builder:expr) => {{
                 let mut b = $builder
                     .with_url(url.as_str())
-                    .with_retry(retry)
-                    .with_client_options(client);
+                    .with_retry(retry);
                 for (k, v) in opts {
                     if let Ok(key) = k.to_ascii_lowercase().parse() {
                         b = b.with_config(key, v.clone());
@@ -392,8 +392,7 @@ impl Inner {
                 let base = &url[..url::Position::BeforePath];
                 let mut b = HttpBuilder::new()
                     .with_url(base)
-                    .with_retry(retry)
-                    .with_client_options(client);
+                    .with_retry(retry);
                 for (k, v) in opts {
                     if let Ok(key) = k.to_ascii_lowercase().parse() {
                         b = b.with_config(key, v.clone());
