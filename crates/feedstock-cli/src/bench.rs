@@ -392,7 +392,26 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         print!(", min_after_dequeue {}", args.min_after_dequeue);
     }
     println!();
+    store_stats(&files);
     Ok(())
+}
+
+/// The object store's counters, when any file is a URL.
+fn store_stats(files: &[String]) {
+    use feedstock::io::store::{shared_fs, AnyFs};
+    if !files.iter().any(|f| AnyFs::is_url(f)) {
+        return;
+    }
+    if let Ok(store) = shared_fs().store() {
+        let s = store.stats();
+        println!(
+            "object store: {} requests, {} bytes, {} retries, {} failures",
+            s.requests(),
+            s.bytes_read(),
+            s.retries(),
+            s.failures()
+        );
+    }
 }
 
 /// A reader of the format, for one worker thread.

@@ -272,3 +272,25 @@ fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly
     raw.read_to_end(&mut got).unwrap();
     assert!(got == bytes, "bytes lost or repeated across the failure");
 }
+
+#[test]
+fn file_urls_and_paths_read_the_local_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.txt");
+    std::fs::write(&path, "x\ny\n").unwrap();
+    let url = format!("file://{}", path.display());
+    let fs = AnyFs::new();
+    assert!(!AnyFs::is_url(&url));
+    assert_eq!(fs.size(&url).unwrap(), 4);
+    let mut s = String::new();
+    fs.open(&url).unwrap().read_to_string(&mut s).unwrap();
+    assert_eq!(s, "x\ny\n");
+    let found = fs.glob(&format!("file://{}/*.txt", dir.path().display())).unwrap();
+    assert_eq!(found, [url.clone()]);
+    let missing = format!("file://{}/none.txt", dir.path().display());
+    let e = fs.open(&missing).err().unwrap();
+    assert_eq!(e.kind(), Kind::NotFound);
+    assert_eq!(e.file(), Some(missing.as_str()));
+    // Local paths never start the store runtime.
+    assert!(format!("{fs:?}").contains("store: None"), "{fs:?}");
+}

@@ -87,7 +87,7 @@ pub fn default_fs() -> std::sync::Arc<dyn FileSystem> {
     static FS: OnceLock<Arc<dyn FileSystem>> = OnceLock::new();
     Arc::clone(FS.get_or_init(|| {
         #[cfg(feature = "object-store")]
-        let fs: Arc<dyn FileSystem> = crate::io::store::default_any();
+        let fs: Arc<dyn FileSystem> = crate::io::store::shared_fs();
         #[cfg(not(feature = "object-store"))]
         let fs: Arc<dyn FileSystem> = Arc::new(LocalFs);
         fs

@@ -58,7 +58,7 @@ impl Output {
         {
             use crate::io::store::AnyFs;
             if AnyFs::is_url(path) {
-                let w = crate::io::store::default_any().create(path)?;
+                let w = crate::io::store::shared_fs().create(path)?;
                 return Ok(Output {
                     dest: Dest::Remote(Some(w)),
                     committed: false,

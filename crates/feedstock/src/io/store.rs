@@ -922,7 +922,9 @@ impl AnyFs {
 /// The process's one [`AnyFs`] with the default options, behind
 /// [`default_fs`](super::fs::default_fs) and
 /// [`Output`](super::output::Output): one runtime, one client per bucket.
-pub(crate) fn default_any() -> Arc<AnyFs> {
+/// Its [`store`](AnyFs::store)'s [`stats`](ObjectStoreFs::stats) count the
+/// requests, bytes and retries of every pipeline that uses the defaults.
+pub fn shared_fs() -> Arc<AnyFs> {
     static FS: std::sync::OnceLock<Arc<AnyFs>> = std::sync::OnceLock::new();
     Arc::clone(FS.get_or_init(|| Arc::new(AnyFs::new())))
 }
