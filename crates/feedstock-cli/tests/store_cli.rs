@@ -55,7 +55,10 @@ fn convert_writes_shards_to_a_bucket_and_count_cat_verify_read_them() {
         )
     );
 
-    let run = feedstock(&["cat", &format!("s3://{BUCKET}/cli/data-00001-of-00002.tfrecord")]);
+    let run = feedstock(&[
+        "cat",
+        &format!("s3://{BUCKET}/cli/data-00001-of-00002.tfrecord"),
+    ]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     let cat = text(&run.stdout);
     assert_eq!(cat.lines().count(), 5);
@@ -65,7 +68,10 @@ fn convert_writes_shards_to_a_bucket_and_count_cat_verify_read_them() {
     assert_eq!(run.status.code(), Some(0), "{run:?}");
 
     // No credential in anything printed, even on failure.
-    let run = feedstock(&["count", &format!("s3://{BUCKET}/cli/nothing-*.tfrecord")]);
+    let run = feedstock(&[
+        "count",
+        &format!("s3://{BUCKET}/cli/nothing-*.tfrecord"),
+    ]);
     assert_ne!(run.status.code(), Some(0));
     let all = text(&run.stdout) + &text(&run.stderr);
     assert!(all.contains("nothing-*"), "{all}");

@@ -11,6 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::{parse_example, FeatureSpec};
+use feedstock::decode::Records;
 use feedstock::input::{
     batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
     maybe_shuffle_batch_join, shuffle_batch, slice_input_producer,
@@ -316,7 +317,7 @@ fn sparse_components_are_batched_by_stacking() {
     let got = drain(&batches);
     assert_eq!(got.len(), 2);
     let tags = got[1].get("tags").unwrap().sparse().unwrap();
-    assert_eq!(tags.dense_shape(), &[3, 5]);
+    assert_eq!(tags.dims(), &[3, 5]);
     assert_eq!(
         tags.values().as_slice::<i64>().unwrap(),
         &[300, 400, 401, 500, 501, 502]
@@ -373,14 +374,15 @@ fn serialized_records_are_batched_then_parsed_the_tensorflow_way() {
             .collect();
         let records =
             b.tensor("serialized").unwrap().as_slice::<Bytes>().unwrap();
-        let parsed = parse_example(records, &keys, &spec).unwrap();
+        let records = Records::new(records).with_keys(&keys).unwrap();
+        let parsed = parse_example(records, &spec).unwrap();
         let ids = parsed.get("id").unwrap().dense().unwrap();
         assert_eq!(ids.dims(), &[b.len()]);
         let ids = ids.as_slice::<i64>().unwrap();
         // The variable-length feature comes out sparse, one row per
         // example of the batch.
         let labels = parsed.get("label").unwrap().sparse().unwrap();
-        assert_eq!(labels.dense_shape(), &[b.len() as i64, 1]);
+        assert_eq!(labels.dims(), &[b.len(), 1]);
         let values = labels.values().as_slice::<i64>().unwrap();
         for (id, label) in ids.iter().zip(values) {
             assert_eq!(*label, id % 10);
@@ -501,7 +503,9 @@ fn upstream_error_ends_iteration_with_it(attach_by_hand: bool) {
         [move || {
             n += 1;
             if n == 5 {
-                upstream.request_stop_with(Error::not_found("disk gone"));
+                upstream
+                    .request_stop_with(Error::not_found("disk gone"))
+                    .unwrap();
                 return Err(Error::out_of_range("input closed"));
             }
             Ok(vec![Tensor::scalar(n).into()])
@@ -608,8 +612,13 @@ fn invalid_settings_are_refused_at_build() {
     let f = counter(1, |i| vec![Tensor::scalar(i).into()]);
     let no_size = batch(&mut p, f.clone()).dtypes([DType::I64]).build();
     assert_eq!(no_size.unwrap_err().kind(), Kind::InvalidArgument);
-    let no_spec = batch(&mut p, f.clone()).batch_size(2).build();
-    assert_eq!(no_spec.unwrap_err().kind(), Kind::InvalidArgument);
+    // Without a spec, the first example gives it; but dynamic_pad needs a
+    // declared rank to pad to.
+    let padded_no_spec = batch(&mut p, f.clone())
+        .dynamic_pad(true)
+        .batch_size(2)
+        .build();
+    assert_eq!(padded_no_spec.unwrap_err().kind(), Kind::InvalidArgument);
     let bad_names = batch(&mut p, f.clone())
         .dtypes([DType::I64])
         .names(["a", "b"])
@@ -641,4 +650,101 @@ fn invalid_settings_are_refused_at_build() {
     assert_eq!(twice.build().unwrap_err().kind(), Kind::FailedPrecondition);
     // Nothing refused registered a runner: only the one built.
     assert_eq!(p.pending_runners(), 1);
+}
+
+// TensorFlow's batch() infers the queue's dtypes and shapes from the
+// tensors it is given (input.py _dtypes / _shapes); here they come from the
+// first example.
+#[test]
+fn batch_without_a_spec_infers_it_from_the_first_example() {
+    let mut pipeline = Pipeline::new();
+    let batches = batch(
+        &mut pipeline,
+        counter(6, |i| {
+            vec![
+                Tensor::vector(vec![i, -i]).into(),
+                Tensor::scalar(Bytes::from(format!("k{i}"))).into(),
+            ]
+        }),
+    )
+    .names(["x", "key"])
+    .batch_size(3)
+    .build()
+    .unwrap();
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let b = batches.next_batch().unwrap();
+    assert_eq!(b.tensor("x").unwrap().dims(), &[3, 2]);
+    assert_eq!(
+        b.tensor("x").unwrap().as_slice::<i64>().unwrap(),
+        &[0, 0, 1, -1, 2, -2]
+    );
+    assert_eq!(b.tensor("key").unwrap().dtype(), DType::String);
+    assert_eq!(
+        batches.next_batch().unwrap().tensor("x").unwrap().dims(),
+        &[3, 2]
+    );
+    assert!(batches.next_batch().unwrap_err().is_out_of_range());
+    stop(&coord, threads).unwrap();
+}
+
+#[test]
+fn an_example_unlike_the_first_is_invalid_argument_naming_the_component() {
+    for (what, odd) in [
+        ("dtype", Tensor::vector(vec![1.0f32, 2.0])),
+        ("shape", Tensor::vector(vec![1i64, 2, 3])),
+    ] {
+        let mut pipeline = Pipeline::new();
+        let batches = shuffle_batch(
+            &mut pipeline,
+            counter(4, move |i| {
+                let x = if i == 2 {
+                    odd.clone()
+                } else {
+                    Tensor::vector(vec![i, i])
+                };
+                vec![Tensor::scalar(i).into(), x.into()]
+            }),
+        )
+        .names(["id", "x"])
+        .batch_size(2)
+        .capacity(8)
+        .min_after_dequeue(0)
+        .seed(1)
+        .build()
+        .unwrap();
+        let coord = Coordinator::new();
+        let threads = pipeline.start(&coord).unwrap();
+        let err = loop {
+            match batches.next_batch() {
+                Ok(_) => continue,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.kind(), Kind::InvalidArgument, "{what}: {err}");
+        assert_eq!(err.field(), Some("x"), "{what}: {err}");
+        assert!(stop(&coord, threads).is_err());
+    }
+}
+
+#[test]
+fn enqueue_many_without_a_spec_infers_the_shape_of_one_row() {
+    let mut pipeline = Pipeline::new();
+    let batches = batch(
+        &mut pipeline,
+        counter(3, |r| {
+            vec![Tensor::new([2, 2], vec![r, r, r + 10, r + 10])
+                .unwrap()
+                .into()]
+        }),
+    )
+    .enqueue_many(true)
+    .batch_size(3)
+    .build()
+    .unwrap();
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let b = batches.next_batch().unwrap();
+    assert_eq!(b.components()[0].dense().unwrap().dims(), &[3, 2]);
+    stop(&coord, threads).unwrap();
 }

@@ -14,11 +14,15 @@ const BATCH: usize = 4;
 
 /// Files of uneven sizes (some empty of records is not allowed for text:
 /// every file has at least one line); returns the paths and every line.
-fn dataset(dir: &std::path::Path, sizes: &[usize]) -> (Vec<String>, Vec<String>) {
+fn dataset(
+    dir: &std::path::Path,
+    sizes: &[usize],
+) -> (Vec<String>, Vec<String>) {
     let mut files = Vec::new();
     let mut all = Vec::new();
     for (f, &n) in sizes.iter().enumerate() {
-        let lines: Vec<String> = (0..n).map(|r| format!("f{f}-r{r}")).collect();
+        let lines: Vec<String> =
+            (0..n).map(|r| format!("f{f}-r{r}")).collect();
         let path = dir.join(format!("part-{f:02}.txt"));
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
         files.push(path.to_str().unwrap().to_owned());
@@ -43,9 +47,11 @@ fn run_hosts(
             .map(|i| {
                 let files = files.to_vec();
                 s.spawn(move || {
-                    let host = ShardedReader::new(files, Shard::new(i, n).unwrap(), || {
-                        Reader::new(TextLineReader::new())
-                    })
+                    let host = ShardedReader::new(
+                        files,
+                        Shard::new(i, n).unwrap(),
+                        || Reader::new(TextLineReader::new()),
+                    )
                     .seed(42)
                     .shuffle(true)
                     .remainder(remainder)
@@ -61,7 +67,10 @@ fn run_hosts(
                                     assert!(r.value.is_empty());
                                     pads += 1;
                                 } else {
-                                    values.push(String::from_utf8(r.value.to_vec()).unwrap());
+                                    values.push(
+                                        String::from_utf8(r.value.to_vec())
+                                            .unwrap(),
+                                    );
                                 }
                             }
                             HostEpoch { values, pads }
@@ -78,7 +87,9 @@ fn run_hosts(
     (results.into_iter().map(|r| r.0).collect(), dropped, padded)
 }
 
-fn multiset<'a>(items: impl IntoIterator<Item = &'a String>) -> BTreeMap<&'a str, usize> {
+fn multiset<'a>(
+    items: impl IntoIterator<Item = &'a String>,
+) -> BTreeMap<&'a str, usize> {
     let mut m = BTreeMap::new();
     for i in items {
         *m.entry(i.as_str()).or_insert(0) += 1;
@@ -98,12 +109,19 @@ fn check(sizes: &[usize], n: usize) {
     for e in 0..EPOCHS as usize {
         let got = multiset(hosts.iter().flat_map(|h| &h[e].values));
         assert_eq!(got, want, "sizes {sizes:?}, {n} hosts, epoch {e}");
-        let lens: Vec<usize> = hosts.iter().map(|h| h[e].values.len() + h[e].pads).collect();
+        let lens: Vec<usize> = hosts
+            .iter()
+            .map(|h| h[e].values.len() + h[e].pads)
+            .collect();
         assert!(lens.iter().all(|&l| l == lens[0]), "unequal hosts {lens:?}");
-        let batches: Vec<usize> = lens.iter().map(|l| l.div_ceil(BATCH)).collect();
+        let batches: Vec<usize> =
+            lens.iter().map(|l| l.div_ceil(BATCH)).collect();
         assert!(batches.iter().all(|&b| b == batches[0]));
         pads_total += hosts.iter().map(|h| h[e].pads).sum::<usize>();
-        assert_eq!(lens[0] * n, all.len() + hosts.iter().map(|h| h[e].pads).sum::<usize>());
+        assert_eq!(
+            lens[0] * n,
+            all.len() + hosts.iter().map(|h| h[e].pads).sum::<usize>()
+        );
     }
     assert_eq!(padded, pads_total as u64);
 
@@ -115,7 +133,8 @@ fn check(sizes: &[usize], n: usize) {
         let got = multiset(hosts.iter().flat_map(|h| &h[e].values));
         assert!(got.values().all(|&c| c == 1), "a record read twice");
         assert!(got.keys().all(|k| want.contains_key(k)));
-        let lens: Vec<usize> = hosts.iter().map(|h| h[e].values.len()).collect();
+        let lens: Vec<usize> =
+            hosts.iter().map(|h| h[e].values.len()).collect();
         assert!(lens.iter().all(|&l| l == lens[0]), "unequal hosts {lens:?}");
         assert!(hosts.iter().all(|h| h[e].pads == 0));
         read += lens.iter().sum::<usize>();

@@ -11,7 +11,7 @@ use std::time::Duration;
 use feedstock::io::fs::FileSystem;
 use feedstock::io::store::{AnyFs, ObjectStoreFs, StoreOptions};
 use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
-use feedstock::reader::{Reader, TfRecordReader, TextLineReader};
+use feedstock::reader::{Reader, TextLineReader, TfRecordReader};
 use feedstock::Kind;
 use reader_support::{read_all, Files};
 use seaweed_support::{shared, Seaweed, BUCKET};
@@ -55,7 +55,11 @@ fn tfrecord_files_are_listed_and_read_from_a_bucket_as_from_disk() {
     let mut local = Vec::new();
     for f in 0..3 {
         let bytes = tfrecord_bytes(&records(f, 50 + f * 7));
-        put(&store, &format!("s3://{BUCKET}/read/train-{f}.tfrecord"), &bytes);
+        put(
+            &store,
+            &format!("s3://{BUCKET}/read/train-{f}.tfrecord"),
+            &bytes,
+        );
         let p = dir.path().join(format!("train-{f}.tfrecord"));
         std::fs::write(&p, &bytes).unwrap();
         local.push(p.to_str().unwrap().to_owned());
@@ -73,15 +77,22 @@ fn tfrecord_files_are_listed_and_read_from_a_bucket_as_from_disk() {
             .collect::<Vec<_>>()
     );
 
-    let fs: Arc<dyn FileSystem> = Arc::new(AnyFs::with_options(small_chunks(server)));
+    let fs: Arc<dyn FileSystem> =
+        Arc::new(AnyFs::with_options(small_chunks(server)));
     let remote = Reader::with_fs(TfRecordReader::new(), fs);
     let got = read_all(&remote, &Files::new(urls.clone()));
-    let want = read_all(&Reader::new(TfRecordReader::new()), &Files::new(local.clone()));
+    let want = read_all(
+        &Reader::new(TfRecordReader::new()),
+        &Files::new(local.clone()),
+    );
     assert_eq!(got.len(), 50 + 57 + 64);
     for (g, w) in got.iter().zip(&want) {
         assert_eq!(g.value, w.value);
         // Same offset in the key, the URL in place of the path.
-        let (gk, wk) = (g.key.rsplit_once(':').unwrap(), w.key.rsplit_once(':').unwrap());
+        let (gk, wk) = (
+            g.key.rsplit_once(':').unwrap(),
+            w.key.rsplit_once(':').unwrap(),
+        );
         assert_eq!(gk.1, wk.1);
         assert!(gk.0.starts_with("s3://feedstock/read/train-"), "{}", g.key);
     }
@@ -103,7 +114,8 @@ fn resuming_inside_an_object_reads_from_the_offset() {
         r.read_record().unwrap().unwrap();
     }
     let at = r.next_position().offset;
-    let mut rest = ReaderBuilder::new().from_reader(store.open_at(&url, at).unwrap());
+    let mut rest =
+        ReaderBuilder::new().from_reader(store.open_at(&url, at).unwrap());
     let mut got = Vec::new();
     while let Some(rec) = rest.read_record().unwrap() {
         got.push(rec.data.to_vec());
@@ -118,10 +130,12 @@ fn resuming_inside_an_object_reads_from_the_offset() {
 #[test]
 fn text_lines_read_from_a_bucket() {
     let server = shared();
-    let store = ObjectStoreFs::with_options(server.options().chunk_size(7)).unwrap();
+    let store =
+        ObjectStoreFs::with_options(server.options().chunk_size(7)).unwrap();
     let url = format!("s3://{BUCKET}/text/lines.csv");
     put(&store, &url, b"a,1\nbb,2\nccc,3\n");
-    let fs: Arc<dyn FileSystem> = Arc::new(AnyFs::with_options(server.options().chunk_size(7)));
+    let fs: Arc<dyn FileSystem> =
+        Arc::new(AnyFs::with_options(server.options().chunk_size(7)));
     let reader = Reader::with_fs(TextLineReader::new(), fs);
     let got: Vec<_> = read_all(&reader, &Files::new([url.clone()]))
         .into_iter()
@@ -148,7 +162,9 @@ fn a_missing_object_is_not_found_naming_its_url() {
     // Not transient: not retried.
     assert_eq!(store.stats().retries(), 0);
 
-    let e = store.glob(&format!("s3://{BUCKET}/missing/*.tfrecord")).unwrap_err();
+    let e = store
+        .glob(&format!("s3://{BUCKET}/missing/*.tfrecord"))
+        .unwrap_err();
     assert_eq!(e.kind(), Kind::NotFound, "{e}");
 }
 
@@ -178,7 +194,8 @@ fn an_upload_appears_whole_on_commit_and_never_when_dropped() {
     let server = shared();
     // S3 parts are at least 5 MiB; 12 MiB makes three of them.
     let store =
-        ObjectStoreFs::with_options(server.options().part_size(5 << 20)).unwrap();
+        ObjectStoreFs::with_options(server.options().part_size(5 << 20))
+            .unwrap();
     let data: Vec<u8> = (0..12u32 << 20).map(|i| (i % 251) as u8).collect();
 
     let dropped = format!("s3://{BUCKET}/write/dropped.bin");
@@ -206,7 +223,8 @@ fn an_upload_appears_whole_on_commit_and_never_when_dropped() {
 /// the offset, the retries are counted, and once the server is back the
 /// same stream goes on from the first byte it had not yet returned.
 #[test]
-fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly() {
+fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly(
+) {
     let mut server = Seaweed::start();
     let opts = server
         .options()
@@ -222,7 +240,8 @@ fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly
     put(&store, &url, &bytes);
 
     // Records through the TFRecord reader, over the raw stream.
-    let mut reader = ReaderBuilder::new().from_reader(store.open(&url).unwrap());
+    let mut reader =
+        ReaderBuilder::new().from_reader(store.open(&url).unwrap());
     let mut delivered: Vec<Vec<u8>> = Vec::new();
     for _ in 0..100 {
         delivered.push(reader.read_record().unwrap().unwrap().data.to_vec());
@@ -246,7 +265,8 @@ fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly
 
     server.restart();
     // Resume where the last delivered record ended: nothing twice.
-    let mut rest = ReaderBuilder::new().from_reader(store.open_at(&url, resume_at).unwrap());
+    let mut rest = ReaderBuilder::new()
+        .from_reader(store.open_at(&url, resume_at).unwrap());
     while let Some(r) = rest.read_record().unwrap() {
         delivered.push(r.data.to_vec());
     }
@@ -285,7 +305,9 @@ fn file_urls_and_paths_read_the_local_disk() {
     let mut s = String::new();
     fs.open(&url).unwrap().read_to_string(&mut s).unwrap();
     assert_eq!(s, "x\ny\n");
-    let found = fs.glob(&format!("file://{}/*.txt", dir.path().display())).unwrap();
+    let found = fs
+        .glob(&format!("file://{}/*.txt", dir.path().display()))
+        .unwrap();
     assert_eq!(found, [url.clone()]);
     let missing = format!("file://{}/none.txt", dir.path().display());
     let e = fs.open(&missing).err().unwrap();

@@ -80,7 +80,10 @@ pub use state::ProducerState;
 
 /// The generator the order of epoch `epoch` is drawn from, the same for the
 /// producers and for [`shard`](super::shard).
-pub(crate) fn epoch_order_rng(seed: u64, epoch: u64) -> rand_chacha::ChaCha8Rng {
+pub(crate) fn epoch_order_rng(
+    seed: u64,
+    epoch: u64,
+) -> rand_chacha::ChaCha8Rng {
     state::epoch_rng(seed, epoch)
 }
 
@@ -141,6 +144,9 @@ macro_rules! epoch_setters {
         /// Stops after `n` epochs (default: never). The queue is then
         /// closed, and its consumers get OutOfRange once it is drained.
         /// When resuming, `n` still counts from the very first epoch.
+        /// `n` must be at least 1: the build refuses 0 with
+        /// InvalidArgument, as TensorFlow raises ValueError ("num_epochs
+        /// must be > 0").
         pub fn num_epochs(&mut self, n: u64) -> &mut Self {
             self.epochs.num_epochs = Some(n);
             self
@@ -282,6 +288,13 @@ fn start_producer(
             )))
         }
     };
+    if epochs.num_epochs == Some(0) {
+        // input.py's limit_epochs raises ValueError for it.
+        return Err(Error::invalid_argument(format!(
+            "{}: num_epochs must be > 0, got 0",
+            epochs.name
+        )));
+    }
     if n == 0 {
         // Every epoch would be empty: with no epoch limit the runner would
         // spin forever, and with one it would deliver nothing.
@@ -327,7 +340,7 @@ fn start_producer(
     let dyn_queue: Arc<dyn Queue> = queue.clone();
     pipeline.add_runner(
         QueueRunner::new(dyn_queue).with_op(move || feeder.step()),
-    );
+    )?;
     Ok(Tracker {
         queue,
         len: n as u64,

@@ -499,7 +499,9 @@ impl EpochRecords {
         };
         if let Some(last) = self.held.take() {
             if own > target {
-                self.stats.dropped.fetch_add(own - target, Ordering::Relaxed);
+                self.stats
+                    .dropped
+                    .fetch_add(own - target, Ordering::Relaxed);
             } else {
                 self.pads_left = Some(target - own);
                 return Ok(Some(last));

@@ -10,13 +10,11 @@
 //!   every file reader reuses.
 //! - [`fs`]: the file-system layer the pipeline's readers open files
 //!   through; [`default_fs`](fs::default_fs) takes paths and URLs.
-//! - [`output`]: files and objects written whole or not at all.
 //! - `store` (feature `object-store`, on by default): S3, GCS, Azure and
 //!   HTTP(S) objects behind the same seam.
 
 pub mod compression;
 pub mod fs;
-pub mod output;
 #[cfg(feature = "object-store")]
 pub mod store;
 pub mod tfrecord;

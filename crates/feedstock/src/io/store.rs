@@ -57,8 +57,8 @@ use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjPath;
 use object_store::{
-    ObjectStore, ObjectStoreExt, ObjectStoreScheme,
-    PutPayload, RetryConfig, WriteMultipart,
+    ObjectStore, ObjectStoreExt, ObjectStoreScheme, PutPayload, RetryConfig,
+    WriteMultipart,
 };
 use parking_lot::Mutex;
 use url::Url;
@@ -321,19 +321,19 @@ impl Inner {
             Error::invalid_argument(format!("not a valid URL: {e}"))
                 .with_file(url)
         })?;
-        let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|e| {
-            Error::invalid_argument(format!("not an object-store URL: {e}"))
+        let (scheme, path) =
+            ObjectStoreScheme::parse(&parsed).map_err(|e| {
+                Error::invalid_argument(format!(
+                    "not an object-store URL: {e}"
+                ))
                 .with_file(url)
-        })?;
+            })?;
         let path = ObjPath::parse(path).map_err(|e| {
             Error::invalid_argument(format!("not a valid object path: {e}"))
                 .with_file(url)
         })?;
-        let key = format!(
-            "{:?}:{}",
-            scheme,
-            &parsed[..url::Position::BeforePath]
-        );
+        let key =
+            format!("{:?}:{}", scheme, &parsed[..url::Position::BeforePath]);
         let mut stores = self.stores.lock();
         if let Some(store) = stores.get(&key) {
             return Ok(Target {
@@ -367,9 +367,7 @@ impl Inner {
         let opts = &self.opts.options;
         macro_rules! configure {
             ($builder:expr) => {{
-                let mut b = $builder
-                    .with_url(url.as_str())
-                    .with_retry(retry);
+                let mut b = $builder.with_url(url.as_str()).with_retry(retry);
                 for (k, v) in opts {
                     if let Ok(key) = k.to_ascii_lowercase().parse() {
                         b = b.with_config(key, v.clone());
@@ -390,9 +388,8 @@ impl Inner {
             }
             ObjectStoreScheme::Http => {
                 let base = &url[..url::Position::BeforePath];
-                let mut b = HttpBuilder::new()
-                    .with_url(base)
-                    .with_retry(retry);
+                let mut b =
+                    HttpBuilder::new().with_url(base).with_retry(retry);
                 for (k, v) in opts {
                     if let Ok(key) = k.to_ascii_lowercase().parse() {
                         b = b.with_config(key, v.clone());
@@ -428,7 +425,9 @@ impl Inner {
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
             match f().await {
                 Ok(v) => return Ok(v),
-                Err(e) if is_transient(&e) && attempt < self.opts.max_retries => {
+                Err(e)
+                    if is_transient(&e) && attempt < self.opts.max_retries =>
+                {
                     attempt += 1;
                     self.stats.retries.fetch_add(1, Ordering::Relaxed);
                     tokio::time::sleep(delay).await;
@@ -572,17 +571,18 @@ impl FileSystem for ObjectStoreFs {
             Some(t.path.clone())
         };
         let inner = Arc::clone(&self.inner);
-        let listed = self.inner.rt.block_on(inner.retrying(pattern, None, || {
-            let store = Arc::clone(&t.store);
-            let prefix = prefix.clone();
-            async move {
-                store
-                    .list(prefix.as_ref())
-                    .map_ok(|m| m.location.to_string())
-                    .try_collect::<Vec<String>>()
-                    .await
-            }
-        }))?;
+        let listed =
+            self.inner.rt.block_on(inner.retrying(pattern, None, || {
+                let store = Arc::clone(&t.store);
+                let prefix = prefix.clone();
+                async move {
+                    store
+                        .list(prefix.as_ref())
+                        .map_ok(|m| m.location.to_string())
+                        .try_collect::<Vec<String>>()
+                        .await
+                }
+            }))?;
         let opts = glob::MatchOptions {
             case_sensitive: true,
             require_literal_separator: true,
@@ -789,11 +789,12 @@ impl ObjectWriter {
         let inner = Arc::clone(&self.inner);
         if self.upload.is_none() {
             let t = &self.target;
-            let upload = inner.rt.block_on(inner.retrying(&self.url, None, || {
-                let store = Arc::clone(&t.store);
-                let path = t.path.clone();
-                async move { store.put_multipart(&path).await }
-            }))?;
+            let upload =
+                inner.rt.block_on(inner.retrying(&self.url, None, || {
+                    let store = Arc::clone(&t.store);
+                    let path = t.path.clone();
+                    async move { store.put_multipart(&path).await }
+                }))?;
             self.upload = Some(WriteMultipart::new_with_chunk_size(
                 upload,
                 inner.opts.part_size,
@@ -887,9 +888,14 @@ impl AnyFs {
 
     /// Whether `path` is a URL of a store (not a local path or `file://`).
     pub fn is_url(path: &str) -> bool {
-        ["s3://", "s3a://", "gs://", "az://", "abfs://", "abfss://", "adl://", "azure://", "http://", "https://"]
-            .iter()
-            .any(|s| path.len() >= s.len() && path[..s.len()].eq_ignore_ascii_case(s))
+        [
+            "s3://", "s3a://", "gs://", "az://", "abfs://", "abfss://",
+            "adl://", "azure://", "http://", "https://",
+        ]
+        .iter()
+        .any(|s| {
+            path.len() >= s.len() && path[..s.len()].eq_ignore_ascii_case(s)
+        })
     }
 
     /// The object store, started on first use.
@@ -921,7 +927,7 @@ impl AnyFs {
 
 /// The process's one [`AnyFs`] with the default options, behind
 /// [`default_fs`](super::fs::default_fs) and
-/// [`Output`](super::output::Output): one runtime, one client per bucket.
+/// [`OutputOptions`](super::fs::OutputOptions): one runtime, one client per bucket.
 /// Its [`store`](AnyFs::store)'s [`stats`](ObjectStoreFs::stats) count the
 /// requests, bytes and retries of every pipeline that uses the defaults.
 pub fn shared_fs() -> Arc<AnyFs> {
@@ -932,10 +938,14 @@ pub fn shared_fs() -> Arc<AnyFs> {
 /// `file:///a/b` as the local path `/a/b`; anything else unchanged.
 fn local_path(path: &str) -> std::borrow::Cow<'_, str> {
     match path.strip_prefix("file://") {
-        Some(rest) => match Url::parse(path).ok().and_then(|u| u.to_file_path().ok()) {
-            Some(p) => std::borrow::Cow::Owned(p.to_string_lossy().into_owned()),
-            None => std::borrow::Cow::Borrowed(rest),
-        },
+        Some(rest) => {
+            match Url::parse(path).ok().and_then(|u| u.to_file_path().ok()) {
+                Some(p) => {
+                    std::borrow::Cow::Owned(p.to_string_lossy().into_owned())
+                }
+                None => std::borrow::Cow::Borrowed(rest),
+            }
+        }
         None => std::borrow::Cow::Borrowed(path),
     }
 }
@@ -945,10 +955,16 @@ impl FileSystem for AnyFs {
         if AnyFs::is_url(path) {
             return self.store()?.open(path);
         }
-        LocalFs.open(&local_path(path)).map_err(|e| e.with_file(path))
+        LocalFs
+            .open(&local_path(path))
+            .map_err(|e| e.with_file(path))
     }
 
-    fn open_at(&self, path: &str, offset: u64) -> Result<Box<dyn Read + Send>> {
+    fn open_at(
+        &self,
+        path: &str,
+        offset: u64,
+    ) -> Result<Box<dyn Read + Send>> {
         if AnyFs::is_url(path) {
             return self.store()?.open_at(path, offset);
         }
@@ -961,7 +977,9 @@ impl FileSystem for AnyFs {
         if AnyFs::is_url(path) {
             return self.store()?.size(path);
         }
-        LocalFs.size(&local_path(path)).map_err(|e| e.with_file(path))
+        LocalFs
+            .size(&local_path(path))
+            .map_err(|e| e.with_file(path))
     }
 
     fn glob(&self, pattern: &str) -> Result<Vec<String>> {
@@ -972,7 +990,10 @@ impl FileSystem for AnyFs {
             let local = local_path(pattern);
             let found = LocalFs.glob(&local)?;
             let _ = rest;
-            return Ok(found.into_iter().map(|p| format!("file://{p}")).collect());
+            return Ok(found
+                .into_iter()
+                .map(|p| format!("file://{p}"))
+                .collect());
         }
         LocalFs.glob(pattern)
     }

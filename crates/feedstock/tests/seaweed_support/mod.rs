@@ -48,8 +48,8 @@ fn weed_binary() -> PathBuf {
     if let Some(p) = std::env::var_os("FEEDSTOCK_WEED") {
         return PathBuf::from(p);
     }
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../.venv/bin/weed");
+    let venv =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/weed");
     if venv.exists() {
         return venv;
     }
@@ -90,8 +90,9 @@ impl Seaweed {
         s.create_bucket(BUCKET);
         // An object to read back after a restart, which is how a restart
         // knows that every part of the server (the volume too) is back.
-        let fs = feedstock::io::store::ObjectStoreFs::with_options(s.options())
-            .unwrap();
+        let fs =
+            feedstock::io::store::ObjectStoreFs::with_options(s.options())
+                .unwrap();
         let mut w = fs.create(&s.probe_url()).unwrap();
         w.write_all(b"ready").unwrap();
         w.commit().unwrap();
@@ -119,13 +120,19 @@ impl Seaweed {
             "-filer".to_owned(),
             format!("-filer.port={}", p[4]),
             format!("-filer.port.grpc={}", p[5]),
-            format!("-filer.localSocket={}", self.dir.path().join("filer.sock").display()),
+            format!(
+                "-filer.localSocket={}",
+                self.dir.path().join("filer.sock").display()
+            ),
             "-s3".to_owned(),
             format!("-s3.port={}", p[6]),
             format!("-s3.port.grpc={}", p[7]),
             format!("-s3.port.iceberg={}", p[8]),
             format!("-s3.port.lance={}", p[9]),
-            format!("-s3.config={}", self.dir.path().join("s3.json").display()),
+            format!(
+                "-s3.config={}",
+                self.dir.path().join("s3.json").display()
+            ),
             "-master.volumeSizeLimitMB=64".to_owned(),
             "-volume.max=32".to_owned(),
             // A restarted master elects itself at once instead of waiting
@@ -154,7 +161,9 @@ wait "$pid" 2>/dev/null"#;
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot run sh to start SeaweedFS: {e}"));
+            .unwrap_or_else(|e| {
+                panic!("cannot run sh to start SeaweedFS: {e}")
+            });
         let stdin = child.stdin.take().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
@@ -179,8 +188,9 @@ wait "$pid" 2>/dev/null"#;
                 return;
             }
             if !self.running() || Instant::now() > deadline {
-                let log = std::fs::read_to_string(self.dir.path().join("weed.log"))
-                    .unwrap_or_default();
+                let log =
+                    std::fs::read_to_string(self.dir.path().join("weed.log"))
+                        .unwrap_or_default();
                 let tail: String = log
                     .lines()
                     .rev()
@@ -209,12 +219,20 @@ wait "$pid" 2>/dev/null"#;
     pub fn create_bucket(&self, bucket: &str) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            match http(self.ports[4], "POST", &format!("/buckets/{bucket}/?op=mkdir")) {
-                Some((code, _)) if code == 201 || code == 200 || code == 409 => {
+            match http(
+                self.ports[4],
+                "POST",
+                &format!("/buckets/{bucket}/?op=mkdir"),
+            ) {
+                Some((code, _))
+                    if code == 201 || code == 200 || code == 409 =>
+                {
                     break
                 }
                 other if Instant::now() > deadline => {
-                    panic!("SeaweedFS: cannot create bucket {bucket}: {other:?}")
+                    panic!(
+                        "SeaweedFS: cannot create bucket {bucket}: {other:?}"
+                    )
                 }
                 _ => std::thread::sleep(Duration::from_millis(200)),
             }
@@ -222,8 +240,9 @@ wait "$pid" 2>/dev/null"#;
         // The S3 gateway learns of new buckets from the filer: wait until
         // it serves this one.
         let deadline = Instant::now() + Duration::from_secs(60);
-        let fs = feedstock::io::store::ObjectStoreFs::with_options(self.options())
-            .unwrap();
+        let fs =
+            feedstock::io::store::ObjectStoreFs::with_options(self.options())
+                .unwrap();
         use feedstock::io::fs::FileSystem;
         loop {
             match fs.size(&format!("s3://{bucket}/.ready-probe")) {
