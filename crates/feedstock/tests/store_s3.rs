@@ -308,7 +308,7 @@ fn file_urls_and_paths_read_the_local_disk() {
     let found = fs
         .glob(&format!("file://{}/*.txt", dir.path().display()))
         .unwrap();
-    assert_eq!(found, [url.clone()]);
+    assert_eq!(found, std::slice::from_ref(&url));
     let missing = format!("file://{}/none.txt", dir.path().display());
     let e = fs.open(&missing).err().unwrap();
     assert_eq!(e.kind(), Kind::NotFound);
