@@ -92,7 +92,7 @@ const DEFAULT_CAPACITY: usize = 32;
 
 /// The files matching the glob `pattern`, sorted: local paths, or
 /// object-store URLs (`s3://bucket/train-*.tfrecord` lists the objects
-/// under `train-`) through [`default_fs`](crate::io::fs::default_fs).
+/// under `train-`) through [`crate::io::fs::default_fs`].
 ///
 /// # Errors
 ///

@@ -5,7 +5,7 @@
 //! # The split
 //!
 //! Each epoch the files are put in one order, the same on every host: the
-//! given order, or, with [`ShardedReader::shuffle`], a permutation drawn
+//! given order, or, with [`ShardedReaderBuilder::shuffle`], a permutation drawn
 //! from `(seed, epoch)` alone. The split is then a pure function of
 //! `(seed, epoch, index, count)`:
 //!
@@ -31,7 +31,7 @@
 //! records marked [`ShardRecord::pad`]. Both are counted
 //! ([`ShardStats`]). At file level the per-file record counts are needed
 //! for this: they are counted once, by reading every file once when the
-//! reader is built (or given with [`ShardedReader::record_counts`]). At
+//! reader is built (or given with [`ShardedReaderBuilder::record_counts`]). At
 //! record level they are not: a host knows the epoch's total when it
 //! reaches its end, so it holds back its last record until then.
 //!
