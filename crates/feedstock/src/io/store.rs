@@ -982,6 +982,15 @@ impl FileSystem for AnyFs {
             .map_err(|e| e.with_file(path))
     }
 
+    fn is_stream(&self, path: &str) -> Result<bool> {
+        if AnyFs::is_url(path) {
+            return self.store()?.is_stream(path);
+        }
+        LocalFs
+            .is_stream(&local_path(path))
+            .map_err(|e| e.with_file(path))
+    }
+
     fn glob(&self, pattern: &str) -> Result<Vec<String>> {
         if AnyFs::is_url(pattern) {
             return self.store()?.glob(pattern);
