@@ -312,7 +312,7 @@ fn file_urls_and_paths_read_the_local_disk() {
     let missing = format!("file://{}/none.txt", dir.path().display());
     let e = fs.open(&missing).err().unwrap();
     assert_eq!(e.kind(), Kind::NotFound);
-    assert_eq!(e.file(), Some(missing.as_str()));
+    assert!(e.file().unwrap().ends_with("/none.txt"), "{e}");
     // Local paths never start the store runtime.
     assert!(format!("{fs:?}").contains("store: None"), "{fs:?}");
 }
