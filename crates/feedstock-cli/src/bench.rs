@@ -375,8 +375,9 @@ fn split(batch: &[Record]) -> (Vec<Bytes>, Vec<&str>) {
 /// missing file (exit 2), a record the parse stage cannot decode (exit
 /// 2).
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let files: Vec<String> = args.files.iter().map(|p| name_of(p)).collect();
-    let compression = compression_of(&args.files[0], args.compression);
+    let paths = crate::files::expand(&args.files)?;
+    let files: Vec<String> = paths.iter().map(|p| name_of(p)).collect();
+    let compression = compression_of(&paths[0], args.compression);
     if files.iter().any(|f| f == feedstock::io::fs::STDIO) {
         // Each stage reads the files again.
         return Err(Error::invalid_argument(
@@ -393,7 +394,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     }
     let parser = match args.format {
         Format::TfRecord => {
-            Parser::Example(first_records_spec(&args.files[0], compression)?)
+            Parser::Example(first_records_spec(&paths[0], compression)?)
         }
         Format::Csv => Parser::Csv(Arc::new(csv_decoder(args, compression)?)),
         Format::Fixed => Parser::Raw,
@@ -724,7 +725,8 @@ fn infer_csv(
     args: &Args,
     compression: Compression,
 ) -> Result<Vec<RecordDefault>> {
-    let path = &args.files[0];
+    let first = crate::files::expand(&args.files[..1])?;
+    let path = &first[0];
     let name = name_of(path);
     let mut lines =
         Lines::open(path, compression, args.max_line_bytes, "--compression")?;

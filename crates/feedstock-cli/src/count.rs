@@ -14,7 +14,8 @@ pub(crate) struct Args {
     /// file's extension (.gz is gzip, .zz and .zlib are zlib).
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
-    /// The TFRecord files (`-` for standard input).
+    /// The TFRecord files (paths, or URLs: s3://, gs://, az://,
+    /// http(s)://, file://; a URL with a wildcard lists the objects) (`-` for standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -26,7 +27,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut total = 0u64;
-    for path in &args.files {
+    for path in &crate::files::expand(&args.files)? {
         let mut reader = open_records(path, args.compression)?;
         while reader.read_record()?.is_some() {}
         let n = reader.next_position().index;

@@ -50,7 +50,8 @@ pub(crate) struct Args {
     /// file's extension (.gz is gzip, .zz and .zlib are zlib).
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
-    /// The TFRecord files.
+    /// The TFRecord files (paths, or URLs: s3://, gs://, az://,
+    /// http(s)://, file://; a URL with a wildcard lists the objects).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -339,7 +340,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         Mode::Auto
     };
     let mut sum = Summary::default();
-    for path in &args.files {
+    for path in &crate::files::expand(&args.files)? {
         let mut reader = open_records(path, args.compression)?;
         while let Some(record) = reader.read_record()? {
             sum.add(&record.data, mode);

@@ -39,6 +39,7 @@ mod cat;
 mod convert;
 mod count;
 mod demo;
+mod files;
 mod inspect;
 mod json;
 mod payload;

@@ -52,7 +52,8 @@ pub(crate) struct Args {
     /// length field is most likely corrupt); at most 2^62.
     #[arg(long, default_value_t = DEFAULT_MAX_RECORD_LEN, value_parser = |s: &str| crate::args::in_range(s, 1, MAX_LIMIT))]
     max_record_len: u64,
-    /// The TFRecord files (`-` for standard input).
+    /// The TFRecord files (paths, or URLs: s3://, gs://, az://,
+    /// http(s)://, file://; a URL with a wildcard lists the objects) (`-` for standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -97,7 +98,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let mut problems = 0u64;
     let mut good = 0u64;
     let mut open_error: Option<Error> = None;
-    for path in &args.files {
+    for path in &crate::files::expand(&args.files)? {
         let name = name_of(path);
         let compression = args
             .compression

@@ -4,6 +4,7 @@ pub mod batch;
 pub mod feed;
 mod limit;
 pub mod producer;
+pub mod shard;
 mod source;
 
 pub use batch::{
@@ -18,4 +19,5 @@ pub use producer::{
     InputProducerBuilder, Producer, ProducerState, RangeInputProducerBuilder,
     SliceInputProducerBuilder, SliceProducer, StringInputProducerBuilder,
 };
+pub use shard::{Remainder, Shard, ShardedReader};
 pub use source::{Batch, BatchSource, Batches};

@@ -69,7 +69,7 @@ use rand::seq::SliceRandom;
 
 use crate::coord::{Pipeline, QueueRunner};
 use crate::error::{Error, Result};
-use crate::io::fs::{FileSystem, LocalFs};
+use crate::io::fs::{default_fs, FileSystem};
 use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
 use crate::reader::WorkQueue;
 use crate::tensor::{Data, Tensor};
@@ -78,10 +78,21 @@ mod state;
 
 pub use state::ProducerState;
 
+/// The generator the order of epoch `epoch` is drawn from, the same for the
+/// producers and for [`shard`](super::shard).
+pub(crate) fn epoch_order_rng(
+    seed: u64,
+    epoch: u64,
+) -> rand_chacha::ChaCha8Rng {
+    state::epoch_rng(seed, epoch)
+}
+
 /// TensorFlow's default capacity for producer queues.
 const DEFAULT_CAPACITY: usize = 32;
 
-/// The files matching the glob `pattern` on the local filesystem, sorted.
+/// The files matching the glob `pattern`, sorted: local paths, or
+/// object-store URLs (`s3://bucket/train-*.tfrecord` lists the objects
+/// under `train-`) through [`crate::io::fs::default_fs`].
 ///
 /// # Errors
 ///
@@ -89,7 +100,7 @@ const DEFAULT_CAPACITY: usize = 32;
 /// nothing matches; [`Kind::InvalidArgument`](crate::Kind::InvalidArgument)
 /// for a malformed pattern.
 pub fn match_filenames_once(pattern: &str) -> Result<Vec<String>> {
-    match_filenames_once_in(&LocalFs, pattern)
+    match_filenames_once_in(&*default_fs(), pattern)
 }
 
 /// The files matching the glob `pattern` on `fs`, sorted.

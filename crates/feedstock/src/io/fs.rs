@@ -2,8 +2,8 @@
 //!
 //! Readers never call `std::fs` themselves: they ask a [`FileSystem`] to
 //! open a path, tell its size or expand a glob pattern. [`LocalFs`] is the
-//! local disk; an object store (S3, GCS, HDFS) plugs in later by
-//! implementing the same trait, without touching any reader.
+//! local disk; object stores (S3, GCS, Azure, HTTP) implement the same
+//! trait in `io::store`, and [`default_fs`] takes both paths and URLs.
 //!
 //! Every error names the path it is about, so a failure deep in a pipeline
 //! still says which file was wrong:
@@ -98,6 +98,25 @@ pub trait FileSystem: Send + Sync + Debug {
         let _ = path;
         Ok(false)
     }
+}
+
+/// The file system readers, producers and the CLI use unless told
+/// otherwise: one shared instance for the whole process.
+///
+/// With the `object-store` feature (on by default) it is an
+/// [`AnyFs`](crate::io::store::AnyFs): plain paths and `file://` URLs go to
+/// the local disk, `s3://`, `gs://`, `az://` and `http(s)://` URLs to their
+/// store, whose runtime starts on the first URL. Without it, [`LocalFs`].
+pub fn default_fs() -> std::sync::Arc<dyn FileSystem> {
+    use std::sync::{Arc, OnceLock};
+    static FS: OnceLock<Arc<dyn FileSystem>> = OnceLock::new();
+    Arc::clone(FS.get_or_init(|| {
+        #[cfg(feature = "object-store")]
+        let fs: Arc<dyn FileSystem> = crate::io::store::shared_fs();
+        #[cfg(not(feature = "object-store"))]
+        let fs: Arc<dyn FileSystem> = Arc::new(LocalFs);
+        fs
+    }))
 }
 
 /// Reads and discards exactly `n` bytes of `input`.

@@ -9,10 +9,14 @@
 //!   offers ([`Compression`]) and the strict decompressing reader that
 //!   every file reader reuses.
 //! - [`fs`]: the file-system layer the pipeline's readers open files
-//!   through.
+//!   through; [`default_fs`](fs::default_fs) takes paths and URLs.
+//! - `store` (feature `object-store`, on by default): S3, GCS, Azure and
+//!   HTTP(S) objects behind the same seam.
 
 pub mod compression;
 pub mod fs;
+#[cfg(feature = "object-store")]
+pub mod store;
 pub mod tfrecord;
 
 pub use compression::Compression;

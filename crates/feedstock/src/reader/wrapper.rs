@@ -15,7 +15,7 @@ use super::{
     RawRecord, Record, RecordBatch, RecordKey, RecordReader, WorkQueue,
 };
 use crate::error::{Error, Result};
-use crate::io::fs::{FileSystem, LocalFs};
+use crate::io::fs::{default_fs, FileSystem};
 
 /// A [`RecordReader`] made safe to share: takes filenames from a
 /// [`WorkQueue`], builds keys, counts, and saves and restores its place.
@@ -72,9 +72,11 @@ struct Locked {
 }
 
 impl Reader {
-    /// Wraps `reader`, which opens files on the local filesystem.
+    /// Wraps `reader`, which opens files through
+    /// [`default_fs`](crate::io::fs::default_fs): local paths, and
+    /// object-store URLs with the `object-store` feature.
     pub fn new(reader: impl RecordReader + 'static) -> Reader {
-        Reader::with_fs(reader, Arc::new(LocalFs))
+        Reader::with_fs(reader, default_fs())
     }
 
     /// Wraps `reader`, which opens files through `fs`.

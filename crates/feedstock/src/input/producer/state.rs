@@ -136,7 +136,7 @@ struct StateProto {
 }
 
 /// The generator epoch `epoch` draws its order from.
-pub(super) fn epoch_rng(seed: u64, epoch: u64) -> ChaCha8Rng {
+pub(crate) fn epoch_rng(seed: u64, epoch: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(epoch);
     rng

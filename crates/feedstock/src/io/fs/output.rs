@@ -108,6 +108,10 @@ impl OutputOptions {
                 sink: Sink::Stdout(io::stdout()),
             });
         }
+        #[cfg(feature = "object-store")]
+        if crate::io::store::AnyFs::is_url(path) {
+            return self.create_remote(path);
+        }
         let target = Path::new(path);
         self.check_target(path, target)?;
         let dir = match target.parent() {
@@ -131,6 +135,40 @@ impl OutputOptions {
             path: path.to_owned(),
             force: self.force,
             sink: Sink::Temp(temp),
+        })
+    }
+
+    /// An object-store output: an upload that `commit` completes (a
+    /// single PUT, or a multipart upload) and a drop aborts, so the object
+    /// appears whole or not at all.
+    #[cfg(feature = "object-store")]
+    fn create_remote(&self, path: &str) -> Result<OutputFile> {
+        use crate::io::fs::FileSystem;
+        if self.inputs.iter().any(|i| i == path) {
+            return Err(Error::invalid_argument(
+                "the output is an input: refusing to overwrite an input",
+            )
+            .with_file(path));
+        }
+        let fs = crate::io::store::shared_fs();
+        let store = fs.store()?;
+        if !self.force {
+            match store.size(path) {
+                Ok(_) => {
+                    return Err(Error::failed_precondition(
+                        "already exists: refusing to replace it without \
+                         force (--force)",
+                    )
+                    .with_file(path))
+                }
+                Err(e) if e.kind() == crate::Kind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(OutputFile {
+            path: path.to_owned(),
+            force: self.force,
+            sink: Sink::Remote(store.create(path)?),
         })
     }
 
@@ -210,13 +248,16 @@ pub struct OutputFile {
 enum Sink {
     Stdout(io::Stdout),
     Temp(NamedTempFile),
+    /// An upload to an object store; dropping it aborts the upload.
+    #[cfg(feature = "object-store")]
+    Remote(crate::io::store::ObjectWriter),
 }
 
 impl fmt::Debug for OutputFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let temp = match &self.sink {
-            Sink::Stdout(_) => None,
             Sink::Temp(t) => Some(t.path()),
+            _ => None,
         };
         f.debug_struct("OutputFile")
             .field("path", &self.path)
@@ -234,8 +275,8 @@ impl OutputFile {
     /// The temporary file being written, `None` for standard output.
     pub fn temp_path(&self) -> Option<&Path> {
         match &self.sink {
-            Sink::Stdout(_) => None,
             Sink::Temp(t) => Some(t.path()),
+            _ => None,
         }
     }
 
@@ -253,6 +294,8 @@ impl OutputFile {
         let path = self.path;
         match self.sink {
             Sink::Stdout(mut s) => s.flush().map_err(|e| io_error(&path, e)),
+            #[cfg(feature = "object-store")]
+            Sink::Remote(w) => w.commit(),
             Sink::Temp(mut t) => {
                 t.flush().map_err(|e| io_error(&path, e))?;
                 t.as_file().sync_all().map_err(|e| io_error(&path, e))?;
@@ -284,6 +327,8 @@ impl Write for OutputFile {
         match &mut self.sink {
             Sink::Stdout(s) => s.write(buf),
             Sink::Temp(t) => t.write(buf),
+            #[cfg(feature = "object-store")]
+            Sink::Remote(w) => w.write(buf),
         }
     }
 
@@ -291,6 +336,8 @@ impl Write for OutputFile {
         match &mut self.sink {
             Sink::Stdout(s) => s.write_all(buf),
             Sink::Temp(t) => t.write_all(buf),
+            #[cfg(feature = "object-store")]
+            Sink::Remote(w) => w.write_all(buf),
         }
     }
 
@@ -298,6 +345,8 @@ impl Write for OutputFile {
         match &mut self.sink {
             Sink::Stdout(s) => s.flush(),
             Sink::Temp(t) => t.flush(),
+            #[cfg(feature = "object-store")]
+            Sink::Remote(w) => w.flush(),
         }
     }
 }

@@ -158,6 +158,30 @@ impl ReaderBuilder {
         Ok(self.build(file, c, Some(name), Position::default()))
     }
 
+    /// Opens `path` through the file system `fs`: a local path or, with
+    /// [`default_fs`](crate::io::fs::default_fs), an object-store URL.
+    /// The compression, unless set, is detected from the extension.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`FileSystem::open`](crate::io::fs::FileSystem::open),
+    /// naming `path`.
+    pub fn open_in(
+        &self,
+        fs: &dyn crate::io::fs::FileSystem,
+        path: &str,
+    ) -> Result<Reader<Box<dyn Read + Send>>> {
+        let name: Arc<str> = match &self.file_name {
+            Some(n) => n.clone(),
+            None => path.into(),
+        };
+        let src = fs.open(path).map_err(|e| e.with_file(&name))?;
+        let c = self
+            .compression
+            .unwrap_or_else(|| Compression::from_path(path));
+        Ok(self.build(src, c, Some(name), Position::default()))
+    }
+
     /// Opens the file at `path` and resumes at `pos`, as
     /// [`from_reader_at`](Self::from_reader_at) does.
     ///

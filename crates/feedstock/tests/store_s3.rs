@@ -1,0 +1,318 @@
+//! Object stores through the file seam, against a real S3 server
+//! (SeaweedFS on 127.0.0.1, started by `seaweed_support`).
+
+mod reader_support;
+mod seaweed_support;
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use feedstock::io::fs::FileSystem;
+use feedstock::io::store::{AnyFs, ObjectStoreFs, StoreOptions};
+use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
+use feedstock::reader::{Reader, TextLineReader, TfRecordReader};
+use feedstock::Kind;
+use reader_support::{read_all, Files};
+use seaweed_support::{shared, Seaweed, BUCKET};
+
+/// The TFRecord bytes of `records`.
+fn tfrecord_bytes(records: &[Vec<u8>]) -> Vec<u8> {
+    let mut w = WriterBuilder::new().from_writer(Vec::new());
+    for r in records {
+        w.write_record(r).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+/// Records of varied sizes, each naming its file and index.
+fn records(file: usize, n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| {
+            let mut r = format!("file{file}-record{i}-").into_bytes();
+            r.resize(r.len() + (i * 37) % 700, b'a' + (i % 26) as u8);
+            r
+        })
+        .collect()
+}
+
+fn put(fs: &ObjectStoreFs, url: &str, bytes: &[u8]) {
+    let mut w = fs.create(url).unwrap();
+    w.write_all(bytes).unwrap();
+    w.commit().unwrap();
+}
+
+/// Small chunks, so that records straddle chunk boundaries.
+fn small_chunks(server: &Seaweed) -> StoreOptions {
+    server.options().chunk_size(1000).read_ahead(4000)
+}
+
+#[test]
+fn tfrecord_files_are_listed_and_read_from_a_bucket_as_from_disk() {
+    let server = shared();
+    let store = ObjectStoreFs::with_options(small_chunks(server)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut local = Vec::new();
+    for f in 0..3 {
+        let bytes = tfrecord_bytes(&records(f, 50 + f * 7));
+        put(
+            &store,
+            &format!("s3://{BUCKET}/read/train-{f}.tfrecord"),
+            &bytes,
+        );
+        let p = dir.path().join(format!("train-{f}.tfrecord"));
+        std::fs::write(&p, &bytes).unwrap();
+        local.push(p.to_str().unwrap().to_owned());
+    }
+    // An object outside the pattern, to be left out of the listing.
+    put(&store, &format!("s3://{BUCKET}/read/other.txt"), b"x\n");
+
+    let urls = store
+        .glob(&format!("s3://{BUCKET}/read/train-*.tfrecord"))
+        .unwrap();
+    assert_eq!(
+        urls,
+        (0..3)
+            .map(|f| format!("s3://{BUCKET}/read/train-{f}.tfrecord"))
+            .collect::<Vec<_>>()
+    );
+
+    let fs: Arc<dyn FileSystem> =
+        Arc::new(AnyFs::with_options(small_chunks(server)));
+    let remote = Reader::with_fs(TfRecordReader::new(), fs);
+    let got = read_all(&remote, &Files::new(urls.clone()));
+    let want = read_all(
+        &Reader::new(TfRecordReader::new()),
+        &Files::new(local.clone()),
+    );
+    assert_eq!(got.len(), 50 + 57 + 64);
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.value, w.value);
+        // Same offset in the key, the URL in place of the path.
+        let (gk, wk) = (
+            g.key.rsplit_once(':').unwrap(),
+            w.key.rsplit_once(':').unwrap(),
+        );
+        assert_eq!(gk.1, wk.1);
+        assert!(gk.0.starts_with("s3://feedstock/read/train-"), "{}", g.key);
+    }
+    assert!(store.stats().requests() > 0);
+}
+
+#[test]
+fn resuming_inside_an_object_reads_from_the_offset() {
+    let server = shared();
+    let store = ObjectStoreFs::with_options(small_chunks(server)).unwrap();
+    let recs = records(9, 40);
+    let bytes = tfrecord_bytes(&recs);
+    let url = format!("s3://{BUCKET}/resume/a.tfrecord");
+    put(&store, &url, &bytes);
+    assert_eq!(store.size(&url).unwrap(), bytes.len() as u64);
+
+    let mut r = ReaderBuilder::new().from_reader(store.open(&url).unwrap());
+    for _ in 0..17 {
+        r.read_record().unwrap().unwrap();
+    }
+    let at = r.next_position().offset;
+    let mut rest =
+        ReaderBuilder::new().from_reader(store.open_at(&url, at).unwrap());
+    let mut got = Vec::new();
+    while let Some(rec) = rest.read_record().unwrap() {
+        got.push(rec.data.to_vec());
+    }
+    assert_eq!(got, recs[17..]);
+
+    let e = store.open_at(&url, bytes.len() as u64 + 1).err().unwrap();
+    assert_eq!(e.kind(), Kind::DataLoss);
+    assert_eq!(e.file(), Some(url.as_str()));
+}
+
+#[test]
+fn text_lines_read_from_a_bucket() {
+    let server = shared();
+    let store =
+        ObjectStoreFs::with_options(server.options().chunk_size(7)).unwrap();
+    let url = format!("s3://{BUCKET}/text/lines.csv");
+    put(&store, &url, b"a,1\nbb,2\nccc,3\n");
+    let fs: Arc<dyn FileSystem> =
+        Arc::new(AnyFs::with_options(server.options().chunk_size(7)));
+    let reader = Reader::with_fs(TextLineReader::new(), fs);
+    let got: Vec<_> = read_all(&reader, &Files::new([url.clone()]))
+        .into_iter()
+        .map(|r| (r.key, r.value))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (format!("{url}:1"), "a,1".into()),
+            (format!("{url}:2"), "bb,2".into()),
+            (format!("{url}:3"), "ccc,3".into()),
+        ]
+    );
+}
+
+#[test]
+fn a_missing_object_is_not_found_naming_its_url() {
+    let server = shared();
+    let store = ObjectStoreFs::with_options(server.options()).unwrap();
+    let url = format!("s3://{BUCKET}/missing/nothing.tfrecord");
+    let e = store.open(&url).err().unwrap();
+    assert_eq!(e.kind(), Kind::NotFound, "{e}");
+    assert_eq!(e.file(), Some(url.as_str()));
+    // Not transient: not retried.
+    assert_eq!(store.stats().retries(), 0);
+
+    let e = store
+        .glob(&format!("s3://{BUCKET}/missing/*.tfrecord"))
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::NotFound, "{e}");
+}
+
+#[test]
+fn a_wrong_secret_is_permission_denied_and_never_printed() {
+    let server = shared();
+    let secret = "not-the-secret-0123456789";
+    let opts = server.options().option("aws_secret_access_key", secret);
+    let store = ObjectStoreFs::with_options(opts.clone()).unwrap();
+    let url = format!("s3://{BUCKET}/denied/x");
+    let e = store.size(&url).unwrap_err();
+    assert_eq!(e.kind(), Kind::PermissionDenied, "{e}");
+    assert_eq!(e.file(), Some(url.as_str()));
+    for shown in [
+        e.to_string(),
+        format!("{e:?}"),
+        format!("{store:?}"),
+        format!("{opts:?}"),
+    ] {
+        assert!(!shown.contains(secret), "secret printed: {shown}");
+        assert!(!shown.contains(seaweed_support::SECRET_KEY), "{shown}");
+    }
+}
+
+#[test]
+fn an_upload_appears_whole_on_commit_and_never_when_dropped() {
+    let server = shared();
+    // S3 parts are at least 5 MiB; 12 MiB makes three of them.
+    let store =
+        ObjectStoreFs::with_options(server.options().part_size(5 << 20))
+            .unwrap();
+    let data: Vec<u8> = (0..12u32 << 20).map(|i| (i % 251) as u8).collect();
+
+    let dropped = format!("s3://{BUCKET}/write/dropped.bin");
+    let mut w = store.create(&dropped).unwrap();
+    w.write_all(&data).unwrap();
+    drop(w);
+    assert_eq!(store.size(&dropped).unwrap_err().kind(), Kind::NotFound);
+
+    let small = format!("s3://{BUCKET}/write/small-dropped.bin");
+    let mut w = store.create(&small).unwrap();
+    w.write_all(b"not committed").unwrap();
+    drop(w);
+    assert_eq!(store.size(&small).unwrap_err().kind(), Kind::NotFound);
+
+    let kept = format!("s3://{BUCKET}/write/kept.bin");
+    let mut w = store.create(&kept).unwrap();
+    w.write_all(&data).unwrap();
+    w.commit().unwrap();
+    let mut back = Vec::new();
+    store.open(&kept).unwrap().read_to_end(&mut back).unwrap();
+    assert!(back == data, "the object read back differs");
+}
+
+/// The server stops in the middle of a read: the error names the object and
+/// the offset, the retries are counted, and once the server is back the
+/// same stream goes on from the first byte it had not yet returned.
+#[test]
+fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly(
+) {
+    let mut server = Seaweed::start();
+    let opts = server
+        .options()
+        .chunk_size(16 << 10)
+        .read_ahead(16 << 10)
+        .max_retries(2)
+        .retry_delay(Duration::from_millis(10));
+    let store = ObjectStoreFs::with_options(opts).unwrap();
+    let recs = records(5, 3000);
+    let bytes = tfrecord_bytes(&recs);
+    assert!(bytes.len() > 1 << 20);
+    let url = format!("s3://{BUCKET}/fault/big.tfrecord");
+    put(&store, &url, &bytes);
+
+    // Records through the TFRecord reader, over the raw stream.
+    let mut reader =
+        ReaderBuilder::new().from_reader(store.open(&url).unwrap());
+    let mut delivered: Vec<Vec<u8>> = Vec::new();
+    for _ in 0..100 {
+        delivered.push(reader.read_record().unwrap().unwrap().data.to_vec());
+    }
+    server.stop();
+    let err = loop {
+        match reader.read_record() {
+            Ok(Some(r)) => delivered.push(r.data.to_vec()),
+            Ok(None) => panic!("the whole object was read ahead"),
+            Err(e) => break e,
+        }
+    };
+    let msg = err.to_string();
+    assert!(msg.contains(&url), "error does not name the object: {msg}");
+    assert!(err.offset().is_some(), "error has no offset: {msg}");
+    assert!(msg.contains("at byte") || msg.contains("offset"), "{msg}");
+    assert_eq!(store.stats().retries(), 2, "{msg}");
+    assert!(store.stats().failures() >= 1);
+    let resume_at = reader.next_position().offset;
+    assert!(err.offset().unwrap() >= resume_at, "{msg}");
+
+    server.restart();
+    // Resume where the last delivered record ended: nothing twice.
+    let mut rest = ReaderBuilder::new()
+        .from_reader(store.open_at(&url, resume_at).unwrap());
+    while let Some(r) = rest.read_record().unwrap() {
+        delivered.push(r.data.to_vec());
+    }
+    assert_eq!(delivered.len(), recs.len());
+    assert!(delivered == recs, "records lost, repeated or reordered");
+
+    // The byte stream itself: after an error, the next read goes on at the
+    // first byte not yet returned.
+    let mut raw = store.open(&url).unwrap();
+    let mut got = vec![0u8; 100_000];
+    raw.read_exact(&mut got).unwrap();
+    server.stop();
+    let mut buf = [0u8; 4096];
+    let e = loop {
+        match raw.read(&mut buf) {
+            Ok(0) => panic!("the whole object was read ahead"),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) => break e,
+        }
+    };
+    assert!(e.to_string().contains(&url), "{e}");
+    server.restart();
+    raw.read_to_end(&mut got).unwrap();
+    assert!(got == bytes, "bytes lost or repeated across the failure");
+}
+
+#[test]
+fn file_urls_and_paths_read_the_local_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.txt");
+    std::fs::write(&path, "x\ny\n").unwrap();
+    let url = format!("file://{}", path.display());
+    let fs = AnyFs::new();
+    assert!(!AnyFs::is_url(&url));
+    assert_eq!(fs.size(&url).unwrap(), 4);
+    let mut s = String::new();
+    fs.open(&url).unwrap().read_to_string(&mut s).unwrap();
+    assert_eq!(s, "x\ny\n");
+    let found = fs
+        .glob(&format!("file://{}/*.txt", dir.path().display()))
+        .unwrap();
+    assert_eq!(found, std::slice::from_ref(&url));
+    let missing = format!("file://{}/none.txt", dir.path().display());
+    let e = fs.open(&missing).err().unwrap();
+    assert_eq!(e.kind(), Kind::NotFound);
+    assert!(e.file().unwrap().ends_with("/none.txt"), "{e}");
+    // Local paths never start the store runtime.
+    assert!(format!("{fs:?}").contains("store: None"), "{fs:?}");
+}
