@@ -20,6 +20,7 @@ pub mod decode;
 pub mod error;
 pub mod input;
 pub mod io;
+pub mod plan;
 pub mod proto;
 pub mod queue;
 pub mod reader;

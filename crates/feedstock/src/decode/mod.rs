@@ -7,6 +7,7 @@
 pub mod csv;
 pub mod example;
 pub mod image;
+pub mod math;
 mod number;
 pub mod ops;
 pub mod raw;

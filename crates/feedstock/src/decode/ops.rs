@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::tensor::{DType, Data, Tensor};
 
 /// The elements of `data` at the flat positions `idx`, in that order.
-fn gather(data: &Data, idx: &[usize]) -> Data {
+pub(crate) fn gather(data: &Data, idx: &[usize]) -> Data {
     macro_rules! pick {
         ($($var:ident),*) => {
             match data {

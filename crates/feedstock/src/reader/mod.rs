@@ -66,7 +66,7 @@ mod state;
 mod text_line;
 mod tfrecord;
 mod whole_file;
-mod work;
+pub(crate) mod work;
 mod wrapper;
 
 pub use fixed_length::{

@@ -14,7 +14,7 @@ use crate::tensor::{DType, Value};
 
 /// The filename in a dequeued element, which must be one string scalar
 /// (TensorFlow checks the same).
-fn filename(element: Vec<Value>) -> Result<String> {
+pub(crate) fn filename(element: Vec<Value>) -> Result<String> {
     let [value] = <[Value; 1]>::try_from(element).map_err(|e| {
         Error::invalid_argument(format!(
             "a work queue must hold one string per element, got {} \

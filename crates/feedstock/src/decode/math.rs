@@ -1,0 +1,396 @@
+//! Elementwise arithmetic with NumPy-style broadcasting: the `x / 255.0`
+//! and `image - mean` a pipeline applies after decoding.
+//!
+//! Both operands must have the same dtype (as in TensorFlow, which never
+//! promotes); shapes broadcast as in NumPy: dimensions are aligned from the
+//! right and each pair must be equal or contain a 1.
+//!
+//! ```
+//! use feedstock::decode::math::{add, div, BinaryOp, binary};
+//! use feedstock::Tensor;
+//!
+//! let x = Tensor::new([2, 2], vec![1.0f32, 2.0, 3.0, 4.0])?;
+//! let half = div(&x, &Tensor::scalar(2.0f32))?;
+//! assert_eq!(half.as_slice::<f32>()?, &[0.5, 1.0, 1.5, 2.0]);
+//! let row = Tensor::vector(vec![10.0f32, 20.0]);
+//! let sum = add(&x, &row)?;
+//! assert_eq!(sum.as_slice::<f32>()?, &[11.0, 22.0, 13.0, 24.0]);
+//! let m = binary(BinaryOp::Maximum, &x, &Tensor::scalar(2.5f32))?;
+//! assert_eq!(m.as_slice::<f32>()?, &[2.5, 2.5, 3.0, 4.0]);
+//! # Ok::<(), feedstock::Error>(())
+//! ```
+
+use crate::error::{Error, Result};
+use crate::tensor::{DType, Data, Tensor};
+
+/// An elementwise binary operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BinaryOp {
+    /// `a + b` (wrapping for integers, as TensorFlow's kernels).
+    Add,
+    /// `a - b` (wrapping for integers).
+    Sub,
+    /// `a * b` (wrapping for integers).
+    Mul,
+    /// `a / b`: IEEE division for floats; for integers, division rounding
+    /// toward zero, and InvalidArgument on division by zero (TensorFlow's
+    /// `Div` kernel).
+    Div,
+    /// The larger of `a` and `b` (NaN if either is NaN, as TensorFlow).
+    Maximum,
+    /// The smaller of `a` and `b` (NaN if either is NaN, as TensorFlow).
+    Minimum,
+}
+
+impl BinaryOp {
+    /// The operation's TensorFlow name, used in errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Minimum => "minimum",
+        }
+    }
+}
+
+/// The shape two shapes broadcast to, NumPy's rules.
+///
+/// # Errors
+/// InvalidArgument when a pair of aligned dimensions differ and neither
+/// is 1.
+pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    let rank = a.len().max(b.len());
+    let mut out = vec![0; rank];
+    for (k, o) in out.iter_mut().enumerate() {
+        let da = dim_from_right(a, rank - 1 - k);
+        let db = dim_from_right(b, rank - 1 - k);
+        *o = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            (x, y) => {
+                return Err(Error::invalid_argument(format!(
+                    "incompatible shapes {a:?} and {b:?}: dimension {x} \
+                     does not broadcast with {y}"
+                )))
+            }
+        };
+    }
+    Ok(out)
+}
+
+/// Dimension `k` counted from the right (0 = last), 1 when absent.
+fn dim_from_right(dims: &[usize], k: usize) -> usize {
+    if k < dims.len() {
+        dims[dims.len() - 1 - k]
+    } else {
+        1
+    }
+}
+
+/// Strides of `dims` aligned to `rank` dimensions, 0 where the dimension
+/// is broadcast (absent or 1).
+fn broadcast_strides(dims: &[usize], out: &[usize]) -> Vec<usize> {
+    let rank = out.len();
+    let mut strides = vec![0; rank];
+    let mut s = 1;
+    for k in 0..dims.len() {
+        let d = dims[dims.len() - 1 - k];
+        let pos = rank - 1 - k;
+        strides[pos] = if d == 1 && out[pos] != 1 { 0 } else { s };
+        s *= d;
+    }
+    strides
+}
+
+/// Applies `f` to every pair of broadcast elements.
+fn zip_broadcast<T: Copy, U>(
+    a: &[T],
+    a_dims: &[usize],
+    b: &[T],
+    b_dims: &[usize],
+    out_dims: &[usize],
+    mut f: impl FnMut(T, T) -> Result<U>,
+) -> Result<Vec<U>> {
+    let total: usize = out_dims.iter().product();
+    let mut out = Vec::with_capacity(total);
+    // The cases a pipeline meets almost always: equal shapes, or a scalar
+    // on either side; no index arithmetic per element.
+    if a.len() == total && b.len() == total {
+        for (x, y) in a.iter().zip(b) {
+            out.push(f(*x, *y)?);
+        }
+        return Ok(out);
+    }
+    if b.len() == 1 && a.len() == total {
+        let y = b[0];
+        for x in a {
+            out.push(f(*x, y)?);
+        }
+        return Ok(out);
+    }
+    if a.len() == 1 && b.len() == total {
+        let x = a[0];
+        for y in b {
+            out.push(f(x, *y)?);
+        }
+        return Ok(out);
+    }
+    if total == 0 {
+        return Ok(out);
+    }
+    let sa = broadcast_strides(a_dims, out_dims);
+    let sb = broadcast_strides(b_dims, out_dims);
+    let rank = out_dims.len();
+    let mut index = vec![0usize; rank];
+    let (mut ia, mut ib) = (0usize, 0usize);
+    for _ in 0..total {
+        out.push(f(a[ia], b[ib])?);
+        for k in (0..rank).rev() {
+            index[k] += 1;
+            ia += sa[k];
+            ib += sb[k];
+            if index[k] < out_dims[k] {
+                break;
+            }
+            ia -= sa[k] * out_dims[k];
+            ib -= sb[k] * out_dims[k];
+            index[k] = 0;
+        }
+    }
+    Ok(out)
+}
+
+macro_rules! float_op {
+    ($op:expr) => {
+        |x, y| {
+            Ok(match $op {
+                BinaryOp::Add => x + y,
+                BinaryOp::Sub => x - y,
+                BinaryOp::Mul => x * y,
+                BinaryOp::Div => x / y,
+                BinaryOp::Maximum => {
+                    if x.is_nan() || y.is_nan() {
+                        x + y
+                    } else if x > y {
+                        x
+                    } else {
+                        y
+                    }
+                }
+                BinaryOp::Minimum => {
+                    if x.is_nan() || y.is_nan() {
+                        x + y
+                    } else if x < y {
+                        x
+                    } else {
+                        y
+                    }
+                }
+            })
+        }
+    };
+}
+
+macro_rules! int_op {
+    ($op:expr) => {
+        |x, y| match $op {
+            BinaryOp::Add => Ok(x.wrapping_add(y)),
+            BinaryOp::Sub => Ok(x.wrapping_sub(y)),
+            BinaryOp::Mul => Ok(x.wrapping_mul(y)),
+            BinaryOp::Div => {
+                if y == 0 {
+                    Err(Error::invalid_argument("integer division by zero"))
+                } else {
+                    Ok(x.wrapping_div(y))
+                }
+            }
+            BinaryOp::Maximum => Ok(x.max(y)),
+            BinaryOp::Minimum => Ok(x.min(y)),
+        }
+    };
+}
+
+/// `a op b`, elementwise, with broadcasting.
+///
+/// # Errors
+/// InvalidArgument when the dtypes differ, for bool and string operands,
+/// when the shapes do not broadcast, or for an integer division by zero.
+pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.dtype() != b.dtype() {
+        return Err(Error::invalid_argument(format!(
+            "{}: operands have different dtypes, {} and {}; cast one first",
+            op.name(),
+            a.dtype(),
+            b.dtype()
+        )));
+    }
+    let out_dims = broadcast_shape(a.dims(), b.dims()).map_err(|e| {
+        let msg = format!("{}: {}", op.name(), e.message());
+        e.with_message(msg)
+    })?;
+    let (ad, bd) = (a.dims(), b.dims());
+    macro_rules! go {
+        ($($var:ident => $f:ident),*) => {
+            match (a.data(), b.data()) {
+                $((Data::$var(x), Data::$var(y)) => Data::$var(
+                    zip_broadcast(x, ad, y, bd, &out_dims, $f!(op))?
+                ),)*
+                _ => {
+                    return Err(Error::invalid_argument(format!(
+                        "{}: not defined for {}",
+                        op.name(),
+                        a.dtype()
+                    )))
+                }
+            }
+        };
+    }
+    let data = go!(
+        U8 => int_op, I8 => int_op, U16 => int_op, I16 => int_op,
+        U32 => int_op, I32 => int_op, U64 => int_op, I64 => int_op,
+        F32 => float_op, F64 => float_op
+    );
+    Tensor::from_data(out_dims, data)
+}
+
+/// `a + b`; see [`binary`].
+///
+/// # Errors
+/// As [`binary`].
+pub fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    binary(BinaryOp::Add, a, b)
+}
+
+/// `a - b`; see [`binary`].
+///
+/// # Errors
+/// As [`binary`].
+pub fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    binary(BinaryOp::Sub, a, b)
+}
+
+/// `a * b`; see [`binary`].
+///
+/// # Errors
+/// As [`binary`].
+pub fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    binary(BinaryOp::Mul, a, b)
+}
+
+/// `a / b`; see [`binary`].
+///
+/// # Errors
+/// As [`binary`].
+pub fn div(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    binary(BinaryOp::Div, a, b)
+}
+
+/// `-a`, elementwise (wrapping for signed integers).
+///
+/// # Errors
+/// InvalidArgument for bool, string and unsigned tensors.
+pub fn neg(a: &Tensor) -> Result<Tensor> {
+    let data = match a.data() {
+        Data::I8(v) => Data::I8(v.iter().map(|x| x.wrapping_neg()).collect()),
+        Data::I16(v) => {
+            Data::I16(v.iter().map(|x| x.wrapping_neg()).collect())
+        }
+        Data::I32(v) => {
+            Data::I32(v.iter().map(|x| x.wrapping_neg()).collect())
+        }
+        Data::I64(v) => {
+            Data::I64(v.iter().map(|x| x.wrapping_neg()).collect())
+        }
+        Data::F32(v) => Data::F32(v.iter().map(|x| -x).collect()),
+        Data::F64(v) => Data::F64(v.iter().map(|x| -x).collect()),
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "neg: not defined for {}",
+                a.dtype()
+            )))
+        }
+    };
+    Tensor::from_data(a.shape().clone(), data)
+}
+
+/// Whether [`binary`] is defined for `dtype`.
+pub fn is_arithmetic(dtype: DType) -> bool {
+    dtype.is_numeric() && dtype != DType::Bool
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcasts_a_column_against_a_row() {
+        let col = Tensor::new([2, 1], vec![1i32, 2]).unwrap();
+        let row = Tensor::new([3], vec![10i32, 20, 30]).unwrap();
+        let s = add(&col, &row).unwrap();
+        assert_eq!(s.dims(), &[2, 3]);
+        assert_eq!(s.as_slice::<i32>().unwrap(), &[11, 21, 31, 12, 22, 32]);
+        let d = sub(&row, &col).unwrap();
+        assert_eq!(d.as_slice::<i32>().unwrap(), &[9, 19, 29, 8, 18, 28]);
+    }
+
+    #[test]
+    fn scalar_on_the_left() {
+        let x = Tensor::vector(vec![1.0f64, 2.0, 4.0]);
+        let r = div(&Tensor::scalar(1.0f64), &x).unwrap();
+        assert_eq!(r.as_slice::<f64>().unwrap(), &[1.0, 0.5, 0.25]);
+    }
+
+    #[test]
+    fn incompatible_shapes_and_dtypes_are_errors() {
+        let a = Tensor::vector(vec![1.0f32, 2.0]);
+        let b = Tensor::vector(vec![1.0f32, 2.0, 3.0]);
+        let e = add(&a, &b).unwrap_err();
+        assert!(e.to_string().contains("incompatible shapes"), "{e}");
+        let e = mul(&a, &Tensor::scalar(2i32)).unwrap_err();
+        assert!(e.to_string().contains("different dtypes"), "{e}");
+        let s = Tensor::vector(vec![bytes::Bytes::from_static(b"x")]);
+        assert!(add(&s, &s).is_err());
+    }
+
+    #[test]
+    fn integer_division_truncates_and_zero_is_an_error() {
+        let a = Tensor::vector(vec![7i64, -7]);
+        let q = div(&a, &Tensor::scalar(2i64)).unwrap();
+        assert_eq!(q.as_slice::<i64>().unwrap(), &[3, -3]);
+        let e = div(&a, &Tensor::scalar(0i64)).unwrap_err();
+        assert!(e.to_string().contains("division by zero"), "{e}");
+    }
+
+    #[test]
+    fn maximum_minimum_and_neg() {
+        let a = Tensor::vector(vec![1.0f32, f32::NAN, -3.0]);
+        let m =
+            binary(BinaryOp::Maximum, &a, &Tensor::scalar(0.0f32)).unwrap();
+        let m = m.as_slice::<f32>().unwrap();
+        assert_eq!(m[0], 1.0);
+        assert!(m[1].is_nan());
+        assert_eq!(m[2], 0.0);
+        let n = binary(
+            BinaryOp::Minimum,
+            &Tensor::vector(vec![5u8, 1]),
+            &Tensor::scalar(3u8),
+        )
+        .unwrap();
+        assert_eq!(n.as_slice::<u8>().unwrap(), &[3, 1]);
+        let g = neg(&Tensor::vector(vec![1i32, -2])).unwrap();
+        assert_eq!(g.as_slice::<i32>().unwrap(), &[-1, 2]);
+        assert!(neg(&Tensor::vector(vec![1u8])).is_err());
+    }
+
+    #[test]
+    fn empty_broadcast() {
+        let a = Tensor::new([0, 3], Vec::<f32>::new()).unwrap();
+        let r = mul(&a, &Tensor::vector(vec![1.0f32, 2.0, 3.0])).unwrap();
+        assert_eq!(r.dims(), &[0, 3]);
+    }
+}

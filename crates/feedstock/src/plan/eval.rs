@@ -1,0 +1,933 @@
+//! Evaluation: a list of outputs compiled into an ordered list of steps,
+//! and the kernels each node runs.
+//!
+//! ADVICE FOR HACKERS: a compiled list is made once per batching runner
+//! (and once per [`Session::run`](super::Session::run)); a runner then
+//! evaluates it once per example, reusing its slot vectors, so that a
+//! step allocates nothing but the tensors the kernels make. Inputs are
+//! read by reference; outputs leave the slots by move.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use crate::decode::csv::CsvDecoder;
+use crate::decode::example::{parse_example, parse_single_example};
+use crate::decode::image::{decode_image, decode_jpeg, decode_png};
+use crate::decode::math;
+use crate::decode::ops;
+use crate::decode::raw::{decode_raw, decode_raw_batch};
+use crate::error::{Error, Kind, Result};
+use crate::queue::Queue;
+use crate::tensor::{Tensor, Value};
+
+use super::graph::{Graph, ImageFormat, ImageOp, Node, Op, Output, SliceDim};
+use super::session::{Deadlined, Inner, NodeState, Resource};
+
+/// Where a step finds an input.
+#[derive(Debug, Clone)]
+enum Src {
+    /// Output `.1` of the step at `.0`.
+    Slot(u32, u32),
+    /// A constant node's value.
+    Const(Arc<Node>),
+    /// The fed value at this position.
+    Feed(u32),
+}
+
+/// One node to run.
+struct Step {
+    node: Arc<Node>,
+    inputs: Vec<Src>,
+    /// Where the record key(s) of the node's input are, for errors.
+    key: Option<Src>,
+    /// The node's own state.
+    state: Arc<NodeState>,
+    /// The states of the resources the node uses (queue, reader).
+    uses: Vec<Arc<NodeState>>,
+}
+
+/// Outputs compiled into steps in dependency order.
+pub(crate) struct Compiled {
+    steps: Vec<Step>,
+    outs: Vec<Src>,
+    /// For each output, whether a later output reads the same source (so
+    /// this one must be cloned, not moved).
+    shared: Vec<bool>,
+}
+
+/// What a run supplies.
+pub(crate) struct Ctx<'a> {
+    pub(crate) feeds: &'a [Value],
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) closed: &'a AtomicBool,
+}
+
+/// Checks a fed value against its output's static dtype and shape.
+pub(crate) fn check_feed(graph: &Graph, o: Output, v: &Value) -> Result<()> {
+    let name = graph.name(o);
+    if v.dtype() != o.dtype() {
+        return Err(Error::invalid_argument(format!(
+            "fed a {} value for {name}:{}, which is {}",
+            v.dtype(),
+            o.index(),
+            o.dtype()
+        )));
+    }
+    if let (Value::Dense(t), Some(s)) = (v, graph.shape(o)) {
+        if !s.is_compatible(t.dims()) {
+            return Err(Error::invalid_argument(format!(
+                "fed a value of shape {:?} for {name}:{}, which has shape {s}",
+                t.dims(),
+                o.index()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Compiles `targets` for a session, making the resources the steps use.
+pub(crate) fn compile(
+    inner: &Arc<Inner>,
+    targets: &[Output],
+    fed: &[Output],
+) -> Result<Compiled> {
+    let graph = {
+        // A snapshot of the nodes; nodes added later are not needed.
+        let g = inner_graph(inner);
+        g.inner.read().nodes.clone()
+    };
+    let feed_of = |o: &Output| fed.iter().position(|f| f == o);
+    let fully_fed = |n: &Node| {
+        (0..n.outputs.len()).all(|i| {
+            fed.iter().any(|f| f.node == n.id && f.index as usize == i)
+        })
+    };
+    // Depth-first, post-order: every step after the steps it reads.
+    let mut order: Vec<u32> = Vec::new();
+    let mut mark: HashMap<u32, bool> = HashMap::new();
+    let mut stack: Vec<(u32, bool)> = Vec::new();
+    for t in targets {
+        let node = graph.get(t.node as usize).ok_or_else(|| {
+            Error::invalid_argument("fetch of another graph")
+        })?;
+        if feed_of(t).is_some() || matches!(node.op, Op::Constant(_)) {
+            continue;
+        }
+        stack.push((t.node, false));
+    }
+    while let Some((id, expanded)) = stack.pop() {
+        if expanded {
+            if mark.get(&id) == Some(&false) {
+                mark.insert(id, true);
+                order.push(id);
+            }
+            continue;
+        }
+        if mark.contains_key(&id) {
+            continue;
+        }
+        mark.insert(id, false);
+        stack.push((id, true));
+        let node = &graph[id as usize];
+        if !node.steps_inputs() || fully_fed(node) {
+            continue;
+        }
+        for i in &node.inputs {
+            let dep = &graph[i.node as usize];
+            if feed_of(i).is_some() || matches!(dep.op, Op::Constant(_)) {
+                continue;
+            }
+            match mark.get(&i.node) {
+                Some(false) => {
+                    return Err(Error::internal("the graph has a cycle"))
+                }
+                Some(true) => {}
+                None => stack.push((i.node, false)),
+            }
+        }
+    }
+    let pos: HashMap<u32, u32> = order
+        .iter()
+        .enumerate()
+        .map(|(p, &id)| (id, p as u32))
+        .collect();
+    let src = |o: &Output| -> Option<Src> {
+        if let Some(f) = feed_of(o) {
+            return Some(Src::Feed(f as u32));
+        }
+        let node = &graph[o.node as usize];
+        if matches!(node.op, Op::Constant(_)) {
+            return Some(Src::Const(Arc::clone(node)));
+        }
+        pos.get(&o.node).map(|&p| Src::Slot(p, o.index))
+    };
+    let mut steps = Vec::with_capacity(order.len());
+    for &id in &order {
+        let node = Arc::clone(&graph[id as usize]);
+        let state = if node.is_resource() {
+            inner.ensure(id)?
+        } else {
+            inner.state(id)
+        };
+        let uses = node
+            .uses()
+            .into_iter()
+            .map(|u| {
+                if graph[u as usize].is_resource() {
+                    inner.ensure(u)
+                } else {
+                    Ok(inner.state(u))
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let inputs = if node.steps_inputs() && !fully_fed(&node) {
+            node.inputs
+                .iter()
+                .map(|i| {
+                    src(i).ok_or_else(|| Error::internal("unplanned input"))
+                })
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
+        let key = node
+            .inputs
+            .first()
+            .and_then(|i| graph[i.node as usize].outputs[i.index as usize].key)
+            .and_then(|k| src(&k));
+        steps.push(Step {
+            node,
+            inputs,
+            key,
+            state,
+            uses,
+        });
+    }
+    let outs: Vec<Src> = targets
+        .iter()
+        .map(|t| src(t).ok_or_else(|| Error::internal("unplanned fetch")))
+        .collect::<Result<_>>()?;
+    let shared = (0..outs.len())
+        .map(|i| outs[i + 1..].iter().any(|o| same_src(o, &outs[i])))
+        .collect();
+    Ok(Compiled {
+        steps,
+        outs,
+        shared,
+    })
+}
+
+fn inner_graph(inner: &Inner) -> &Graph {
+    inner.graph_ref()
+}
+
+fn same_src(a: &Src, b: &Src) -> bool {
+    match (a, b) {
+        (Src::Slot(p, i), Src::Slot(q, j)) => p == q && i == j,
+        _ => false,
+    }
+}
+
+fn value_of<'a>(
+    src: &'a Src,
+    done: &'a [Vec<Value>],
+    feeds: &'a [Value],
+) -> &'a Value {
+    match src {
+        Src::Slot(p, i) => &done[*p as usize][*i as usize],
+        Src::Const(node) => match &node.op {
+            Op::Constant(v) => v,
+            _ => unreachable!("Const sources are constants"),
+        },
+        Src::Feed(f) => &feeds[*f as usize],
+    }
+}
+
+impl Compiled {
+    /// Runs every step, leaving their outputs in `slots`.
+    pub(crate) fn exec(
+        &self,
+        slots: &mut Vec<Vec<Value>>,
+        ctx: &Ctx<'_>,
+    ) -> Result<()> {
+        if slots.len() != self.steps.len() {
+            slots.resize_with(self.steps.len(), Vec::new);
+        }
+        for s in slots.iter_mut() {
+            s.clear();
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            let (done, rest) = slots.split_at_mut(i);
+            let out = &mut rest[0];
+            let ins = |k: usize| value_of(&step.inputs[k], done, ctx.feeds);
+            let key = step.key.as_ref().map(|k| value_of(k, done, ctx.feeds));
+            if let Err(e) = run_step(step, &ins, key, out, ctx) {
+                return Err(annotate(e, key, &step.node));
+            }
+        }
+        Ok(())
+    }
+
+    /// The fetched values, moved out of `slots` where no other fetch
+    /// reads the same value.
+    pub(crate) fn take_outputs(
+        &self,
+        slots: &mut [Vec<Value>],
+        feeds: &[Value],
+    ) -> Vec<Value> {
+        self.outs
+            .iter()
+            .zip(&self.shared)
+            .map(|(src, &shared)| match src {
+                Src::Slot(p, i) if !shared => std::mem::replace(
+                    &mut slots[*p as usize][*i as usize],
+                    Value::Dense(Tensor::scalar(false)),
+                ),
+                other => value_of(other, slots, feeds).clone(),
+            })
+            .collect()
+    }
+}
+
+/// Adds the record key to an error that has none, and the node name to
+/// the message.
+fn annotate(e: Error, key: Option<&Value>, node: &Node) -> Error {
+    if matches!(e.kind(), Kind::OutOfRange | Kind::Cancelled)
+        || e.key().is_some()
+        || e.file().is_some()
+    {
+        return e;
+    }
+    let e = match key.and_then(first_key) {
+        Some(k) => e.with_key(k),
+        None => e,
+    };
+    let msg = format!("{}: {}", node.name, e.message());
+    e.with_message(msg)
+}
+
+fn first_key(v: &Value) -> Option<String> {
+    let t = v.dense().ok()?;
+    let s = t.as_slice::<Bytes>().ok()?.first()?;
+    Some(String::from_utf8_lossy(s).into_owned())
+}
+
+fn keys_of(key: Option<&Value>) -> Vec<Cow<'_, str>> {
+    match key.and_then(|v| v.dense().ok()) {
+        Some(t) => t
+            .as_slice::<Bytes>()
+            .map(|s| s.iter().map(|b| String::from_utf8_lossy(b)).collect())
+            .unwrap_or_default(),
+        None => Vec::new(),
+    }
+}
+
+fn dense_in<'a>(
+    ins: &dyn Fn(usize) -> &'a Value,
+    k: usize,
+) -> Result<&'a Tensor> {
+    ins(k).dense()
+}
+
+fn queue_of(st: &NodeState) -> Result<&Arc<crate::queue::FifoQueue>> {
+    match st.res.get() {
+        Some(Resource::Queue(q)) => Ok(q),
+        _ => Err(Error::internal("not a queue")),
+    }
+}
+
+fn dequeue(q: &dyn Queue, deadline: Option<Instant>) -> Result<Vec<Value>> {
+    match deadline {
+        None => q.dequeue(),
+        Some(d) => {
+            q.dequeue_timeout(d.saturating_duration_since(Instant::now()))
+        }
+    }
+}
+
+fn run_step<'a>(
+    step: &Step,
+    ins: &dyn Fn(usize) -> &'a Value,
+    key: Option<&Value>,
+    out: &mut Vec<Value>,
+    ctx: &Ctx<'_>,
+) -> Result<()> {
+    let node = &step.node;
+    let key_str = || key.and_then(first_key).unwrap_or_default();
+    match &node.op {
+        Op::Constant(v) => out.push(v.clone()),
+        Op::Placeholder => {
+            let s = node.outputs[0]
+                .shape
+                .as_ref()
+                .map_or("unknown".to_owned(), |s| s.to_string());
+            return Err(Error::invalid_argument(format!(
+                "you must feed a value for placeholder {} (dtype {}, shape \
+                 {s})",
+                node.name, node.outputs[0].dtype
+            )));
+        }
+        Op::Variable => match &*step.state.var.read() {
+            Some(v) => out.push(v.clone()),
+            None => {
+                return Err(Error::new(
+                    Kind::FailedPrecondition,
+                    format!(
+                        "attempting to use uninitialized variable {}",
+                        node.name
+                    ),
+                ))
+            }
+        },
+        Op::Assign { .. } => {
+            let v = ins(0).clone();
+            *step.uses_var().var.write() = Some(v.clone());
+            out.push(v);
+        }
+        Op::MatchFilenames { .. } => match step.state.res.get() {
+            Some(Resource::Once(v)) => out.push(v.clone()),
+            _ => return Err(Error::internal("filenames not matched")),
+        },
+        Op::StringProducer { .. }
+        | Op::InputProducer { .. }
+        | Op::RangeProducer { .. }
+        | Op::Reader(_) => {
+            return Err(Error::invalid_argument(format!(
+                "{} is a queue or reader; fetch what reads it",
+                node.name
+            )))
+        }
+        Op::SliceProducer { .. } => {
+            let Some(Resource::Slice(p)) = step.state.res.get() else {
+                return Err(Error::internal("not a slice producer"));
+            };
+            let idx = dequeue(&**p.indices(), ctx.deadline)?;
+            let i = idx[0].dense()?.scalar_value::<i32>()? as usize;
+            for t in p.tensors().iter() {
+                out.push(t.index(i)?.into());
+            }
+        }
+        Op::LimitEpochs { n } => {
+            let Some(Resource::Counter(c)) = step.state.res.get() else {
+                return Err(Error::internal("not a counter"));
+            };
+            if c.fetch_add(1, Ordering::SeqCst) >= *n {
+                return Err(Error::out_of_range(format!(
+                    "{}: reached the limit of {n} epochs",
+                    node.name
+                )));
+            }
+            out.push(ins(0).clone());
+        }
+        Op::Dequeue { .. } => {
+            let q = queue_of(&step.uses[0])?;
+            out.extend(dequeue(&**q, ctx.deadline)?);
+        }
+        Op::DequeueMany { n, up_to, .. } => {
+            let q = queue_of(&step.uses[0])?;
+            let t = ctx
+                .deadline
+                .map(|d| d.saturating_duration_since(Instant::now()));
+            let v = match (up_to, t) {
+                (false, None) => q.dequeue_many(*n)?,
+                (false, Some(t)) => q.dequeue_many_timeout(*n, t)?,
+                (true, None) => q.dequeue_up_to(*n)?,
+                (true, Some(t)) => q.dequeue_up_to_timeout(*n, t)?,
+            };
+            out.extend(v);
+        }
+        Op::Read { .. } | Op::ReadUpTo { .. } => {
+            let Some(Resource::Reader(reader)) = step.uses[0].res.get() else {
+                return Err(Error::internal("not a reader"));
+            };
+            let q = queue_of(&step.uses[1])?;
+            let work = Deadlined {
+                queue: q,
+                deadline: ctx.deadline,
+            };
+            if let Op::ReadUpTo { n, .. } = node.op {
+                let records = reader.read_up_to(&work, n)?;
+                let mut keys = Vec::with_capacity(records.len());
+                let mut values = Vec::with_capacity(records.len());
+                for r in records {
+                    keys.push(Bytes::from(r.key));
+                    values.push(r.value);
+                }
+                out.push(Tensor::vector(keys).into());
+                out.push(Tensor::vector(values).into());
+            } else {
+                let r = reader.read(&work)?;
+                out.push(Tensor::string(r.key).into());
+                out.push(Tensor::string(r.value).into());
+            }
+        }
+        Op::DecodeCsv(decoder) => {
+            decode_csv(decoder, dense_in(ins, 0)?, key, out)?;
+        }
+        Op::DecodeRaw { dtype, order } => {
+            let t = dense_in(ins, 0)?;
+            let s = t.as_slice::<Bytes>()?;
+            let r = if t.rank() == 0 {
+                decode_raw(&s[0], *dtype, *order)?
+            } else {
+                decode_raw_batch(s, *dtype, *order)?
+            };
+            out.push(r.into());
+        }
+        Op::Parse { spec, batched } => {
+            let t = dense_in(ins, 0)?;
+            let s = t.as_slice::<Bytes>()?;
+            let parsed = if *batched {
+                let keys = keys_of(key);
+                let keys = if keys.len() == s.len() {
+                    keys
+                } else {
+                    Vec::new()
+                };
+                parse_example(s, &keys, spec)?
+            } else {
+                if s.len() != 1 {
+                    return Err(Error::invalid_argument(
+                        "parse_single_example needs one serialized Example",
+                    ));
+                }
+                parse_single_example(&s[0], spec, &key_str())?
+            };
+            out.extend(parsed.into_values());
+        }
+        Op::DecodeImage { format, channels } => {
+            let t = dense_in(ins, 0)?;
+            let b = t.scalar_value::<Bytes>()?;
+            let k = key_str();
+            let img = match format {
+                ImageFormat::Jpeg => decode_jpeg(&b, *channels, &k)?,
+                ImageFormat::Png => decode_png(&b, *channels, &k)?,
+                ImageFormat::Any => decode_image(&b, *channels, &k)?,
+            };
+            out.push(img.into());
+        }
+        Op::Image(op) => {
+            let t = dense_in(ins, 0)?;
+            let r = match op {
+                ImageOp::FlipLeftRight => ops::flip_left_right(t)?,
+                ImageOp::FlipUpDown => ops::flip_up_down(t)?,
+                ImageOp::Standardize => ops::per_image_standardization(t)?,
+            };
+            out.push(r.into());
+        }
+        Op::RandomFlip { .. } | Op::RandomCrop { .. } => {
+            let Some(Resource::Rng(rng)) = step.state.res.get() else {
+                return Err(Error::internal("not a random op"));
+            };
+            let t = dense_in(ins, 0)?;
+            let mut rng = rng.lock();
+            let r = match &node.op {
+                Op::RandomCrop { size, .. } => {
+                    ops::random_crop(t, size, &mut *rng)?
+                }
+                _ => ops::random_flip_left_right(t, &mut *rng)?,
+            };
+            out.push(r.into());
+        }
+        Op::CropToBox { offset, size } => {
+            let t = dense_in(ins, 0)?;
+            out.push(
+                ops::crop_to_bounding_box(
+                    t, offset[0], offset[1], size[0], size[1],
+                )?
+                .into(),
+            );
+        }
+        Op::Cast(dtype) => out.push(dense_in(ins, 0)?.cast(*dtype)?.into()),
+        Op::Binary(op) => {
+            let r = math::binary(*op, dense_in(ins, 0)?, dense_in(ins, 1)?)?;
+            out.push(r.into());
+        }
+        Op::Neg => out.push(math::neg(dense_in(ins, 0)?)?.into()),
+        Op::Reshape(shape) => {
+            let t = dense_in(ins, 0)?;
+            let dims = resolve_reshape(shape, t.num_elements())?;
+            out.push(t.clone().reshape(dims)?.into());
+        }
+        Op::Slice { begin, size } => {
+            let t = dense_in(ins, 0)?;
+            if t.rank() != begin.len() {
+                return Err(Error::invalid_argument(format!(
+                    "slice: {} indices for a tensor of shape {:?}",
+                    begin.len(),
+                    t.dims()
+                )));
+            }
+            let size: Vec<usize> = size
+                .iter()
+                .zip(begin)
+                .zip(t.dims())
+                .map(|((&s, &b), &d)| {
+                    if s >= 0 {
+                        s as usize
+                    } else {
+                        d.saturating_sub(b)
+                    }
+                })
+                .collect();
+            out.push(ops::slice(t, begin, &size)?.into());
+        }
+        Op::StridedSlice(dims) => {
+            out.push(strided_slice(dense_in(ins, 0)?, dims)?.into());
+        }
+        Op::Transpose(perm) => {
+            out.push(ops::transpose(dense_in(ins, 0)?, perm)?.into());
+        }
+        Op::Stack(axis) | Op::Concat(axis) => {
+            let ts: Vec<Tensor> = (0..step.inputs.len())
+                .map(|k| dense_in(ins, k).cloned())
+                .collect::<Result<_>>()?;
+            let stacking = matches!(node.op, Op::Stack(_));
+            out.push(stack_or_concat(&ts, *axis, stacking)?.into());
+        }
+        Op::Identity => out.push(ins(0).clone()),
+        Op::Batch(_) => {
+            let Some(Resource::Batch(source)) = step.state.res.get() else {
+                return Err(Error::internal("not a batching stage"));
+            };
+            let batch = match ctx.deadline {
+                None => source.next_batch()?,
+                Some(d) => source.next_batch_timeout(
+                    d.saturating_duration_since(Instant::now()),
+                )?,
+            };
+            out.extend(batch.into_components());
+        }
+    }
+    if ctx.closed.load(Ordering::Relaxed) {
+        return Err(Error::cancelled("the session was closed"));
+    }
+    Ok(())
+}
+
+impl Step {
+    /// The variable an Assign step writes.
+    fn uses_var(&self) -> &NodeState {
+        &self.uses[0]
+    }
+}
+
+fn decode_csv(
+    decoder: &CsvDecoder,
+    t: &Tensor,
+    key: Option<&Value>,
+    out: &mut Vec<Value>,
+) -> Result<()> {
+    let records = t.as_slice::<Bytes>()?;
+    let keys = keys_of(key);
+    let keys = if keys.len() == records.len() {
+        keys
+    } else {
+        Vec::new()
+    };
+    let cols = decoder.decode_batch(records, &keys)?;
+    for c in cols {
+        out.push(c.reshape(t.dims().to_vec())?.into());
+    }
+    Ok(())
+}
+
+/// The dims of a reshape, its -1 resolved.
+fn resolve_reshape(shape: &[i64], total: usize) -> Result<Vec<usize>> {
+    let known: usize = shape
+        .iter()
+        .filter(|&&d| d >= 0)
+        .map(|&d| d as usize)
+        .product();
+    let bad = || {
+        Error::invalid_argument(format!(
+            "cannot reshape a tensor of {total} elements to {shape:?}"
+        ))
+    };
+    shape
+        .iter()
+        .map(|&d| {
+            if d >= 0 {
+                Ok(d as usize)
+            } else if known == 0 {
+                if total == 0 {
+                    Ok(0)
+                } else {
+                    Err(bad())
+                }
+            } else if total % known == 0 {
+                Ok(total / known)
+            } else {
+                Err(bad())
+            }
+        })
+        .collect()
+}
+
+/// Stacks (new axis) or concatenates (existing axis) along `axis`.
+fn stack_or_concat(
+    ts: &[Tensor],
+    axis: i64,
+    stacking: bool,
+) -> Result<Tensor> {
+    let rank = ts
+        .first()
+        .ok_or_else(|| Error::invalid_argument("needs a tensor"))?
+        .rank();
+    let out_rank = if stacking { rank + 1 } else { rank };
+    let r = out_rank as i64;
+    if axis < -r || axis >= r {
+        return Err(Error::invalid_argument(format!(
+            "axis {axis} out of range for rank {out_rank}"
+        )));
+    }
+    let a = if axis < 0 { axis + r } else { axis } as usize;
+    if a == 0 {
+        return if stacking {
+            Tensor::stack(ts)
+        } else {
+            Tensor::concat(ts)
+        };
+    }
+    // Move `a` to the front, join along axis 0, move it back.
+    let mut to_front = vec![a];
+    to_front.extend((0..rank).filter(|&k| k != a));
+    let joined = if stacking {
+        Tensor::stack(ts)?
+    } else {
+        let moved = ts
+            .iter()
+            .map(|t| ops::transpose(t, &to_front))
+            .collect::<Result<Vec<_>>>()?;
+        Tensor::concat(&moved)?
+    };
+    // In `joined`, axis 0 is the joined one; put it at `a`.
+    let mut perm: Vec<usize> = Vec::with_capacity(out_rank);
+    for k in 0..out_rank {
+        perm.push(if k < a {
+            k + 1
+        } else if k == a {
+            0
+        } else {
+            k
+        });
+    }
+    ops::transpose(&joined, &perm)
+}
+
+/// Pairs each entry of a Python index with the input axis it reads
+/// (`None` for a new axis), the ellipsis expanded.
+pub(crate) fn expand_slice(
+    dims: &[SliceDim],
+    rank: usize,
+) -> Result<Vec<(SliceDim, Option<usize>)>> {
+    let named = dims
+        .iter()
+        .filter(|d| !matches!(d, SliceDim::NewAxis | SliceDim::Ellipsis))
+        .count();
+    if named > rank {
+        return Err(Error::invalid_argument(format!(
+            "too many indices ({named}) for a tensor of rank {rank}"
+        )));
+    }
+    let full = SliceDim::Range {
+        start: None,
+        stop: None,
+        step: 1,
+    };
+    let mut out = Vec::new();
+    let mut axis = 0;
+    let mut saw_ellipsis = false;
+    for d in dims {
+        match d {
+            SliceDim::NewAxis => out.push((*d, None)),
+            SliceDim::Ellipsis => {
+                saw_ellipsis = true;
+                for _ in 0..rank - named {
+                    out.push((full, Some(axis)));
+                    axis += 1;
+                }
+            }
+            _ => {
+                out.push((*d, Some(axis)));
+                axis += 1;
+            }
+        }
+    }
+    if !saw_ellipsis {
+        while axis < rank {
+            out.push((full, Some(axis)));
+            axis += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// A Python index `i` into a dimension of `n`.
+pub(crate) fn resolve_index(i: i64, n: usize) -> Result<usize> {
+    let n = n as i64;
+    let j = if i < 0 { i + n } else { i };
+    if j < 0 || j >= n {
+        return Err(Error::invalid_argument(format!(
+            "index {i} out of range for a dimension of {n}"
+        )));
+    }
+    Ok(j as usize)
+}
+
+/// Python's `slice(start, stop, step).indices(n)`: the first position and
+/// the number of positions.
+pub(crate) fn range_len(
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: i64,
+    n: usize,
+) -> (i64, usize) {
+    let n = n as i64;
+    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+    let norm = |v: i64| if v < 0 { v + n } else { v };
+    if step > 0 {
+        let s = clamp(start.map_or(0, norm), 0, n);
+        let e = clamp(stop.map_or(n, norm), 0, n);
+        let len = if e > s { (e - s + step - 1) / step } else { 0 };
+        (s, len as usize)
+    } else {
+        let s = clamp(start.map_or(n - 1, norm), -1, n - 1);
+        let e = clamp(stop.map_or(-1, norm), -1, n - 1);
+        let len = if s > e {
+            (s - e + (-step) - 1) / (-step)
+        } else {
+            0
+        };
+        (s, len as usize)
+    }
+}
+
+/// `t[dims...]`, Python's indexing.
+fn strided_slice(t: &Tensor, dims: &[SliceDim]) -> Result<Tensor> {
+    let in_dims = t.dims();
+    let plan = expand_slice(dims, in_dims.len())?;
+    let mut strides = vec![1i64; in_dims.len()];
+    for k in (0..in_dims.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1] * in_dims[k + 1] as i64;
+    }
+    let mut base = 0i64;
+    // Per output axis (of the gathered block, before new axes): length
+    // and source stride.
+    let mut walk: Vec<(usize, i64)> = Vec::new();
+    let mut out_dims = Vec::new();
+    for (entry, axis) in plan {
+        match (entry, axis) {
+            (SliceDim::NewAxis, _) => out_dims.push(1),
+            (SliceDim::At(i), Some(k)) => {
+                base += resolve_index(i, in_dims[k])? as i64 * strides[k];
+            }
+            (SliceDim::Range { start, stop, step }, Some(k)) => {
+                let (s, len) = range_len(start, stop, step, in_dims[k]);
+                if len > 0 {
+                    base += s * strides[k];
+                }
+                walk.push((len, strides[k] * step));
+                out_dims.push(len);
+            }
+            _ => {}
+        }
+    }
+    let total: usize = walk.iter().map(|w| w.0).product();
+    let mut idx = Vec::with_capacity(total);
+    if total > 0 {
+        let mut counter = vec![0usize; walk.len()];
+        let mut pos = base;
+        for _ in 0..total {
+            idx.push(pos as usize);
+            for k in (0..walk.len()).rev() {
+                counter[k] += 1;
+                pos += walk[k].1;
+                if counter[k] < walk[k].0 {
+                    break;
+                }
+                pos -= walk[k].1 * walk[k].0 as i64;
+                counter[k] = 0;
+            }
+        }
+    }
+    Tensor::from_data(out_dims, ops::gather(t.data(), &idx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_slice_lengths() {
+        assert_eq!(range_len(None, None, 1, 5), (0, 5));
+        assert_eq!(range_len(Some(1), Some(3), 1, 5), (1, 2));
+        assert_eq!(range_len(Some(-2), None, 1, 5), (3, 2));
+        assert_eq!(range_len(None, None, -1, 5), (4, 5));
+        assert_eq!(range_len(None, None, 2, 5), (0, 3));
+        assert_eq!(range_len(Some(10), None, 1, 5), (5, 0));
+        assert_eq!(range_len(Some(3), Some(0), -2, 5), (3, 2));
+    }
+
+    #[test]
+    fn strided_slice_like_numpy() {
+        let t = Tensor::new([2, 3], (0..6i32).collect()).unwrap();
+        let col = strided_slice(
+            &t,
+            &[
+                SliceDim::Range {
+                    start: None,
+                    stop: None,
+                    step: 1,
+                },
+                SliceDim::At(-1),
+            ],
+        )
+        .unwrap();
+        assert_eq!(col.dims(), &[2]);
+        assert_eq!(col.as_slice::<i32>().unwrap(), &[2, 5]);
+        let rev = strided_slice(
+            &t,
+            &[
+                SliceDim::Ellipsis,
+                SliceDim::Range {
+                    start: None,
+                    stop: None,
+                    step: -1,
+                },
+            ],
+        )
+        .unwrap();
+        assert_eq!(rev.as_slice::<i32>().unwrap(), &[2, 1, 0, 5, 4, 3]);
+        let row =
+            strided_slice(&t, &[SliceDim::At(1), SliceDim::NewAxis]).unwrap();
+        assert_eq!(row.dims(), &[1, 3]);
+        assert!(strided_slice(&t, &[SliceDim::At(2)]).is_err());
+    }
+
+    #[test]
+    fn stack_and_concat_on_inner_axes() {
+        let a = Tensor::new([2, 2], vec![1i32, 2, 3, 4]).unwrap();
+        let b = Tensor::new([2, 2], vec![5i32, 6, 7, 8]).unwrap();
+        let s = stack_or_concat(&[a.clone(), b.clone()], 1, true).unwrap();
+        assert_eq!(s.dims(), &[2, 2, 2]);
+        assert_eq!(s.as_slice::<i32>().unwrap(), &[1, 2, 5, 6, 3, 4, 7, 8]);
+        let s = stack_or_concat(&[a.clone(), b.clone()], -1, true).unwrap();
+        assert_eq!(s.dims(), &[2, 2, 2]);
+        assert_eq!(s.as_slice::<i32>().unwrap(), &[1, 5, 2, 6, 3, 7, 4, 8]);
+        let c = stack_or_concat(&[a, b], 1, false).unwrap();
+        assert_eq!(c.dims(), &[2, 4]);
+        assert_eq!(c.as_slice::<i32>().unwrap(), &[1, 2, 5, 6, 3, 4, 7, 8]);
+    }
+
+    #[test]
+    fn reshape_infers_minus_one() {
+        assert_eq!(resolve_reshape(&[-1, 4], 12).unwrap(), vec![3, 4]);
+        assert!(resolve_reshape(&[-1, 5], 12).is_err());
+    }
+}

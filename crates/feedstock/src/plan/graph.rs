@@ -1,0 +1,2178 @@
+//! The graph: nodes, their symbolic outputs, and the builder methods.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use crate::decode::csv::{CsvDecoder, RecordDefault};
+use crate::decode::example::{FeatureKind, FeatureSpec};
+use crate::decode::image::Channels;
+use crate::decode::math::{self, BinaryOp};
+use crate::decode::raw::ByteOrder;
+use crate::error::{Error, Result};
+use crate::io::Compression;
+use crate::queue::PartialShape;
+use crate::tensor::{DType, Tensor, Value};
+
+/// A symbolic tensor: output `index` of a node of a [`Graph`].
+///
+/// A small `Copy` handle; its static dtype travels with it, and its
+/// (partially known) static shape is [`Graph::shape`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Output {
+    /// The node's position in its graph.
+    pub(crate) node: u32,
+    /// Which output of the node.
+    pub(crate) index: u32,
+    /// The static dtype.
+    pub(crate) dtype: DType,
+    /// Whether the value is a sparse tensor.
+    pub(crate) sparse: bool,
+}
+
+impl Output {
+    /// The dtype of the values this output yields.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Whether the output yields sparse tensors (a `VarLenFeature` or
+    /// `SparseFeature`, or a batch of them).
+    pub fn is_sparse(&self) -> bool {
+        self.sparse
+    }
+
+    /// The node's id in its graph (ids grow in creation order).
+    pub fn node_id(&self) -> usize {
+        self.node as usize
+    }
+
+    /// Which output of its node this is.
+    pub fn index(&self) -> usize {
+        self.index as usize
+    }
+}
+
+/// A queue a producer fills: a filename queue for a reader, or the queue
+/// of [`Graph::input_producer`] / [`Graph::range_input_producer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct QueueRef {
+    pub(crate) node: u32,
+}
+
+/// A record reader, which reads records of the files a [`QueueRef`]
+/// names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReaderRef {
+    pub(crate) node: u32,
+}
+
+/// A variable (TensorFlow's `tf.Variable`, as the preloaded-data pattern
+/// uses it): `value` reads it; fetching `initializer` assigns it the value
+/// of its initial-value output, evaluated in that run (so a placeholder
+/// there must be fed in that run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Variable {
+    /// Reads the variable. Reading it before it was initialized is
+    /// FailedPrecondition naming it.
+    pub value: Output,
+    /// Assigns the initial value; its value is the value assigned.
+    pub initializer: Output,
+}
+
+/// A tensor's static shape: `None` when even the rank is unknown.
+pub type StaticShape = Option<PartialShape>;
+
+/// The settings every producer shares (TensorFlow's `num_epochs`,
+/// `shuffle`, `seed`, `capacity`, `name`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProducerOptions {
+    /// Stop after this many epochs (default: never).
+    pub num_epochs: Option<u64>,
+    /// Shuffle within each epoch (default true, as TensorFlow).
+    pub shuffle: bool,
+    /// The shuffle's seed (default: drawn at random).
+    pub seed: Option<u64>,
+    /// The queue's capacity (default 32).
+    pub capacity: usize,
+    /// The queue's name (default `input_producer`, made unique).
+    pub name: Option<String>,
+}
+
+impl Default for ProducerOptions {
+    fn default() -> ProducerOptions {
+        ProducerOptions {
+            num_epochs: None,
+            shuffle: true,
+            seed: None,
+            capacity: 32,
+            name: None,
+        }
+    }
+}
+
+/// Where a [`Graph::string_input_producer`] gets its strings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Strings {
+    /// A list known when the graph is built.
+    List(Vec<String>),
+    /// A rank-1 string output, evaluated once, when the producer is first
+    /// used: typically [`Graph::match_filenames_once`].
+    Output(Output),
+}
+
+impl<S: Into<String>> FromIterator<S> for Strings {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Strings {
+        Strings::List(iter.into_iter().map(Into::into).collect())
+    }
+}
+
+impl From<Output> for Strings {
+    fn from(o: Output) -> Strings {
+        Strings::Output(o)
+    }
+}
+
+/// A record format, with its settings (TensorFlow's reader classes).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ReaderKind {
+    /// `tf.TextLineReader`: one record per line.
+    TextLine {
+        /// Lines skipped at the start of every file.
+        skip_header_lines: u64,
+    },
+    /// `tf.FixedLengthRecordReader`.
+    FixedLength {
+        /// Bytes per record.
+        record_bytes: u64,
+        /// Bytes skipped at the start of every file.
+        header_bytes: u64,
+        /// Bytes ignored at the end of every file.
+        footer_bytes: u64,
+        /// Bytes between the starts of two records (0: `record_bytes`).
+        hop_bytes: u64,
+        /// The files' compression.
+        compression: Compression,
+    },
+    /// `tf.TFRecordReader`.
+    TfRecord {
+        /// The files' compression.
+        compression: Compression,
+    },
+    /// `tf.WholeFileReader`: one record per file.
+    WholeFile,
+    /// `tf.IdentityReader`: the work item is the record.
+    Identity,
+}
+
+/// The settings of [`Graph::decode_csv`] beyond the record defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsvOptions {
+    /// The field delimiter (default `,`).
+    pub field_delim: u8,
+    /// Whether `"` quotes fields (default true).
+    pub use_quote_delim: bool,
+    /// Field text that stands for a missing value.
+    pub na_value: Option<String>,
+    /// Decode only these columns (0-based, increasing).
+    pub select_cols: Option<Vec<usize>>,
+}
+
+impl Default for CsvOptions {
+    fn default() -> CsvOptions {
+        CsvOptions {
+            field_delim: b',',
+            use_quote_delim: true,
+            na_value: None,
+            select_cols: None,
+        }
+    }
+}
+
+/// Which image format [`Graph::decode_image`] expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ImageFormat {
+    /// `tf.image.decode_jpeg`.
+    Jpeg,
+    /// `tf.image.decode_png`.
+    Png,
+    /// `tf.image.decode_image`: whichever the bytes are.
+    Any,
+}
+
+/// One dimension of a [`Graph::strided_slice`], as Python's indexing
+/// writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SliceDim {
+    /// `x[i]`: one position (negative counts from the end); the
+    /// dimension is removed.
+    At(i64),
+    /// `x[start:stop:step]`, Python's slice semantics (a missing bound is
+    /// the end the step walks from or to; negative bounds count from the
+    /// end; bounds are clamped).
+    Range {
+        /// First position.
+        start: Option<i64>,
+        /// End position (excluded).
+        stop: Option<i64>,
+        /// Step; not 0.
+        step: i64,
+    },
+    /// `x[tf.newaxis]`: a new dimension of size 1.
+    NewAxis,
+    /// `x[...]`: as many full dimensions as the other entries leave.
+    Ellipsis,
+}
+
+/// The settings of a batching node (TensorFlow's `tf.train.batch`,
+/// `shuffle_batch` and their `_join` / `maybe_` forms).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchOptions {
+    /// Examples per batch (required).
+    pub batch_size: usize,
+    /// Runner threads for a single tensor list (default 1); a `_join`
+    /// batch runs one thread per list instead.
+    pub num_threads: usize,
+    /// The queue's capacity (default 32).
+    pub capacity: usize,
+    /// Each input is a batch of examples along its first axis.
+    pub enqueue_many: bool,
+    /// Per-example shapes, overriding the inferred ones.
+    pub shapes: Option<Vec<PartialShape>>,
+    /// Pad variable-size components to the largest in each batch (FIFO
+    /// only).
+    pub dynamic_pad: bool,
+    /// Deliver the examples left at the end as a smaller batch.
+    pub allow_smaller_final_batch: bool,
+    /// `Some` makes a shuffle batch.
+    pub shuffle: Option<ShuffleOptions>,
+    /// The queue's name (default `batch` or `shuffle_batch`, made
+    /// unique).
+    pub name: Option<String>,
+}
+
+impl Default for BatchOptions {
+    fn default() -> BatchOptions {
+        BatchOptions {
+            batch_size: 0,
+            num_threads: 1,
+            capacity: 32,
+            enqueue_many: false,
+            shapes: None,
+            dynamic_pad: false,
+            allow_smaller_final_batch: false,
+            shuffle: None,
+            name: None,
+        }
+    }
+}
+
+/// The settings of a shuffle batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShuffleOptions {
+    /// Elements kept back from dequeues while the input lasts.
+    pub min_after_dequeue: usize,
+    /// The shuffle's seed (default: drawn at random).
+    pub seed: Option<u64>,
+}
+
+/// An image op with no settings beyond its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ImageOp {
+    FlipLeftRight,
+    FlipUpDown,
+    Standardize,
+}
+
+/// What a node computes.
+#[derive(Debug)]
+pub(crate) enum Op {
+    Constant(Value),
+    Placeholder,
+    Variable,
+    Assign {
+        var: u32,
+    },
+    MatchFilenames {
+        pattern: String,
+    },
+    StringProducer {
+        opts: ProducerOptions,
+        list: Option<Vec<String>>,
+    },
+    InputProducer {
+        opts: ProducerOptions,
+    },
+    RangeProducer {
+        limit: i32,
+        opts: ProducerOptions,
+    },
+    SliceProducer {
+        opts: ProducerOptions,
+    },
+    LimitEpochs {
+        n: u64,
+    },
+    Dequeue {
+        queue: u32,
+    },
+    DequeueMany {
+        queue: u32,
+        n: usize,
+        up_to: bool,
+    },
+    Reader(ReaderKind),
+    Read {
+        reader: u32,
+        queue: u32,
+    },
+    ReadUpTo {
+        reader: u32,
+        queue: u32,
+        n: usize,
+    },
+    DecodeCsv(Arc<CsvDecoder>),
+    DecodeRaw {
+        dtype: DType,
+        order: ByteOrder,
+    },
+    Parse {
+        spec: FeatureSpec,
+        batched: bool,
+    },
+    DecodeImage {
+        format: ImageFormat,
+        channels: Channels,
+    },
+    Image(ImageOp),
+    RandomFlip {
+        seed: Option<u64>,
+    },
+    RandomCrop {
+        size: Vec<usize>,
+        seed: Option<u64>,
+    },
+    CropToBox {
+        offset: [usize; 2],
+        size: [usize; 2],
+    },
+    Cast(DType),
+    Binary(BinaryOp),
+    Neg,
+    Reshape(Vec<i64>),
+    Slice {
+        begin: Vec<usize>,
+        size: Vec<i64>,
+    },
+    StridedSlice(Vec<SliceDim>),
+    Transpose(Vec<usize>),
+    Stack(i64),
+    Concat(i64),
+    Identity,
+    Batch(Arc<BatchSpec>),
+}
+
+/// A batching node's settings and inputs, by list.
+#[derive(Debug)]
+pub(crate) struct BatchSpec {
+    pub(crate) opts: BatchOptions,
+    /// One tensor list per runner closure (one list: cloned into
+    /// `num_threads` threads).
+    pub(crate) lists: Vec<Vec<Output>>,
+    pub(crate) keep_input: Option<Output>,
+    /// Per-component dtype, sparse flag and per-example shape.
+    pub(crate) components: Vec<(DType, bool, StaticShape)>,
+    pub(crate) name: String,
+}
+
+/// Static facts about one output.
+#[derive(Debug, Clone)]
+pub(crate) struct OutInfo {
+    pub(crate) dtype: DType,
+    pub(crate) sparse: bool,
+    pub(crate) shape: StaticShape,
+    /// The output holding the record key(s) of the values here, named in
+    /// decoder errors.
+    pub(crate) key: Option<Output>,
+}
+
+/// One node.
+#[derive(Debug)]
+pub(crate) struct Node {
+    pub(crate) id: u32,
+    pub(crate) name: String,
+    pub(crate) op: Op,
+    pub(crate) inputs: Vec<Output>,
+    pub(crate) outputs: Vec<OutInfo>,
+}
+
+impl Node {
+    /// Whether the node owns state built once per session (a queue, a
+    /// reader, a batching stage, a random generator, ...).
+    pub(crate) fn is_resource(&self) -> bool {
+        matches!(
+            self.op,
+            Op::MatchFilenames { .. }
+                | Op::StringProducer { .. }
+                | Op::InputProducer { .. }
+                | Op::RangeProducer { .. }
+                | Op::SliceProducer { .. }
+                | Op::LimitEpochs { .. }
+                | Op::Reader(_)
+                | Op::RandomFlip { .. }
+                | Op::RandomCrop { .. }
+                | Op::Batch(_)
+        )
+    }
+
+    /// Whether a step evaluates the node's inputs (false for nodes that
+    /// consume them once, when the session builds their state, and for
+    /// batching nodes, whose runner threads evaluate them).
+    pub(crate) fn steps_inputs(&self) -> bool {
+        !matches!(
+            self.op,
+            Op::MatchFilenames { .. }
+                | Op::StringProducer { .. }
+                | Op::InputProducer { .. }
+                | Op::RangeProducer { .. }
+                | Op::SliceProducer { .. }
+                | Op::Variable
+                | Op::Batch(_)
+        )
+    }
+
+    /// The resource nodes a step of this node uses besides itself.
+    pub(crate) fn uses(&self) -> Vec<u32> {
+        match self.op {
+            Op::Dequeue { queue } | Op::DequeueMany { queue, .. } => {
+                vec![queue]
+            }
+            Op::Read { reader, queue }
+            | Op::ReadUpTo { reader, queue, .. } => {
+                vec![reader, queue]
+            }
+            Op::Assign { var } => vec![var],
+            _ => Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Inner {
+    pub(crate) nodes: Vec<Arc<Node>>,
+    names: HashSet<String>,
+}
+
+/// A pipeline described as a graph of nodes, TensorFlow 1 style; run it
+/// with a [`Session`](super::Session).
+///
+/// A `Graph` is a shared handle: clones add to the same graph, and a
+/// session sees nodes added after it was made. Builder methods take
+/// `&self` and check their inputs (dtypes, ranks, known sizes) at once,
+/// failing InvalidArgument as TensorFlow's Python layer would.
+#[derive(Clone, Default)]
+pub struct Graph {
+    pub(crate) inner: Arc<RwLock<Inner>>,
+}
+
+impl fmt::Debug for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Graph")
+            .field("nodes", &self.inner.read().nodes.len())
+            .finish()
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::invalid_argument(msg)
+}
+
+fn dense(shape: StaticShape, dtype: DType) -> OutInfo {
+    OutInfo {
+        dtype,
+        sparse: false,
+        shape,
+        key: None,
+    }
+}
+
+fn known(dims: &[usize]) -> StaticShape {
+    Some(PartialShape::new(
+        dims.iter().map(|&d| Some(d)).collect::<Vec<_>>(),
+    ))
+}
+
+fn partial(dims: Vec<Option<usize>>) -> StaticShape {
+    Some(PartialShape::new(dims))
+}
+
+fn with_key(mut info: OutInfo, key: Option<Output>) -> OutInfo {
+    info.key = key;
+    info
+}
+
+/// A fresh `Vec` of the static dims, if the rank is known.
+fn dims_of(shape: &StaticShape) -> Option<Vec<Option<usize>>> {
+    shape.as_ref().map(|s| s.dims().to_vec())
+}
+
+impl Graph {
+    /// An empty graph.
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.inner.read().nodes.len()
+    }
+
+    /// Whether the graph has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub(crate) fn node(&self, id: u32) -> Arc<Node> {
+        Arc::clone(&self.inner.read().nodes[id as usize])
+    }
+
+    fn info(&self, o: Output) -> Result<OutInfo> {
+        let g = self.inner.read();
+        g.nodes
+            .get(o.node as usize)
+            .and_then(|n| n.outputs.get(o.index as usize))
+            .cloned()
+            .ok_or_else(|| invalid("output is not of this graph"))
+    }
+
+    /// The static shape of `o`: `None` when the rank is unknown, else one
+    /// entry per dimension, `None` where the size is unknown. For a
+    /// sparse output, the shape of its dense form.
+    ///
+    /// # Panics
+    /// If `o` is not an output of this graph.
+    pub fn shape(&self, o: Output) -> StaticShape {
+        self.info(o).expect("output of this graph").shape
+    }
+
+    /// The name of the node of `o` (unique in the graph).
+    ///
+    /// # Panics
+    /// If `o` is not an output of this graph.
+    pub fn name(&self, o: Output) -> String {
+        self.node(o.node).name.clone()
+    }
+
+    /// Every variable initializer, in creation order (what
+    /// `tf.global_variables_initializer()` runs).
+    pub fn initializers(&self) -> Vec<Output> {
+        let g = self.inner.read();
+        g.nodes
+            .iter()
+            .filter(|n| matches!(n.op, Op::Assign { .. }))
+            .map(|n| Output {
+                node: n.id,
+                index: 0,
+                dtype: n.outputs[0].dtype,
+                sparse: n.outputs[0].sparse,
+            })
+            .collect()
+    }
+
+    fn add(
+        &self,
+        name: Option<&str>,
+        default_name: &str,
+        op: Op,
+        inputs: Vec<Output>,
+        outputs: Vec<OutInfo>,
+    ) -> Result<Vec<Output>> {
+        let mut g = self.inner.write();
+        for i in &inputs {
+            let ok = g
+                .nodes
+                .get(i.node as usize)
+                .is_some_and(|n| (i.index as usize) < n.outputs.len());
+            if !ok {
+                return Err(invalid(
+                    "an input is not an output of this graph",
+                ));
+            }
+        }
+        let base = name.unwrap_or(default_name);
+        let mut unique = base.to_owned();
+        let mut k = 1;
+        while g.names.contains(&unique) {
+            unique = format!("{base}_{k}");
+            k += 1;
+        }
+        g.names.insert(unique.clone());
+        let id = u32::try_from(g.nodes.len())
+            .map_err(|_| invalid("too many nodes"))?;
+        let outs = outputs
+            .iter()
+            .enumerate()
+            .map(|(i, info)| Output {
+                node: id,
+                index: i as u32,
+                dtype: info.dtype,
+                sparse: info.sparse,
+            })
+            .collect();
+        g.nodes.push(Arc::new(Node {
+            id,
+            name: unique,
+            op,
+            inputs,
+            outputs,
+        }));
+        Ok(outs)
+    }
+
+    fn add1(
+        &self,
+        name: Option<&str>,
+        default_name: &str,
+        op: Op,
+        inputs: Vec<Output>,
+        output: OutInfo,
+    ) -> Result<Output> {
+        Ok(self.add(name, default_name, op, inputs, vec![output])?[0])
+    }
+
+    fn check_dense(&self, o: Output, what: &str) -> Result<OutInfo> {
+        let info = self.info(o)?;
+        if info.sparse {
+            return Err(invalid(format!("{what}: expected a dense tensor")));
+        }
+        Ok(info)
+    }
+
+    fn check_node_kind(
+        &self,
+        id: u32,
+        want: fn(&Op) -> bool,
+        what: &str,
+    ) -> Result<Arc<Node>> {
+        let g = self.inner.read();
+        match g.nodes.get(id as usize) {
+            Some(n) if want(&n.op) => Ok(Arc::clone(n)),
+            _ => Err(invalid(format!("not a {what} of this graph"))),
+        }
+    }
+
+    // ----- inputs ---------------------------------------------------------
+
+    /// A constant (`tf.constant`).
+    ///
+    /// # Errors
+    /// None today; the `Result` leaves room for checks.
+    pub fn constant(&self, value: impl Into<Value>) -> Result<Output> {
+        let value = value.into();
+        let info = match &value {
+            Value::Dense(t) => dense(known(t.dims()), t.dtype()),
+            Value::Sparse(s) => OutInfo {
+                dtype: s.dtype(),
+                sparse: true,
+                shape: known(
+                    &s.dense_shape()
+                        .iter()
+                        .map(|&d| d as usize)
+                        .collect::<Vec<_>>(),
+                ),
+                key: None,
+            },
+        };
+        self.add1(None, "Const", Op::Constant(value), vec![], info)
+    }
+
+    /// A scalar constant of `dtype` holding `x` (what a Python number
+    /// becomes next to a tensor of that dtype).
+    ///
+    /// # Errors
+    /// InvalidArgument for a string dtype.
+    pub fn scalar(&self, x: f64, dtype: DType) -> Result<Output> {
+        if dtype == DType::String {
+            return Err(invalid("a number cannot be a string constant"));
+        }
+        let t = Tensor::scalar(x).cast(dtype)?;
+        self.constant(t)
+    }
+
+    /// A value fed to each [`Session::run`](super::Session::run) that
+    /// needs it (`tf.placeholder`). A run that needs it unfed fails
+    /// InvalidArgument naming it; a fed value of another dtype or an
+    /// incompatible shape is InvalidArgument too.
+    ///
+    /// # Errors
+    /// None today.
+    pub fn placeholder(
+        &self,
+        dtype: DType,
+        shape: StaticShape,
+        name: Option<&str>,
+    ) -> Result<Output> {
+        self.add1(
+            name,
+            "Placeholder",
+            Op::Placeholder,
+            vec![],
+            dense(shape, dtype),
+        )
+    }
+
+    /// A variable initialized from `initial_value` (`tf.Variable`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse initial value.
+    pub fn variable(
+        &self,
+        initial_value: Output,
+        name: Option<&str>,
+    ) -> Result<Variable> {
+        let info = self.check_dense(initial_value, "variable")?;
+        let value = self.add1(
+            name,
+            "Variable",
+            Op::Variable,
+            vec![initial_value],
+            info.clone(),
+        )?;
+        let vname = self.name(value);
+        let initializer = self.add1(
+            Some(&format!("{vname}/Assign")),
+            "Assign",
+            Op::Assign { var: value.node },
+            vec![initial_value],
+            info,
+        )?;
+        Ok(Variable { value, initializer })
+    }
+
+    /// The files matching a glob pattern, as a rank-1 string tensor,
+    /// matched once per session on first use
+    /// (`tf.train.match_filenames_once`); sorted.
+    ///
+    /// # Errors
+    /// None at build time; a pattern matching nothing is NotFound when
+    /// first evaluated.
+    pub fn match_filenames_once(&self, pattern: &str) -> Result<Output> {
+        self.add1(
+            None,
+            "matching_filenames",
+            Op::MatchFilenames {
+                pattern: pattern.to_owned(),
+            },
+            vec![],
+            dense(partial(vec![None]), DType::String),
+        )
+    }
+
+    // ----- producers -------------------------------------------------------
+
+    /// A queue of strings (normally filenames), enqueued once per epoch
+    /// by a runner thread (`tf.train.string_input_producer`).
+    ///
+    /// # Errors
+    /// InvalidArgument for an empty list, an output that is not a string
+    /// vector, or a zero capacity.
+    pub fn string_input_producer(
+        &self,
+        strings: impl Into<Strings>,
+        opts: ProducerOptions,
+    ) -> Result<QueueRef> {
+        check_producer(&opts)?;
+        let (list, inputs) = match strings.into() {
+            Strings::List(l) => {
+                if l.is_empty() {
+                    return Err(invalid(
+                        "string_input_producer needs at least one string",
+                    ));
+                }
+                (Some(l), vec![])
+            }
+            Strings::Output(o) => {
+                let info = self.check_dense(o, "string_input_producer")?;
+                if info.dtype != DType::String
+                    || info.shape.as_ref().is_some_and(|s| s.rank() != 1)
+                {
+                    return Err(invalid(
+                        "string_input_producer needs a rank-1 string tensor",
+                    ));
+                }
+                (None, vec![o])
+            }
+        };
+        let name = opts.name.clone();
+        let out = self.add1(
+            name.as_deref(),
+            "input_producer",
+            Op::StringProducer { opts, list },
+            inputs,
+            dense(known(&[]), DType::String),
+        )?;
+        Ok(QueueRef { node: out.node })
+    }
+
+    /// A queue of the rows of `input` (`tf.train.input_producer`); read
+    /// it with [`Graph::dequeue`].
+    ///
+    /// # Errors
+    /// InvalidArgument for a scalar or sparse input, or a zero capacity.
+    pub fn input_producer(
+        &self,
+        input: Output,
+        opts: ProducerOptions,
+    ) -> Result<QueueRef> {
+        check_producer(&opts)?;
+        let info = self.check_dense(input, "input_producer")?;
+        let row = match dims_of(&info.shape) {
+            Some(d) if d.is_empty() => {
+                return Err(invalid("input_producer needs a rank >= 1 input"))
+            }
+            Some(d) => partial(d[1..].to_vec()),
+            None => None,
+        };
+        let name = opts.name.clone();
+        let out = self.add1(
+            name.as_deref(),
+            "input_producer",
+            Op::InputProducer { opts },
+            vec![input],
+            dense(row, info.dtype),
+        )?;
+        Ok(QueueRef { node: out.node })
+    }
+
+    /// A queue of the `i32` scalars `0..limit`
+    /// (`tf.train.range_input_producer`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a limit that is not positive or a zero
+    /// capacity.
+    pub fn range_input_producer(
+        &self,
+        limit: i32,
+        opts: ProducerOptions,
+    ) -> Result<QueueRef> {
+        check_producer(&opts)?;
+        if limit <= 0 {
+            return Err(invalid(format!(
+                "range_input_producer: limit must be positive, got {limit}"
+            )));
+        }
+        let name = opts.name.clone();
+        let out = self.add1(
+            name.as_deref(),
+            "input_producer",
+            Op::RangeProducer { limit, opts },
+            vec![],
+            dense(known(&[]), DType::I32),
+        )?;
+        Ok(QueueRef { node: out.node })
+    }
+
+    /// One row of each of `tensors` at a time, the rows shuffled across
+    /// each epoch (`tf.train.slice_input_producer`). The tensors are
+    /// evaluated once, when the producer is first used (so variables must
+    /// be initialized by then); each step takes the next row.
+    ///
+    /// # Errors
+    /// InvalidArgument for no tensors, a scalar or sparse one, differing
+    /// known row counts, or a zero capacity.
+    pub fn slice_input_producer(
+        &self,
+        tensors: &[Output],
+        opts: ProducerOptions,
+    ) -> Result<Vec<Output>> {
+        check_producer(&opts)?;
+        if tensors.is_empty() {
+            return Err(invalid("slice_input_producer needs a tensor"));
+        }
+        let mut outs = Vec::new();
+        let mut rows: Option<usize> = None;
+        for &t in tensors {
+            let info = self.check_dense(t, "slice_input_producer")?;
+            match dims_of(&info.shape) {
+                Some(d) if d.is_empty() => {
+                    return Err(invalid(
+                        "slice_input_producer needs tensors of rank >= 1",
+                    ))
+                }
+                Some(d) => {
+                    if let (Some(r), Some(n)) = (rows, d[0]) {
+                        if r != n {
+                            return Err(invalid(format!(
+                                "slice_input_producer: tensors have {r} and \
+                                 {n} rows"
+                            )));
+                        }
+                    }
+                    rows = rows.or(d[0]);
+                    outs.push(dense(partial(d[1..].to_vec()), info.dtype));
+                }
+                None => outs.push(dense(None, info.dtype)),
+            }
+        }
+        let name = opts.name.clone();
+        self.add(
+            name.as_deref(),
+            "input_producer",
+            Op::SliceProducer { opts },
+            tensors.to_vec(),
+            outs,
+        )
+    }
+
+    /// `tensor`, `n` times, then OutOfRange (`tf.train.limit_epochs`).
+    ///
+    /// # Errors
+    /// InvalidArgument for `n == 0`.
+    pub fn limit_epochs(&self, tensor: Output, n: u64) -> Result<Output> {
+        if n == 0 {
+            return Err(invalid("limit_epochs: num_epochs must be positive"));
+        }
+        let info = self.info(tensor)?;
+        self.add1(
+            None,
+            "limit_epochs",
+            Op::LimitEpochs { n },
+            vec![tensor],
+            info,
+        )
+    }
+
+    fn queue_node(&self, q: QueueRef) -> Result<Arc<Node>> {
+        self.check_node_kind(
+            q.node,
+            |op| {
+                matches!(
+                    op,
+                    Op::StringProducer { .. }
+                        | Op::InputProducer { .. }
+                        | Op::RangeProducer { .. }
+                )
+            },
+            "queue",
+        )
+    }
+
+    /// The next element of a producer's queue (`queue.dequeue()`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a queue of another graph.
+    pub fn dequeue(&self, queue: QueueRef) -> Result<Output> {
+        let n = self.queue_node(queue)?;
+        let info = n.outputs[0].clone();
+        self.add1(
+            None,
+            "dequeue",
+            Op::Dequeue { queue: queue.node },
+            vec![],
+            info,
+        )
+    }
+
+    /// The next `n` elements, stacked (`queue.dequeue_many(n)`), or with
+    /// `up_to`, between 1 and `n` at the end of input
+    /// (`queue.dequeue_up_to(n)`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a queue of another graph or `n == 0`.
+    pub fn dequeue_many(
+        &self,
+        queue: QueueRef,
+        n: usize,
+        up_to: bool,
+    ) -> Result<Output> {
+        if n == 0 {
+            return Err(invalid("dequeue_many: n must be positive"));
+        }
+        let node = self.queue_node(queue)?;
+        let row = &node.outputs[0];
+        let lead = if up_to { None } else { Some(n) };
+        let shape = dims_of(&row.shape).map(|d| {
+            let mut v = vec![lead];
+            v.extend(d);
+            PartialShape::new(v)
+        });
+        self.add1(
+            None,
+            "dequeue_many",
+            Op::DequeueMany {
+                queue: queue.node,
+                n,
+                up_to,
+            },
+            vec![],
+            dense(shape, row.dtype),
+        )
+    }
+
+    // ----- readers ---------------------------------------------------------
+
+    /// A record reader of `kind` (`tf.TextLineReader()` and friends).
+    ///
+    /// # Errors
+    /// InvalidArgument for a fixed-length reader with `record_bytes == 0`.
+    pub fn reader(&self, kind: ReaderKind) -> Result<ReaderRef> {
+        if let ReaderKind::FixedLength {
+            record_bytes: 0, ..
+        } = kind
+        {
+            return Err(invalid("record_bytes must be positive"));
+        }
+        let default = match kind {
+            ReaderKind::TextLine { .. } => "TextLineReader",
+            ReaderKind::FixedLength { .. } => "FixedLengthRecordReader",
+            ReaderKind::TfRecord { .. } => "TFRecordReader",
+            ReaderKind::WholeFile => "WholeFileReader",
+            ReaderKind::Identity => "IdentityReader",
+        };
+        let out = self.add1(
+            None,
+            default,
+            Op::Reader(kind),
+            vec![],
+            dense(known(&[]), DType::String),
+        )?;
+        Ok(ReaderRef { node: out.node })
+    }
+
+    fn reader_node(&self, r: ReaderRef) -> Result<()> {
+        self.check_node_kind(
+            r.node,
+            |op| matches!(op, Op::Reader(_)),
+            "reader",
+        )
+        .map(drop)
+    }
+
+    fn work_queue(&self, q: QueueRef) -> Result<()> {
+        let n = self.queue_node(q)?;
+        if n.outputs[0].dtype != DType::String {
+            return Err(invalid("a reader needs a queue of strings"));
+        }
+        Ok(())
+    }
+
+    /// The next record, as `(key, value)` string scalars
+    /// (`reader.read(queue)`); files come from `queue` as needed.
+    ///
+    /// # Errors
+    /// InvalidArgument for a reader or queue of another graph, or a queue
+    /// that does not hold strings.
+    pub fn read(
+        &self,
+        reader: ReaderRef,
+        queue: QueueRef,
+    ) -> Result<(Output, Output)> {
+        self.reader_node(reader)?;
+        self.work_queue(queue)?;
+        let id = self.len() as u32;
+        let key = Output {
+            node: id,
+            index: 0,
+            dtype: DType::String,
+            sparse: false,
+        };
+        let o = self.add(
+            None,
+            "ReaderRead",
+            Op::Read {
+                reader: reader.node,
+                queue: queue.node,
+            },
+            vec![],
+            vec![
+                dense(known(&[]), DType::String),
+                with_key(dense(known(&[]), DType::String), Some(key)),
+            ],
+        )?;
+        Ok((o[0], o[1]))
+    }
+
+    /// Up to `n` records of one file, as `(keys, values)` string vectors
+    /// (`reader.read_up_to(queue, n)`).
+    ///
+    /// # Errors
+    /// As [`Graph::read`]; InvalidArgument for `n == 0`.
+    pub fn read_up_to(
+        &self,
+        reader: ReaderRef,
+        queue: QueueRef,
+        n: usize,
+    ) -> Result<(Output, Output)> {
+        if n == 0 {
+            return Err(invalid("read_up_to: num_records must be positive"));
+        }
+        self.reader_node(reader)?;
+        self.work_queue(queue)?;
+        let id = self.len() as u32;
+        let key = Output {
+            node: id,
+            index: 0,
+            dtype: DType::String,
+            sparse: false,
+        };
+        let o = self.add(
+            None,
+            "ReaderReadUpTo",
+            Op::ReadUpTo {
+                reader: reader.node,
+                queue: queue.node,
+                n,
+            },
+            vec![],
+            vec![
+                dense(partial(vec![None]), DType::String),
+                with_key(dense(partial(vec![None]), DType::String), Some(key)),
+            ],
+        )?;
+        Ok((o[0], o[1]))
+    }
+
+    // ----- decoders --------------------------------------------------------
+
+    fn string_input(&self, o: Output, what: &str) -> Result<OutInfo> {
+        let info = self.check_dense(o, what)?;
+        if info.dtype != DType::String {
+            return Err(invalid(format!(
+                "{what}: expected a string tensor, got {}",
+                info.dtype
+            )));
+        }
+        Ok(info)
+    }
+
+    /// Splits CSV records into one tensor per column, each of the
+    /// records' shape (`tf.decode_csv`). A default with no value marks a
+    /// required column.
+    ///
+    /// # Errors
+    /// InvalidArgument for a non-string input, or settings the decoder
+    /// rejects (see [`CsvDecoder`]).
+    pub fn decode_csv(
+        &self,
+        records: Output,
+        record_defaults: Vec<RecordDefault>,
+        opts: CsvOptions,
+    ) -> Result<Vec<Output>> {
+        let info = self.string_input(records, "decode_csv")?;
+        let dtypes: Vec<DType> =
+            record_defaults.iter().map(RecordDefault::dtype).collect();
+        let mut b = CsvDecoder::builder(record_defaults);
+        b.field_delim(opts.field_delim)
+            .use_quote_delim(opts.use_quote_delim);
+        if let Some(na) = opts.na_value {
+            b.na_value(na);
+        }
+        if let Some(cols) = opts.select_cols {
+            b.select_cols(cols);
+        }
+        let decoder = b.build()?;
+        let outs = dtypes
+            .iter()
+            .map(|&d| with_key(dense(info.shape.clone(), d), info.key))
+            .collect();
+        self.add(
+            None,
+            "DecodeCSV",
+            Op::DecodeCsv(Arc::new(decoder)),
+            vec![records],
+            outs,
+        )
+    }
+
+    /// Reinterprets the bytes of each string as a vector of `dtype`
+    /// (`tf.decode_raw`); a string vector gives a matrix, all strings
+    /// of equal length.
+    ///
+    /// # Errors
+    /// InvalidArgument for a non-string input or a string `dtype`.
+    pub fn decode_raw(
+        &self,
+        bytes: Output,
+        dtype: DType,
+        little_endian: bool,
+    ) -> Result<Output> {
+        let info = self.string_input(bytes, "decode_raw")?;
+        if dtype.size().is_none() {
+            return Err(invalid(format!("decode_raw cannot produce {dtype}")));
+        }
+        let shape = match dims_of(&info.shape) {
+            Some(d) if d.len() <= 1 => {
+                let mut d = d;
+                d.push(None);
+                partial(d)
+            }
+            Some(_) => {
+                return Err(invalid("decode_raw takes a scalar or a vector"))
+            }
+            None => None,
+        };
+        let order = if little_endian {
+            ByteOrder::LittleEndian
+        } else {
+            ByteOrder::BigEndian
+        };
+        self.add1(
+            None,
+            "DecodeRaw",
+            Op::DecodeRaw { dtype, order },
+            vec![bytes],
+            with_key(dense(shape, dtype), info.key),
+        )
+    }
+
+    fn parse(
+        &self,
+        serialized: Output,
+        spec: FeatureSpec,
+        batched: bool,
+    ) -> Result<Vec<Output>> {
+        let what = if batched {
+            "parse_example"
+        } else {
+            "parse_single_example"
+        };
+        let info = self.string_input(serialized, what)?;
+        let rank = if batched { 1 } else { 0 };
+        if info.shape.as_ref().is_some_and(|s| s.rank() != rank) {
+            return Err(invalid(format!(
+                "{what}: expected a string tensor of rank {rank}"
+            )));
+        }
+        let lead: Vec<Option<usize>> = if batched {
+            dims_of(&info.shape).unwrap_or(vec![None])
+        } else {
+            vec![]
+        };
+        let outs = spec
+            .iter()
+            .map(|(_, kind)| {
+                let (sparse, dims): (bool, Vec<Option<usize>>) = match kind {
+                    FeatureKind::Fixed { shape, .. } => (
+                        false,
+                        shape.dims().iter().map(|&d| Some(d)).collect(),
+                    ),
+                    FeatureKind::VarLen { .. } => (true, vec![None]),
+                    FeatureKind::Sparse { size, .. } => {
+                        (true, size.iter().map(|&d| Some(d)).collect())
+                    }
+                    FeatureKind::FixedSequence { shape, .. } => {
+                        let mut v = vec![None];
+                        v.extend(shape.dims().iter().map(|&d| Some(d)));
+                        (false, v)
+                    }
+                };
+                let mut all = lead.clone();
+                all.extend(dims);
+                OutInfo {
+                    dtype: kind.dtype(),
+                    sparse,
+                    shape: partial(all),
+                    key: info.key,
+                }
+            })
+            .collect();
+        self.add(
+            None,
+            if batched {
+                "ParseExample"
+            } else {
+                "ParseSingleExample"
+            },
+            Op::Parse { spec, batched },
+            vec![serialized],
+            outs,
+        )
+    }
+
+    /// Parses one serialized `tf.train.Example` (a string scalar) into one
+    /// output per feature of `spec`, in the spec's order
+    /// (`tf.parse_single_example`); `VarLen` and `Sparse` features are
+    /// sparse outputs.
+    ///
+    /// # Errors
+    /// InvalidArgument for an input that is not a string scalar.
+    pub fn parse_single_example(
+        &self,
+        serialized: Output,
+        spec: FeatureSpec,
+    ) -> Result<Vec<Output>> {
+        self.parse(serialized, spec, false)
+    }
+
+    /// Parses a vector of serialized Examples (`tf.parse_example`); every
+    /// output has a leading batch dimension.
+    ///
+    /// # Errors
+    /// InvalidArgument for an input that is not a string vector.
+    pub fn parse_example(
+        &self,
+        serialized: Output,
+        spec: FeatureSpec,
+    ) -> Result<Vec<Output>> {
+        self.parse(serialized, spec, true)
+    }
+
+    /// Decodes an image to `uint8 [height, width, channels]`
+    /// (`tf.image.decode_jpeg` / `decode_png` / `decode_image`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a non-string input.
+    pub fn decode_image(
+        &self,
+        contents: Output,
+        format: ImageFormat,
+        channels: Channels,
+    ) -> Result<Output> {
+        let info = self.string_input(contents, "decode_image")?;
+        let c = match channels {
+            Channels::AsStored => None,
+            Channels::Gray => Some(1),
+            Channels::GrayAlpha => Some(2),
+            Channels::Rgb => Some(3),
+            Channels::Rgba => Some(4),
+        };
+        self.add1(
+            None,
+            "DecodeImage",
+            Op::DecodeImage { format, channels },
+            vec![contents],
+            with_key(dense(partial(vec![None, None, c]), DType::U8), info.key),
+        )
+    }
+
+    fn image_like(&self, image: Output, op: Op, name: &str) -> Result<Output> {
+        let info = self.check_dense(image, name)?;
+        if info
+            .shape
+            .as_ref()
+            .is_some_and(|s| s.rank() != 3 && s.rank() != 4)
+        {
+            return Err(invalid(format!("{name}: expected an image")));
+        }
+        self.add1(None, name, op, vec![image], info)
+    }
+
+    /// Mirrors an image left to right (`tf.image.flip_left_right`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4.
+    pub fn flip_left_right(&self, image: Output) -> Result<Output> {
+        self.image_like(
+            image,
+            Op::Image(ImageOp::FlipLeftRight),
+            "flip_left_right",
+        )
+    }
+
+    /// Mirrors an image top to bottom (`tf.image.flip_up_down`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4.
+    pub fn flip_up_down(&self, image: Output) -> Result<Output> {
+        self.image_like(image, Op::Image(ImageOp::FlipUpDown), "flip_up_down")
+    }
+
+    /// Mirrors an image left to right with probability 1/2
+    /// (`tf.image.random_flip_left_right`); seeded, the session draws the
+    /// same flips on every run.
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4.
+    pub fn random_flip_left_right(
+        &self,
+        image: Output,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        self.image_like(
+            image,
+            Op::RandomFlip { seed },
+            "random_flip_left_right",
+        )
+    }
+
+    /// A random `size` crop of `t` (`tf.random_crop`).
+    ///
+    /// # Errors
+    /// InvalidArgument when `size` has another rank than `t` or exceeds a
+    /// known dimension.
+    pub fn random_crop(
+        &self,
+        t: Output,
+        size: &[usize],
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        let info = self.check_dense(t, "random_crop")?;
+        if let Some(d) = dims_of(&info.shape) {
+            if d.len() != size.len()
+                || d.iter().zip(size).any(|(d, s)| d.is_some_and(|d| *s > d))
+            {
+                return Err(invalid(format!(
+                    "random_crop: size {size:?} does not fit shape {d:?}"
+                )));
+            }
+        }
+        self.add1(
+            None,
+            "random_crop",
+            Op::RandomCrop {
+                size: size.to_vec(),
+                seed,
+            },
+            vec![t],
+            with_key(dense(known(size), info.dtype), info.key),
+        )
+    }
+
+    /// Crops an image to a box (`tf.image.crop_to_bounding_box`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3.
+    pub fn crop_to_bounding_box(
+        &self,
+        image: Output,
+        offset_height: usize,
+        offset_width: usize,
+        target_height: usize,
+        target_width: usize,
+    ) -> Result<Output> {
+        let info = self.check_dense(image, "crop_to_bounding_box")?;
+        let c = match dims_of(&info.shape) {
+            Some(d) if d.len() == 3 => d[2],
+            Some(_) => {
+                return Err(invalid("crop_to_bounding_box: expected rank 3"))
+            }
+            None => None,
+        };
+        self.add1(
+            None,
+            "crop_to_bounding_box",
+            Op::CropToBox {
+                offset: [offset_height, offset_width],
+                size: [target_height, target_width],
+            },
+            vec![image],
+            with_key(
+                dense(
+                    partial(vec![Some(target_height), Some(target_width), c]),
+                    info.dtype,
+                ),
+                info.key,
+            ),
+        )
+    }
+
+    /// Scales an image to zero mean and unit variance, as `float32`
+    /// (`tf.image.per_image_standardization`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4.
+    pub fn per_image_standardization(&self, image: Output) -> Result<Output> {
+        let info = self.check_dense(image, "per_image_standardization")?;
+        self.add1(
+            None,
+            "per_image_standardization",
+            Op::Image(ImageOp::Standardize),
+            vec![image],
+            with_key(dense(info.shape, DType::F32), info.key),
+        )
+    }
+
+    // ----- tensor ops ------------------------------------------------------
+
+    /// Converts the elements to `dtype` (`tf.cast`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse input.
+    pub fn cast(&self, x: Output, dtype: DType) -> Result<Output> {
+        let info = self.check_dense(x, "cast")?;
+        self.add1(
+            None,
+            "Cast",
+            Op::Cast(dtype),
+            vec![x],
+            with_key(dense(info.shape, dtype), info.key),
+        )
+    }
+
+    /// `a op b` elementwise with NumPy broadcasting (`tf.add`,
+    /// `tf.subtract`, `tf.multiply`, `tf.divide` on floats, `tf.maximum`,
+    /// `tf.minimum`); see [`decode::math`](crate::decode::math).
+    ///
+    /// # Errors
+    /// InvalidArgument for differing dtypes, a dtype with no arithmetic,
+    /// sparse inputs, or known shapes that do not broadcast.
+    pub fn binary(
+        &self,
+        op: BinaryOp,
+        a: Output,
+        b: Output,
+    ) -> Result<Output> {
+        let ia = self.check_dense(a, op.name())?;
+        let ib = self.check_dense(b, op.name())?;
+        if ia.dtype != ib.dtype {
+            return Err(invalid(format!(
+                "{}: operands have different dtypes, {} and {}",
+                op.name(),
+                ia.dtype,
+                ib.dtype
+            )));
+        }
+        if !math::is_arithmetic(ia.dtype) {
+            return Err(invalid(format!(
+                "{}: not defined for {}",
+                op.name(),
+                ia.dtype
+            )));
+        }
+        let shape = broadcast_static(&ia.shape, &ib.shape, op.name())?;
+        self.add1(
+            None,
+            op.name(),
+            Op::Binary(op),
+            vec![a, b],
+            with_key(dense(shape, ia.dtype), ia.key.or(ib.key)),
+        )
+    }
+
+    /// `a + b`; see [`Graph::binary`].
+    ///
+    /// # Errors
+    /// As [`Graph::binary`].
+    pub fn add_op(&self, a: Output, b: Output) -> Result<Output> {
+        self.binary(BinaryOp::Add, a, b)
+    }
+
+    /// `a - b`; see [`Graph::binary`].
+    ///
+    /// # Errors
+    /// As [`Graph::binary`].
+    pub fn sub(&self, a: Output, b: Output) -> Result<Output> {
+        self.binary(BinaryOp::Sub, a, b)
+    }
+
+    /// `a * b`; see [`Graph::binary`].
+    ///
+    /// # Errors
+    /// As [`Graph::binary`].
+    pub fn mul(&self, a: Output, b: Output) -> Result<Output> {
+        self.binary(BinaryOp::Mul, a, b)
+    }
+
+    /// `a / b`; see [`Graph::binary`].
+    ///
+    /// # Errors
+    /// As [`Graph::binary`].
+    pub fn div(&self, a: Output, b: Output) -> Result<Output> {
+        self.binary(BinaryOp::Div, a, b)
+    }
+
+    /// `-x` (`tf.negative`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse input or an unsigned, bool or string
+    /// dtype.
+    pub fn neg(&self, x: Output) -> Result<Output> {
+        let info = self.check_dense(x, "neg")?;
+        if !math::is_arithmetic(info.dtype)
+            || matches!(
+                info.dtype,
+                DType::U8 | DType::U16 | DType::U32 | DType::U64
+            )
+        {
+            return Err(invalid(format!(
+                "neg: not defined for {}",
+                info.dtype
+            )));
+        }
+        self.add1(None, "Neg", Op::Neg, vec![x], info)
+    }
+
+    /// The same elements in a new shape; one entry may be -1, inferred
+    /// (`tf.reshape`).
+    ///
+    /// # Errors
+    /// InvalidArgument for more than one -1, another negative entry, or a
+    /// known element count that does not fit.
+    pub fn reshape(&self, x: Output, shape: &[i64]) -> Result<Output> {
+        let info = self.check_dense(x, "reshape")?;
+        if shape.iter().filter(|&&d| d == -1).count() > 1
+            || shape.iter().any(|&d| d < -1)
+        {
+            return Err(invalid(format!("reshape: bad shape {shape:?}")));
+        }
+        let total = info
+            .shape
+            .as_ref()
+            .and_then(PartialShape::to_shape)
+            .map(|s| s.num_elements());
+        let product: usize = shape
+            .iter()
+            .filter(|&&d| d >= 0)
+            .map(|&d| d as usize)
+            .product();
+        let out: Vec<Option<usize>> = shape
+            .iter()
+            .map(|&d| {
+                if d >= 0 {
+                    Ok(Some(d as usize))
+                } else {
+                    match total {
+                        Some(t) if product > 0 && t % product == 0 => {
+                            Ok(Some(t / product))
+                        }
+                        Some(t) if product == 0 && t == 0 => Ok(Some(0)),
+                        Some(t) => Err(invalid(format!(
+                            "reshape: cannot reshape {t} elements to \
+                             {shape:?}"
+                        ))),
+                        None => Ok(None),
+                    }
+                }
+            })
+            .collect::<Result<_>>()?;
+        if let (Some(t), false) = (total, shape.contains(&-1)) {
+            if t != product {
+                return Err(invalid(format!(
+                    "reshape: cannot reshape {t} elements to {shape:?}"
+                )));
+            }
+        }
+        self.add1(
+            None,
+            "Reshape",
+            Op::Reshape(shape.to_vec()),
+            vec![x],
+            with_key(dense(partial(out), info.dtype), info.key),
+        )
+    }
+
+    /// The block of `x` starting at `begin` of `size` (-1: to the end)
+    /// (`tf.slice`).
+    ///
+    /// # Errors
+    /// InvalidArgument when the lengths differ from a known rank or a
+    /// known dimension is too small.
+    pub fn slice(
+        &self,
+        x: Output,
+        begin: &[usize],
+        size: &[i64],
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "slice")?;
+        if begin.len() != size.len() {
+            return Err(invalid("slice: begin and size differ in length"));
+        }
+        let shape = match dims_of(&info.shape) {
+            Some(d) => {
+                if d.len() != begin.len() {
+                    return Err(invalid(format!(
+                        "slice: {} indices for rank {}",
+                        begin.len(),
+                        d.len()
+                    )));
+                }
+                let mut out = Vec::new();
+                for ((&b, &s), dim) in begin.iter().zip(size).zip(&d) {
+                    let len = if s >= 0 {
+                        Some(s as usize)
+                    } else {
+                        dim.map(|n| n.saturating_sub(b))
+                    };
+                    if let (Some(n), Some(l)) = (dim, len) {
+                        if b + l > *n {
+                            return Err(invalid(format!(
+                                "slice: {b}+{l} exceeds dimension {n}"
+                            )));
+                        }
+                    }
+                    out.push(len);
+                }
+                partial(out)
+            }
+            None => partial(
+                size.iter()
+                    .map(|&s| (s >= 0).then_some(s as usize))
+                    .collect(),
+            ),
+        };
+        self.add1(
+            None,
+            "Slice",
+            Op::Slice {
+                begin: begin.to_vec(),
+                size: size.to_vec(),
+            },
+            vec![x],
+            with_key(dense(shape, info.dtype), info.key),
+        )
+    }
+
+    /// Python indexing: `x[dims...]` (`tf.strided_slice` as `x[a:b]`,
+    /// `x[i]`, `x[:, 0]` write it). Dimensions not named are taken whole.
+    ///
+    /// # Errors
+    /// InvalidArgument for a step of 0, more than one ellipsis, more
+    /// entries than a known rank, or an index out of a known dimension.
+    pub fn strided_slice(
+        &self,
+        x: Output,
+        dims: &[SliceDim],
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "strided_slice")?;
+        if dims
+            .iter()
+            .any(|d| matches!(d, SliceDim::Range { step: 0, .. }))
+        {
+            return Err(invalid("strided_slice: step must not be 0"));
+        }
+        if dims
+            .iter()
+            .filter(|d| matches!(d, SliceDim::Ellipsis))
+            .count()
+            > 1
+        {
+            return Err(invalid("strided_slice: at most one ellipsis"));
+        }
+        let shape = match dims_of(&info.shape) {
+            Some(d) => {
+                let plan = super::eval::expand_slice(dims, d.len())?;
+                let mut out = Vec::new();
+                for (entry, axis) in plan {
+                    match (entry, axis) {
+                        (SliceDim::NewAxis, _) => out.push(Some(1)),
+                        (SliceDim::At(i), Some(k)) => {
+                            if let Some(n) = d[k] {
+                                super::eval::resolve_index(i, n)?;
+                            }
+                        }
+                        (SliceDim::Range { start, stop, step }, Some(k)) => {
+                            out.push(d[k].map(|n| {
+                                super::eval::range_len(start, stop, step, n).1
+                            }))
+                        }
+                        _ => {}
+                    }
+                }
+                partial(out)
+            }
+            None => None,
+        };
+        self.add1(
+            None,
+            "strided_slice",
+            Op::StridedSlice(dims.to_vec()),
+            vec![x],
+            with_key(dense(shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.strided_slice(x, begin, end, strides)` with no masks: each
+    /// axis `k` taken as `x[begin[k]:end[k]:strides[k]]`.
+    ///
+    /// # Errors
+    /// As [`Graph::strided_slice`]; InvalidArgument when the lengths
+    /// differ.
+    pub fn strided_slice_ranges(
+        &self,
+        x: Output,
+        begin: &[i64],
+        end: &[i64],
+        strides: &[i64],
+    ) -> Result<Output> {
+        if begin.len() != end.len() || begin.len() != strides.len() {
+            return Err(invalid(
+                "strided_slice: begin, end and strides differ in length",
+            ));
+        }
+        let dims: Vec<SliceDim> = (0..begin.len())
+            .map(|k| SliceDim::Range {
+                start: Some(begin[k]),
+                stop: Some(end[k]),
+                step: strides[k],
+            })
+            .collect();
+        self.strided_slice(x, &dims)
+    }
+
+    /// Permutes the axes: axis `k` of the result is axis `perm[k]` of
+    /// `x` (`tf.transpose`).
+    ///
+    /// # Errors
+    /// InvalidArgument when `perm` is not a permutation of a known rank.
+    pub fn transpose(&self, x: Output, perm: &[usize]) -> Result<Output> {
+        let info = self.check_dense(x, "transpose")?;
+        let mut sorted = perm.to_vec();
+        sorted.sort_unstable();
+        if sorted.iter().enumerate().any(|(i, &p)| i != p) {
+            return Err(invalid(format!(
+                "transpose: {perm:?} is not a permutation"
+            )));
+        }
+        let shape = match dims_of(&info.shape) {
+            Some(d) if d.len() != perm.len() => {
+                return Err(invalid(format!(
+                    "transpose: permutation of {} axes for rank {}",
+                    perm.len(),
+                    d.len()
+                )))
+            }
+            Some(d) => partial(perm.iter().map(|&p| d[p]).collect()),
+            None => partial(vec![None; perm.len()]),
+        };
+        self.add1(
+            None,
+            "transpose",
+            Op::Transpose(perm.to_vec()),
+            vec![x],
+            with_key(dense(shape, info.dtype), info.key),
+        )
+    }
+
+    fn same_dtype(&self, xs: &[Output], what: &str) -> Result<Vec<OutInfo>> {
+        if xs.is_empty() {
+            return Err(invalid(format!("{what}: needs at least one tensor")));
+        }
+        let infos: Vec<OutInfo> = xs
+            .iter()
+            .map(|&x| self.check_dense(x, what))
+            .collect::<Result<_>>()?;
+        if infos.iter().any(|i| i.dtype != infos[0].dtype) {
+            return Err(invalid(format!("{what}: tensors differ in dtype")));
+        }
+        Ok(infos)
+    }
+
+    /// Stacks tensors of one shape along a new axis (`tf.stack`; a
+    /// negative axis counts from the end).
+    ///
+    /// # Errors
+    /// InvalidArgument for no tensors, differing dtypes or known shapes,
+    /// or an axis out of range.
+    pub fn stack(&self, xs: &[Output], axis: i64) -> Result<Output> {
+        let infos = self.same_dtype(xs, "stack")?;
+        let mut shape = infos[0].shape.clone();
+        for i in &infos[1..] {
+            shape = merge_static(&shape, &i.shape)
+                .ok_or_else(|| invalid("stack: tensors differ in shape"))?;
+        }
+        let shape = match dims_of(&shape) {
+            Some(mut d) => {
+                let a = norm_axis(axis, d.len() + 1, "stack")?;
+                d.insert(a, Some(xs.len()));
+                partial(d)
+            }
+            None => None,
+        };
+        let key = infos.iter().find_map(|i| i.key);
+        self.add1(
+            None,
+            "stack",
+            Op::Stack(axis),
+            xs.to_vec(),
+            with_key(dense(shape, infos[0].dtype), key),
+        )
+    }
+
+    /// Joins tensors along an existing axis (`tf.concat`).
+    ///
+    /// # Errors
+    /// InvalidArgument for no tensors, differing dtypes, known shapes that
+    /// differ off the axis, or an axis out of range.
+    pub fn concat(&self, xs: &[Output], axis: i64) -> Result<Output> {
+        let infos = self.same_dtype(xs, "concat")?;
+        let mut out: Option<Vec<Option<usize>>> = None;
+        for i in &infos {
+            let Some(d) = dims_of(&i.shape) else {
+                continue;
+            };
+            let a = norm_axis(axis, d.len(), "concat")?;
+            out = Some(match out {
+                None => d,
+                Some(mut o) => {
+                    if o.len() != d.len() {
+                        return Err(invalid("concat: tensors differ in rank"));
+                    }
+                    for k in 0..o.len() {
+                        if k == a {
+                            o[k] = o[k].zip(d[k]).map(|(x, y)| x + y);
+                        } else {
+                            o[k] = merge_dim(o[k], d[k]).ok_or_else(|| {
+                                invalid("concat: tensors differ in shape")
+                            })?;
+                        }
+                    }
+                    o
+                }
+            });
+        }
+        let all_known = infos.iter().all(|i| i.shape.is_some());
+        let shape = out.map(|mut o| {
+            if !all_known {
+                if let Ok(a) = norm_axis(axis, o.len(), "concat") {
+                    o[a] = None;
+                }
+            }
+            PartialShape::new(o)
+        });
+        let key = infos.iter().find_map(|i| i.key);
+        self.add1(
+            None,
+            "concat",
+            Op::Concat(axis),
+            xs.to_vec(),
+            with_key(dense(shape, infos[0].dtype), key),
+        )
+    }
+
+    /// `x` itself (`tf.identity`).
+    ///
+    /// # Errors
+    /// None today.
+    pub fn identity(&self, x: Output) -> Result<Output> {
+        let info = self.info(x)?;
+        self.add1(None, "Identity", Op::Identity, vec![x], info)
+    }
+
+    // ----- batching --------------------------------------------------------
+
+    /// A batching stage (`tf.train.batch`, `shuffle_batch`, their `_join`
+    /// forms, and with `keep_input` their `maybe_` forms): runner threads
+    /// evaluate `lists` (one list: in `num_threads` threads; several: one
+    /// thread each, the `_join` form) and enqueue the results; each
+    /// output of the returned list is one component, batched.
+    ///
+    /// Each runner thread evaluates its list once per example (or per
+    /// chunk, with `enqueue_many`), every node once per evaluation, as
+    /// TensorFlow's enqueue op does. `keep_input` is a bool scalar (or,
+    /// with `enqueue_many`, a bool vector) deciding what goes in.
+    ///
+    /// # Errors
+    /// InvalidArgument for a zero batch size or capacity, no lists, lists
+    /// that differ in length or dtypes, `dynamic_pad` with shuffling, a
+    /// capacity not above `min_after_dequeue`, or an `enqueue_many` input
+    /// of rank 0.
+    pub fn batch(
+        &self,
+        lists: &[Vec<Output>],
+        keep_input: Option<Output>,
+        opts: BatchOptions,
+    ) -> Result<Vec<Output>> {
+        if opts.batch_size == 0 {
+            return Err(invalid("batch: batch_size must be positive"));
+        }
+        if opts.capacity == 0 || opts.num_threads == 0 {
+            return Err(invalid(
+                "batch: capacity and num_threads must be positive",
+            ));
+        }
+        if let Some(s) = &opts.shuffle {
+            if opts.dynamic_pad {
+                return Err(invalid("shuffle_batch has no dynamic_pad"));
+            }
+            if s.min_after_dequeue >= opts.capacity {
+                return Err(invalid(format!(
+                    "shuffle_batch: capacity {} must exceed \
+                     min_after_dequeue {}",
+                    opts.capacity, s.min_after_dequeue
+                )));
+            }
+        }
+        let Some(first) = lists.first() else {
+            return Err(invalid("batch: needs at least one tensor list"));
+        };
+        if first.is_empty() {
+            return Err(invalid("batch: needs at least one tensor"));
+        }
+        let mut components = Vec::new();
+        for (k, &o) in first.iter().enumerate() {
+            let mut info = self.info(o)?;
+            for l in &lists[1..] {
+                let other = l.get(k).ok_or_else(|| {
+                    invalid("batch_join: tensor lists differ in length")
+                })?;
+                let oi = self.info(*other)?;
+                if oi.dtype != info.dtype || oi.sparse != info.sparse {
+                    return Err(invalid(format!(
+                        "batch_join: component {k} differs in dtype"
+                    )));
+                }
+                info.shape =
+                    merge_static(&info.shape, &oi.shape).unwrap_or(None);
+            }
+            let mut shape = info.shape.clone();
+            if opts.enqueue_many {
+                shape = match dims_of(&shape) {
+                    Some(d) if d.is_empty() => {
+                        return Err(invalid(format!(
+                            "batch: with enqueue_many, component {k} needs \
+                             a batch dimension"
+                        )))
+                    }
+                    Some(d) => partial(d[1..].to_vec()),
+                    None => None,
+                };
+            }
+            if let Some(given) = opts.shapes.as_ref().and_then(|s| s.get(k)) {
+                shape = Some(given.clone());
+            }
+            components.push((info.dtype, info.sparse, shape));
+        }
+        if lists.iter().any(|l| l.len() != first.len()) {
+            return Err(invalid("batch_join: tensor lists differ in length"));
+        }
+        if let Some(k) = keep_input {
+            let info = self.check_dense(k, "keep_input")?;
+            if info.dtype != DType::Bool {
+                return Err(invalid("keep_input must be a bool tensor"));
+            }
+        }
+        let default = if opts.shuffle.is_some() {
+            "shuffle_batch"
+        } else {
+            "batch"
+        };
+        let lead = if opts.allow_smaller_final_batch {
+            None
+        } else {
+            Some(opts.batch_size)
+        };
+        let outs = components
+            .iter()
+            .map(|(dtype, sparse, shape)| OutInfo {
+                dtype: *dtype,
+                sparse: *sparse,
+                shape: dims_of(shape).map(|d| {
+                    let mut v = vec![lead];
+                    v.extend(d);
+                    PartialShape::new(v)
+                }),
+                key: None,
+            })
+            .collect();
+        let mut inputs: Vec<Output> = lists.concat();
+        inputs.extend(keep_input);
+        let name = opts.name.clone();
+        // The node's name is the queue's; reserve it first.
+        let probe = {
+            let g = self.inner.read();
+            let base = name.as_deref().unwrap_or(default).to_owned();
+            let mut unique = base.clone();
+            let mut k = 1;
+            while g.names.contains(&unique) {
+                unique = format!("{base}_{k}");
+                k += 1;
+            }
+            unique
+        };
+        let spec = BatchSpec {
+            opts,
+            lists: lists.to_vec(),
+            keep_input,
+            components,
+            name: probe.clone(),
+        };
+        self.add(
+            Some(&probe),
+            default,
+            Op::Batch(Arc::new(spec)),
+            inputs,
+            outs,
+        )
+    }
+}
+
+fn check_producer(opts: &ProducerOptions) -> Result<()> {
+    if opts.capacity == 0 {
+        return Err(invalid("a producer's capacity must be positive"));
+    }
+    if opts.num_epochs == Some(0) {
+        return Err(invalid("num_epochs must be positive (or None)"));
+    }
+    Ok(())
+}
+
+fn norm_axis(axis: i64, rank: usize, what: &str) -> Result<usize> {
+    let r = rank as i64;
+    if axis < -r || axis >= r {
+        return Err(invalid(format!(
+            "{what}: axis {axis} out of range for rank {rank}"
+        )));
+    }
+    Ok(if axis < 0 { axis + r } else { axis } as usize)
+}
+
+fn merge_dim(a: Option<usize>, b: Option<usize>) -> Option<Option<usize>> {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => None,
+        (Some(x), _) | (_, Some(x)) => Some(Some(x)),
+        (None, None) => Some(None),
+    }
+}
+
+/// The most specific shape compatible with both, `None` if they clash.
+fn merge_static(a: &StaticShape, b: &StaticShape) -> Option<StaticShape> {
+    match (dims_of(a), dims_of(b)) {
+        (Some(x), Some(y)) => {
+            if x.len() != y.len() {
+                return None;
+            }
+            let d = x
+                .iter()
+                .zip(&y)
+                .map(|(p, q)| merge_dim(*p, *q))
+                .collect::<Option<Vec<_>>>()?;
+            Some(partial(d))
+        }
+        (Some(_), None) => Some(a.clone()),
+        (None, _) => Some(b.clone()),
+    }
+}
+
+fn broadcast_static(
+    a: &StaticShape,
+    b: &StaticShape,
+    what: &str,
+) -> Result<StaticShape> {
+    let (Some(x), Some(y)) = (dims_of(a), dims_of(b)) else {
+        return Ok(None);
+    };
+    let rank = x.len().max(y.len());
+    let at = |d: &Vec<Option<usize>>, k: usize| -> Option<usize> {
+        if k < d.len() {
+            d[d.len() - 1 - k]
+        } else {
+            Some(1)
+        }
+    };
+    let mut out = vec![None; rank];
+    for k in 0..rank {
+        out[rank - 1 - k] = match (at(&x, k), at(&y, k)) {
+            (Some(p), Some(q)) if p == q => Some(p),
+            (Some(1), q) => q,
+            (p, Some(1)) => p,
+            (Some(p), Some(q)) => {
+                return Err(invalid(format!(
+                    "{what}: incompatible shapes {x:?} and {y:?} ({p} vs {q})"
+                )))
+            }
+            (Some(p), None) | (None, Some(p)) => {
+                if p == 1 {
+                    None
+                } else {
+                    Some(p)
+                }
+            }
+            (None, None) => None,
+        };
+    }
+    Ok(partial(out))
+}

@@ -1,0 +1,608 @@
+//! The session: per-session state of a graph's nodes, and running them.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use parking_lot::{Mutex, RwLock};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::coord::{Coordinator, Pipeline, PipelineStats, ThreadHandle};
+use crate::error::{Error, Kind, Result};
+use crate::input::{
+    input_producer, match_filenames_once, maybe_batch, maybe_batch_join,
+    maybe_shuffle_batch, maybe_shuffle_batch_join, range_input_producer,
+    slice_input_producer, string_input_producer, BatchSource, KeepInput,
+    SliceProducer,
+};
+use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
+use crate::reader::{
+    FixedLengthRecordReader, IdentityReader, Reader, TextLineReader,
+    TfRecordReader, WholeFileReader, WorkQueue,
+};
+use crate::tensor::{Tensor, Value};
+
+use super::eval::{self, Compiled, Ctx};
+use super::graph::{
+    BatchSpec, Graph, Node, Op, Output, ProducerOptions, ReaderKind,
+};
+
+macro_rules! set_epochs {
+    ($b:expr, $opts:expr, $node:expr) => {{
+        let opts: &ProducerOptions = $opts;
+        $b.shuffle(opts.shuffle)
+            .capacity(opts.capacity)
+            .name($node.name.clone());
+        if let Some(n) = opts.num_epochs {
+            $b.num_epochs(n);
+        }
+        if let Some(s) = opts.seed {
+            $b.seed(s);
+        }
+    }};
+}
+
+/// What a node owns for the life of a session.
+pub(crate) enum Resource {
+    /// A producer's queue.
+    Queue(Arc<FifoQueue>),
+    /// A slice producer: preloaded tensors and their index queue.
+    Slice(SliceProducer),
+    /// A record reader.
+    Reader(Reader),
+    /// A batching stage's output.
+    Batch(BatchSource),
+    /// A value computed once (matched filenames).
+    Once(Value),
+    /// A seeded random generator.
+    Rng(Mutex<ChaCha8Rng>),
+    /// How many times a `limit_epochs` node has produced.
+    Counter(AtomicU64),
+}
+
+/// One node's per-session state.
+#[derive(Default)]
+pub(crate) struct NodeState {
+    /// The node's resource, made on first use.
+    pub(crate) res: OnceLock<Resource>,
+    /// A variable's value.
+    pub(crate) var: RwLock<Option<Value>>,
+    /// Held while the resource is made, so it is made once.
+    create: Mutex<()>,
+}
+
+/// The session's shared state.
+pub(crate) struct Inner {
+    graph: Graph,
+    states: Mutex<Vec<Arc<NodeState>>>,
+    pipeline: Mutex<Pipeline>,
+    /// Every queue the session made, closed by [`Session::close`].
+    queues: Mutex<Vec<Arc<dyn Queue>>>,
+    coords: Mutex<Vec<Coordinator>>,
+    pub(crate) closed: Arc<AtomicBool>,
+}
+
+/// Options of one [`Session::run_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Fail DeadlineExceeded when a queue or reader waits longer than
+    /// this (TensorFlow's `RunOptions.timeout_in_ms`).
+    pub timeout: Option<Duration>,
+}
+
+/// One queue-fullness scalar, named as TensorFlow's summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueSummary {
+    /// `queue/<queue name>/fraction_of_<capacity>_full`, or for a
+    /// shuffle queue also
+    /// `queue/<name>/fraction_over_<min>_of_<capacity - min>_full`.
+    pub tag: String,
+    /// The value, from 0 to 1.
+    pub value: f64,
+}
+
+/// Runs a [`Graph`]: TensorFlow's `tf.Session`.
+///
+/// A session owns the state of the graph's nodes: queues, readers,
+/// batching stages and variables, each made the first time a run uses it
+/// (or by [`Session::start_queue_runners`], which makes them all and
+/// starts the batching and producer threads). `Session` is `Send + Sync`
+/// and cheap to clone (a shared handle); runs may come from several
+/// threads at once.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("graph", &self.inner.graph)
+            .field("closed", &self.inner.closed.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Session {
+    /// A session over `graph`, which it shares: nodes added later can be
+    /// run too.
+    pub fn new(graph: &Graph) -> Session {
+        Session {
+            inner: Arc::new(Inner {
+                graph: graph.clone(),
+                states: Mutex::new(Vec::new()),
+                pipeline: Mutex::new(Pipeline::new()),
+                queues: Mutex::new(Vec::new()),
+                coords: Mutex::new(Vec::new()),
+                closed: Arc::new(AtomicBool::new(false)),
+            }),
+        }
+    }
+
+    /// The graph.
+    pub fn graph(&self) -> &Graph {
+        &self.inner.graph
+    }
+
+    /// Evaluates `fetches`, each node they need once, with `feeds`
+    /// replacing the outputs they name (`sess.run(fetches, feed_dict)`).
+    ///
+    /// Reading nodes act as in TensorFlow: fetching a reader's output
+    /// reads one record (taking a file from its queue as needed), and
+    /// fetching outputs of a batching node dequeues one batch for all of
+    /// them.
+    ///
+    /// # Errors
+    /// OutOfRange at the end of input; Cancelled once the session is
+    /// closed; InvalidArgument for an unfed placeholder (naming it) or a
+    /// fed value of the wrong dtype or shape; FailedPrecondition for an
+    /// uninitialized variable or a queue whose runners were never
+    /// started; any error of a reader or decoder, naming the file and
+    /// record.
+    pub fn run(
+        &self,
+        fetches: &[Output],
+        feeds: &[(Output, Value)],
+    ) -> Result<Vec<Value>> {
+        self.run_with(fetches, feeds, &RunOptions::default())
+    }
+
+    /// [`Session::run`] with options (a timeout).
+    ///
+    /// # Errors
+    /// As [`Session::run`]; DeadlineExceeded when a wait outlasts the
+    /// timeout.
+    pub fn run_with(
+        &self,
+        fetches: &[Output],
+        feeds: &[(Output, Value)],
+        opts: &RunOptions,
+    ) -> Result<Vec<Value>> {
+        let deadline = opts
+            .timeout
+            .map(|t| Instant::now().checked_add(t).unwrap_or_else(far_future));
+        self.inner.run(fetches, feeds, deadline)
+    }
+
+    /// Makes every queue, reader and batching stage of the graph, then
+    /// starts their runner threads (`tf.train.start_queue_runners`).
+    /// Runners of nodes added afterwards start at the next call. A stop
+    /// request on `coord` closes the queues, so the threads end.
+    ///
+    /// # Errors
+    /// As making a resource can fail (for example a filename pattern that
+    /// matches nothing: NotFound); Cancelled for a closed session;
+    /// Unknown when a thread cannot be started.
+    pub fn start_queue_runners(
+        &self,
+        coord: &Coordinator,
+    ) -> Result<Vec<ThreadHandle>> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        let n = inner.graph.len() as u32;
+        for id in 0..n {
+            if inner.graph.node(id).is_resource() {
+                inner.ensure(id)?;
+            }
+        }
+        inner.coords.lock().push(coord.clone());
+        let threads = inner.pipeline.lock().start(coord)?;
+        Ok(threads)
+    }
+
+    /// Closes the session: every queue it made is closed with pending
+    /// enqueues cancelled and every coordinator it started runners with
+    /// is asked to stop, so blocked runs and runner threads return at
+    /// once; runs then fail Cancelled.
+    pub fn close(&self) {
+        let inner = &self.inner;
+        inner.closed.store(true, Ordering::SeqCst);
+        for q in inner.queues.lock().iter() {
+            q.close(true);
+        }
+        for c in inner.coords.lock().iter() {
+            c.request_stop();
+        }
+    }
+
+    /// Statistics of every queue the session's runners fill.
+    pub fn stats(&self) -> PipelineStats {
+        self.inner.pipeline.lock().stats()
+    }
+
+    /// How full each queue is, as TensorFlow's summaries name it
+    /// (`queue/<name>/fraction_of_<capacity>_full`).
+    pub fn queue_summaries(&self) -> Vec<QueueSummary> {
+        let mut out = Vec::new();
+        for s in self.stats().stages {
+            let q = &s.queue;
+            out.push(QueueSummary {
+                tag: format!(
+                    "queue/{}/fraction_of_{}_full",
+                    s.name, q.capacity
+                ),
+                value: s.fraction_full(),
+            });
+            if let (Some(min), Some(f)) =
+                (q.min_after_dequeue, s.fraction_over_min())
+            {
+                out.push(QueueSummary {
+                    tag: format!(
+                        "queue/{}/fraction_over_{min}_of_{}_full",
+                        s.name,
+                        q.capacity.saturating_sub(min)
+                    ),
+                    value: f,
+                });
+            }
+        }
+        out
+    }
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86_400 * 365)
+}
+
+impl Inner {
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Error::cancelled("the session is closed"));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn graph_ref(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The state of node `id`.
+    pub(crate) fn state(&self, id: u32) -> Arc<NodeState> {
+        let mut states = self.states.lock();
+        let n = self.graph.len().max(id as usize + 1);
+        if states.len() < n {
+            states.resize_with(n, Default::default);
+        }
+        Arc::clone(&states[id as usize])
+    }
+
+    fn run(
+        self: &Arc<Self>,
+        fetches: &[Output],
+        feeds: &[(Output, Value)],
+        deadline: Option<Instant>,
+    ) -> Result<Vec<Value>> {
+        self.check_open()?;
+        let fed: Vec<Output> = feeds.iter().map(|(o, _)| *o).collect();
+        for (o, v) in feeds {
+            eval::check_feed(&self.graph, *o, v)?;
+        }
+        let compiled = eval::compile(self, fetches, &fed)?;
+        let values: Vec<Value> =
+            feeds.iter().map(|(_, v)| v.clone()).collect();
+        let ctx = Ctx {
+            feeds: &values,
+            deadline,
+            closed: &self.closed,
+        };
+        let mut slots = Vec::new();
+        compiled
+            .exec(&mut slots, &ctx)
+            .and_then(|()| Ok(compiled.take_outputs(&mut slots, &values)))
+            .map_err(|e| self.closed_error(e))
+    }
+
+    fn closed_error(&self, e: Error) -> Error {
+        if self.closed.load(Ordering::SeqCst) && e.kind() != Kind::Cancelled {
+            Error::cancelled(format!("the session was closed ({e})"))
+        } else {
+            e
+        }
+    }
+
+    /// Makes node `id`'s resource if it has none yet.
+    pub(crate) fn ensure(self: &Arc<Self>, id: u32) -> Result<Arc<NodeState>> {
+        let st = self.state(id);
+        if st.res.get().is_some() {
+            return Ok(st);
+        }
+        let node = self.graph.node(id);
+        let guard = Arc::clone(&st);
+        let _made_once = guard.create.lock();
+        if st.res.get().is_some() {
+            return Ok(st);
+        }
+        let res = self.make(&node)?;
+        if let Resource::Queue(q) = &res {
+            self.queues.lock().push(Arc::clone(q) as Arc<dyn Queue>);
+        }
+        if let Resource::Slice(s) = &res {
+            self.queues
+                .lock()
+                .push(Arc::clone(s.indices()) as Arc<dyn Queue>);
+        }
+        if let Resource::Batch(b) = &res {
+            self.queues.lock().push(Arc::clone(b.queue()));
+        }
+        if st.res.set(res).is_err() {
+            return Err(Error::internal("a resource was made twice"));
+        }
+        Ok(st)
+    }
+
+    /// Evaluates outputs once, with no feeds (a producer's input).
+    fn eval_once(self: &Arc<Self>, outs: &[Output]) -> Result<Vec<Value>> {
+        self.run(outs, &[], None)
+    }
+
+    fn make(self: &Arc<Self>, node: &Node) -> Result<Resource> {
+        Ok(match &node.op {
+            Op::MatchFilenames { pattern } => {
+                let files = match_filenames_once(pattern)?;
+                let v: Vec<Bytes> =
+                    files.into_iter().map(Bytes::from).collect();
+                Resource::Once(Tensor::vector(v).into())
+            }
+            Op::StringProducer { opts, list } => {
+                let strings = match list {
+                    Some(l) => l.clone(),
+                    None => {
+                        let v = self.eval_once(&node.inputs)?.remove(0);
+                        strings_of(&v.into_dense()?, &node.name)?
+                    }
+                };
+                let mut p = self.pipeline.lock();
+                let mut b = string_input_producer(&mut p, strings);
+                set_epochs!(b, opts, node);
+                Resource::Queue(b.build()?)
+            }
+            Op::InputProducer { opts } => {
+                let t =
+                    self.eval_once(&node.inputs)?.remove(0).into_dense()?;
+                let mut p = self.pipeline.lock();
+                let mut b = input_producer(&mut p, t);
+                set_epochs!(b, opts, node);
+                Resource::Queue(b.build()?)
+            }
+            Op::RangeProducer { limit, opts } => {
+                let mut p = self.pipeline.lock();
+                let mut b = range_input_producer(&mut p, *limit);
+                set_epochs!(b, opts, node);
+                Resource::Queue(b.build()?)
+            }
+            Op::SliceProducer { opts } => {
+                let ts = self
+                    .eval_once(&node.inputs)?
+                    .into_iter()
+                    .map(Value::into_dense)
+                    .collect::<Result<Vec<_>>>()?;
+                let mut p = self.pipeline.lock();
+                let mut b = slice_input_producer(&mut p, ts);
+                set_epochs!(b, opts, node);
+                Resource::Slice(b.build()?)
+            }
+            Op::LimitEpochs { .. } => Resource::Counter(AtomicU64::new(0)),
+            Op::Reader(kind) => Resource::Reader(make_reader(kind)?),
+            Op::RandomFlip { seed } | Op::RandomCrop { seed, .. } => {
+                let rng = match seed {
+                    Some(s) => ChaCha8Rng::seed_from_u64(*s),
+                    None => ChaCha8Rng::from_entropy(),
+                };
+                Resource::Rng(Mutex::new(rng))
+            }
+            Op::Batch(spec) => Resource::Batch(self.make_batch(spec)?),
+            _ => {
+                return Err(Error::internal(format!(
+                    "node {} has no resource",
+                    node.name
+                )))
+            }
+        })
+    }
+
+    fn make_batch(self: &Arc<Self>, spec: &BatchSpec) -> Result<BatchSource> {
+        let mut closures = Vec::new();
+        for list in &spec.lists {
+            let mut outs = list.clone();
+            outs.extend(spec.keep_input);
+            let compiled = Arc::new(eval::compile(self, &outs, &[])?);
+            closures.push(Runner {
+                compiled,
+                slots: Vec::new(),
+                keep: spec.keep_input.is_some(),
+                closed: Arc::clone(&self.closed),
+            });
+        }
+        let mut qspec = QueueSpec::new();
+        for (dtype, sparse, shape) in &spec.components {
+            let mut c = if *sparse {
+                ComponentSpec::sparse(*dtype)
+            } else {
+                ComponentSpec::new(*dtype)
+            };
+            if let Some(s) = shape {
+                c = c.shape(s.clone());
+            }
+            qspec = qspec.component(c);
+        }
+        let o = &spec.opts;
+        let mut p = self.pipeline.lock();
+        let join = closures.len() > 1;
+        macro_rules! common {
+            ($b:expr) => {{
+                let b = $b;
+                b.spec(qspec.clone())
+                    .name(spec.name.clone())
+                    .batch_size(o.batch_size)
+                    .capacity(o.capacity)
+                    .enqueue_many(o.enqueue_many)
+                    .allow_smaller_final_batch(o.allow_smaller_final_batch);
+                if !join {
+                    b.num_threads(o.num_threads);
+                }
+                b
+            }};
+        }
+        let source = match &o.shuffle {
+            None => {
+                let mut b = if join {
+                    maybe_batch_join(
+                        &mut p,
+                        closures.into_iter().map(Runner::call),
+                    )
+                } else {
+                    maybe_batch(&mut p, closures.remove(0).call())
+                };
+                common!(&mut b).dynamic_pad(o.dynamic_pad);
+                b.build()?
+            }
+            Some(s) => {
+                let mut b = if join {
+                    maybe_shuffle_batch_join(
+                        &mut p,
+                        closures.into_iter().map(Runner::call),
+                    )
+                } else {
+                    maybe_shuffle_batch(&mut p, closures.remove(0).call())
+                };
+                common!(&mut b).min_after_dequeue(s.min_after_dequeue);
+                if let Some(seed) = s.seed {
+                    b.seed(seed);
+                }
+                b.build()?
+            }
+        };
+        Ok(source)
+    }
+}
+
+/// The strings of a rank-1 string tensor, as UTF-8.
+fn strings_of(t: &Tensor, node: &str) -> Result<Vec<String>> {
+    t.as_slice::<Bytes>()?
+        .iter()
+        .map(|b| {
+            String::from_utf8(b.to_vec()).map_err(|_| {
+                Error::invalid_argument(format!(
+                    "{node}: a filename is not UTF-8: {:?}",
+                    String::from_utf8_lossy(b)
+                ))
+            })
+        })
+        .collect()
+}
+
+fn make_reader(kind: &ReaderKind) -> Result<Reader> {
+    Ok(match kind {
+        ReaderKind::TextLine { skip_header_lines } => Reader::new(
+            TextLineReader::builder()
+                .skip_header_lines(*skip_header_lines)
+                .build(),
+        ),
+        ReaderKind::FixedLength {
+            record_bytes,
+            header_bytes,
+            footer_bytes,
+            hop_bytes,
+            compression,
+        } => Reader::new(
+            FixedLengthRecordReader::builder(*record_bytes)
+                .header_bytes(*header_bytes)
+                .footer_bytes(*footer_bytes)
+                .hop_bytes(*hop_bytes)
+                .compression(*compression)
+                .build()?,
+        ),
+        ReaderKind::TfRecord { compression } => Reader::new(
+            TfRecordReader::builder().compression(*compression).build(),
+        ),
+        ReaderKind::WholeFile => Reader::new(WholeFileReader::new()),
+        ReaderKind::Identity => Reader::new(IdentityReader::new()),
+    })
+}
+
+/// One batching runner's closure: a compiled list of outputs and its own
+/// scratch space, reused across steps.
+#[derive(Clone)]
+struct Runner {
+    compiled: Arc<Compiled>,
+    slots: Vec<Vec<Value>>,
+    keep: bool,
+    closed: Arc<AtomicBool>,
+}
+
+impl Runner {
+    fn step(&mut self) -> Result<(Vec<Value>, KeepInput)> {
+        let ctx = Ctx {
+            feeds: &[],
+            deadline: None,
+            closed: &self.closed,
+        };
+        self.compiled.exec(&mut self.slots, &ctx)?;
+        let mut values = self.compiled.take_outputs(&mut self.slots, &[]);
+        let keep = if self.keep {
+            let k = values.pop().expect("keep_input was fetched");
+            keep_of(&k.into_dense()?)?
+        } else {
+            KeepInput::Scalar(true)
+        };
+        Ok((values, keep))
+    }
+
+    fn call(
+        mut self,
+    ) -> impl FnMut() -> Result<(Vec<Value>, KeepInput)> + Clone + Send + 'static
+    {
+        move || self.step()
+    }
+}
+
+fn keep_of(t: &Tensor) -> Result<KeepInput> {
+    let v = t.as_slice::<bool>()?;
+    Ok(if t.rank() == 0 {
+        KeepInput::Scalar(v[0])
+    } else {
+        KeepInput::Each(v.to_vec())
+    })
+}
+
+/// A filename queue read with a deadline.
+pub(crate) struct Deadlined<'a> {
+    pub(crate) queue: &'a FifoQueue,
+    pub(crate) deadline: Option<Instant>,
+}
+
+impl WorkQueue for Deadlined<'_> {
+    fn next_work(&self) -> Result<String> {
+        match self.deadline {
+            None => self.queue.next_work(),
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                crate::reader::work::filename(
+                    self.queue.dequeue_timeout(left)?,
+                )
+            }
+        }
+    }
+}
