@@ -98,6 +98,11 @@ fn raise_error(
     Err(to_py(&e))
 }
 
+/// The kind named `name` (`"OutOfRange"`, ...); Unknown for any other.
+pub fn kind_from_name(name: &str) -> Kind {
+    parse_kind(name).unwrap_or(Kind::Unknown)
+}
+
 fn parse_kind(name: &str) -> PyResult<Kind> {
     const KINDS: [Kind; 13] = [
         Kind::OutOfRange,

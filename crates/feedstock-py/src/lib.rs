@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 pub mod arrays;
 pub mod errors;
 pub mod example;
+pub mod graph;
 pub mod tfrecord;
 
 /// The extension module `feedstock._native`.
@@ -31,5 +32,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     arrays::register(m)?;
     example::register(m)?;
     tfrecord::register(m)?;
+    graph::register(m)?;
     Ok(())
 }
