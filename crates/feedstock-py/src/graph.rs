@@ -725,8 +725,7 @@ impl PySession {
     /// returning one numpy array (or `SparseTensorValue`) per fetch.
     ///
     /// With `sliced`, a wait is cut into slices between which Python's
-    /// signal handlers run (Ctrl-C raises `KeyboardInterrupt` and closes
-    /// the session); the caller passes `sliced` only when at most one
+    /// signal handlers run (Ctrl-C raises `KeyboardInterrupt`); the caller passes `sliced` only when at most one
     /// node of the run can wait, so that a slice that times out leaves
     /// nothing half-done. `timeout` (seconds) is TensorFlow's
     /// `timeout_in_ms`: DeadlineExceeded past it.
@@ -766,10 +765,11 @@ impl PySession {
                         && sliced
                         && end.is_none_or(|e| Instant::now() < e) =>
                 {
-                    if let Err(interrupt) = py.check_signals() {
-                        self.0.close();
-                        return Err(interrupt);
-                    }
+                    // Nothing was consumed by the slice that timed out; the
+                    // caller's `finally: coord.request_stop()` stops the
+                    // runners (closing the session here would make them
+                    // fail Cancelled before the stop request).
+                    py.check_signals()?;
                 }
                 Err(e) => return Err(to_py(&e)),
             }

@@ -274,14 +274,25 @@ class Tensor:
         return self.shape
 
     def set_shape(self, shape):
-        """Checks ``shape`` against the static shape (feedstock infers
-        shapes itself; an incompatible one is an error)."""
+        """Refines the static shape, as TensorFlow's ``set_shape``.
+
+        feedstock's graph has no shape-only node, so a refinement that
+        adds knowledge becomes a reshape to ``shape`` (checked when run: a
+        value of another size is ``InvalidArgumentError``, where
+        TensorFlow would fail later, or not at all). An incompatible shape
+        is ``ValueError`` at once.
+        """
         want = _shape_arg(shape)
         have = self.shape.dims
-        if want is None or have is None:
+        if want is None:
             return
-        if len(want) != len(have) or any(a is not None and b is not None and a != b for a, b in zip(want, have)):
+        if have is not None and (
+            len(want) != len(have) or any(a is not None and b is not None and a != b for a, b in zip(want, have))
+        ):
             raise ValueError(f"Shapes {have} and {want} are incompatible")
+        if have == want or sum(d is None for d in want) > 1:
+            return
+        self._o = self.graph._g.reshape(self._o, [-1 if d is None else d for d in want])
 
     @property
     def name(self):
@@ -750,7 +761,8 @@ class Session:
     scalars as numpy scalars, or ``bytes``) and ``SparseTensorValue`` for
     sparse tensors, in the structure of the fetches. The GIL is released
     while it waits; Ctrl-C raises ``KeyboardInterrupt`` within a fraction
-    of a second and closes the session (stopping its queue runners).
+    of a second (the guide's ``finally: coord.request_stop()`` then stops
+    the queue runners).
     """
 
     def __init__(self, target="", graph=None, config=None):
