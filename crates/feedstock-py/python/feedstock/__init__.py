@@ -15,8 +15,11 @@ Also here: ``feedstock.errors`` (TensorFlow's exception classes),
 """
 
 from . import errors, example, tfrecord
+from ._graph import float32, float64, int32, int64, string, uint8
 from ._native import __version__
+from ._ops import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
 from ._types import SparseTensorValue
+from .pipeline import Pipeline, jax_iterator
 
 __all__ = [
     "__version__",
@@ -24,4 +27,16 @@ __all__ = [
     "example",
     "tfrecord",
     "SparseTensorValue",
+    "Pipeline",
+    "jax_iterator",
+    "FixedLenFeature",
+    "VarLenFeature",
+    "SparseFeature",
+    "FixedLenSequenceFeature",
+    "float32",
+    "float64",
+    "int32",
+    "int64",
+    "string",
+    "uint8",
 ]
