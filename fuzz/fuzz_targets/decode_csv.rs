@@ -16,6 +16,7 @@
 
 use bytes::Bytes;
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
+use feedstock::decode::Records;
 use feedstock::{DType, Kind};
 use libfuzzer_sys::fuzz_target;
 
@@ -67,7 +68,10 @@ fuzz_target!(|data: &[u8]| {
 
     let record = Bytes::copy_from_slice(record);
     let single = decoder.decode(&record, "fuzz:1");
-    let batch = decoder.decode_batch(&[record.clone(), record], &["a", "b"]);
+    let pair = [record.clone(), record];
+    let batch = Records::new(&pair)
+        .with_keys(&["a", "b"])
+        .and_then(|r| decoder.decode_batch(r));
     match (single, batch) {
         (Ok(scalars), Ok(columns)) => {
             assert_eq!(scalars.len(), ncols);

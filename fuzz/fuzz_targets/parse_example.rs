@@ -10,7 +10,7 @@
 use bytes::Bytes;
 use feedstock::decode::example::{
     parse_example, parse_single_example, parse_single_sequence_example,
-    FeatureSpec,
+    FeatureSpec, FixedSequence, Sparse,
 };
 use feedstock::proto::{Example, SequenceExample};
 use feedstock::{DType, Kind, Tensor};
@@ -28,8 +28,11 @@ fn example_spec() -> FeatureSpec {
         )
         .var_len("c", DType::String)
         .var_len("d", DType::I64)
-        .sparse("s", ["a"], "b", DType::F32, [4])
-        .fixed_sequence("q", DType::I64, [2], true, None)
+        .sparse("s", Sparse::new(["a"], "b", DType::F32, [4]))
+        .fixed_sequence(
+            "q",
+            FixedSequence::new(DType::I64, [2]).allow_missing(true),
+        )
         .build()
         .unwrap()
 }
@@ -44,7 +47,10 @@ fn context_spec() -> FeatureSpec {
 
 fn sequence_spec() -> FeatureSpec {
     FeatureSpec::builder()
-        .fixed_sequence("x", DType::F32, [], true, None)
+        .fixed_sequence(
+            "x",
+            FixedSequence::new(DType::F32, []).allow_missing(true),
+        )
         .var_len("t", DType::I64)
         .build()
         .unwrap()
@@ -67,11 +73,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(!malformed(&e), "prost's encoding rejected: {e}");
         }
     }
-    let batch = parse_example(
-        &[record.clone(), record.clone()],
-        &[] as &[&str],
-        &spec,
-    );
+    let batch = parse_example(&[record.clone(), record.clone()], &spec);
     assert_eq!(single.is_ok(), batch.is_ok());
 
     let (context, sequence) = (context_spec(), sequence_spec());

@@ -37,6 +37,7 @@ use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::{parse_example, FeatureKind, FeatureSpec};
 use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
+use feedstock::decode::Records;
 use feedstock::input::{
     batch_join, shuffle_batch_join, string_input_producer,
 };
@@ -238,18 +239,19 @@ impl Parser {
             Parser::None => Ok(Vec::new()),
             Parser::Example(spec) => {
                 let (values, keys) = split(batch);
-                Ok(parse_example(&values, &keys, spec)?.into_values())
+                let records = Records::new(&values).with_keys(&keys)?;
+                Ok(parse_example(records, spec)?.into_values())
             }
             Parser::Csv(dec) => {
                 let (values, keys) = split(batch);
-                let columns = dec.decode_batch(&values, &keys)?;
+                let records = Records::new(&values).with_keys(&keys)?;
+                let columns = dec.decode_batch(records)?;
                 Ok(columns.into_iter().map(Value::from).collect())
             }
             Parser::Raw => {
-                let values: Vec<&[u8]> =
-                    batch.iter().map(|r| &r.value[..]).collect();
+                let (values, keys) = split(batch);
                 let t = decode_raw_batch(
-                    &values,
+                    Records::new(&values).with_keys(&keys)?,
                     DType::U8,
                     ByteOrder::LittleEndian,
                 )?;

@@ -21,6 +21,7 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 use feedstock::decode::csv::CsvDecoder;
+use feedstock::decode::Records;
 use feedstock::io::compression::Decompressor;
 use feedstock::io::tfrecord::{Writer, WriterBuilder};
 use feedstock::io::Compression;
@@ -278,7 +279,8 @@ fn csv(args: &CsvArgs, shards: &mut Shards) -> Result<()> {
         if records.is_empty() {
             return Ok(());
         }
-        let columns = decoder.decode_batch(&records, &keys)?;
+        let columns =
+            decoder.decode_batch(Records::new(&records).with_keys(&keys)?)?;
         write_examples(spec, &columns, records.len(), shards)?;
     }
 }

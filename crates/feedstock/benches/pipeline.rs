@@ -17,6 +17,7 @@ use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::{
     parse_example, parse_single_example, FeatureSpec, Parsed,
 };
+use feedstock::decode::Records;
 use feedstock::input::{
     shuffle_batch, slice_input_producer, string_input_producer,
 };
@@ -212,7 +213,8 @@ fn on_disk(c: &mut Criterion) {
                     recs.iter().map(|r| r.key.as_str()).collect();
                 let values: Vec<Bytes> =
                     recs.iter().map(|r| r.value.clone()).collect();
-                let parsed = parse_example(&values, &keys, &spec)?;
+                let records = Records::new(&values).with_keys(&keys)?;
+                let parsed = parse_example(records, &spec)?;
                 let mut pixels = Vec::with_capacity(recs.len() * PIXELS);
                 let labels = normalize(&parsed, &mut pixels)?;
                 Ok(vec![

@@ -24,6 +24,7 @@
 use std::error::Error;
 use std::time::Duration;
 
+use bytes::Bytes;
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::raw::{decode_raw, ByteOrder};
 use feedstock::input::string_input_producer;
@@ -45,7 +46,7 @@ impl PointCloudDecoder {
     /// `key` (for example `train.tfrecord:1024`) is named in errors.
     fn decode(
         &self,
-        record: &[u8],
+        record: &Bytes,
         key: &str,
     ) -> feedstock::Result<Vec<Tensor>> {
         let bad = |field: &str, msg: String| {
@@ -76,8 +77,8 @@ impl PointCloudDecoder {
                 ),
             ));
         }
-        let coords = &record[6..want - 1];
-        let points = decode_raw(coords, DType::F32, ByteOrder::LittleEndian)
+        let coords = record.slice(6..want - 1);
+        let points = decode_raw(&coords, DType::F32, ByteOrder::LittleEndian)
             .and_then(|t| t.reshape([n, 3]))
             .map_err(|e| e.with_key(key).with_field("points"))?;
         let label = Tensor::scalar(i32::from(record[want - 1]));
@@ -177,7 +178,9 @@ pub fn main() -> Result<(), Box<dyn Error>> {
     assert_eq!(err.field(), Some("points"));
 
     // Not our format at all.
-    let err = decoder.decode(b"PNG....", "x:0").unwrap_err();
+    let err = decoder
+        .decode(&Bytes::from_static(b"PNG...."), "x:0")
+        .unwrap_err();
     assert_eq!((err.key(), err.field()), (Some("x:0"), Some("magic")));
     println!("decoded {decoded} point clouds, reported 1 bad record");
     Ok(())

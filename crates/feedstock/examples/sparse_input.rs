@@ -104,7 +104,7 @@ pub fn main() -> Result<(), Box<dyn Error>> {
     )?;
     let tf_way = run(pipeline, serialized, |components| {
         let records = components[0].dense()?.as_slice::<Bytes>()?.to_vec();
-        let parsed = parse_example(&records, &[] as &[&str], &features)?;
+        let parsed = parse_example(&records, &features)?;
         Ok(parsed["tags"].sparse()?.clone())
     })?;
 
@@ -130,8 +130,8 @@ pub fn main() -> Result<(), Box<dyn Error>> {
 
     // The batches: [4, 3], [4, 3], [2, 1] — the longest list of each.
     assert_eq!(tf_way, parsed_first, "both ways give the same batches");
-    let shapes: Vec<&[i64]> =
-        tf_way.iter().map(SparseTensor::dense_shape).collect();
+    let shapes: Vec<&[usize]> =
+        tf_way.iter().map(SparseTensor::dims).collect();
     assert_eq!(shapes, [&[4, 3][..], &[4, 3], &[2, 1]]);
     for (b, sparse) in tf_way.iter().enumerate() {
         let indices = sparse.indices().as_slice::<i64>()?;

@@ -171,9 +171,34 @@ impl Shape {
     }
 
     /// The number of elements: the product of the dimensions (1 for a
-    /// scalar).
+    /// scalar), or `usize::MAX` when the product does not fit a `usize`
+    /// (it never wraps). Such a shape holds no tensor: everything that
+    /// builds a tensor or a spec of a shape checks it with
+    /// [`checked_num_elements`](Shape::checked_num_elements).
     pub fn num_elements(&self) -> usize {
-        self.0.iter().product()
+        self.checked_product().unwrap_or(usize::MAX)
+    }
+
+    /// The number of elements, checked.
+    ///
+    /// # Errors
+    /// InvalidArgument when the product of the dimensions does not fit a
+    /// `usize`.
+    pub fn checked_num_elements(&self) -> Result<usize> {
+        self.checked_product().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "shape {self} has too many elements (the product of its \
+                 dimensions overflows)"
+            ))
+        })
+    }
+
+    fn checked_product(&self) -> Option<usize> {
+        // A zero dimension makes the product zero whatever the others are.
+        if self.0.contains(&0) {
+            return Some(0);
+        }
+        self.0.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
     }
 
     /// This shape with `n` prepended, as for a batch of `n`.
@@ -444,11 +469,22 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    /// A marker left where a tensor was moved out of a slot that is never
+    /// read again; it allocates nothing. It breaks the shape/element-count
+    /// invariant (a scalar with no element), so it must never escape the
+    /// crate or be read.
+    pub(crate) const fn hollow() -> Tensor {
+        Tensor {
+            shape: Shape(Vec::new()),
+            data: Data::Bool(Vec::new()),
+        }
+    }
+
     /// A tensor of `shape` holding `values` in row-major order.
     ///
     /// # Errors
     /// InvalidArgument when the number of values is not the number of
-    /// elements of `shape`.
+    /// elements of `shape`, or that number overflows.
     pub fn new<T: Element>(
         shape: impl Into<Shape>,
         values: Vec<T>,
@@ -459,13 +495,14 @@ impl Tensor {
     /// A tensor of `shape` holding `data`.
     ///
     /// # Errors
-    /// InvalidArgument when the number of elements does not match `shape`.
+    /// InvalidArgument when the number of elements does not match `shape`,
+    /// or `shape`'s element count overflows.
     pub fn from_data(shape: impl Into<Shape>, data: Data) -> Result<Tensor> {
         let shape = shape.into();
-        if shape.num_elements() != data.len() {
+        let n = shape.checked_num_elements()?;
+        if n != data.len() {
             return Err(Error::invalid_argument(format!(
-                "shape {shape} needs {} elements, got {}",
-                shape.num_elements(),
+                "shape {shape} needs {n} elements, got {}",
                 data.len()
             )));
         }
@@ -494,10 +531,13 @@ impl Tensor {
     }
 
     /// A tensor of `shape` filled with zeros (`false`, empty strings).
-    pub fn zeros(dtype: DType, shape: impl Into<Shape>) -> Tensor {
+    ///
+    /// # Errors
+    /// InvalidArgument when `shape`'s element count overflows.
+    pub fn zeros(dtype: DType, shape: impl Into<Shape>) -> Result<Tensor> {
         let shape = shape.into();
-        let data = Data::zeros(dtype, shape.num_elements());
-        Tensor { shape, data }
+        let data = Data::zeros(dtype, shape.checked_num_elements()?);
+        Ok(Tensor { shape, data })
     }
 
     /// The dtype.
@@ -592,10 +632,11 @@ impl Tensor {
     /// The same elements with a new shape.
     ///
     /// # Errors
-    /// InvalidArgument when the element counts differ.
+    /// InvalidArgument when the element counts differ or `shape`'s
+    /// overflows.
     pub fn reshape(self, shape: impl Into<Shape>) -> Result<Tensor> {
         let shape = shape.into();
-        if shape.num_elements() != self.num_elements() {
+        if shape.checked_num_elements()? != self.num_elements() {
             return Err(Error::invalid_argument(format!(
                 "cannot reshape {} elements of shape {} to {shape}",
                 self.num_elements(),
@@ -894,52 +935,85 @@ fn fmt_elements(data: &Data, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 ///
 /// `indices` is an `i64` tensor of shape `[nnz, rank]`, `values` a rank-1
 /// tensor of `nnz` elements, and `dense_shape` the shape of the dense
-/// tensor it stands for. Indices are kept in row-major order.
+/// tensor it stands for, a [`Shape`] as for a [`Tensor`]
+/// ([`SparseTensor::dims`] is [`Tensor::dims`]' counterpart).
 #[derive(Clone, PartialEq)]
 pub struct SparseTensor {
     indices: Tensor,
     values: Tensor,
-    dense_shape: Vec<i64>,
+    dense_shape: Shape,
 }
 
 impl SparseTensor {
-    /// A sparse tensor from its parts.
+    /// A sparse tensor from its parts; every index must lie inside
+    /// `dense_shape`.
     ///
     /// # Errors
     /// InvalidArgument when `indices` is not `i64 [nnz, rank]`, `values` is
     /// not rank 1 with `nnz` elements, `rank` differs from
-    /// `dense_shape.len()`, or an index lies outside `dense_shape`.
+    /// `dense_shape`'s, or an index lies outside `dense_shape`.
     pub fn new(
         indices: Tensor,
         values: Tensor,
-        dense_shape: Vec<i64>,
+        dense_shape: impl Into<Shape>,
     ) -> Result<SparseTensor> {
-        let rank = dense_shape.len();
-        let idx = indices.as_slice::<i64>()?;
+        let sp = SparseTensor::new_unvalidated(indices, values, dense_shape)?;
+        if let Some((row, ix)) = sp.first_outside() {
+            return Err(Error::invalid_argument(format!(
+                "sparse index {ix:?} (entry {row}) is outside dense shape \
+                 {}",
+                sp.dense_shape
+            )));
+        }
+        Ok(sp)
+    }
+
+    /// A sparse tensor from its parts, with indices that may lie outside
+    /// `dense_shape` (or be negative): what TensorFlow's `parse_example`
+    /// returns for a `SparseFeature` whose indices it does not validate.
+    /// Operations that need every index inside the shape
+    /// ([`to_dense`](SparseTensor::to_dense)) refuse such a tensor.
+    ///
+    /// # Errors
+    /// InvalidArgument when `indices` is not `i64 [nnz, rank]`, `values` is
+    /// not rank 1 with `nnz` elements, or `rank` differs from
+    /// `dense_shape`'s.
+    pub fn new_unvalidated(
+        indices: Tensor,
+        values: Tensor,
+        dense_shape: impl Into<Shape>,
+    ) -> Result<SparseTensor> {
+        let dense_shape = dense_shape.into();
+        let rank = dense_shape.rank();
+        indices.as_slice::<i64>()?;
         if indices.dims() != [values.num_elements(), rank]
             || values.rank() != 1
         {
             return Err(Error::invalid_argument(format!(
                 "sparse indices {} and values {} do not fit dense shape \
-                 {dense_shape:?}",
+                 {dense_shape}",
                 indices.shape(),
                 values.shape()
             )));
-        }
-        for (row, ix) in idx.chunks(rank.max(1)).enumerate() {
-            if rank > 0
-                && ix.iter().zip(&dense_shape).any(|(&i, &d)| i < 0 || i >= d)
-            {
-                return Err(Error::invalid_argument(format!(
-                    "sparse index {ix:?} (entry {row}) is outside dense \
-                     shape {dense_shape:?}"
-                )));
-            }
         }
         Ok(SparseTensor {
             indices,
             values,
             dense_shape,
+        })
+    }
+
+    /// The first entry whose index lies outside the dense shape.
+    fn first_outside(&self) -> Option<(usize, &[i64])> {
+        let rank = self.rank();
+        if rank == 0 {
+            return None;
+        }
+        let idx = self.indices.as_slice::<i64>().ok()?;
+        idx.chunks(rank).enumerate().find(|(_, ix)| {
+            ix.iter()
+                .zip(self.dense_shape.dims())
+                .any(|(&i, &d)| i < 0 || i as u64 >= d as u64)
         })
     }
 
@@ -950,7 +1024,7 @@ impl SparseTensor {
         let n = values.num_elements();
         let values = values.reshape([n])?;
         let indices = Tensor::new([n, 1], (0..n as i64).collect())?;
-        SparseTensor::new(indices, values, vec![n as i64])
+        SparseTensor::new(indices, values, [n])
     }
 
     /// The `[nnz, rank]` indices.
@@ -964,8 +1038,14 @@ impl SparseTensor {
     }
 
     /// The shape of the dense tensor this stands for.
-    pub fn dense_shape(&self) -> &[i64] {
+    pub fn dense_shape(&self) -> &Shape {
         &self.dense_shape
+    }
+
+    /// The dimensions of the dense tensor (shorthand for
+    /// `dense_shape().dims()`).
+    pub fn dims(&self) -> &[usize] {
+        self.dense_shape.dims()
     }
 
     /// The number of stored values.
@@ -980,14 +1060,17 @@ impl SparseTensor {
 
     /// The rank of the dense tensor.
     pub fn rank(&self) -> usize {
-        self.dense_shape.len()
+        self.dense_shape.rank()
     }
 
     /// The dense tensor, with `default` (a scalar of the values' dtype) at
     /// every position not stored.
     ///
     /// # Errors
-    /// InvalidArgument when `default` is not a scalar of the values' dtype.
+    /// InvalidArgument when `default` is not a scalar of the values' dtype,
+    /// when an index lies outside the dense shape (possible only for a
+    /// tensor made by [`new_unvalidated`](SparseTensor::new_unvalidated)),
+    /// or when the dense shape has too many elements to address.
     pub fn to_dense(&self, default: &Tensor) -> Result<Tensor> {
         if default.dtype() != self.dtype() || default.num_elements() != 1 {
             return Err(Error::invalid_argument(format!(
@@ -995,9 +1078,15 @@ impl SparseTensor {
                 self.dtype()
             )));
         }
-        let dims: Vec<usize> =
-            self.dense_shape.iter().map(|&d| d as usize).collect();
-        let total: usize = dims.iter().product();
+        if let Some((row, ix)) = self.first_outside() {
+            return Err(Error::invalid_argument(format!(
+                "cannot make a dense tensor: sparse index {ix:?} (entry \
+                 {row}) is outside dense shape {}",
+                self.dense_shape
+            )));
+        }
+        let dims: Vec<usize> = self.dense_shape.dims().to_vec();
+        let total = self.dense_shape.checked_num_elements()?;
         let mut data = Data::with_capacity(self.dtype(), total);
         for _ in 0..total {
             data.extend_from(default.data(), 0..1)?;
@@ -1026,7 +1115,7 @@ impl SparseTensor {
             Error::invalid_argument("cannot stack an empty list of tensors")
         })?;
         let rank = first.rank();
-        let mut dense = vec![parts.len() as i64];
+        let mut dense = vec![parts.len()];
         dense.extend(std::iter::repeat_n(0, rank));
         let nnz: usize = parts.iter().map(|p| p.nnz()).sum();
         let mut indices = Vec::with_capacity(nnz * (rank + 1));
@@ -1041,7 +1130,7 @@ impl SparseTensor {
                     first.dtype()
                 )));
             }
-            for (d, &s) in dense[1..].iter_mut().zip(&p.dense_shape) {
+            for (d, &s) in dense[1..].iter_mut().zip(p.dims()) {
                 *d = (*d).max(s);
             }
             let idx = p.indices.as_slice::<i64>()?;
@@ -1051,7 +1140,9 @@ impl SparseTensor {
             }
             values.extend_from(&p.values.data, 0..p.nnz())?;
         }
-        SparseTensor::new(
+        // The parts' indices were checked (or deliberately not) when each
+        // was made; stacking only prepends an in-range batch position.
+        SparseTensor::new_unvalidated(
             Tensor::new([nnz, rank + 1], indices)?,
             Tensor::from_data([nnz], values)?,
             dense,
@@ -1068,16 +1159,25 @@ impl SparseTensor {
                 "cannot unstack a rank-0 sparse tensor",
             ));
         }
-        let n = self.dense_shape[0].max(0) as usize;
+        let n = self.dims()[0];
         let idx = self.indices.as_slice::<i64>()?;
         let mut rows: Vec<(Vec<i64>, Vec<usize>)> =
             vec![Default::default(); n];
         for (k, ix) in idx.chunks(rank).enumerate().take(self.nnz()) {
-            let row = &mut rows[ix[0] as usize];
+            let row = usize::try_from(ix[0])
+                .ok()
+                .and_then(|r| rows.get_mut(r))
+                .ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "cannot unstack: sparse index {ix:?} (entry {k}) \
+                         is outside dense shape {}",
+                        self.dense_shape
+                    ))
+                })?;
             row.0.extend_from_slice(&ix[1..]);
             row.1.push(k);
         }
-        let shape = self.dense_shape[1..].to_vec();
+        let shape = self.dense_shape.row();
         rows.into_iter()
             .map(|(indices, picks)| {
                 let mut values =
@@ -1085,7 +1185,7 @@ impl SparseTensor {
                 for k in &picks {
                     values.extend_from(&self.values.data, *k..*k + 1)?;
                 }
-                SparseTensor::new(
+                SparseTensor::new_unvalidated(
                     Tensor::new([picks.len(), rank - 1], indices)?,
                     Tensor::from_data([picks.len()], values)?,
                     shape.clone(),
@@ -1321,7 +1421,7 @@ mod tests {
                 .unwrap();
         let batch =
             SparseTensor::stack(&[a.clone(), e.clone(), b.clone()]).unwrap();
-        assert_eq!(batch.dense_shape(), &[3, 2]);
+        assert_eq!(batch.dims(), &[3, 2]);
         assert_eq!(
             batch.indices().as_slice::<i64>().unwrap(),
             &[0, 0, 0, 1, 2, 0]
@@ -1330,6 +1430,6 @@ mod tests {
         assert_eq!(parts[0].values(), a.values());
         assert_eq!(parts[1].nnz(), 0);
         assert_eq!(parts[2].values(), b.values());
-        assert_eq!(parts[2].dense_shape(), &[2]);
+        assert_eq!(parts[2].dims(), &[2]);
     }
 }

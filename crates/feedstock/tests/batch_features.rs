@@ -11,6 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::{parse_example, FeatureSpec};
+use feedstock::decode::Records;
 use feedstock::input::{
     batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
     maybe_shuffle_batch_join, shuffle_batch, slice_input_producer,
@@ -316,7 +317,7 @@ fn sparse_components_are_batched_by_stacking() {
     let got = drain(&batches);
     assert_eq!(got.len(), 2);
     let tags = got[1].get("tags").unwrap().sparse().unwrap();
-    assert_eq!(tags.dense_shape(), &[3, 5]);
+    assert_eq!(tags.dims(), &[3, 5]);
     assert_eq!(
         tags.values().as_slice::<i64>().unwrap(),
         &[300, 400, 401, 500, 501, 502]
@@ -373,14 +374,15 @@ fn serialized_records_are_batched_then_parsed_the_tensorflow_way() {
             .collect();
         let records =
             b.tensor("serialized").unwrap().as_slice::<Bytes>().unwrap();
-        let parsed = parse_example(records, &keys, &spec).unwrap();
+        let records = Records::new(records).with_keys(&keys).unwrap();
+        let parsed = parse_example(records, &spec).unwrap();
         let ids = parsed.get("id").unwrap().dense().unwrap();
         assert_eq!(ids.dims(), &[b.len()]);
         let ids = ids.as_slice::<i64>().unwrap();
         // The variable-length feature comes out sparse, one row per
         // example of the batch.
         let labels = parsed.get("label").unwrap().sparse().unwrap();
-        assert_eq!(labels.dense_shape(), &[b.len() as i64, 1]);
+        assert_eq!(labels.dims(), &[b.len(), 1]);
         let values = labels.values().as_slice::<i64>().unwrap();
         for (id, label) in ids.iter().zip(values) {
             assert_eq!(*label, id % 10);

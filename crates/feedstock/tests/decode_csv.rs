@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
+use feedstock::decode::Records;
 use feedstock::{DType, Kind, Tensor};
 use serde_json::Value as Json;
 
@@ -671,8 +672,11 @@ fn table_cases_decode_alike_one_by_one_and_in_batches() {
                     assert_eq!(t.rank(), 0, "{}", case.name);
                     check_value(t, 0, w, &format!("{} col {k}", case.name));
                 }
+                let pair = [rec.clone(), rec.clone()];
                 let batch = dec
-                    .decode_batch(&[rec.clone(), rec.clone()], &["a", "b"])
+                    .decode_batch(
+                        Records::new(&pair).with_keys(&["a", "b"]).unwrap(),
+                    )
                     .unwrap();
                 for (k, (t, &w)) in batch.iter().zip(want).enumerate() {
                     assert_eq!(t.dims(), &[2], "{}", case.name);
@@ -699,10 +703,11 @@ fn table_cases_decode_alike_one_by_one_and_in_batches() {
                 assert!(text.contains(&col), "{}: {text}", case.name);
 
                 let good = good_record(case);
+                let pair = [good, rec.clone()];
+                let keys = ["ok.csv:1", "bad.csv:2"];
                 let e = dec
                     .decode_batch(
-                        &[good, rec.clone()],
-                        &["ok.csv:1", "bad.csv:2"],
+                        Records::new(&pair).with_keys(&keys).unwrap(),
                     )
                     .expect_err(case.name);
                 assert_eq!(e.key(), Some("bad.csv:2"), "{}", case.name);
@@ -728,12 +733,14 @@ fn good_record(case: &Case) -> Bytes {
 fn batch_errors_without_keys_name_the_record_index() {
     let dec = CsvDecoder::new(vec![RecordDefault::i32(0)]).unwrap();
     let recs = [Bytes::from_static(b"1"), Bytes::from_static(b"x")];
-    let e = dec.decode_batch::<&str>(&recs, &[]).unwrap_err();
+    let e = dec.decode_batch(&recs).unwrap_err();
     assert_eq!(e.key(), None);
     assert!(e.to_string().contains("in record 1"), "{e}");
     assert_eq!(e.field(), Some("column 0"));
-    let e = dec.decode_batch(&recs, &["only one key"]).unwrap_err();
-    assert!(e.to_string().contains("1 keys for 2 records"), "{e}");
+    let e = Records::new(&recs)
+        .with_keys(&["only one key"])
+        .unwrap_err();
+    assert!(e.to_string().contains("1 keys given for 2 records"), "{e}");
 }
 
 #[test]
@@ -743,7 +750,7 @@ fn empty_batch_gives_empty_columns() {
         RecordDefault::string(""),
     ])
     .unwrap();
-    let cols = dec.decode_batch::<&str>(&[], &[]).unwrap();
+    let cols = dec.decode_batch(Records::new(&[])).unwrap();
     assert_eq!(cols.len(), 2);
     assert_eq!(cols[0].dims(), &[0]);
     assert_eq!(cols[1].dtype(), DType::String);
@@ -892,7 +899,9 @@ fn check_golden(file: &str) {
         .unwrap();
     let (keys, recs): (Vec<String>, Vec<Bytes>) =
         got_lines.into_iter().unzip();
-    let cols = dec.decode_batch(&recs, &keys).unwrap();
+    let cols = dec
+        .decode_batch(Records::new(&recs).with_keys(&keys).unwrap())
+        .unwrap();
     let want_cols = side["columns"].as_array().unwrap();
     assert_eq!(cols.len(), want_cols.len());
     for (k, (t, w)) in cols.iter().zip(want_cols).enumerate() {

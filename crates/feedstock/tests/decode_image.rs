@@ -4,6 +4,8 @@
 use std::io::Cursor;
 use std::path::PathBuf;
 
+use bytes::Bytes;
+
 use feedstock::decode::image::{
     decode_image, decode_jpeg, decode_png, Channels, Format,
 };
@@ -25,13 +27,13 @@ fn rgb_pixels() -> Vec<u8> {
     (0..W * H * 3).map(|i| (i * 17 % 256) as u8).collect()
 }
 
-fn encode(img: &DynamicImage, format: ImageFormat) -> Vec<u8> {
+fn encode(img: &DynamicImage, format: ImageFormat) -> Bytes {
     let mut out = Vec::new();
     img.write_to(&mut Cursor::new(&mut out), format).unwrap();
-    out
+    out.into()
 }
 
-fn rgb_png() -> Vec<u8> {
+fn rgb_png() -> Bytes {
     let img = image::RgbImage::from_raw(W, H, rgb_pixels()).unwrap();
     encode(&DynamicImage::ImageRgb8(img), ImageFormat::Png)
 }
@@ -115,6 +117,7 @@ fn jpeg_decodes_like_the_image_crate_and_close_to_the_source() {
     image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 100)
         .encode_image(&img)
         .unwrap();
+    let jpeg = Bytes::from(jpeg);
     let reference = image::load_from_memory(&jpeg).unwrap().to_rgb8();
     let t = decode_jpeg(&jpeg, Channels::AsStored, "k").unwrap();
     assert_eq!(t.dims(), &[8, 16, 3]);
@@ -149,6 +152,7 @@ fn decode_image_sniffs_the_format() {
     image::codecs::jpeg::JpegEncoder::new(&mut jpeg)
         .encode_image(&img)
         .unwrap();
+    let jpeg = Bytes::from(jpeg);
     assert_eq!(Format::sniff(&png), Some(Format::Png));
     assert_eq!(Format::sniff(&jpeg), Some(Format::Jpeg));
     assert_eq!(
@@ -167,12 +171,23 @@ fn bad_image_data_is_invalid_argument_naming_the_key() {
     let cases: Vec<(&str, feedstock::Result<Tensor>)> = vec![
         (
             "garbage",
-            decode_image(b"GIF89a...", Channels::AsStored, "f.bin:3"),
+            decode_image(
+                &Bytes::from_static(b"GIF89a..."),
+                Channels::AsStored,
+                "f.bin:3",
+            ),
         ),
-        ("empty", decode_image(b"", Channels::AsStored, "f.bin:3")),
+        (
+            "empty",
+            decode_image(&Bytes::new(), Channels::AsStored, "f.bin:3"),
+        ),
         (
             "truncated png",
-            decode_png(&png[..png.len() / 2], Channels::AsStored, "f.bin:3"),
+            decode_png(
+                &png.slice(..png.len() / 2),
+                Channels::AsStored,
+                "f.bin:3",
+            ),
         ),
         (
             "png as jpeg",
@@ -180,7 +195,7 @@ fn bad_image_data_is_invalid_argument_naming_the_key() {
         ),
         (
             "truncated via sniff",
-            decode_image(&png[..20], Channels::Rgb, "f.bin:3"),
+            decode_image(&png.slice(..20), Channels::Rgb, "f.bin:3"),
         ),
     ];
     for (name, r) in cases {
@@ -226,9 +241,9 @@ fn at(t: &Tensor, y: usize, x: usize, c: usize) -> i32 {
 fn golden_cifar_record_transposes_to_height_width_depth() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/golden/cifar_like.bin");
-    let file = std::fs::read(path).unwrap();
-    let record = &file[..3073];
-    let raw = decode_raw(record, DType::U8, ByteOrder::LittleEndian).unwrap();
+    let file = Bytes::from(std::fs::read(path).unwrap());
+    let record = file.slice(..3073);
+    let raw = decode_raw(&record, DType::U8, ByteOrder::LittleEndian).unwrap();
     let label = slice(&raw, &[0], &[1]).unwrap();
     assert_eq!(u8s(&label), &[1]);
     let depth_major = slice(&raw, &[1], &[3072])

@@ -8,13 +8,25 @@ use base64::Engine;
 use bytes::Bytes;
 use feedstock::decode::raw::{
     decode_compressed, decode_compressed_with_limit, decode_padded_raw,
-    decode_raw, decode_raw_batch, string_to_number, ByteOrder,
+    decode_padded_raw_batch, decode_raw, decode_raw_batch, string_to_number,
+    ByteOrder,
 };
+use feedstock::decode::Records;
 use feedstock::io::Compression;
 use feedstock::{DType, Kind, Tensor};
 use serde_json::Value as Json;
 
 use ByteOrder::{BigEndian as BE, LittleEndian as LE};
+
+/// One record, as decoders take it.
+fn b(bytes: &[u8]) -> Bytes {
+    Bytes::copy_from_slice(bytes)
+}
+
+/// A batch of records.
+fn batch(records: &[&[u8]]) -> Vec<Bytes> {
+    records.iter().map(|r| b(r)).collect()
+}
 
 /// Encodes `values` with `to_bytes`, decodes them back, and compares.
 macro_rules! round_trip {
@@ -26,7 +38,7 @@ macro_rules! round_trip {
         ] {
             let bytes: Vec<u8> = values.iter().flat_map(|&v| enc(v)).collect();
             let t = decode_raw(
-                &bytes,
+                &Bytes::from(bytes),
                 <$t as feedstock::tensor::Element>::DTYPE,
                 order,
             )
@@ -54,65 +66,96 @@ fn every_numeric_dtype_round_trips_in_both_byte_orders() {
 #[test]
 fn byte_order_decides_which_byte_is_significant() {
     let b = [0x01, 0x02, 0x03, 0x04];
-    let le = decode_raw(&b, DType::I32, LE).unwrap();
-    let be = decode_raw(&b, DType::I32, BE).unwrap();
+    let rec = Bytes::copy_from_slice(&b);
+    let le = decode_raw(&rec, DType::I32, LE).unwrap();
+    let be = decode_raw(&rec, DType::I32, BE).unwrap();
     assert_eq!(le.as_slice::<i32>().unwrap(), &[0x0403_0201]);
     assert_eq!(be.as_slice::<i32>().unwrap(), &[0x0102_0304]);
     // Byte-sized elements ignore the order.
-    let u = decode_raw(&b, DType::U8, BE).unwrap();
+    let u = decode_raw(&rec, DType::U8, BE).unwrap();
     assert_eq!(u.as_slice::<u8>().unwrap(), &b);
 }
 
 #[test]
 fn bool_bytes_are_true_when_nonzero() {
-    let t = decode_raw(&[0, 1, 2], DType::Bool, LE).unwrap();
+    let t = decode_raw(&b(&[0, 1, 2]), DType::Bool, LE).unwrap();
     assert_eq!(t.as_slice::<bool>().unwrap(), &[false, true, true]);
 }
 
 #[test]
 fn empty_input_is_an_empty_vector() {
-    let t = decode_raw(&[], DType::F64, LE).unwrap();
+    let t = decode_raw(&b(&[]), DType::F64, LE).unwrap();
     assert_eq!(t.dims(), &[0]);
 }
 
 #[test]
 fn length_not_a_multiple_of_the_element_size_is_an_error() {
-    let e = decode_raw(&[1, 2, 3], DType::U16, LE).unwrap_err();
+    let e = decode_raw(&b(&[1, 2, 3]), DType::U16, LE).unwrap_err();
     assert_eq!(e.kind(), Kind::InvalidArgument);
     assert!(
         e.to_string().contains("3 bytes is not a multiple of 2"),
         "{e}"
     );
-    let e = decode_raw(&[1, 2], DType::String, LE).unwrap_err();
+    let e = decode_raw(&b(&[1, 2]), DType::String, LE).unwrap_err();
     assert!(e.to_string().contains("string"), "{e}");
 }
 
 #[test]
 fn batch_stacks_equal_length_records_and_names_the_odd_one() {
-    let recs = [vec![1u8, 0], vec![2, 0], vec![3, 1]];
+    let recs = batch(&[&[1, 0], &[2, 0], &[3, 1]]);
     let t = decode_raw_batch(&recs, DType::U16, LE).unwrap();
     assert_eq!(t.dims(), &[3, 1]);
     assert_eq!(t.as_slice::<u16>().unwrap(), &[1, 2, 259]);
-    let bad = [vec![1u8, 0], vec![2, 0], vec![3]];
+    let bad = batch(&[&[1, 0], &[2, 0], &[3]]);
     let e = decode_raw_batch(&bad, DType::U8, LE).unwrap_err();
     assert_eq!(e.kind(), Kind::InvalidArgument);
     assert!(e.to_string().contains("record 2 has 1 bytes"), "{e}");
-    let e = decode_raw_batch(&[vec![1u8, 2, 3]], DType::U16, LE).unwrap_err();
+    let keyed = Records::new(&bad)
+        .with_keys(&["f:0", "f:2", "f:4"])
+        .unwrap();
+    let e = decode_raw_batch(keyed, DType::U8, LE).unwrap_err();
+    assert_eq!(e.key(), Some("f:4"), "{e}");
+    let e =
+        decode_raw_batch(&batch(&[&[1, 2, 3]]), DType::U16, LE).unwrap_err();
     assert!(e.to_string().contains("not a multiple"), "{e}");
-    let empty: [Vec<u8>; 0] = [];
     assert_eq!(
-        decode_raw_batch(&empty, DType::U8, LE).unwrap().dims(),
+        decode_raw_batch(Records::new(&[]), DType::U8, LE)
+            .unwrap()
+            .dims(),
         &[0, 0]
     );
 }
 
 #[test]
 fn padded_raw_pads_with_zeros_and_truncates() {
-    let t = decode_padded_raw(&[1, 0, 2], 6, DType::U16, LE).unwrap();
+    let t = decode_padded_raw(&b(&[1, 0, 2]), 6, DType::U16, LE).unwrap();
     assert_eq!(t.as_slice::<u16>().unwrap(), &[1, 2, 0]);
-    let t = decode_padded_raw(&[0, 1, 0, 2, 0, 3], 4, DType::U16, BE).unwrap();
+    let t =
+        decode_padded_raw(&b(&[0, 1, 0, 2, 0, 3]), 4, DType::U16, BE).unwrap();
     assert_eq!(t.as_slice::<u16>().unwrap(), &[1, 2]);
-    let e = decode_padded_raw(&[1], 5, DType::U32, LE).unwrap_err();
+    let e = decode_padded_raw(&b(&[1]), 5, DType::U32, LE).unwrap_err();
+    assert!(e.to_string().contains("fixed_length 5"), "{e}");
+}
+
+#[test]
+fn padded_raw_batch_pads_or_cuts_each_record_to_one_row() {
+    // tf.io.decode_padded_raw on a batch of strings of different lengths:
+    // each row is its record cut or zero-padded to fixed_length.
+    let recs = batch(&[&[1, 0, 2], &[], &[0, 1, 0, 2, 0, 3, 0, 4]]);
+    let t = decode_padded_raw_batch(&recs, 6, DType::U16, LE).unwrap();
+    assert_eq!(t.dims(), &[3, 3]);
+    assert_eq!(
+        t.as_slice::<u16>().unwrap(),
+        &[1, 2, 0, 0, 0, 0, 256, 512, 768]
+    );
+    for (i, r) in recs.iter().enumerate() {
+        let one = decode_padded_raw(r, 6, DType::U16, LE).unwrap();
+        assert_eq!(t.index(i).unwrap(), one, "row {i}");
+    }
+    let none =
+        decode_padded_raw_batch(Records::new(&[]), 4, DType::U8, LE).unwrap();
+    assert_eq!(none.dims(), &[0, 4]);
+    let e = decode_padded_raw_batch(&recs, 5, DType::U16, LE).unwrap_err();
     assert!(e.to_string().contains("fixed_length 5"), "{e}");
 }
 
@@ -164,22 +207,23 @@ fn decode_compressed_inflates_gzip_and_zlib() {
     zl.write_all(&text).unwrap();
     let zl = zl.finish().unwrap();
 
+    let (gz, zl, text) = (Bytes::from(gz), Bytes::from(zl), Bytes::from(text));
     assert_eq!(decode_compressed(&gz, Compression::Gzip).unwrap(), text);
     assert_eq!(decode_compressed(&zl, Compression::Zlib).unwrap(), text);
     assert_eq!(decode_compressed(&text, Compression::None).unwrap(), text);
     // Two gzip members decode to both payloads.
-    let two = [gz.clone(), gz.clone()].concat();
+    let two = Bytes::from([gz.clone(), gz.clone()].concat());
     assert_eq!(
         decode_compressed(&two, Compression::Gzip).unwrap().len(),
         2 * text.len()
     );
 
-    let cut = &gz[..gz.len() / 2];
-    let e = decode_compressed(cut, Compression::Gzip).unwrap_err();
+    let cut = gz.slice(..gz.len() / 2);
+    let e = decode_compressed(&cut, Compression::Gzip).unwrap_err();
     assert_eq!(e.kind(), Kind::DataLoss);
     let e = decode_compressed(&gz, Compression::Zlib).unwrap_err();
     assert_eq!(e.kind(), Kind::DataLoss);
-    let trailing = [zl.clone(), b"junk".to_vec()].concat();
+    let trailing = Bytes::from([&zl[..], b"junk"].concat());
     let e = decode_compressed(&trailing, Compression::Zlib).unwrap_err();
     assert_eq!(e.kind(), Kind::DataLoss);
     assert!(e.to_string().contains("zlib"), "{e}");
@@ -198,7 +242,10 @@ fn golden_cifar_like_records_decode_as_tensorflow_did() {
         ["record_bytes"]
         .as_u64()
         .unwrap() as usize;
-    let records: Vec<&[u8]> = file.chunks(record_bytes).collect();
+    let file = Bytes::from(file);
+    let records: Vec<Bytes> = (0..file.len() / record_bytes)
+        .map(|i| file.slice(i * record_bytes..(i + 1) * record_bytes))
+        .collect();
     let want = side["records"].as_array().unwrap();
     assert_eq!(records.len(), want.len());
     assert_eq!(records.len() as u64, side["num_records"].as_u64().unwrap());
@@ -209,7 +256,7 @@ fn golden_cifar_like_records_decode_as_tensorflow_did() {
         let expect = base64::engine::general_purpose::STANDARD
             .decode(w["value_b64"].as_str().unwrap())
             .unwrap();
-        assert_eq!(*rec, &expect[..], "record {i} bytes");
+        assert_eq!(&rec[..], &expect[..], "record {i} bytes");
         let t = decode_raw(rec, DType::U8, LE).unwrap();
         let v = t.as_slice::<u8>().unwrap();
         assert_eq!(u64::from(v[0]), w["label"].as_u64().unwrap());
@@ -231,7 +278,7 @@ fn decode_compressed_refuses_to_inflate_past_its_limit() {
         flate2::Compression::default(),
     );
     enc.write_all(&vec![0u8; 1 << 20]).unwrap();
-    let gz = enc.finish().unwrap();
+    let gz = Bytes::from(enc.finish().unwrap());
     let e = decode_compressed_with_limit(&gz, Compression::Gzip, 1000)
         .unwrap_err();
     assert_eq!(e.kind(), Kind::ResourceExhausted, "{e}");

@@ -33,6 +33,7 @@ run_examples! {
         "../examples/filtering_and_multiple_examples.rs",
     fixed_length_cifar => "../examples/fixed_length_cifar.rs",
     multiple_pipelines => "../examples/multiple_pipelines.rs",
+    plan => "../examples/plan.rs",
     preloaded => "../examples/preloaded.rs",
     preprocessing => "../examples/preprocessing.rs",
     shuffle_batch_join => "../examples/shuffle_batch_join.rs",

@@ -7,8 +7,10 @@ use base64::Engine;
 use bytes::Bytes;
 use feedstock::decode::example::{
     parse_example, parse_sequence_example, parse_single_example,
-    parse_single_sequence_example, FeatureKind, FeatureSpec, Parsed,
+    parse_single_sequence_example, FeatureKind, FeatureSpec, FixedSequence,
+    Parsed, Sparse,
 };
+use feedstock::decode::Records;
 use feedstock::proto::{self, feature::Kind as FKind};
 use feedstock::{DType, Kind, Shape, SparseTensor, Tensor, Value};
 use proptest::prelude::*;
@@ -186,7 +188,12 @@ fn tensor_of(j: &Json) -> Tensor {
 
 fn value_of(j: &Json) -> Value {
     if j.get("sparse").and_then(Json::as_bool) == Some(true) {
-        let dense = tensor_of(&j["dense_shape"]).into_vec::<i64>().unwrap();
+        let dense: Vec<usize> = tensor_of(&j["dense_shape"])
+            .into_vec::<i64>()
+            .unwrap()
+            .into_iter()
+            .map(|d| d as usize)
+            .collect();
         Value::Sparse(
             SparseTensor::new(
                 tensor_of(&j["indices"]),
@@ -221,10 +228,8 @@ fn spec_of(j: &Json) -> FeatureSpec {
                 let allow = f["allow_missing"].as_bool().unwrap();
                 b.fixed_sequence(
                     name,
-                    dtype,
-                    shape_of(&f["shape"]),
-                    allow,
-                    None,
+                    FixedSequence::new(dtype, shape_of(&f["shape"]))
+                        .allow_missing(allow),
                 );
             }
             k => panic!("unexpected golden feature kind {k}"),
@@ -264,7 +269,7 @@ fn bits(v: &Value) -> Value {
             SparseTensor::new(
                 s.indices().clone(),
                 t(s.values()),
-                s.dense_shape().to_vec(),
+                s.dense_shape(),
             )
             .unwrap(),
         ),
@@ -280,7 +285,9 @@ fn golden_examples_parse_as_tensorflow_batch() {
     let keys: Vec<String> = (0..recs.len())
         .map(|i| format!("examples.tfrecord:{i}"))
         .collect();
-    let got = parse_example(&recs, &keys, &spec).unwrap();
+    let got =
+        parse_example(Records::new(&recs).with_keys(&keys).unwrap(), &spec)
+            .unwrap();
     assert_matches_tf(&got, &j["parse_example_output"]);
 }
 
@@ -316,11 +323,11 @@ fn golden_sequence_examples_parse_as_tensorflow() {
     let recs = records(&j);
     assert_eq!(recs.len(), outs.len());
     for (rec, out) in recs.iter().zip(outs) {
-        let (c, s) =
+        let got =
             parse_single_sequence_example(rec, &context, &sequence, "seq")
                 .unwrap();
-        assert_matches_tf(&c, &out["context"]);
-        assert_matches_tf(&s, &out["feature_list"]);
+        assert_matches_tf(&got.context, &out["context"]);
+        assert_matches_tf(&got.feature_lists, &out["feature_list"]);
     }
 }
 
@@ -330,22 +337,22 @@ fn golden_sequence_examples_batch_pads_to_longest() {
     let context = spec_of(&j["context_spec"]);
     let sequence = spec_of(&j["sequence_spec"]);
     let recs = records(&j);
-    let (c, s) =
-        parse_sequence_example(&recs, &[] as &[&str], &context, &sequence)
-            .unwrap();
+    let got = parse_sequence_example(&recs, &context, &sequence).unwrap();
+    let (c, s) = (&got.context, &got.feature_lists);
     assert_eq!(c["seq_id"].dense().unwrap().dims(), [3]);
     let scores = s["scores"].dense().unwrap();
     // Steps 2, 3 and 4, padded to 4 with zeros.
     assert_eq!(scores.dims(), [3, 4]);
     assert_eq!(&scores.as_slice::<f32>().unwrap()[2..4], [0.0, 0.0]);
     let tokens = s["tokens"].sparse().unwrap();
-    assert_eq!(tokens.dense_shape(), [3, 4, 3]);
+    assert_eq!(tokens.dims(), [3, 4, 3]);
     assert_eq!(tokens.nnz(), 3 + 6 + 9);
     // Each unbatched row equals the single parse.
     for (e, rec) in recs.iter().enumerate() {
-        let (_, single) =
+        let single =
             parse_single_sequence_example(rec, &context, &sequence, "")
-                .unwrap();
+                .unwrap()
+                .feature_lists;
         let row = &tokens.unstack().unwrap()[e];
         let one = single["tokens"].sparse().unwrap();
         assert_eq!(row.indices(), one.indices());
@@ -385,7 +392,7 @@ impl List {
     /// The values as a rank-1 tensor of `dtype`, `None` for another dtype.
     fn tensor(self, dtype: DType) -> Option<Tensor> {
         Some(match (self, dtype) {
-            (List::Unset, d) => Tensor::zeros(d, [0]),
+            (List::Unset, d) => Tensor::zeros(d, [0]).unwrap(),
             (List::I64(v), DType::I64) => Tensor::vector(v),
             (List::F32(v), DType::F32) => Tensor::vector(v),
             (List::Bytes(v), DType::String) => Tensor::vector(v),
@@ -429,7 +436,7 @@ fn reference_feature(
         },
         FeatureKind::VarLen { .. } => {
             let t = match list(name) {
-                None => Tensor::zeros(dtype, [0]),
+                None => Tensor::zeros(dtype, [0]).unwrap(),
                 Some(l) => l.tensor(dtype).ok_or_else(bad)?,
             };
             Value::Sparse(SparseTensor::from_dense_vector(t).unwrap())
@@ -440,7 +447,7 @@ fn reference_feature(
             ..
         } => {
             let t = match list(name) {
-                None if *allow_missing => Tensor::zeros(dtype, [0]),
+                None if *allow_missing => Tensor::zeros(dtype, [0]).unwrap(),
                 None => return Err(bad()),
                 Some(l) => l.tensor(dtype).ok_or_else(bad)?,
             };
@@ -459,14 +466,14 @@ fn reference_feature(
             ..
         } => {
             let values = match list(value_key) {
-                None => Tensor::zeros(dtype, [0]),
+                None => Tensor::zeros(dtype, [0]).unwrap(),
                 Some(l) => l.tensor(dtype).ok_or_else(bad)?,
             };
             let n = values.num_elements();
             let mut cols = Vec::new();
             for (k, ik) in index_keys.iter().enumerate() {
                 let t = match list(ik) {
-                    None => Tensor::zeros(DType::I64, [0]),
+                    None => Tensor::zeros(DType::I64, [0]).unwrap(),
                     Some(l) => l.tensor(DType::I64).ok_or_else(bad)?,
                 };
                 let v = t.into_vec::<i64>().unwrap();
@@ -490,7 +497,7 @@ fn reference_feature(
                 .map(|&j| values.slice(j, j + 1).unwrap())
                 .collect();
             let vals = if picked.is_empty() {
-                Tensor::zeros(dtype, [0])
+                Tensor::zeros(dtype, [0]).unwrap()
             } else {
                 Tensor::concat(&picked).unwrap()
             };
@@ -498,7 +505,7 @@ fn reference_feature(
                 SparseTensor::new(
                     Tensor::new([n, index_keys.len()], idx).unwrap(),
                     vals,
-                    size.iter().map(|&s| s as i64).collect(),
+                    size.clone(),
                 )
                 .unwrap(),
             )
@@ -531,7 +538,7 @@ fn reference_batch(
                         .map(|v| v.dense().unwrap().clone())
                         .collect();
                     Value::Dense(if b == 0 {
-                        Tensor::zeros(kind.dtype(), shape.prepend(0))
+                        Tensor::zeros(kind.dtype(), shape.prepend(0)).unwrap()
                     } else {
                         Tensor::stack(&ts).unwrap()
                     })
@@ -540,9 +547,9 @@ fn reference_batch(
                     let max =
                         col.iter().map(|v| v.dense().unwrap().dims()[0]).max();
                     let max = max.unwrap_or(0);
-                    let pad = default
-                        .clone()
-                        .unwrap_or_else(|| Tensor::zeros(kind.dtype(), []));
+                    let pad = default.clone().unwrap_or_else(|| {
+                        Tensor::zeros(kind.dtype(), []).unwrap()
+                    });
                     let mut rows = Vec::new();
                     for v in &col {
                         let t = v.dense().unwrap();
@@ -563,7 +570,7 @@ fn reference_batch(
                     let mut dims = vec![b, max];
                     dims.extend_from_slice(shape.dims());
                     Value::Dense(if b == 0 {
-                        Tensor::zeros(kind.dtype(), dims)
+                        Tensor::zeros(kind.dtype(), dims).unwrap()
                     } else {
                         Tensor::stack(&rows).unwrap()
                     })
@@ -571,10 +578,10 @@ fn reference_batch(
                 FeatureKind::VarLen { .. } | FeatureKind::Sparse { .. }
                     if b == 0 =>
                 {
-                    let mut dense = vec![0i64];
+                    let mut dense = vec![0usize];
                     match kind {
                         FeatureKind::Sparse { size, .. } => {
-                            dense.extend(size.iter().map(|&d| d as i64))
+                            dense.extend(size.iter().copied())
                         }
                         _ => dense.push(0),
                     }
@@ -582,7 +589,7 @@ fn reference_batch(
                     Value::Sparse(
                         SparseTensor::new(
                             Tensor::new([0, rank], Vec::<i64>::new()).unwrap(),
-                            Tensor::zeros(kind.dtype(), [0]),
+                            Tensor::zeros(kind.dtype(), [0]).unwrap(),
                             dense,
                         )
                         .unwrap(),
@@ -597,8 +604,8 @@ fn reference_batch(
                     if let FeatureKind::Sparse { size, .. } = kind {
                         // A batch keeps the declared size, even where no
                         // example reaches it.
-                        let mut dense = vec![b as i64];
-                        dense.extend(size.iter().map(|&d| d as i64));
+                        let mut dense = vec![b];
+                        dense.extend(size.iter().copied());
                         s = SparseTensor::new(
                             s.indices().clone(),
                             s.values().clone(),
@@ -643,7 +650,7 @@ fn sparse<T: feedstock::tensor::Element>(
     rank: usize,
     idx: Vec<i64>,
     vals: Vec<T>,
-    shape: Vec<i64>,
+    shape: Vec<usize>,
 ) -> Value {
     let n = vals.len();
     Value::Sparse(
@@ -965,7 +972,7 @@ fn cases() -> Vec<Case> {
             "sparse 1-d sorted by index",
             example(&[("ix", f_i64(&[3, 0])), ("val", f_f32(&[0.5, 1.5]))]),
             spec(|b| {
-                b.sparse("sp", ["ix"], "val", DType::F32, [5]);
+                b.sparse("sp", Sparse::new(["ix"], "val", DType::F32, [5]));
             }),
             vec![("sp", sparse(1, vec![0, 3], vec![1.5f32, 0.5], vec![5]))],
         ),
@@ -977,7 +984,10 @@ fn cases() -> Vec<Case> {
                 ("val", f_bytes(&[b"x", b"y"])),
             ]),
             spec(|b| {
-                b.sparse("sp", ["r", "c"], "val", DType::String, [2, 3]);
+                b.sparse(
+                    "sp",
+                    Sparse::new(["r", "c"], "val", DType::String, [2, 3]),
+                );
             }),
             vec![(
                 "sp",
@@ -988,7 +998,7 @@ fn cases() -> Vec<Case> {
             "sparse with nothing present is empty",
             example(&[]),
             spec(|b| {
-                b.sparse("sp", ["ix"], "val", DType::I64, [4]);
+                b.sparse("sp", Sparse::new(["ix"], "val", DType::I64, [4]));
             }),
             vec![("sp", sparse(1, vec![], Vec::<i64>::new(), vec![4]))],
         ),
@@ -996,7 +1006,7 @@ fn cases() -> Vec<Case> {
             "sparse and varlen may share a key",
             example(&[("ix", f_i64(&[1])), ("val", f_i64(&[10]))]),
             spec(|b| {
-                b.sparse("sp", ["ix"], "val", DType::I64, [2])
+                b.sparse("sp", Sparse::new(["ix"], "val", DType::I64, [2]))
                     .var_len("ix", DType::I64);
             }),
             vec![
@@ -1009,7 +1019,10 @@ fn cases() -> Vec<Case> {
             "fixed sequence rows",
             example(&[("q", f_i64(&[1, 2, 3, 4]))]),
             spec(|b| {
-                b.fixed_sequence("q", DType::I64, [2], true, None);
+                b.fixed_sequence(
+                    "q",
+                    FixedSequence::new(DType::I64, [2]).allow_missing(true),
+                );
             }),
             vec![("q", dense(&[2, 2], vec![1i64, 2, 3, 4]))],
         ),
@@ -1017,7 +1030,10 @@ fn cases() -> Vec<Case> {
             "fixed sequence missing allowed",
             example(&[]),
             spec(|b| {
-                b.fixed_sequence("q", DType::F32, [3], true, None);
+                b.fixed_sequence(
+                    "q",
+                    FixedSequence::new(DType::F32, [3]).allow_missing(true),
+                );
             }),
             vec![("q", dense(&[0, 3], Vec::<f32>::new()))],
         ),
@@ -1025,7 +1041,10 @@ fn cases() -> Vec<Case> {
             "fixed sequence scalar rows",
             example(&[("q", f_bytes(&[b"a", b"b", b"c"]))]),
             spec(|b| {
-                b.fixed_sequence("q", DType::String, [], false, None);
+                b.fixed_sequence(
+                    "q",
+                    FixedSequence::new(DType::String, []).allow_missing(true),
+                );
             }),
             vec![("q", dense(&[3], strs(&["a", "b", "c"])))],
         ),
@@ -1080,7 +1099,10 @@ fn cases() -> Vec<Case> {
             "fixed sequence wrong dtype",
             example(&[("q", f_f32(&[1.0]))]),
             spec(|b| {
-                b.fixed_sequence("q", DType::I64, [], true, None);
+                b.fixed_sequence(
+                    "q",
+                    FixedSequence::new(DType::I64, []).allow_missing(true),
+                );
             }),
             Some("q"),
         ),
@@ -1088,15 +1110,10 @@ fn cases() -> Vec<Case> {
             "fixed sequence not a whole number of rows",
             example(&[("q", f_i64(&[1, 2, 3]))]),
             spec(|b| {
-                b.fixed_sequence("q", DType::I64, [2], true, None);
-            }),
-            Some("q"),
-        ),
-        err(
-            "fixed sequence missing not allowed",
-            example(&[]),
-            spec(|b| {
-                b.fixed_sequence("q", DType::I64, [2], false, None);
+                b.fixed_sequence(
+                    "q",
+                    FixedSequence::new(DType::I64, [2]).allow_missing(true),
+                );
             }),
             Some("q"),
         ),
@@ -1104,7 +1121,7 @@ fn cases() -> Vec<Case> {
             "sparse index out of range",
             example(&[("ix", f_i64(&[5])), ("val", f_i64(&[1]))]),
             spec(|b| {
-                b.sparse("sp", ["ix"], "val", DType::I64, [5]);
+                b.sparse("sp", Sparse::new(["ix"], "val", DType::I64, [5]));
             }),
             Some("sp"),
         ),
@@ -1112,7 +1129,7 @@ fn cases() -> Vec<Case> {
             "sparse negative index",
             example(&[("ix", f_i64(&[-1])), ("val", f_i64(&[1]))]),
             spec(|b| {
-                b.sparse("sp", ["ix"], "val", DType::I64, [5]);
+                b.sparse("sp", Sparse::new(["ix"], "val", DType::I64, [5]));
             }),
             Some("sp"),
         ),
@@ -1120,7 +1137,7 @@ fn cases() -> Vec<Case> {
             "sparse index count differs from values",
             example(&[("ix", f_i64(&[0, 1])), ("val", f_i64(&[1]))]),
             spec(|b| {
-                b.sparse("sp", ["ix"], "val", DType::I64, [5]);
+                b.sparse("sp", Sparse::new(["ix"], "val", DType::I64, [5]));
             }),
             Some("sp"),
         ),
@@ -1128,7 +1145,7 @@ fn cases() -> Vec<Case> {
             "sparse index of float dtype",
             example(&[("ix", f_f32(&[0.0])), ("val", f_i64(&[1]))]),
             spec(|b| {
-                b.sparse("sp", ["ix"], "val", DType::I64, [5]);
+                b.sparse("sp", Sparse::new(["ix"], "val", DType::I64, [5]));
             }),
             Some("sp"),
         ),
@@ -1136,7 +1153,7 @@ fn cases() -> Vec<Case> {
             "sparse value of wrong dtype",
             example(&[("ix", f_i64(&[0])), ("val", f_i64(&[1]))]),
             spec(|b| {
-                b.sparse("sp", ["ix"], "val", DType::F32, [5]);
+                b.sparse("sp", Sparse::new(["ix"], "val", DType::F32, [5]));
             }),
             Some("sp"),
         ),
@@ -1194,9 +1211,10 @@ fn table_cases_single_batched_and_reference_agree() {
         let key = format!("cases.tfrecord:{n}");
         let rec = Bytes::from(case.record.clone());
         let single = parse_single_example(&rec, &case.spec, &key);
+        let one = std::slice::from_ref(&rec);
+        let keys = [key.as_str()];
         let batch = parse_example(
-            std::slice::from_ref(&rec),
-            &[key.as_str()],
+            Records::new(one).with_keys(&keys).unwrap(),
             &case.spec,
         );
         let reference = reference_single(&rec, &case.spec);
@@ -1301,12 +1319,16 @@ fn errors_in_a_batch_name_the_failing_example_and_its_key() {
     });
     let good = Bytes::from(example(&[("label", f_i64(&[1]))]));
     let bad = Bytes::from(example(&[("label", f_i64(&[1, 2]))]));
-    let e = parse_example(&[good.clone(), bad], &["f:0", "f:1"], &spec)
-        .unwrap_err();
+    let pair = [good.clone(), bad];
+    let e = parse_example(
+        Records::new(&pair).with_keys(&["f:0", "f:1"]).unwrap(),
+        &spec,
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), Kind::InvalidArgument);
     assert_eq!(e.key(), Some("f:1"));
     assert!(e.to_string().contains("example 1 of the batch"), "{e}");
-    let e = parse_example(&[good], &["a", "b"], &spec).unwrap_err();
+    let e = Records::new(&[good]).with_keys(&["a", "b"]).unwrap_err();
     assert_eq!(e.kind(), Kind::InvalidArgument);
 }
 
@@ -1326,21 +1348,26 @@ fn spec_build_rejects_bad_features() {
     b.fixed_with_default("d", DType::I64, [], Tensor::scalar(1.0f32));
     assert_eq!(b.build().unwrap_err().field(), Some("d"));
     let mut b = FeatureSpec::builder();
-    b.sparse("s", ["a", "b"], "v", DType::I64, [3]);
+    b.sparse("s", Sparse::new(["a", "b"], "v", DType::I64, [3]));
     assert_eq!(b.build().unwrap_err().field(), Some("s"));
     let mut b = FeatureSpec::builder();
-    b.sparse("s", Vec::<String>::new(), "v", DType::I64, Shape::scalar());
+    b.sparse(
+        "s",
+        Sparse::new(Vec::<String>::new(), "v", DType::I64, Shape::scalar()),
+    );
     assert_eq!(b.build().unwrap_err().field(), Some("s"));
     let mut b = FeatureSpec::builder();
-    b.fixed_sequence("q", DType::I64, [0], true, None);
+    b.fixed_sequence(
+        "q",
+        FixedSequence::new(DType::I64, [0]).allow_missing(true),
+    );
     assert_eq!(b.build().unwrap_err().field(), Some("q"));
     let mut b = FeatureSpec::builder();
     b.fixed_sequence(
         "q",
-        DType::I64,
-        [],
-        true,
-        Some(Tensor::vector(vec![1i64, 2])),
+        FixedSequence::new(DType::I64, [])
+            .allow_missing(true)
+            .default_value(Tensor::vector(vec![1i64, 2])),
     );
     assert_eq!(b.build().unwrap_err().field(), Some("q"));
 }
@@ -1362,10 +1389,9 @@ fn batch_pads_fixed_sequences_with_the_default() {
     let spec = spec(|b| {
         b.fixed_sequence(
             "q",
-            DType::I64,
-            [2],
-            true,
-            Some(Tensor::scalar(-1i64)),
+            FixedSequence::new(DType::I64, [2])
+                .allow_missing(true)
+                .default_value(Tensor::scalar(-1i64)),
         )
         .var_len("k", DType::I64);
     });
@@ -1377,7 +1403,7 @@ fn batch_pads_fixed_sequences_with_the_default() {
         Bytes::from(example(&[("q", f_i64(&[3, 4, 5, 6]))])),
         Bytes::from(example(&[])),
     ];
-    let p = parse_example(&recs, &[] as &[&str], &spec).unwrap();
+    let p = parse_example(&recs, &spec).unwrap();
     let q = p["q"].dense().unwrap();
     assert_eq!(q.dims(), [3, 2, 2]);
     assert_eq!(
@@ -1385,7 +1411,7 @@ fn batch_pads_fixed_sequences_with_the_default() {
         [1, 2, -1, -1, 3, 4, 5, 6, -1, -1, -1, -1]
     );
     let k = p["k"].sparse().unwrap();
-    assert_eq!(k.dense_shape(), [3, 3]);
+    assert_eq!(k.dims(), [3, 3]);
     assert_eq!(k.indices().as_slice::<i64>().unwrap(), [0, 0, 0, 1, 0, 2]);
 }
 
@@ -1394,9 +1420,9 @@ fn empty_batch_gives_empty_outputs() {
     let spec = spec(|b| {
         b.fixed("a", DType::F32, [2]).var_len("k", DType::String);
     });
-    let p = parse_example(&[], &[] as &[&str], &spec).unwrap();
+    let p = parse_example(Records::new(&[]), &spec).unwrap();
     assert_eq!(p["a"].dense().unwrap().dims(), [0, 2]);
-    assert_eq!(p["k"].sparse().unwrap().dense_shape(), [0, 0]);
+    assert_eq!(p["k"].sparse().unwrap().dims(), [0, 0]);
 }
 
 #[test]
@@ -1405,8 +1431,11 @@ fn sequence_example_errors_name_feature_and_step() {
         b.fixed("id", DType::I64, []);
     });
     let seq = spec(|b| {
-        b.fixed_sequence("x", DType::F32, [2], false, None)
-            .var_len("t", DType::String);
+        b.fixed_sequence(
+            "x",
+            FixedSequence::new(DType::F32, [2]).allow_missing(false),
+        )
+        .var_len("t", DType::String);
     });
     let good_ctx = [("id", f_i64(&[1]))];
     // Right shape.
@@ -1417,11 +1446,11 @@ fn sequence_example_errors_name_feature_and_step() {
             ("t", vec![f_bytes(&[b"a"]), Vec::new()]),
         ],
     ));
-    let (c, s) =
-        parse_single_sequence_example(&rec, &ctx, &seq, "s:0").unwrap();
+    let got = parse_single_sequence_example(&rec, &ctx, &seq, "s:0").unwrap();
+    let (c, s) = (&got.context, &got.feature_lists);
     assert_eq!(c["id"].dense().unwrap().scalar_value::<i64>().unwrap(), 1);
     assert_eq!(s["x"].dense().unwrap().dims(), [2, 2]);
-    assert_eq!(s["t"].sparse().unwrap().dense_shape(), [2, 1]);
+    assert_eq!(s["t"].sparse().unwrap().dims(), [2, 1]);
     let check = |rec: Vec<u8>, feature: &str, needle: &str| {
         let e = parse_single_sequence_example(
             &Bytes::from(rec),
@@ -1711,12 +1740,19 @@ fn make_spec(schema: &[(String, Vals)], picks: &[u8]) -> FeatureSpec {
             2 => b.var_len(name, dtype),
             3 => {
                 let rows = [1usize, 2][next(2) as usize];
-                b.fixed_sequence(name, dtype, [rows], next(4) != 0, None)
+                // parse_example needs allow_missing, as TensorFlow does.
+                b.fixed_sequence(
+                    name,
+                    FixedSequence::new(dtype, [rows]).allow_missing(true),
+                )
             }
             _ => {
                 let value = NAMES[next(5) as usize];
                 let size = [1usize, 3, 4][next(3) as usize];
-                b.sparse(format!("sp_{name}"), [name], value, dtype, [size])
+                b.sparse(
+                    format!("sp_{name}"),
+                    Sparse::new([name], value, dtype, [size]),
+                )
             }
         };
     }
@@ -1793,7 +1829,7 @@ proptest! {
             .map(|(e, s)| Bytes::from(write_example(e, &mut Style(s.clone(), 0))))
             .collect();
         same_outcome(
-            parse_example(&records, &[] as &[&str], &spec),
+            parse_example(&records, &spec),
             reference_batch(&records, &spec),
         )?;
     }

@@ -353,7 +353,7 @@ fn read_up_to_parse_example_enqueue_many() -> Result<()> {
     for b in drain(&sess, &batch)? {
         let l = i64s(&b[0]);
         let tags = b[1].sparse()?;
-        assert_eq!(tags.dense_shape()[0] as usize, l.len());
+        assert_eq!(tags.dense_shape().dims()[0], l.len());
         nnz += tags.nnz();
         labels.extend(l);
     }
@@ -449,7 +449,7 @@ fn preloaded_variable_from_placeholder() -> Result<()> {
     let labels = g.constant(Tensor::vector((0..6i32).collect()))?;
     let rows = g.slice_input_producer(&[var.value, labels], ordered(1))?;
     let batch = g.batch(
-        &[rows.clone()],
+        std::slice::from_ref(&rows),
         None,
         BatchOptions {
             batch_size: 3,

@@ -204,7 +204,7 @@ fn dequeue_many_stacks_dense_and_sparse_components() {
     assert_eq!(dense.dims(), &[3, 2]);
     assert_eq!(dense.as_slice::<i64>().unwrap(), &[0, 0, 1, -1, 2, -2]);
     let sparse = batch[1].sparse().unwrap();
-    assert_eq!(sparse.dense_shape(), &[3, 3]);
+    assert_eq!(sparse.dims(), &[3, 3]);
     assert_eq!(sparse.nnz(), 6);
 }
 

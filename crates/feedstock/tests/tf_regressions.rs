@@ -169,10 +169,11 @@ fn decode_compressed_of_an_empty_string_is_empty() {
     use feedstock::decode::raw::decode_compressed;
     use feedstock::io::Compression;
     for c in [Compression::Gzip, Compression::Zlib] {
-        assert_eq!(decode_compressed(b"", c).unwrap(), Bytes::new());
+        assert_eq!(decode_compressed(&Bytes::new(), c).unwrap(), Bytes::new());
     }
     // A stream cut short is still an error (TF returns the part it read).
-    let err = decode_compressed(&[0x78, 0x9c], Compression::Zlib).unwrap_err();
+    let cut = Bytes::from_static(&[0x78, 0x9c]);
+    let err = decode_compressed(&cut, Compression::Zlib).unwrap_err();
     assert_eq!(err.kind(), Kind::DataLoss);
 }
 
@@ -188,7 +189,7 @@ fn png_colour_to_gray_uses_libpng_weights_truncated() {
     image::DynamicImage::ImageRgb8(img)
         .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
         .unwrap();
-    let gray = decode_png(&png, Channels::Gray, "k").unwrap();
+    let gray = decode_png(&png.into(), Channels::Gray, "k").unwrap();
     assert_eq!(gray.dims(), [1, 2, 1]);
     assert_eq!(gray.as_slice::<u8>().unwrap(), &[11, 32]);
 }
@@ -229,8 +230,9 @@ fn sequence_example_context_feature_with_no_list_has_no_values() {
         .fixed("d", DType::I64, [0])
         .build()
         .unwrap();
-    let (ctx, _) =
-        parse_single_sequence_example(&seq, &empty, &none, "k").unwrap();
+    let ctx = parse_single_sequence_example(&seq, &empty, &none, "k")
+        .unwrap()
+        .context;
     match &ctx["d"] {
         feedstock::Value::Dense(t) => assert_eq!(t.dims(), [0]),
         other => panic!("expected dense, got {other:?}"),

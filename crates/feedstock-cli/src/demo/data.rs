@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::FeatureSpec;
+use feedstock::decode::Records;
 use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
 use feedstock::proto::{Example, ExampleBuilder};
@@ -74,7 +75,7 @@ impl Digits {
     pub(crate) fn parse(file: &str, text: Bytes) -> Result<Digits> {
         let (lines, keys) = lines(file, &text);
         let columns = digits_csv()
-            .decode_batch(&lines, &keys)
+            .decode_batch(Records::new(&lines).with_keys(&keys)?)
             .map_err(|e| e.with_file(file))?;
         let columns: Vec<&[i32]> = columns
             .iter()

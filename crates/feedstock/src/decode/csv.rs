@@ -9,6 +9,7 @@
 //! ```
 //! use bytes::Bytes;
 //! use feedstock::decode::csv::{CsvDecoder, RecordDefault};
+//! use feedstock::decode::Records;
 //! use feedstock::DType;
 //!
 //! let decoder = CsvDecoder::builder(vec![
@@ -23,7 +24,7 @@
 //!     Bytes::from_static(b"1,\"Loch Ness, North Shore\",16.5"),
 //!     Bytes::from_static(b"2,,NA"),
 //! ];
-//! let columns = decoder.decode_batch(&records, &["a.csv:1", "a.csv:2"])?;
+//! let columns = decoder.decode_batch(&records)?;
 //! assert_eq!(columns[0].as_slice::<i64>()?, &[1, 2]);
 //! assert_eq!(columns[1].as_slice::<Bytes>()?[0], "Loch Ness, North Shore");
 //! assert_eq!(columns[1].as_slice::<Bytes>()?[1], "unknown");
@@ -37,6 +38,12 @@
 //!     "InvalidArgument: not a valid float32: \"1.5.0\" \
 //!      (key a.csv:3, field column 2)"
 //! );
+//!
+//! // In a batch, Records::with_keys names each record in errors.
+//! let bad = [records[0].clone(), Bytes::from_static(b"x,y,1")];
+//! let keyed = Records::new(&bad).with_keys(&["b.csv:1", "b.csv:2"])?;
+//! let err = decoder.decode_batch(keyed).unwrap_err();
+//! assert_eq!(err.key(), Some("b.csv:2"));
 //! # Ok::<(), feedstock::Error>(())
 //! ```
 //!
@@ -74,7 +81,7 @@
 
 use bytes::Bytes;
 
-use crate::decode::number;
+use crate::decode::{number, Records};
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Data, Tensor};
 
@@ -373,13 +380,15 @@ impl CsvDecoder {
     }
 
     /// Decodes one record into one scalar tensor per column. String fields
-    /// that need no unquoting share `record`'s buffer.
+    /// that need no unquoting share `record`'s buffer. `key` (the record
+    /// key, such as `file:7`, or `""`) is named in errors.
     ///
     /// # Errors
     /// InvalidArgument naming `key` and the column, for a malformed field,
     /// a wrong number of fields or a missing required field.
     pub fn decode(&self, record: &Bytes, key: &str) -> Result<Vec<Tensor>> {
-        let batch = self.decode_batch(std::slice::from_ref(record), &[key])?;
+        let one = std::slice::from_ref(record);
+        let batch = self.decode_batch(Records::new(one).with_keys(&[key])?)?;
         batch.into_iter().map(|t| t.reshape([])).collect()
     }
 
@@ -387,49 +396,34 @@ impl CsvDecoder {
     /// length `records.len()`. String fields that need no unquoting share
     /// their record's buffer.
     ///
-    /// `keys` names the records in errors: either one key per record, or
-    /// empty, in which case an error names the record by its position in
-    /// the batch only.
+    /// An error names the record by its key when
+    /// [`Records::with_keys`] gave one, otherwise by its position in the
+    /// batch.
     ///
     /// # Errors
-    /// InvalidArgument naming the record's key and the column, for the
-    /// first malformed record; InvalidArgument when `keys` is neither empty
-    /// nor as long as `records`.
-    pub fn decode_batch<K: AsRef<str>>(
+    /// InvalidArgument naming the record and the column, for the first
+    /// malformed record.
+    pub fn decode_batch<'a>(
         &self,
-        records: &[Bytes],
-        keys: &[K],
+        records: impl Into<Records<'a>>,
     ) -> Result<Vec<Tensor>> {
-        if !keys.is_empty() && keys.len() != records.len() {
-            return Err(Error::invalid_argument(format!(
-                "decode_batch got {} keys for {} records",
-                keys.len(),
-                records.len()
-            )));
-        }
+        let records = records.into();
+        let n = records.len();
         let mut columns: Vec<ColumnBuf> = self
             .defaults
             .iter()
-            .map(|d| ColumnBuf::with_capacity(d.dtype(), records.len()))
+            .map(|d| ColumnBuf::with_capacity(d.dtype(), n))
             .collect();
         let mut spans = Vec::with_capacity(self.columns.len());
-        for (i, record) in records.iter().enumerate() {
-            let fail = |e: FieldError| {
-                let e = Error::invalid_argument(e.message)
-                    .with_field(format!("column {}", e.column));
-                match keys.get(i) {
-                    Some(k) => e.with_key(k.as_ref()),
-                    None if records.len() > 1 => {
-                        let msg = format!("{} in record {i}", e.message());
-                        e.with_message(msg)
-                    }
-                    None => e,
-                }
-            };
-            self.decode_into(record, &mut spans, &mut columns)
-                .map_err(fail)?;
+        for (i, record) in records.values().iter().enumerate() {
+            self.decode_into(record, &mut spans, &mut columns).map_err(
+                |e: FieldError| {
+                    let e = Error::invalid_argument(e.message)
+                        .with_field(format!("column {}", e.column));
+                    records.name_in(i, e)
+                },
+            )?;
         }
-        let n = records.len();
         columns
             .into_iter()
             .map(|c| Tensor::from_data([n], c.into_data()))

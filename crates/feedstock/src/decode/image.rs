@@ -14,6 +14,7 @@
 //! img.write_to(&mut Cursor::new(&mut png), image::ImageFormat::Png)
 //!     .unwrap();
 //!
+//! let png = bytes::Bytes::from(png);
 //! let t = decode_image(&png, Channels::AsStored, "img.png")?;
 //! assert_eq!(t.dims(), &[1, 2, 3]);
 //! assert_eq!(t.as_slice::<u8>()?, &[255, 0, 0, 0, 0, 255]);
@@ -32,6 +33,7 @@
 //! or two per channel, as any two JPEG decoders' may (the IDCT and
 //! upsampling are not bit-exact across implementations).
 
+use bytes::Bytes;
 use image::{DynamicImage, ImageFormat};
 
 use crate::error::{Error, Result};
@@ -104,7 +106,7 @@ impl Format {
 /// InvalidArgument naming `key` for data that is not a valid JPEG, or for
 /// [`Channels::GrayAlpha`] / [`Channels::Rgba`] (JPEG has no alpha).
 pub fn decode_jpeg(
-    contents: &[u8],
+    contents: &Bytes,
     channels: Channels,
     key: &str,
 ) -> Result<Tensor> {
@@ -116,7 +118,7 @@ pub fn decode_jpeg(
 /// # Errors
 /// InvalidArgument naming `key` for data that is not a valid PNG.
 pub fn decode_png(
-    contents: &[u8],
+    contents: &Bytes,
     channels: Channels,
     key: &str,
 ) -> Result<Tensor> {
@@ -130,7 +132,7 @@ pub fn decode_png(
 /// InvalidArgument naming `key` when `contents` is neither format or is
 /// not a valid image, or as [`decode_jpeg`] for the channels.
 pub fn decode_image(
-    contents: &[u8],
+    contents: &Bytes,
     channels: Channels,
     key: &str,
 ) -> Result<Tensor> {

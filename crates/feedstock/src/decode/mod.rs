@@ -3,6 +3,12 @@
 //! Pure functions of their input: a record (a line, a fixed-length chunk,
 //! a serialized Example) goes in, typed tensors come out. An error names
 //! the record key and the column or feature it is about.
+//!
+//! Every decoder takes its input the same way: one record as `&Bytes`, a
+//! batch as `impl Into<`[`Records`]`>` (a `&[Bytes]`, optionally with a
+//! key per record). `Bytes` rather than `&[u8]` because the CSV and
+//! Example decoders return strings that share the record's buffer: a
+//! borrowed slice would force them to copy.
 
 pub mod csv;
 pub mod example;
@@ -11,3 +17,6 @@ pub mod math;
 mod number;
 pub mod ops;
 pub mod raw;
+mod records;
+
+pub use records::Records;

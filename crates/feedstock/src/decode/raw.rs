@@ -2,16 +2,19 @@
 //! parsed as numbers, and compressed strings inflated.
 //!
 //! ```
+//! use bytes::Bytes;
 //! use feedstock::decode::raw::{decode_raw, decode_padded_raw, ByteOrder};
 //! use feedstock::DType;
 //!
-//! let t = decode_raw(&[1, 0, 0, 2], DType::U16, ByteOrder::LittleEndian)?;
+//! let rec = Bytes::from_static(&[1, 0, 0, 2]);
+//! let t = decode_raw(&rec, DType::U16, ByteOrder::LittleEndian)?;
 //! assert_eq!(t.as_slice::<u16>()?, &[1, 512]);
-//! let t = decode_raw(&[1, 0, 0, 2], DType::U16, ByteOrder::BigEndian)?;
+//! let t = decode_raw(&rec, DType::U16, ByteOrder::BigEndian)?;
 //! assert_eq!(t.as_slice::<u16>()?, &[256, 2]);
 //!
 //! // A record shorter than the fixed length is zero-padded.
-//! let t = decode_padded_raw(&[7], 4, DType::U8, ByteOrder::LittleEndian)?;
+//! let short = Bytes::from_static(&[7]);
+//! let t = decode_padded_raw(&short, 4, DType::U8, ByteOrder::BigEndian)?;
 //! assert_eq!(t.as_slice::<u8>()?, &[7, 0, 0, 0]);
 //! # Ok::<(), feedstock::Error>(())
 //! ```
@@ -20,7 +23,7 @@ use std::io::Read;
 
 use bytes::Bytes;
 
-use crate::decode::number;
+use crate::decode::{number, Records};
 use crate::error::{Error, Result};
 use crate::io::Compression;
 use crate::tensor::{DType, Data, Tensor};
@@ -53,21 +56,25 @@ fn element_size(dtype: DType) -> Result<usize> {
 /// InvalidArgument for `DType::String`, or when the length of `bytes` is
 /// not a multiple of the element size.
 pub fn decode_raw(
-    bytes: &[u8],
+    bytes: &Bytes,
     dtype: DType,
     order: ByteOrder,
 ) -> Result<Tensor> {
     let size = element_size(dtype)?;
-    if bytes.len() % size != 0 {
-        return Err(Error::invalid_argument(format!(
-            "input of {} bytes is not a multiple of {size}, the size of \
-             {dtype}",
-            bytes.len()
-        )));
-    }
+    check_multiple(bytes.len(), size, dtype)?;
     let mut data = Data::with_capacity(dtype, bytes.len() / size);
     append(&mut data, bytes, order);
     Tensor::from_data([bytes.len() / size], data)
+}
+
+fn check_multiple(len: usize, size: usize, dtype: DType) -> Result<()> {
+    if len % size != 0 {
+        return Err(Error::invalid_argument(format!(
+            "input of {len} bytes is not a multiple of {size}, the size of \
+             {dtype}"
+        )));
+    }
+    Ok(())
 }
 
 /// Decodes several records of equal length into a `[n, len / size]`
@@ -75,32 +82,35 @@ pub fn decode_raw(
 ///
 /// # Errors
 /// InvalidArgument as [`decode_raw`], or when the records' lengths
-/// differ; the message names the first record whose length differs.
-pub fn decode_raw_batch<B: AsRef<[u8]>>(
-    records: &[B],
+/// differ; the message names the first record whose length differs (by
+/// its key when [`Records::with_keys`] gave one).
+pub fn decode_raw_batch<'a>(
+    records: impl Into<Records<'a>>,
     dtype: DType,
     order: ByteOrder,
 ) -> Result<Tensor> {
+    let records = records.into();
     let size = element_size(dtype)?;
-    let Some(first) = records.first() else {
-        return Ok(Tensor::zeros(dtype, [0, 0]));
+    let Some(first) = records.values().first() else {
+        return Tensor::zeros(dtype, [0, 0]);
     };
-    let len = first.as_ref().len();
-    if len % size != 0 {
-        return Err(Error::invalid_argument(format!(
-            "input of {len} bytes is not a multiple of {size}, the size of \
-             {dtype}"
-        )));
-    }
-    let mut data = Data::with_capacity(dtype, records.len() * len / size);
-    for (i, r) in records.iter().enumerate() {
-        let r = r.as_ref();
+    let len = first.len();
+    check_multiple(len, size, dtype).map_err(|e| records.name_in(0, e))?;
+    let total = records.len().checked_mul(len / size).ok_or_else(|| {
+        Error::invalid_argument("decode_raw output has too many elements")
+    })?;
+    let mut data = Data::with_capacity(dtype, total);
+    for (i, r) in records.values().iter().enumerate() {
         if r.len() != len {
-            return Err(Error::invalid_argument(format!(
+            let e = Error::invalid_argument(format!(
                 "record {i} has {} bytes but record 0 has {len}; decode_raw \
                  needs records of one length",
                 r.len()
-            )));
+            ));
+            return Err(match records.key(i) {
+                Some(k) => e.with_key(k),
+                None => e,
+            });
         }
         append(&mut data, r, order);
     }
@@ -115,11 +125,35 @@ pub fn decode_raw_batch<B: AsRef<[u8]>>(
 /// InvalidArgument for `DType::String`, or when `fixed_length` is not a
 /// multiple of the element size.
 pub fn decode_padded_raw(
-    bytes: &[u8],
+    bytes: &Bytes,
     fixed_length: usize,
     dtype: DType,
     order: ByteOrder,
 ) -> Result<Tensor> {
+    let t = decode_padded_raw_batch(
+        std::slice::from_ref(bytes),
+        fixed_length,
+        dtype,
+        order,
+    )?;
+    t.reshape([fixed_length / element_size(dtype)?])
+}
+
+/// Decodes each record cut or zero-padded to `fixed_length` bytes into a
+/// `[n, fixed_length / size]` tensor, as `tf.io.decode_padded_raw` does
+/// for a batch of strings.
+///
+/// # Errors
+/// InvalidArgument for `DType::String`, when `fixed_length` is not a
+/// multiple of the element size, or when the output would have more
+/// elements than memory can address.
+pub fn decode_padded_raw_batch<'a>(
+    records: impl Into<Records<'a>>,
+    fixed_length: usize,
+    dtype: DType,
+    order: ByteOrder,
+) -> Result<Tensor> {
+    let records = records.into();
     let size = element_size(dtype)?;
     if fixed_length % size != 0 {
         return Err(Error::invalid_argument(format!(
@@ -127,12 +161,27 @@ pub fn decode_padded_raw(
              size of {dtype}"
         )));
     }
-    if bytes.len() >= fixed_length {
-        return decode_raw(&bytes[..fixed_length], dtype, order);
+    let row = fixed_length / size;
+    let total = records.len().checked_mul(row).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "decode_padded_raw of {} records of {fixed_length} bytes has \
+             too many elements",
+            records.len()
+        ))
+    })?;
+    let mut data = Data::with_capacity(dtype, total);
+    let mut padded = Vec::new();
+    for r in records.values() {
+        if r.len() >= fixed_length {
+            append(&mut data, &r[..fixed_length], order);
+        } else {
+            padded.clear();
+            padded.extend_from_slice(r);
+            padded.resize(fixed_length, 0);
+            append(&mut data, &padded, order);
+        }
     }
-    let mut padded = bytes.to_vec();
-    padded.resize(fixed_length, 0);
-    decode_raw(&padded, dtype, order)
+    Tensor::from_data([records.len(), row], data)
 }
 
 /// Appends the elements in `bytes` (a whole number of them) to `data`.
@@ -237,7 +286,7 @@ pub const DEFAULT_MAX_DECOMPRESSED_LEN: u64 = 1 << 30;
 /// ignore them; they are more likely a sign of a wrong record boundary
 /// than padding); ResourceExhausted when the output would pass the limit.
 pub fn decode_compressed(
-    bytes: &[u8],
+    bytes: &Bytes,
     compression: Compression,
 ) -> Result<Bytes> {
     decode_compressed_with_limit(
@@ -253,7 +302,7 @@ pub fn decode_compressed(
 /// As [`decode_compressed`]; ResourceExhausted when the output would be
 /// longer than `max_len`.
 pub fn decode_compressed_with_limit(
-    bytes: &[u8],
+    bytes: &Bytes,
     compression: Compression,
     max_len: u64,
 ) -> Result<Bytes> {
@@ -261,11 +310,11 @@ pub fn decode_compressed_with_limit(
     // compression, as in TensorFlow 2.21: nothing is lost, and an empty
     // field is common where most records are compressed.
     if compression == Compression::None || bytes.is_empty() {
-        return Ok(Bytes::copy_from_slice(bytes));
+        return Ok(bytes.clone());
     }
     let mut out = Vec::new();
     compression
-        .reader(bytes)
+        .reader(&bytes[..])
         .take(max_len.saturating_add(1))
         .read_to_end(&mut out)
         .map_err(|e| {

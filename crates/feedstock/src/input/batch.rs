@@ -741,9 +741,7 @@ fn enqueue(
 fn rows(components: &[Value]) -> u64 {
     match components.first() {
         Some(Value::Dense(t)) => t.dims().first().map_or(1, |&n| n as u64),
-        Some(Value::Sparse(s)) => {
-            s.dense_shape().first().map_or(1, |&n| n.max(0) as u64)
-        }
+        Some(Value::Sparse(s)) => s.dims().first().map_or(1, |&n| n as u64),
         None => 0,
     }
 }

@@ -85,9 +85,7 @@ impl Batch {
     pub fn len(&self) -> usize {
         match self.components.first() {
             Some(Value::Dense(t)) => t.dims().first().copied().unwrap_or(0),
-            Some(Value::Sparse(s)) => {
-                s.dense_shape().first().map_or(0, |&d| d as usize)
-            }
+            Some(Value::Sparse(s)) => s.dims().first().copied().unwrap_or(0),
             None => 0,
         }
     }

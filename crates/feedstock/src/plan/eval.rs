@@ -21,6 +21,7 @@ use crate::decode::image::{decode_image, decode_jpeg, decode_png};
 use crate::decode::math;
 use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
+use crate::decode::Records;
 use crate::error::{Error, Kind, Result};
 use crate::queue::Queue;
 use crate::tensor::{Tensor, Value};
@@ -49,6 +50,9 @@ struct Step {
     state: Arc<NodeState>,
     /// The states of the resources the node uses (queue, reader).
     uses: Vec<Arc<NodeState>>,
+    /// Input 0 is read by this step alone, so a step that only reshapes
+    /// or forwards it may move it instead of copying it.
+    movable: bool,
 }
 
 /// Outputs compiled into steps in dependency order.
@@ -62,7 +66,7 @@ pub(crate) struct Compiled {
 
 /// What a run supplies.
 pub(crate) struct Ctx<'a> {
-    pub(crate) feeds: &'a [Value],
+    pub(crate) feeds: &'a [(Output, Value)],
     pub(crate) deadline: Option<Instant>,
     pub(crate) closed: &'a AtomicBool,
 }
@@ -206,12 +210,31 @@ pub(crate) fn compile(
             key,
             state,
             uses,
+            movable: false,
         });
     }
     let outs: Vec<Src> = targets
         .iter()
         .map(|t| src(t).ok_or_else(|| Error::internal("unplanned fetch")))
         .collect::<Result<_>>()?;
+    // How many times each slot is read: by steps, as keys, as fetches.
+    let mut reads: HashMap<(u32, u32), usize> = HashMap::new();
+    let mut count = |s: &Src| {
+        if let Src::Slot(p, i) = s {
+            *reads.entry((*p, *i)).or_default() += 1;
+        }
+    };
+    for st in &steps {
+        st.inputs.iter().for_each(&mut count);
+        st.key.iter().for_each(&mut count);
+    }
+    outs.iter().for_each(&mut count);
+    for st in &mut steps {
+        if let Some(Src::Slot(p, i)) = st.inputs.first() {
+            st.movable = matches!(st.node.op, Op::Reshape(_) | Op::Identity)
+                && reads.get(&(*p, *i)) == Some(&1);
+        }
+    }
     let shared = (0..outs.len())
         .map(|i| outs[i + 1..].iter().any(|o| same_src(o, &outs[i])))
         .collect();
@@ -236,7 +259,7 @@ fn same_src(a: &Src, b: &Src) -> bool {
 fn value_of<'a>(
     src: &'a Src,
     done: &'a [Vec<Value>],
-    feeds: &'a [Value],
+    feeds: &'a [(Output, Value)],
 ) -> &'a Value {
     match src {
         Src::Slot(p, i) => &done[*p as usize][*i as usize],
@@ -244,7 +267,7 @@ fn value_of<'a>(
             Op::Constant(v) => v,
             _ => unreachable!("Const sources are constants"),
         },
-        Src::Feed(f) => &feeds[*f as usize],
+        Src::Feed(f) => &feeds[*f as usize].1,
     }
 }
 
@@ -264,6 +287,18 @@ impl Compiled {
         for (i, step) in self.steps.iter().enumerate() {
             let (done, rest) = slots.split_at_mut(i);
             let out = &mut rest[0];
+            if step.movable {
+                if let Some(Src::Slot(p, k)) = step.inputs.first() {
+                    let v = std::mem::replace(
+                        &mut done[*p as usize][*k as usize],
+                        Value::Dense(Tensor::hollow()),
+                    );
+                    if let Err(e) = forward(step, v, out) {
+                        return Err(annotate(e, None, &step.node));
+                    }
+                    continue;
+                }
+            }
             let ins = |k: usize| value_of(&step.inputs[k], done, ctx.feeds);
             let key = step.key.as_ref().map(|k| value_of(k, done, ctx.feeds));
             if let Err(e) = run_step(step, &ins, key, out, ctx) {
@@ -278,7 +313,7 @@ impl Compiled {
     pub(crate) fn take_outputs(
         &self,
         slots: &mut [Vec<Value>],
-        feeds: &[Value],
+        feeds: &[(Output, Value)],
     ) -> Vec<Value> {
         self.outs
             .iter()
@@ -286,12 +321,25 @@ impl Compiled {
             .map(|(src, &shared)| match src {
                 Src::Slot(p, i) if !shared => std::mem::replace(
                     &mut slots[*p as usize][*i as usize],
-                    Value::Dense(Tensor::scalar(false)),
+                    Value::Dense(Tensor::hollow()),
                 ),
                 other => value_of(other, slots, feeds).clone(),
             })
             .collect()
     }
+}
+
+/// A reshape or identity of a value moved out of its slot.
+fn forward(step: &Step, v: Value, out: &mut Vec<Value>) -> Result<()> {
+    match &step.node.op {
+        Op::Reshape(shape) => {
+            let t = v.into_dense()?;
+            let dims = resolve_reshape(shape, t.num_elements())?;
+            out.push(t.reshape(dims)?.into());
+        }
+        _ => out.push(v),
+    }
+    Ok(())
 }
 
 /// Adds the record key to an error that has none, and the node name to
@@ -327,6 +375,19 @@ fn keys_of(key: Option<&Value>) -> Vec<Cow<'_, str>> {
     }
 }
 
+/// Records named by their keys when there is one key per record.
+fn records<'a>(
+    values: &'a [Bytes],
+    keys: &'a [Cow<'a, str>],
+) -> Result<Records<'a>> {
+    let r = Records::new(values);
+    if keys.len() == values.len() {
+        r.with_keys(keys)
+    } else {
+        Ok(r)
+    }
+}
+
 fn dense_in<'a>(
     ins: &dyn Fn(usize) -> &'a Value,
     k: usize,
@@ -358,7 +419,12 @@ fn run_step<'a>(
     ctx: &Ctx<'_>,
 ) -> Result<()> {
     let node = &step.node;
-    let key_str = || key.and_then(first_key).unwrap_or_default();
+    let key_str = || -> Cow<'_, str> {
+        key.and_then(|v| v.dense().ok())
+            .and_then(|t| t.as_slice::<Bytes>().ok())
+            .and_then(|s| s.first())
+            .map_or(Cow::Borrowed(""), |b| String::from_utf8_lossy(b))
+    };
     match &node.op {
         Op::Constant(v) => out.push(v.clone()),
         Op::Placeholder => {
@@ -484,12 +550,7 @@ fn run_step<'a>(
             let s = t.as_slice::<Bytes>()?;
             let parsed = if *batched {
                 let keys = keys_of(key);
-                let keys = if keys.len() == s.len() {
-                    keys
-                } else {
-                    Vec::new()
-                };
-                parse_example(s, &keys, spec)?
+                parse_example(records(s, &keys)?, spec)?
             } else {
                 if s.len() != 1 {
                     return Err(Error::invalid_argument(
@@ -625,12 +686,7 @@ fn decode_csv(
 ) -> Result<()> {
     let records = t.as_slice::<Bytes>()?;
     let keys = keys_of(key);
-    let keys = if keys.len() == records.len() {
-        keys
-    } else {
-        Vec::new()
-    };
-    let cols = decoder.decode_batch(records, &keys)?;
+    let cols = decoder.decode_batch(self::records(records, &keys)?)?;
     for c in cols {
         out.push(c.reshape(t.dims().to_vec())?.into());
     }

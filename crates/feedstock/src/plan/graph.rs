@@ -678,12 +678,7 @@ impl Graph {
             Value::Sparse(s) => OutInfo {
                 dtype: s.dtype(),
                 sparse: true,
-                shape: known(
-                    &s.dense_shape()
-                        .iter()
-                        .map(|&d| d as usize)
-                        .collect::<Vec<_>>(),
-                ),
+                shape: known(s.dense_shape().dims()),
                 key: None,
             },
         };

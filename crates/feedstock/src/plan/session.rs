@@ -73,6 +73,12 @@ pub(crate) struct NodeState {
     create: Mutex<()>,
 }
 
+/// A compiled run: fetches, fed outputs, steps.
+type CachedRun = (Vec<Output>, Vec<Output>, Arc<Compiled>);
+
+/// How many compiled fetch lists a session keeps.
+const CACHED_RUNS: usize = 16;
+
 /// The session's shared state.
 pub(crate) struct Inner {
     graph: Graph,
@@ -81,6 +87,8 @@ pub(crate) struct Inner {
     /// Every queue the session made, closed by [`Session::close`].
     queues: Mutex<Vec<Arc<dyn Queue>>>,
     coords: Mutex<Vec<Coordinator>>,
+    /// Compiled fetch lists, most recent last.
+    cache: Mutex<Vec<CachedRun>>,
     pub(crate) closed: Arc<AtomicBool>,
 }
 
@@ -136,6 +144,7 @@ impl Session {
                 pipeline: Mutex::new(Pipeline::new()),
                 queues: Mutex::new(Vec::new()),
                 coords: Mutex::new(Vec::new()),
+                cache: Mutex::new(Vec::new()),
                 closed: Arc::new(AtomicBool::new(false)),
             }),
         }
@@ -218,12 +227,15 @@ impl Session {
     /// once; runs then fail Cancelled.
     pub fn close(&self) {
         let inner = &self.inner;
+        // Runs that wake from here on report Cancelled. Then stop before
+        // closing, so that the runners' errors that closing causes count
+        // as the stop, not as failures.
         inner.closed.store(true, Ordering::SeqCst);
-        for q in inner.queues.lock().iter() {
-            q.close(true);
-        }
         for c in inner.coords.lock().iter() {
             c.request_stop();
+        }
+        for q in inner.queues.lock().iter() {
+            q.close(true);
         }
     }
 
@@ -299,19 +311,41 @@ impl Inner {
         for (o, v) in feeds {
             eval::check_feed(&self.graph, *o, v)?;
         }
-        let compiled = eval::compile(self, fetches, &fed)?;
-        let values: Vec<Value> =
-            feeds.iter().map(|(_, v)| v.clone()).collect();
+        let compiled = self.compiled(fetches, &fed)?;
         let ctx = Ctx {
-            feeds: &values,
+            feeds,
             deadline,
             closed: &self.closed,
         };
         let mut slots = Vec::new();
         compiled
             .exec(&mut slots, &ctx)
-            .and_then(|()| Ok(compiled.take_outputs(&mut slots, &values)))
+            .map(|()| compiled.take_outputs(&mut slots, feeds))
             .map_err(|e| self.closed_error(e))
+    }
+
+    /// The compiled form of a fetch list and feed list, from a small
+    /// cache: a training loop runs the same fetches again and again.
+    fn compiled(
+        self: &Arc<Self>,
+        fetches: &[Output],
+        fed: &[Output],
+    ) -> Result<Arc<Compiled>> {
+        {
+            let cache = self.cache.lock();
+            if let Some((_, _, c)) =
+                cache.iter().find(|(f, d, _)| f == fetches && d == fed)
+            {
+                return Ok(Arc::clone(c));
+            }
+        }
+        let c = Arc::new(eval::compile(self, fetches, fed)?);
+        let mut cache = self.cache.lock();
+        if cache.len() == CACHED_RUNS {
+            cache.remove(0);
+        }
+        cache.push((fetches.to_vec(), fed.to_vec(), Arc::clone(&c)));
+        Ok(c)
     }
 
     fn closed_error(&self, e: Error) -> Error {
@@ -432,7 +466,6 @@ impl Inner {
                 compiled,
                 slots: Vec::new(),
                 keep: spec.keep_input.is_some(),
-                closed: Arc::clone(&self.closed),
             });
         }
         let mut qspec = QueueSpec::new();
@@ -549,15 +582,18 @@ struct Runner {
     compiled: Arc<Compiled>,
     slots: Vec<Vec<Value>>,
     keep: bool,
-    closed: Arc<AtomicBool>,
 }
 
 impl Runner {
     fn step(&mut self) -> Result<(Vec<Value>, KeepInput)> {
+        // A runner ends on its queues' errors once the session closes
+        // (after the stop request); it does not watch the flag itself,
+        // which is set before the stop and would look like a failure.
+        static RUNNING: AtomicBool = AtomicBool::new(false);
         let ctx = Ctx {
             feeds: &[],
             deadline: None,
-            closed: &self.closed,
+            closed: &RUNNING,
         };
         self.compiled.exec(&mut self.slots, &ctx)?;
         let mut values = self.compiled.take_outputs(&mut self.slots, &[]);

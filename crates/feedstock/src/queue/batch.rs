@@ -2,7 +2,7 @@
 //! a new axis 0, or padding to the largest shape first.
 
 use crate::error::{Error, Result};
-use crate::tensor::{Data, SparseTensor, Tensor, Value};
+use crate::tensor::{Data, Shape, SparseTensor, Tensor, Value};
 
 use super::spec::{Layout, QueueSpec};
 
@@ -152,13 +152,13 @@ fn empty_batch(spec: &QueueSpec) -> Result<Vec<Value>> {
             let mut dims = vec![0];
             dims.extend(shape.dims().iter().map(|d| d.unwrap_or(0)));
             Ok(match c.layout() {
-                Layout::Dense => Value::Dense(Tensor::zeros(c.dtype(), dims)),
+                Layout::Dense => Value::Dense(Tensor::zeros(c.dtype(), dims)?),
                 Layout::Sparse => {
                     let rank = dims.len();
                     Value::Sparse(SparseTensor::new(
                         Tensor::new([0, rank], Vec::<i64>::new())?,
-                        Tensor::zeros(c.dtype(), [0]),
-                        dims.iter().map(|&d| d as i64).collect(),
+                        Tensor::zeros(c.dtype(), [0])?,
+                        dims,
                     )?)
                 }
             })
@@ -176,7 +176,7 @@ pub(crate) fn pad_to(t: &Tensor, dims: &[usize]) -> Result<Tensor> {
             t.shape()
         )));
     }
-    let total: usize = dims.iter().product();
+    let total = Shape::new(dims).checked_num_elements()?;
     let Some((&inner, outer)) = dims.split_last() else {
         return Ok(t.clone());
     };
@@ -186,7 +186,13 @@ pub(crate) fn pad_to(t: &Tensor, dims: &[usize]) -> Result<Tensor> {
     // Walk every row of the innermost dimension of the output, in
     // row-major order, keeping the multi-index `at` of the row.
     let mut at = vec![0usize; outer.len()];
-    let rows: usize = outer.iter().product();
+    // With no elements there is nothing to walk (and the row count of
+    // `outer` alone might not even fit a usize).
+    let rows: usize = if total == 0 {
+        0
+    } else {
+        outer.iter().product()
+    };
     for _ in 0..rows {
         let inside = at.iter().zip(src).all(|(a, s)| a < s);
         if inside {

@@ -28,12 +28,24 @@
 //! is what rules out a deadlock between a blocked producer and a blocked
 //! batch consumer: a producer only waits when the queue is full, and a
 //! full queue satisfies every consumer's need.
+//!
+//! Closing is ordered with enqueues, as in TensorFlow, where
+//! `close(cancel_pending_enqueues = false)` is itself queued behind the
+//! enqueues already waiting and takes effect only once they are done.
+//! Here the close is *requested* at once (new enqueues fail Cancelled)
+//! but the queue becomes *closed* (dequeues may drain and report the end)
+//! only when no admitted enqueue is still in progress (`pending_puts` is
+//! 0). So once `closed` is true the buffer can only shrink: a dequeue that
+//! reports OutOfRange can never be followed by an enqueue that returns Ok
+//! with its elements left unread. `close(true)` and `cancel` instead make
+//! every admitted enqueue fail before it adds another element, so they
+//! close at once.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
@@ -126,9 +138,22 @@ struct Producers {
 
 struct State<B> {
     buf: B,
+    /// The close has taken effect: no enqueue is in progress, so the
+    /// buffer only shrinks from now on and dequeues may report the end.
     closed: bool,
-    /// Set by `close(true)`: blocked enqueues fail.
+    /// A close was requested: new enqueues fail Cancelled. `closed`
+    /// follows once `pending_puts` is 0.
+    close_requested: bool,
+    /// Enqueues admitted (entered before the close was requested) and not
+    /// yet returned.
+    pending_puts: usize,
+    /// Set by `close(true)` and by `cancel`: admitted enqueues fail
+    /// before adding another element.
     cancelled: bool,
+    /// Set by `cancel`: every operation, blocked or new, fails Cancelled.
+    aborted: bool,
+    /// The timeout of a blocking call given none of its own.
+    default_timeout: Option<std::time::Duration>,
     enqueued: u64,
     dequeued: u64,
     producers: Producers,
@@ -186,7 +211,11 @@ impl<T, B: Buffer<T>> Core<T, B> {
             state: Mutex::new(State {
                 buf,
                 closed: false,
+                close_requested: false,
+                pending_puts: 0,
                 cancelled: false,
+                aborted: false,
+                default_timeout: None,
                 enqueued: 0,
                 dequeued: 0,
                 producers: Producers::default(),
@@ -227,24 +256,67 @@ impl<T, B: Buffer<T>> Core<T, B> {
         }
     }
 
-    /// Adds `items` in order, waiting for room as needed.
+    /// Adds `items` in order, waiting for room as needed. Without a
+    /// `timeout`, the queue's default timeout (if any) applies.
     pub(crate) fn put(
         &self,
         items: Vec<T>,
-        deadline: Option<Instant>,
+        timeout: Option<Duration>,
     ) -> Result<()> {
-        let total = items.len();
-        let mut items = items.into_iter();
         let mut st = self.state.lock();
-        // Spin at most once between two parkings.
-        let mut spun = false;
-        if st.closed {
+        if st.aborted {
+            return Err(self.aborted_error("enqueue to"));
+        }
+        if st.close_requested {
             return Err(Error::cancelled(format!(
                 "queue '{}' is closed",
                 self.name
             )));
         }
+        let deadline = deadline(timeout.or(st.default_timeout));
+        st.pending_puts += 1;
+        let result = self.put_admitted(&mut st, items, deadline);
+        st.pending_puts -= 1;
+        if st.pending_puts == 0 && st.close_requested && !st.closed {
+            // The last enqueue admitted before a close request is done:
+            // the close takes effect now.
+            self.finish_close(&mut st);
+        }
+        result
+    }
+
+    /// The body of [`Core::put`] once the enqueue is admitted (counted in
+    /// `pending_puts`).
+    fn put_admitted(
+        &self,
+        st: &mut MutexGuard<'_, State<B>>,
+        items: Vec<T>,
+        deadline: Option<Instant>,
+    ) -> Result<()> {
+        let total = items.len();
+        let mut items = items.into_iter();
+        // Spin at most once between two parkings.
+        let mut spun = false;
         loop {
+            let done = total - items.len();
+            // Checked before adding anything, so that no element goes in
+            // after a cancelling close has closed the queue.
+            if st.aborted {
+                return Err(self.aborted_error("enqueue to").with_message(
+                    format!(
+                        "pipeline cancelled while enqueuing to queue '{}'; \
+                         {done} of {total} elements were enqueued",
+                        self.name
+                    ),
+                ));
+            }
+            if st.cancelled {
+                return Err(Error::cancelled(format!(
+                    "queue '{}' was closed with pending enqueues cancelled; \
+                     {done} of {total} elements were enqueued",
+                    self.name
+                )));
+            }
             let room = self.capacity.saturating_sub(st.buf.len());
             let k = room.min(items.len());
             if k > 0 {
@@ -260,13 +332,6 @@ impl<T, B: Buffer<T>> Core<T, B> {
                 return Ok(());
             }
             let done = total - items.len();
-            if st.cancelled {
-                return Err(Error::cancelled(format!(
-                    "queue '{}' was closed with pending enqueues cancelled; \
-                     {done} of {total} elements were enqueued",
-                    self.name
-                )));
-            }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(Error::deadline_exceeded(format!(
                     "enqueue to queue '{}' timed out; {done} of {total} \
@@ -274,13 +339,31 @@ impl<T, B: Buffer<T>> Core<T, B> {
                     self.name
                 )));
             }
-            if !spun && self.spin(&mut st) {
+            if !spun && self.spin(st) {
                 spun = true;
             } else {
-                wait(&mut st, |s| &mut s.putters, 1, deadline);
+                wait(st, |s| &mut s.putters, 1, deadline);
                 spun = false;
             }
         }
+    }
+
+    /// The error of an operation on a cancelled queue.
+    fn aborted_error(&self, what: &str) -> Error {
+        Error::cancelled(format!(
+            "{what} queue '{}' failed: its pipeline was cancelled",
+            self.name
+        ))
+    }
+
+    /// Makes a requested close take effect. Called with the lock held,
+    /// once no admitted enqueue is in progress or every one is cancelled
+    /// (it then adds nothing more).
+    fn finish_close(&self, st: &mut State<B>) {
+        debug_assert!(st.pending_puts == 0 || st.cancelled);
+        st.closed = true;
+        self.bump();
+        st.takers.wake_all();
     }
 
     /// Removes `n` elements. With `partial_on_close`, a closed queue
@@ -289,19 +372,29 @@ impl<T, B: Buffer<T>> Core<T, B> {
         &self,
         n: usize,
         partial_on_close: bool,
-        deadline: Option<Instant>,
+        timeout: Option<Duration>,
     ) -> Result<Vec<T>> {
+        let mut taken: Vec<T> = Vec::new();
+        let mut st = self.state.lock();
+        if st.aborted {
+            return Err(self.aborted_error("dequeue from"));
+        }
         if n == 0 {
             return Ok(Vec::new());
         }
-        let mut taken: Vec<T> = Vec::new();
-        let mut st = self.state.lock();
+        let deadline = deadline(timeout.or(st.default_timeout));
         // Spin at most once between two parkings.
         let mut spun = false;
         // The most elements an open queue can ever offer at once.
         let reachable =
             self.capacity.saturating_sub(st.buf.held_back()).max(1);
         loop {
+            if st.aborted {
+                if !taken.is_empty() {
+                    st.buf.put_back(taken);
+                }
+                return Err(self.aborted_error("dequeue from"));
+            }
             let want = n - taken.len();
             let need = want.min(reachable);
             let avail = st.available();
@@ -417,18 +510,52 @@ impl<T, B: Buffer<T>> Core<T, B> {
         st.takers.wake_within(budget);
     }
 
-    /// Closes the queue; reports whether this call closed it.
+    /// Closes the queue; reports whether this call requested the close
+    /// first. Without `cancel_pending_enqueues` the close takes effect
+    /// once the enqueues in progress are done (see the module docs).
     pub(crate) fn close(&self, cancel_pending_enqueues: bool) -> bool {
         let mut st = self.state.lock();
-        let closing = !st.closed;
-        st.closed = true;
+        let closing = !st.close_requested;
+        st.close_requested = true;
         self.bump();
-        if cancel_pending_enqueues {
+        if cancel_pending_enqueues && !st.cancelled {
             st.cancelled = true;
             st.putters.wake_all();
         }
-        st.takers.wake_all();
+        // After a cancelling close no admitted enqueue adds another
+        // element, so the close may take effect while they wake up.
+        if !st.closed && (st.cancelled || st.pending_puts == 0) {
+            self.finish_close(&mut st);
+        }
         closing
+    }
+
+    /// Cancels the queue: every blocked operation wakes and fails
+    /// Cancelled, and so does every later one. Reports whether this call
+    /// cancelled it.
+    pub(crate) fn cancel(&self) -> bool {
+        let mut st = self.state.lock();
+        if st.aborted {
+            return false;
+        }
+        st.aborted = true;
+        st.cancelled = true;
+        st.close_requested = true;
+        st.closed = true;
+        self.bump();
+        st.putters.wake_all();
+        st.takers.wake_all();
+        true
+    }
+
+    /// Whether the queue was cancelled.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.state.lock().aborted
+    }
+
+    /// Sets the timeout of every blocking call given none of its own.
+    pub(crate) fn set_default_timeout(&self, timeout: Option<Duration>) {
+        self.state.lock().default_timeout = timeout;
     }
 
     pub(crate) fn register_producers(&self, threads: usize) {
@@ -475,4 +602,10 @@ fn wait<B>(
     if !slot.woken.load(Ordering::Relaxed) {
         list(st).0.retain(|s| !Arc::ptr_eq(s, &slot));
     }
+}
+
+/// The deadline `timeout` from now; `None` (wait forever) when absent or
+/// too far in the future to represent.
+fn deadline(timeout: Option<Duration>) -> Option<Instant> {
+    timeout.and_then(|t| Instant::now().checked_add(t))
 }

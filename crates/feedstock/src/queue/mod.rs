@@ -44,7 +44,13 @@
 //!   than `n` left fails OutOfRange and *keeps* them, while
 //!   `dequeue_up_to(n)` returns them; a shuffle queue stops holding back
 //!   `min_after_dequeue`. `close(true)` also fails enqueues already
-//!   blocked, with Cancelled; `close(false)` lets them finish.
+//!   blocked, with Cancelled; `close(false)` lets them finish first and
+//!   only then lets dequeues see the end, so no element of a successful
+//!   enqueue is ever left unread (see [`Queue::close`]).
+//! * [`Queue::cancel`] (a whole pipeline's, in TensorFlow a session's
+//!   close) fails every blocked and later operation with Cancelled: a
+//!   dequeue gets OutOfRange only when the queue was closed and drained,
+//!   Cancelled only when it was cancelled.
 //! * A shuffle queue draws from a pool of `min_after_dequeue + 1`
 //!   elements, the rest waiting in arrival order, rather than from every
 //!   element held as TensorFlow does. So its order is a function of the
@@ -175,16 +181,48 @@ pub trait Queue: Send + Sync + fmt::Debug {
     /// The queue's counters.
     fn stats(&self) -> QueueStats;
 
-    /// Whether the queue is closed. The answer may be stale as soon as it
-    /// is returned; do not use it to decide whether an enqueue will work.
+    /// Whether the close has taken effect (see [`Queue::close`]). The
+    /// answer may be stale as soon as it is returned; do not use it to
+    /// decide whether an enqueue will work.
     fn is_closed(&self) -> bool;
 
     /// Closes the queue: new enqueues fail Cancelled and dequeues drain
-    /// what is left, then fail OutOfRange. With `cancel_pending_enqueues`,
-    /// enqueues blocked right now also fail Cancelled. Wakes every blocked
-    /// dequeue. Closing twice is harmless; returns whether this call
-    /// closed the queue.
+    /// what is left, then fail OutOfRange. Closing twice is harmless;
+    /// returns whether this call requested the close first.
+    ///
+    /// Without `cancel_pending_enqueues`, the enqueues already in
+    /// progress (blocked on a full queue) complete first, as in
+    /// TensorFlow, where the close waits behind them: until the last of
+    /// them returns, the queue is still open to dequeues (a shuffle queue
+    /// still holds back `min_after_dequeue`, a dequeue waits rather than
+    /// failing) and [`Queue::is_closed`] is false. So every element of an
+    /// enqueue that returns Ok is dequeued before any dequeue reports
+    /// OutOfRange. The call itself does not wait.
+    ///
+    /// With `cancel_pending_enqueues`, the enqueues in progress fail
+    /// Cancelled at once and the close takes effect at once. An
+    /// `enqueue_many` that had put some of its elements in before it
+    /// blocked leaves those in the queue, as TensorFlow does: they are
+    /// dequeued like any other, and the error says how many went in.
     fn close(&self, cancel_pending_enqueues: bool) -> bool;
+
+    /// Cancels the queue, as closing a TensorFlow session cancels the
+    /// queue operations running in it: every blocked enqueue and dequeue
+    /// wakes and fails Cancelled, and so does every later one (elements
+    /// still held are not given out). Returns whether this call cancelled
+    /// the queue. [`coord::Pipeline::cancel`](crate::coord::Pipeline::cancel)
+    /// cancels every queue of a pipeline.
+    fn cancel(&self) -> bool;
+
+    /// Whether [`Queue::cancel`] was called.
+    fn is_cancelled(&self) -> bool;
+
+    /// Sets the timeout of every blocking call on this queue given none of
+    /// its own (`None`: wait for ever), like TensorFlow's
+    /// `operation_timeout_in_ms`. Such a call then fails
+    /// DeadlineExceeded. Set for a whole pipeline by
+    /// [`coord::Pipeline::set_operation_timeout`](crate::coord::Pipeline::set_operation_timeout).
+    fn set_default_timeout(&self, timeout: Option<Duration>);
 
     /// Enqueues whole elements, in order, waiting for room.
     ///

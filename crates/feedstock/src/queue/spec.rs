@@ -216,9 +216,7 @@ impl ComponentSpec {
                 self.check_parts(index, true, t.dtype(), || t.dims().to_vec())
             }
             Value::Sparse(s) => {
-                self.check_parts(index, false, s.dtype(), || {
-                    s.dense_shape().iter().map(|&d| d as usize).collect()
-                })
+                self.check_parts(index, false, s.dtype(), || s.dims().to_vec())
             }
         }
     }

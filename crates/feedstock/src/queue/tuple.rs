@@ -2,7 +2,7 @@
 //! spec, splitting `enqueue_many` input, batching dequeued elements, all
 //! over the generic blocking [`Core`].
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::Result;
 use crate::tensor::Value;
@@ -32,12 +32,6 @@ impl<B: Buffer<Element>> std::fmt::Debug for TensorQueue<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.core.fmt(f)
     }
-}
-
-/// The deadline `timeout` from now; `None` (wait forever) when absent or
-/// too far in the future to represent.
-fn deadline(timeout: Option<Duration>) -> Option<Instant> {
-    timeout.and_then(|t| Instant::now().checked_add(t))
 }
 
 impl<B: Buffer<Element>> TensorQueue<B> {
@@ -89,6 +83,18 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         self.core.close(cancel_pending_enqueues)
     }
 
+    pub(crate) fn cancel(&self) -> bool {
+        self.core.cancel()
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.core.is_cancelled()
+    }
+
+    pub(crate) fn set_default_timeout(&self, timeout: Option<Duration>) {
+        self.core.set_default_timeout(timeout)
+    }
+
     pub(crate) fn enqueue_elements(
         &self,
         elements: Vec<Vec<Value>>,
@@ -98,7 +104,7 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             self.spec.check(e).map_err(|e| self.context(e))?;
         }
         let elements = elements.into_iter().map(Element::Tuple).collect();
-        self.core.put(elements, deadline(timeout))
+        self.core.put(elements, timeout)
     }
 
     pub(crate) fn enqueue_batch(
@@ -127,7 +133,7 @@ impl<B: Buffer<Element>> TensorQueue<B> {
                 .map(Element::Tuple)
                 .collect(),
         };
-        self.core.put(elements, deadline(timeout))
+        self.core.put(elements, timeout)
     }
 
     pub(crate) fn dequeue_elements(
@@ -149,7 +155,7 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         timeout: Option<Duration>,
     ) -> Result<Vec<Element>> {
         let partial = mode == DequeueMode::UpTo;
-        self.core.take(n, partial, deadline(timeout))
+        self.core.take(n, partial, timeout)
     }
 
     pub(crate) fn dequeue_batch(
@@ -211,6 +217,18 @@ macro_rules! impl_queue {
             }
             fn close(&self, cancel_pending_enqueues: bool) -> bool {
                 self.inner.close(cancel_pending_enqueues)
+            }
+            fn cancel(&self) -> bool {
+                self.inner.cancel()
+            }
+            fn is_cancelled(&self) -> bool {
+                self.inner.is_cancelled()
+            }
+            fn set_default_timeout(
+                &self,
+                timeout: Option<std::time::Duration>,
+            ) {
+                self.inner.set_default_timeout(timeout)
             }
             fn enqueue_elements(
                 &self,

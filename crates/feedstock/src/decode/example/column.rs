@@ -244,6 +244,9 @@ pub(crate) enum Column {
     },
 }
 
+/// The most elements a column reserves before it has seen any data.
+const MAX_RESERVE: usize = 1 << 20;
+
 impl Column {
     /// An empty column for `kind`, with room for `batch` examples.
     pub(crate) fn new(kind: &super::FeatureKind, batch: usize) -> Column {
@@ -252,9 +255,12 @@ impl Column {
         match kind {
             K::Fixed { shape, .. } => {
                 let n = shape.num_elements();
+                // Reserve for the batch, but never more than a bound: the
+                // spec's shape is a promise about the data, not memory.
+                let cap = n.saturating_mul(batch).min(MAX_RESERVE);
                 Column::Fixed {
                     n,
-                    data: empty(dtype, n * batch),
+                    data: empty(dtype, cap),
                 }
             }
             K::VarLen { .. } => Column::VarLen {
@@ -378,6 +384,8 @@ impl Column {
                     index_keys,
                     value_key,
                     size,
+                    already_sorted,
+                    validate_indices,
                     ..
                 },
             ) => {
@@ -423,6 +431,9 @@ impl Column {
                     })
                     .collect();
                 for (k, col) in cols.iter().enumerate() {
+                    if !*validate_indices {
+                        break;
+                    }
                     if let Some(&bad) = col
                         .iter()
                         .find(|&&i| i < 0 || i as u64 >= size[k] as u64)
@@ -438,7 +449,8 @@ impl Column {
                     }
                 }
                 let row = |j: usize| cols.iter().map(move |c| c[j]);
-                let sorted = (1..nv).all(|j| row(j - 1).cmp(row(j)).is_le());
+                let sorted = *already_sorted
+                    || (1..nv).all(|j| row(j - 1).cmp(row(j)).is_le());
                 let mut order: Vec<usize> = (0..nv).collect();
                 if !sorted {
                     // A stable sort keeps repeated indices in wire order,
@@ -487,11 +499,10 @@ impl Column {
                 let nnz = data.len();
                 let max = lens.iter().copied().max().unwrap_or(0);
                 let idx = ragged_indices(&lens, prefix, nnz, width + 1);
-                let dense = lead(&[max]);
                 Value::Sparse(SparseTensor::new(
                     Tensor::new([nnz, width + 1], idx)?,
                     Tensor::from_data([nnz], data)?,
-                    dense.iter().map(|&d| d as i64).collect(),
+                    lead(&[max]),
                 )?)
             }
             (
@@ -529,12 +540,12 @@ impl Column {
                         idx.extend_from_slice(r);
                     }
                 }
-                let dense: Vec<i64> =
-                    lead(size).iter().map(|&d| d as i64).collect();
-                Value::Sparse(SparseTensor::new(
+                // The indices were checked as they were read, or are
+                // deliberately passed through unchecked.
+                Value::Sparse(SparseTensor::new_unvalidated(
                     Tensor::new([nnz, w], idx)?,
                     Tensor::from_data([nnz], data)?,
-                    dense,
+                    lead(size),
                 )?)
             }
             _ => {

@@ -55,8 +55,15 @@
 //! - Only the features the spec names are decoded; the values of other
 //!   features are skipped unread, like TensorFlow's fast parser (so
 //!   malformed bytes inside an unrequested feature go unnoticed).
-//! - `FixedSequence` with `allow_missing: false` makes the feature
-//!   required. (TensorFlow refuses that spec for `parse_example`.)
+//! - A spec is refused (InvalidArgument, before any record is read) where
+//!   TensorFlow raises ValueError: no features at all for
+//!   `parse_example` / `parse_single_example`, a `FixedSequence` feature
+//!   without `allow_missing` there, and two empty specs for the sequence
+//!   parsers (an empty context alone is fine).
+//! - A `Sparse` feature's indices are checked against its size (stricter
+//!   than TensorFlow, which passes an out-of-range index through);
+//!   [`Sparse::validate_indices`]`(false)` gives TensorFlow's behaviour.
+//!   Its entries are sorted by index unless [`Sparse::already_sorted`].
 //! - Strings are zero-copy slices of the record ([`Bytes::slice`]).
 //!
 //! # Performance
@@ -72,15 +79,19 @@ mod spec;
 mod walk;
 mod wire;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Index;
 
 use bytes::Bytes;
 
-pub use spec::{FeatureKind, FeatureSpec, FeatureSpecBuilder};
+pub use spec::{
+    FeatureKind, FeatureSpec, FeatureSpecBuilder, FixedSequence, Sparse,
+};
 
+use crate::decode::Records;
 use crate::error::{Error, Result};
-use crate::tensor::Value;
+use crate::tensor::{Tensor, Value};
 use column::{At, Column};
 use sequence::SeqColumn;
 use walk::Src;
@@ -94,8 +105,8 @@ use walk::Src;
 /// # use feedstock::DType;
 /// let spec = FeatureSpec::builder().var_len("tags", DType::String).build()?;
 /// // Two empty Examples.
-/// let batch = parse_example(&[Bytes::new(), Bytes::new()], &[] as &[&str], &spec)?;
-/// assert_eq!(batch["tags"].sparse()?.dense_shape(), [2, 0]);
+/// let batch = parse_example(&[Bytes::new(), Bytes::new()], &spec)?;
+/// assert_eq!(batch["tags"].sparse()?.dims(), [2, 0]);
 /// assert_eq!(batch.iter().map(|(n, _)| n).collect::<Vec<_>>(), ["tags"]);
 /// # Ok::<(), feedstock::Error>(())
 /// ```
@@ -228,12 +239,31 @@ fn key_of(key: &str) -> Option<&str> {
     (!key.is_empty()).then_some(key)
 }
 
-fn check_keys<K>(n: usize, keys: &[K]) -> Result<()> {
-    if !keys.is_empty() && keys.len() != n {
-        return Err(Error::invalid_argument(format!(
-            "{} keys given for {n} serialized records",
-            keys.len()
-        )));
+/// Refuses a spec `parse_example` and `parse_single_example` cannot
+/// take, as TensorFlow does in `parsing_config.py`: no features at all
+/// ("features cannot be empty"), or a `FixedSequence` feature with
+/// `allow_missing: false` (TensorFlow: "FixedLenSequenceFeature requires
+/// allow_missing to be True").
+fn check_example_spec(spec: &FeatureSpec) -> Result<()> {
+    if spec.is_empty() {
+        return Err(Error::invalid_argument(
+            "feature spec: features cannot be empty for parse_example",
+        ));
+    }
+    for (name, kind) in spec.iter() {
+        if let FeatureKind::FixedSequence {
+            allow_missing: false,
+            ..
+        } = kind
+        {
+            return Err(Error::invalid_argument(format!(
+                "feature spec: feature \"{name}\" is a fixed_sequence \
+                 without allow_missing; parse_example and \
+                 parse_single_example need allow_missing (as in \
+                 TensorFlow)"
+            ))
+            .with_field(name));
+        }
     }
     Ok(())
 }
@@ -253,6 +283,7 @@ pub fn parse_single_example(
     spec: &FeatureSpec,
     key: &str,
 ) -> Result<Parsed> {
+    check_example_spec(spec)?;
     let at = At {
         key: key_of(key),
         index: None,
@@ -305,8 +336,8 @@ fn walk_into(
     .map_err(|w| at.wire(None, w))
 }
 
-/// Parses a batch of serialized `tf.train.Example`s. `keys` is empty or
-/// holds one record key per record, named in errors.
+/// Parses a batch of serialized `tf.train.Example`s: a `&[Bytes]`, or
+/// [`Records`] with a key per record to name in errors.
 ///
 /// Every output has a leading batch dimension: `Fixed` gives
 /// `[batch, ..shape]`; `VarLen` a sparse tensor with indices
@@ -316,24 +347,23 @@ fn walk_into(
 ///
 /// # Errors
 /// InvalidArgument naming the record key, the example's position in the
-/// batch and the feature (see the [module docs](self#semantics)), or when
-/// `keys` has another length than `serialized`.
-pub fn parse_example<K: AsRef<str>>(
-    serialized: &[Bytes],
-    keys: &[K],
+/// batch and the feature (see the [module docs](self#semantics)).
+pub fn parse_example<'a>(
+    serialized: impl Into<Records<'a>>,
     spec: &FeatureSpec,
 ) -> Result<Parsed> {
-    check_keys(serialized.len(), keys)?;
-    let mut batch = ExampleBatch::new(spec, serialized.len());
-    for (i, record) in serialized.iter().enumerate() {
+    let records = serialized.into();
+    check_example_spec(spec)?;
+    let mut batch = ExampleBatch::new(spec, records.len());
+    for (i, record) in records.values().iter().enumerate() {
         let at = At {
-            key: keys.get(i).map(AsRef::as_ref).and_then(key_of),
+            key: records.key(i),
             index: Some(i),
             what: "Example",
         };
         batch.push(record, &at)?;
     }
-    batch.finish(Some(serialized.len()))
+    batch.finish(Some(records.len()))
 }
 
 /// Parses a batch of `SequenceExample`s into columns.
@@ -389,21 +419,64 @@ impl<'s> SequenceBatch<'s> {
         Ok(())
     }
 
-    fn finish(self, batch: Option<usize>) -> Result<(Parsed, Parsed)> {
+    fn finish(self, batch: Option<usize>) -> Result<ParsedSequence> {
         let context = self.context.finish(batch)?;
         let spec = self.spec;
-        let values = self
-            .columns
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| c.finish(spec.kind(i), batch))
-            .collect::<Result<_>>()?;
-        let sequence = Parsed {
+        let mut lengths = BTreeMap::new();
+        let mut values = Vec::with_capacity(spec.len());
+        for (i, c) in self.columns.into_iter().enumerate() {
+            if let Some(l) = c.lengths(batch)? {
+                lengths.insert(spec.name(i).to_owned(), l);
+            }
+            values.push(c.finish(spec.kind(i), batch)?);
+        }
+        let feature_lists = Parsed {
             spec: spec.clone(),
             values,
         };
-        Ok((context, sequence))
+        Ok(ParsedSequence {
+            context,
+            feature_lists,
+            lengths,
+        })
     }
+}
+
+/// What the `parse_sequence_example` family returns: TensorFlow's three
+/// outputs, by name.
+///
+/// ```
+/// # use bytes::Bytes;
+/// # use feedstock::decode::example::{parse_sequence_example, FeatureSpec};
+/// # use feedstock::decode::example::FixedSequence;
+/// # use feedstock::DType;
+/// let context = FeatureSpec::builder().build()?;
+/// let lists = FeatureSpec::builder()
+///     .fixed_sequence(
+///         "frames",
+///         FixedSequence::new(DType::F32, [2]).allow_missing(true),
+///     )
+///     .build()?;
+/// // Two SequenceExamples without the list: zero steps each.
+/// let two = [Bytes::new(), Bytes::new()];
+/// let out = parse_sequence_example(&two, &context, &lists)?;
+/// assert_eq!(out.feature_lists["frames"].dense()?.dims(), [2, 0, 2]);
+/// assert_eq!(out.lengths["frames"].as_slice::<i64>()?, [0, 0]);
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ParsedSequence {
+    /// The context features, parsed as an Example's.
+    pub context: Parsed,
+    /// The feature lists, one value per feature of the sequence spec.
+    pub feature_lists: Parsed,
+    /// For each `FixedSequence` feature list, by name, the number of
+    /// steps each SequenceExample has: an `int64` tensor of shape
+    /// `[batch]` (a scalar for [`parse_single_sequence_example`]).
+    /// TensorFlow's third output, `feature_list_lengths`, which masks
+    /// the padding of the batched feature lists. `VarLen` feature lists
+    /// have none, as in TensorFlow (their sparse indices say it).
+    pub lengths: BTreeMap<String, Tensor>,
 }
 
 /// Parses one serialized `tf.train.SequenceExample` into its context
@@ -425,7 +498,8 @@ pub fn parse_single_sequence_example(
     context: &FeatureSpec,
     sequence: &FeatureSpec,
     key: &str,
-) -> Result<(Parsed, Parsed)> {
+) -> Result<ParsedSequence> {
+    check_sequence_specs(context, sequence)?;
     let at = At {
         key: key_of(key),
         index: None,
@@ -436,33 +510,49 @@ pub fn parse_single_sequence_example(
     batch.finish(None)
 }
 
-/// Parses a batch of serialized `SequenceExample`s; `keys` is empty or
-/// holds one record key per record.
+/// Parses a batch of serialized `SequenceExample`s: a `&[Bytes]`, or
+/// [`Records`] with a key per record to name in errors.
 ///
 /// The context outputs are as for [`parse_example`]. A `FixedSequence`
 /// feature list gives `[batch, max_steps, ..shape]`, padded with its
-/// default; a `VarLen` one a sparse tensor with indices
-/// `[example, step, i]` and dense shape `[batch, max_steps, max_len]`.
+/// default, and its steps per example in [`ParsedSequence::lengths`]; a
+/// `VarLen` one a sparse tensor with indices `[example, step, i]` and
+/// dense shape `[batch, max_steps, max_len]`.
 ///
 /// # Errors
 /// As [`parse_single_sequence_example`], naming also the example's
-/// position in the batch, or when `keys` has another length than
-/// `serialized`.
-pub fn parse_sequence_example<K: AsRef<str>>(
-    serialized: &[Bytes],
-    keys: &[K],
+/// position in the batch.
+pub fn parse_sequence_example<'a>(
+    serialized: impl Into<Records<'a>>,
     context: &FeatureSpec,
     sequence: &FeatureSpec,
-) -> Result<(Parsed, Parsed)> {
-    check_keys(serialized.len(), keys)?;
-    let mut batch = SequenceBatch::new(context, sequence, serialized.len())?;
-    for (i, record) in serialized.iter().enumerate() {
+) -> Result<ParsedSequence> {
+    let records = serialized.into();
+    check_sequence_specs(context, sequence)?;
+    let mut batch = SequenceBatch::new(context, sequence, records.len())?;
+    for (i, record) in records.values().iter().enumerate() {
         let at = At {
-            key: keys.get(i).map(AsRef::as_ref).and_then(key_of),
+            key: records.key(i),
             index: Some(i),
             what: "SequenceExample",
         };
         batch.push(record, &at)?;
     }
-    batch.finish(Some(serialized.len()))
+    batch.finish(Some(records.len()))
+}
+
+/// Refuses two empty specs, as TensorFlow does ("at least one of
+/// context_features and sequence_features must be provided and
+/// non-empty"); an empty context alone is fine.
+fn check_sequence_specs(
+    context: &FeatureSpec,
+    sequence: &FeatureSpec,
+) -> Result<()> {
+    if context.is_empty() && sequence.is_empty() {
+        return Err(Error::invalid_argument(
+            "feature spec: parse_sequence_example needs at least one \
+             context feature or feature list",
+        ));
+    }
+    Ok(())
 }

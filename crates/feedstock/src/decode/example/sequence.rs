@@ -140,6 +140,23 @@ impl SeqColumn {
         Ok(())
     }
 
+    /// The number of steps of each example, for a `FixedSequence`
+    /// column: `int64 [batch]`, or a scalar when `batch` is `None`.
+    pub(crate) fn lengths(
+        &self,
+        batch: Option<usize>,
+    ) -> Result<Option<Tensor>> {
+        let SeqColumn::Fixed { steps, .. } = self else {
+            return Ok(None);
+        };
+        let v: Vec<i64> = steps.iter().map(|&n| n as i64).collect();
+        let t = match batch {
+            Some(_) => Tensor::vector(v),
+            None => Tensor::vector(v).reshape([])?,
+        };
+        Ok(Some(t))
+    }
+
     /// The finished value; `batch` is `None` for one SequenceExample.
     pub(crate) fn finish(
         self,
@@ -193,9 +210,8 @@ impl SeqColumn {
                 }
                 let max_steps = steps.iter().copied().max().unwrap_or(0);
                 let max_len = step_lens.iter().copied().max().unwrap_or(0);
-                let mut dense: Vec<i64> =
-                    batch.into_iter().map(|b| b as i64).collect();
-                dense.extend([max_steps as i64, max_len as i64]);
+                let mut dense: Vec<usize> = batch.into_iter().collect();
+                dense.extend([max_steps, max_len]);
                 Ok(Value::Sparse(SparseTensor::new(
                     Tensor::new([nnz, width], idx)?,
                     Tensor::from_data([nnz], data)?,

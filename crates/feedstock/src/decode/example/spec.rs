@@ -36,7 +36,7 @@ pub enum FeatureKind {
     },
     /// A sparse tensor assembled from an `int64` feature per dimension
     /// (`index_keys`) and a value feature (`value_key`) of equal lengths;
-    /// dense shape `size` (`[batch, ..size]`), entries sorted by index.
+    /// dense shape `size` (`[batch, ..size]`). Build it with [`Sparse`].
     Sparse {
         /// The features holding the index of each value, one per
         /// dimension.
@@ -45,13 +45,23 @@ pub enum FeatureKind {
         value_key: String,
         /// The dtype of the values.
         dtype: DType,
-        /// The dense shape; every index must lie below it.
+        /// The dense shape.
         size: Vec<usize>,
+        /// Whether the entries are already in index order (`true`: kept
+        /// in the order given, as TensorFlow's `already_sorted`) or are
+        /// sorted by index (`false`, the default).
+        already_sorted: bool,
+        /// Whether an index outside `size` is an error (`true`, the
+        /// default) or is passed through unchecked, as TensorFlow does
+        /// (`false`; the result is then a
+        /// [`SparseTensor::new_unvalidated`](crate::SparseTensor::new_unvalidated)).
+        validate_indices: bool,
     },
     /// A multiple of `shape.num_elements()` values, as a dense tensor of
     /// `[rows, ..shape]`; batched, `[batch, max_rows, ..shape]` with short
     /// examples padded by `default` (zero or the empty string when none).
     /// In a SequenceExample's sequence spec, each step holds one row.
+    /// Build it with [`FixedSequence`].
     FixedSequence {
         /// The dtype of the values.
         dtype: DType,
@@ -111,6 +121,8 @@ struct Inner {
     keys: Vec<String>,
     /// Key to slot, when there are too many keys for a linear scan.
     lookup: Option<HashMap<Box<[u8]>, usize>>,
+    /// Output name to position.
+    positions: HashMap<String, usize>,
 }
 
 /// Up to this many keys, finding a key by comparing it with each is
@@ -145,7 +157,7 @@ impl FeatureSpec {
 
     /// The position of feature `name`, if the spec has it.
     pub fn position(&self, name: &str) -> Option<usize> {
-        self.inner.names.iter().position(|n| n == name)
+        self.inner.positions.get(name).copied()
     }
 
     /// The kind of feature `name`, if the spec has it.
@@ -253,43 +265,23 @@ impl FeatureSpecBuilder {
         self.feature(name, FeatureKind::VarLen { dtype })
     }
 
-    /// A `SparseFeature` named `name`, built from the `int64` features
-    /// `index_keys` (one per dimension of `size`) and the value feature
-    /// `value_key`.
-    pub fn sparse<S: Into<String>>(
+    /// A `SparseFeature` named `name`; see [`Sparse`] for its options.
+    pub fn sparse(
         &mut self,
         name: impl Into<String>,
-        index_keys: impl IntoIterator<Item = S>,
-        value_key: impl Into<String>,
-        dtype: DType,
-        size: impl Into<Shape>,
+        sparse: Sparse,
     ) -> &mut FeatureSpecBuilder {
-        let kind = FeatureKind::Sparse {
-            index_keys: index_keys.into_iter().map(Into::into).collect(),
-            value_key: value_key.into(),
-            dtype,
-            size: size.into().dims().to_vec(),
-        };
-        self.feature(name, kind)
+        self.feature(name, sparse.into_kind())
     }
 
-    /// A `FixedLenSequenceFeature` with rows of `shape`. `default` (a
-    /// scalar of `dtype`) pads short examples in a batch.
+    /// A `FixedLenSequenceFeature` named `name`; see [`FixedSequence`]
+    /// for its options.
     pub fn fixed_sequence(
         &mut self,
         name: impl Into<String>,
-        dtype: DType,
-        shape: impl Into<Shape>,
-        allow_missing: bool,
-        default: Option<Tensor>,
+        feature: FixedSequence,
     ) -> &mut FeatureSpecBuilder {
-        let kind = FeatureKind::FixedSequence {
-            dtype,
-            shape: shape.into(),
-            allow_missing,
-            default,
-        };
-        self.feature(name, kind)
+        self.feature(name, feature.into_kind())
     }
 
     /// Checks the features and builds the spec.
@@ -301,20 +293,23 @@ impl FeatureSpecBuilder {
     /// elements or its default is not one value; a `Sparse` feature has
     /// no index keys, a `size` of another rank, or a zero size.
     pub fn build(&self) -> Result<FeatureSpec> {
-        let mut names: Vec<String> = Vec::new();
-        let mut kinds = Vec::new();
-        let mut keys: Vec<String> = Vec::new();
-        let mut reads = Vec::new();
-        let mut slot_of = |key: &str| match keys.iter().position(|k| k == key)
-        {
-            Some(i) => i,
-            None => {
+        // Names and keys are looked up in hash maps, so building is
+        // linear in the number of features (a spec may have 100k+).
+        let n = self.features.len();
+        let mut names: Vec<String> = Vec::with_capacity(n);
+        let mut positions: HashMap<String, usize> = HashMap::with_capacity(n);
+        let mut kinds = Vec::with_capacity(n);
+        let mut keys: Vec<String> = Vec::with_capacity(n);
+        let mut slots: HashMap<Box<[u8]>, usize> = HashMap::with_capacity(n);
+        let mut reads = Vec::with_capacity(n);
+        let mut slot_of = |key: &str| {
+            *slots.entry(key.as_bytes().into()).or_insert_with(|| {
                 keys.push(key.to_owned());
                 keys.len() - 1
-            }
+            })
         };
         for (name, kind) in &self.features {
-            if names.contains(name) {
+            if positions.contains_key(name) {
                 return Err(spec_error(name, "is listed twice"));
             }
             let kind = check(name, kind)?;
@@ -330,24 +325,167 @@ impl FeatureSpecBuilder {
                     .collect(),
                 _ => vec![slot_of(name)],
             });
+            positions.insert(name.clone(), names.len());
             names.push(name.clone());
             kinds.push(kind);
         }
-        let lookup = (keys.len() > LINEAR_LOOKUP_MAX).then(|| {
-            keys.iter()
-                .enumerate()
-                .map(|(i, k)| (k.as_bytes().into(), i))
-                .collect()
-        });
+        let lookup = (keys.len() > LINEAR_LOOKUP_MAX).then_some(slots);
         Ok(FeatureSpec {
             inner: Arc::new(Inner {
                 names,
+                positions,
                 kinds,
                 reads,
                 keys,
                 lookup,
             }),
         })
+    }
+}
+
+/// The options of a `SparseFeature`, TensorFlow's
+/// `tf.io.SparseFeature(index_key, value_key, dtype, size,
+/// already_sorted)`, for [`FeatureSpecBuilder::sparse`].
+///
+/// ```
+/// use feedstock::decode::example::{FeatureSpec, Sparse};
+/// use feedstock::DType;
+///
+/// let spec = FeatureSpec::builder()
+///     .sparse("s", Sparse::new(["ix"], "val", DType::F32, [10]))
+///     .sparse(
+///         "t",
+///         Sparse::new(["i", "j"], "v", DType::I64, [3, 4])
+///             .already_sorted(true)
+///             .validate_indices(false),
+///     )
+///     .build()?;
+/// assert_eq!(spec.len(), 2);
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sparse {
+    index_keys: Vec<String>,
+    value_key: String,
+    dtype: DType,
+    size: Shape,
+    already_sorted: bool,
+    validate_indices: bool,
+}
+
+impl Sparse {
+    /// A sparse feature built from the `int64` features `index_keys` (one
+    /// per dimension of `size`) and the value feature `value_key`, sorted
+    /// by index, every index checked against `size`.
+    pub fn new<S: Into<String>>(
+        index_keys: impl IntoIterator<Item = S>,
+        value_key: impl Into<String>,
+        dtype: DType,
+        size: impl Into<Shape>,
+    ) -> Sparse {
+        Sparse {
+            index_keys: index_keys.into_iter().map(Into::into).collect(),
+            value_key: value_key.into(),
+            dtype,
+            size: size.into(),
+            already_sorted: false,
+            validate_indices: true,
+        }
+    }
+
+    /// `true`: the entries are taken in the order the Example lists them,
+    /// unsorted, as TensorFlow does with `already_sorted=True` (the caller
+    /// promises they are in index order). `false` (the default): they
+    /// are sorted by index, repeated indices keeping their order.
+    pub fn already_sorted(mut self, yes: bool) -> Sparse {
+        self.already_sorted = yes;
+        self
+    }
+
+    /// `true` (the default, stricter than TensorFlow): an index that is
+    /// negative or not below `size` is InvalidArgument naming the record
+    /// and the feature. `false`: TensorFlow's behaviour, which passes such
+    /// an index through into the sparse tensor unchecked.
+    pub fn validate_indices(mut self, yes: bool) -> Sparse {
+        self.validate_indices = yes;
+        self
+    }
+
+    fn into_kind(self) -> FeatureKind {
+        FeatureKind::Sparse {
+            index_keys: self.index_keys,
+            value_key: self.value_key,
+            dtype: self.dtype,
+            size: self.size.dims().to_vec(),
+            already_sorted: self.already_sorted,
+            validate_indices: self.validate_indices,
+        }
+    }
+}
+
+/// The options of a `FixedLenSequenceFeature`, TensorFlow's
+/// `tf.io.FixedLenSequenceFeature(shape, dtype, allow_missing,
+/// default_value)`, for [`FeatureSpecBuilder::fixed_sequence`].
+///
+/// ```
+/// use feedstock::decode::example::{FeatureSpec, FixedSequence};
+/// use feedstock::{DType, Tensor};
+///
+/// let spec = FeatureSpec::builder()
+///     .fixed_sequence(
+///         "frames",
+///         FixedSequence::new(DType::F32, [2])
+///             .allow_missing(true)
+///             .default_value(Tensor::scalar(-1.0f32)),
+///     )
+///     .build()?;
+/// assert_eq!(spec.len(), 1);
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct FixedSequence {
+    dtype: DType,
+    shape: Shape,
+    allow_missing: bool,
+    default: Option<Tensor>,
+}
+
+impl FixedSequence {
+    /// Rows of `shape` holding `dtype` values; a missing feature is an
+    /// error (TensorFlow's default, `allow_missing=False`); short
+    /// examples in a batch are padded with zeros or empty strings.
+    pub fn new(dtype: DType, shape: impl Into<Shape>) -> FixedSequence {
+        FixedSequence {
+            dtype,
+            shape: shape.into(),
+            allow_missing: false,
+            default: None,
+        }
+    }
+
+    /// Whether a missing feature means zero rows (`true`) or is an error
+    /// (`false`, the default). `parse_example` and `parse_single_example`
+    /// need `true`, as in TensorFlow; in a SequenceExample's feature
+    /// lists either is fine.
+    pub fn allow_missing(mut self, yes: bool) -> FixedSequence {
+        self.allow_missing = yes;
+        self
+    }
+
+    /// The value (a scalar of the dtype) that pads short examples in a
+    /// batch.
+    pub fn default_value(mut self, value: Tensor) -> FixedSequence {
+        self.default = Some(value);
+        self
+    }
+
+    fn into_kind(self) -> FeatureKind {
+        FeatureKind::FixedSequence {
+            dtype: self.dtype,
+            shape: self.shape,
+            allow_missing: self.allow_missing,
+            default: self.default,
+        }
     }
 }
 
@@ -373,6 +511,24 @@ fn check_dtype(name: &str, dtype: DType) -> Result<()> {
 fn check(name: &str, kind: &FeatureKind) -> Result<FeatureKind> {
     check_dtype(name, kind.dtype())?;
     let mut kind = kind.clone();
+    let overflow = |shape: &Shape| {
+        shape.checked_num_elements().map_err(|_| {
+            spec_error(
+                name,
+                &format!("has shape {shape}, whose element count overflows"),
+            )
+        })
+    };
+    match &kind {
+        FeatureKind::Fixed { shape, .. }
+        | FeatureKind::FixedSequence { shape, .. } => {
+            overflow(shape)?;
+        }
+        FeatureKind::Sparse { size, .. } => {
+            overflow(&Shape::new(size.clone()))?;
+        }
+        FeatureKind::VarLen { .. } => {}
+    }
     match &mut kind {
         FeatureKind::Fixed {
             dtype,

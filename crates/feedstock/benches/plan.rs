@@ -1,0 +1,224 @@
+//! The seed's MNIST-like pipeline (TFRecord → parse_single_example →
+//! decode_raw → cast → scale → shuffle_batch 128, two threads) written
+//! directly with the library and built as a `plan::Graph` run by a
+//! `plan::Session`, in one run, so the graph layer's cost is the ratio
+//! of the two. The batched form (read_up_to 64 → parse_example →
+//! enqueue_many) is measured both ways too.
+//!
+//! `cargo bench -p feedstock --bench plan -- --warm-up-time 1
+//! --measurement-time 3`
+
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{criterion_main, Criterion, Throughput};
+use feedstock::coord::{Coordinator, Pipeline};
+use feedstock::decode::example::{
+    parse_example, parse_single_example, FeatureSpec,
+};
+use feedstock::decode::math::mul;
+use feedstock::decode::raw::{decode_raw, decode_raw_batch, ByteOrder};
+use feedstock::decode::Records;
+use feedstock::input::{shuffle_batch, string_input_producer, BatchSource};
+use feedstock::io::tfrecord::WriterBuilder;
+use feedstock::io::Compression;
+use feedstock::plan::{
+    BatchOptions, Graph, ProducerOptions, ReaderKind, Session, ShuffleOptions,
+    Strings,
+};
+use feedstock::proto::ExampleBuilder;
+use feedstock::reader::{Reader, TfRecordReader};
+use feedstock::{DType, Kind, Tensor, Value};
+use prost::Message;
+
+const PIXELS: usize = 784;
+const BATCH: usize = 128;
+const MIN_AFTER: usize = 2_000;
+const EXAMPLES: usize = 20_000;
+const FILES: usize = 4;
+const CHUNK: usize = 64;
+
+fn write_files(dir: &Path) -> Vec<String> {
+    let per = EXAMPLES / FILES;
+    (0..FILES)
+        .map(|f| {
+            let path = dir.join(format!("mnist-{f}.tfrecord"));
+            let mut w = WriterBuilder::new().create(&path).unwrap();
+            for r in 0..per {
+                let i = f * per + r;
+                let img: Vec<u8> =
+                    (0..PIXELS).map(|p| (i * 7 + p) as u8).collect();
+                let ex = ExampleBuilder::new()
+                    .bytes("image_raw", img)
+                    .int64("label", [(i % 10) as i64])
+                    .build();
+                w.write_record(&ex.encode_to_vec()).unwrap();
+            }
+            w.finish().unwrap();
+            path.to_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+fn spec() -> FeatureSpec {
+    FeatureSpec::builder()
+        .fixed("image_raw", DType::String, [])
+        .fixed("label", DType::I64, [])
+        .build()
+        .unwrap()
+}
+
+fn drain_source(pipeline: &mut Pipeline, batches: &BatchSource) -> usize {
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let mut n = 0;
+    for b in batches.iter() {
+        n += b.unwrap().len();
+    }
+    coord.request_stop();
+    coord.join(threads, Duration::from_secs(30)).unwrap();
+    n
+}
+
+fn direct(files: &[String], many: bool) -> usize {
+    let mut pipeline = Pipeline::new();
+    let q = string_input_producer(&mut pipeline, files.to_vec())
+        .num_epochs(1)
+        .build()
+        .unwrap();
+    let reader = Reader::new(TfRecordReader::new());
+    let spec = spec();
+    let scale = Tensor::scalar(1.0f32 / 255.0);
+    let mut b = shuffle_batch(&mut pipeline, move || {
+        let (raw, label) = if many {
+            let recs = reader.read_up_to(&q, CHUNK)?;
+            let values: Vec<_> =
+                recs.iter().map(|r| r.value.clone()).collect();
+            let keys: Vec<&str> =
+                recs.iter().map(|r| r.key.as_str()).collect();
+            let named = Records::new(&values).with_keys(&keys)?;
+            let p = parse_example(named, &spec)?.into_values();
+            let raw = p[0].dense()?;
+            let img = decode_raw_batch(
+                Records::new(raw.as_slice::<bytes::Bytes>()?),
+                DType::U8,
+                ByteOrder::LittleEndian,
+            )?;
+            (img, p[1].clone())
+        } else {
+            let rec = reader.read(&q)?;
+            let p = parse_single_example(&rec.value, &spec, &rec.key)?
+                .into_values();
+            let raw = p[0].dense()?.scalar_value::<bytes::Bytes>()?;
+            let img = decode_raw(&raw, DType::U8, ByteOrder::LittleEndian)?;
+            (img, p[1].clone())
+        };
+        let img = mul(&raw.cast(DType::F32)?, &scale)?;
+        Ok(vec![Value::from(img), label])
+    });
+    b.dtypes([DType::F32, DType::I64])
+        .shapes([vec![Some(PIXELS)], vec![]])
+        .enqueue_many(many)
+        .batch_size(BATCH)
+        .num_threads(2)
+        .capacity(MIN_AFTER + 3 * BATCH)
+        .min_after_dequeue(MIN_AFTER)
+        .allow_smaller_final_batch(true);
+    let batches = b.build().unwrap();
+    drain_source(&mut pipeline, &batches)
+}
+
+fn planned(files: &[String], many: bool) -> usize {
+    let g = Graph::new();
+    let q = g
+        .string_input_producer(
+            Strings::List(files.to_vec()),
+            ProducerOptions {
+                num_epochs: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let reader = g
+        .reader(ReaderKind::TfRecord {
+            compression: Compression::None,
+        })
+        .unwrap();
+    let f = if many {
+        let (_, v) = g.read_up_to(reader, q, CHUNK).unwrap();
+        g.parse_example(v, spec()).unwrap()
+    } else {
+        let (_, v) = g.read(reader, q).unwrap();
+        g.parse_single_example(v, spec()).unwrap()
+    };
+    let img = g.decode_raw(f[0], DType::U8, true).unwrap();
+    let img = g.cast(img, DType::F32).unwrap();
+    let img = g
+        .mul(img, g.scalar(1.0 / 255.0, DType::F32).unwrap())
+        .unwrap();
+    let shape = if many {
+        vec![-1, PIXELS as i64]
+    } else {
+        vec![PIXELS as i64]
+    };
+    let img = g.reshape(img, &shape).unwrap();
+    let batch = g
+        .batch(
+            &[vec![img, f[1]]],
+            None,
+            BatchOptions {
+                batch_size: BATCH,
+                num_threads: 2,
+                capacity: MIN_AFTER + 3 * BATCH,
+                enqueue_many: many,
+                allow_smaller_final_batch: true,
+                shuffle: Some(ShuffleOptions {
+                    min_after_dequeue: MIN_AFTER,
+                    seed: None,
+                }),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord).unwrap();
+    let mut n = 0;
+    loop {
+        match sess.run(&batch, &[]) {
+            Ok(v) => n += v[1].dense().unwrap().dims()[0],
+            Err(e) if e.kind() == Kind::OutOfRange => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    coord.request_stop();
+    coord.join(threads, Duration::from_secs(30)).unwrap();
+    n
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_files(dir.path());
+    let mut g = c.benchmark_group("mnist_shuffle_batch_128");
+    g.throughput(Throughput::Elements(EXAMPLES as u64));
+    g.sample_size(10);
+    g.bench_function("direct", |b| {
+        b.iter(|| assert_eq!(direct(&files, false), EXAMPLES))
+    });
+    g.bench_function("plan", |b| {
+        b.iter(|| assert_eq!(planned(&files, false), EXAMPLES))
+    });
+    g.bench_function("direct_read_up_to_64", |b| {
+        b.iter(|| assert_eq!(direct(&files, true), EXAMPLES))
+    });
+    g.bench_function("plan_read_up_to_64", |b| {
+        b.iter(|| assert_eq!(planned(&files, true), EXAMPLES))
+    });
+    g.finish();
+}
+
+mod group {
+    #![allow(missing_docs)]
+    criterion::criterion_group!(benches, super::bench);
+}
+criterion_main!(group::benches);
