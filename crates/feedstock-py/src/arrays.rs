@@ -76,7 +76,13 @@ pub fn sparse_to_py<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let indices = tensor_to_numpy(py, sparse.indices().clone())?;
     let values = tensor_to_numpy(py, sparse.values().clone())?;
-    let shape = sparse.dense_shape().to_vec().into_pyarray(py);
+    let shape: Vec<i64> = sparse
+        .dense_shape()
+        .dims()
+        .iter()
+        .map(|&d| d as i64)
+        .collect();
+    let shape = shape.into_pyarray(py);
     let class = py
         .import("feedstock._types")?
         .getattr("SparseTensorValue")?;

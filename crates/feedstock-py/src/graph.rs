@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use feedstock::coord::{Coordinator, ThreadHandle};
 use feedstock::decode::csv::RecordDefault;
-use feedstock::decode::example::FeatureSpec;
+use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
 use feedstock::decode::image::Channels;
 use feedstock::decode::math::BinaryOp;
 use feedstock::plan::{
@@ -90,7 +90,6 @@ fn partial_shape(shape: Option<Vec<Option<usize>>>) -> Option<PartialShape> {
     shape.map(PartialShape::new)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn producer_opts(
     num_epochs: Option<u64>,
     shuffle: bool,
@@ -340,6 +339,7 @@ impl PyGraph {
     /// `tf.decode_csv`: `defaults` a list of `(dtype, array)` where the
     /// array holds one value (a default) or none (a required column).
     #[pyo3(signature = (records, defaults, field_delim=",", use_quote_delim=true, na_value=None, select_cols=None))]
+    #[allow(clippy::too_many_arguments)]
     fn decode_csv(
         &self,
         py: Python<'_>,
@@ -391,7 +391,8 @@ impl PyGraph {
     /// `tf.parse_example`: `features` a list of entries
     /// `("fixed", name, dtype, shape, default_or_None)`,
     /// `("var_len", name, dtype)`,
-    /// `("sparse", name, index_keys, value_key, dtype, size)`,
+    /// `("sparse", name, index_keys, value_key, dtype, size,
+    /// already_sorted)`,
     /// `("fixed_sequence", name, dtype, shape, allow_missing, default)`.
     fn parse_example(
         &self,
@@ -685,7 +686,12 @@ fn feature_spec(
                 let value_key: String = f.get_item(3)?.extract()?;
                 let dt = dtype(&f.get_item(4)?.extract::<String>()?)?;
                 let size: Vec<usize> = f.get_item(5)?.extract()?;
-                b.sparse(name, index_keys, value_key, dt, size);
+                let already_sorted: bool = f.get_item(6)?.extract()?;
+                b.sparse(
+                    name,
+                    Sparse::new(index_keys, value_key, dt, size)
+                        .already_sorted(already_sorted),
+                );
             }
             "fixed_sequence" => {
                 let dt = dtype(&f.get_item(2)?.extract::<String>()?)?;
@@ -697,7 +703,12 @@ fn feature_spec(
                 } else {
                     Some(numpy_to_tensor(py, &default, dt)?)
                 };
-                b.fixed_sequence(name, dt, shape, allow_missing, default);
+                let mut seq =
+                    FixedSequence::new(dt, shape).allow_missing(allow_missing);
+                if let Some(d) = default {
+                    seq = seq.default_value(d);
+                }
+                b.fixed_sequence(name, seq);
             }
             other => {
                 return Err(PyTypeError::new_err(format!(

@@ -320,7 +320,8 @@ def _spec(features):
         elif isinstance(f, VarLenFeature):
             entries.append(("var_len", name, f.dtype._native))
         elif isinstance(f, SparseFeature):
-            entries.append(("sparse", name, f.index_key, f.value_key, f.dtype._native, [int(s) for s in f.size]))
+            entries.append(("sparse", name, f.index_key, f.value_key, f.dtype._native, [int(s) for s in f.size],
+                            bool(f.already_sorted)))
         elif isinstance(f, FixedLenSequenceFeature):
             d = None if f.default_value is None else _const_default(f.default_value, f.dtype)
             entries.append(("fixed_sequence", name, f.dtype._native, f.shape, bool(f.allow_missing), d))
