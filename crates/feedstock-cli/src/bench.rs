@@ -24,8 +24,7 @@
 //! bytes.
 
 use std::fmt;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::Write;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,7 +40,6 @@ use feedstock::decode::Records;
 use feedstock::input::{
     batch_join, shuffle_batch_join, string_input_producer,
 };
-use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
 use feedstock::queue::{ComponentSpec, FifoQueue, QueueSpec};
 use feedstock::reader::{
@@ -49,7 +47,10 @@ use feedstock::reader::{
 };
 use feedstock::{DType, Error, Result, Value};
 
-use crate::count::parse_compression;
+use crate::args::{
+    compression_of, name_of, open_records, parse_compression, parse_delim,
+    parse_max_line, parse_threads, Lines,
+};
 use crate::inspect::infer_spec;
 
 /// `feedstock bench --help`.
@@ -79,6 +80,11 @@ const READ_BATCH: usize = 256;
 /// Records of the first file used to infer an Example spec.
 const INFER_RECORDS: usize = 1000;
 
+/// The most record bytes kept to infer an Example spec: inference stops
+/// at [`INFER_RECORDS`] records or once this much is held (the first
+/// record is always kept, so it is bounded by the record limit).
+const INFER_BYTES: u64 = 64 << 20;
+
 /// Arguments of `feedstock bench`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -88,14 +94,14 @@ pub(crate) struct Args {
     /// The record format.
     #[arg(long, default_value = "tfrecord")]
     format: Format,
-    /// Reader threads.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Reader threads (1 to 256).
+    #[arg(long, default_value_t = 2, value_parser = parse_threads)]
     threads: u32,
-    /// Passes over the files.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Passes over the files (1 to 1000000).
+    #[arg(long, default_value_t = 1, value_parser = parse_epochs)]
     epochs: u64,
-    /// The compression of every file (tfrecord and fixed); by default it
-    /// is detected from the first file's extension.
+    /// The compression of every file (tfrecord, csv and fixed); by
+    /// default it is detected from the first file's extension.
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
     /// csv: the column spec, as for `convert csv`; by default each field
@@ -106,11 +112,15 @@ pub(crate) struct Args {
     /// csv: skip the first line of each file.
     #[arg(long)]
     header: bool,
-    /// csv: the field delimiter.
-    #[arg(long, default_value = ",")]
-    delim: char,
-    /// fixed: the length of each record in bytes.
-    #[arg(long)]
+    /// csv: the field delimiter: one character, or `tab`.
+    #[arg(long, default_value = ",", value_parser = parse_delim)]
+    delim: u8,
+    /// csv: the longest line accepted, in bytes (1 to 1073741824, the
+    /// default).
+    #[arg(long, value_parser = parse_max_line)]
+    max_line_bytes: Option<u64>,
+    /// fixed: the length of each record in bytes (1 to 1073741824).
+    #[arg(long, value_parser = parse_record_bytes)]
     record_bytes: Option<u64>,
     /// fixed: bytes of header before the first record.
     #[arg(long, default_value_t = 0)]
@@ -118,21 +128,52 @@ pub(crate) struct Args {
     /// fixed: bytes of footer after the last record.
     #[arg(long, default_value_t = 0)]
     footer_bytes: u64,
-    /// Examples per batch in the batching stage.
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Examples per batch in the batching stage (1 to 1000000).
+    #[arg(long, default_value_t = 32, value_parser = parse_count)]
     batch_size: u64,
     /// Batch through a shuffling queue (shuffle_batch_join) instead of a
     /// FIFO one (batch_join).
     #[arg(long)]
     shuffle: bool,
     /// With --shuffle: examples the queue keeps back while its input
-    /// lasts, so that each batch is drawn from at least this many.
-    #[arg(long, requires = "shuffle", default_value_t = 1000)]
+    /// lasts, so that each batch is drawn from at least this many (0 to
+    /// 10000000).
+    #[arg(long, requires = "shuffle", default_value_t = 1000, value_parser = parse_min_after)]
     min_after_dequeue: usize,
-    /// The batching queue's capacity; by default min_after_dequeue (with
-    /// --shuffle) + 3 × batch size, as the seed guide suggests.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// The batching queue's capacity (1 to 10000000); by default
+    /// min_after_dequeue (with --shuffle) + 3 × batch size, as the seed
+    /// guide suggests.
+    #[arg(long, value_parser = parse_capacity)]
     capacity: Option<u64>,
+}
+
+/// Parses `--epochs` or `--batch-size`: 1 to a million.
+fn parse_count(s: &str) -> std::result::Result<u64, String> {
+    crate::args::in_range(s, 1, 1_000_000)
+}
+
+/// Parses `--epochs`: 1 to a million.
+fn parse_epochs(s: &str) -> std::result::Result<u64, String> {
+    parse_count(s)
+}
+
+/// Parses `--capacity`: 1 to ten million examples.
+fn parse_capacity(s: &str) -> std::result::Result<u64, String> {
+    crate::args::in_range(s, 1, 10_000_000)
+}
+
+/// Parses `--min-after-dequeue`: 0 to ten million examples.
+fn parse_min_after(s: &str) -> std::result::Result<usize, String> {
+    crate::args::in_range(s, 0, 10_000_000)
+}
+
+/// Parses `--record-bytes`: 1 byte to the 1 GiB record limit.
+fn parse_record_bytes(s: &str) -> std::result::Result<u64, String> {
+    crate::args::in_range(
+        s,
+        1,
+        feedstock::io::tfrecord::DEFAULT_MAX_RECORD_LEN,
+    )
 }
 
 impl Args {
@@ -334,11 +375,16 @@ fn split(batch: &[Record]) -> (Vec<Bytes>, Vec<&str>) {
 /// missing file (exit 2), a record the parse stage cannot decode (exit
 /// 2).
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let files: Vec<String> =
-        args.files.iter().map(|p| p.display().to_string()).collect();
-    let compression = args
-        .compression
-        .unwrap_or_else(|| Compression::from_path(&args.files[0]));
+    let files: Vec<String> = args.files.iter().map(|p| name_of(p)).collect();
+    let compression = compression_of(&args.files[0], args.compression);
+    if files.iter().any(|f| f == feedstock::io::fs::STDIO) {
+        // Each stage reads the files again.
+        return Err(Error::invalid_argument(
+            "bench reads its files once per stage: standard input (`-`) \
+             cannot be read again",
+        )
+        .into());
+    }
     if args.format == Format::Fixed && args.record_bytes.is_none() {
         return Err(Error::invalid_argument(
             "--format fixed needs --record-bytes",
@@ -349,7 +395,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         Format::TfRecord => {
             Parser::Example(first_records_spec(&args.files[0], compression)?)
         }
-        Format::Csv => Parser::Csv(Arc::new(csv_decoder(args)?)),
+        Format::Csv => Parser::Csv(Arc::new(csv_decoder(args, compression)?)),
         Format::Fixed => Parser::Raw,
     };
     let spec = parser.queue_spec(args.record_bytes.unwrap_or_default())?;
@@ -364,20 +410,26 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         ))
         .into());
     }
-    println!(
+    // Written, not printed: a closed pipe is an error to return, not a
+    // panic.
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    writeln!(
+        out,
         "{} files, {} epochs, {} threads, format {:?}",
         files.len(),
         args.epochs,
         args.threads,
         args.format
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "{:<18}  {:>10}  {:>9}  {:>12}  {:>9}  {:>10}",
         "stage", "records", "seconds", "records/s", "MB/s", "queue full"
-    );
+    )?;
     for (name, p) in [("read", Parser::None), ("read+parse", parser.clone())] {
         let m = stage(args, &files, compression, &p)?;
-        println!("{name:<18}  {m}");
+        writeln!(out, "{name:<18}  {m}")?;
     }
     let name = if args.shuffle {
         "read+parse+shuffle"
@@ -386,15 +438,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     };
     let (m, batches) =
         batch_stage(args, &files, compression, parser, spec, capacity)?;
-    println!("{name:<18}  {m}");
-    print!(
+    writeln!(out, "{name:<18}  {m}")?;
+    write!(
+        out,
         "{} batches of up to {} examples; queue capacity {capacity}",
         batches, args.batch_size
-    );
+    )?;
     if args.shuffle {
-        print!(", min_after_dequeue {}", args.min_after_dequeue);
+        write!(out, ", min_after_dequeue {}", args.min_after_dequeue)?;
     }
-    println!();
+    writeln!(out)?;
     Ok(())
 }
 
@@ -404,11 +457,15 @@ fn reader(args: &Args, compression: Compression) -> Result<Reader> {
         Format::TfRecord => Reader::new(
             TfRecordReader::builder().compression(compression).build(),
         ),
-        Format::Csv => Reader::new(
-            TextLineReader::builder()
-                .skip_header_lines(u64::from(args.header))
-                .build(),
-        ),
+        Format::Csv => {
+            let mut b = TextLineReader::builder();
+            b.skip_header_lines(u64::from(args.header))
+                .compression(compression);
+            if let Some(max) = args.max_line_bytes {
+                b.max_line_bytes(max);
+            }
+            Reader::new(b.build())
+        }
         Format::Fixed => Reader::new(
             FixedLengthRecordReader::builder(
                 args.record_bytes.unwrap_or_default(),
@@ -442,24 +499,45 @@ fn stage(
     let start = Instant::now();
     let threads = pipeline.start(&coord)?;
     let results: Vec<Result<(u64, u64)>> = std::thread::scope(|s| {
-        let workers: Vec<_> = readers
-            .iter()
-            .map(|reader| {
-                let queue = &queue;
-                let coord = &coord;
-                s.spawn(move || {
+        let mut workers = Vec::new();
+        let mut results = Vec::new();
+        for (i, reader) in readers.iter().enumerate() {
+            let (queue, coord) = (&queue, &coord);
+            let spawned = std::thread::Builder::new()
+                .name(format!("bench-worker-{i}"))
+                .spawn_scoped(s, move || {
                     let r = work(reader, queue, parser);
                     if let Err(e) = &r {
-                        coord.request_stop_with(e.clone());
+                        let _ = coord.request_stop_with(e.clone());
                     }
                     r
+                });
+            match spawned {
+                Ok(w) => workers.push(w),
+                Err(e) => {
+                    // The workers started end when the stop closes the
+                    // filename queue.
+                    let e = Error::from(e).with_message(format!(
+                        "cannot start thread 'bench-worker-{i}' (of {})",
+                        readers.len()
+                    ));
+                    coord.request_stop_with(e.clone());
+                    results.push(Err(e));
+                    break;
+                }
+            }
+        }
+        let mut joined: Vec<Result<(u64, u64)>> = workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    Err(Error::internal("a bench worker panicked"))
                 })
             })
             .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("a bench worker panicked"))
-            .collect()
+        // A failure to start comes first: it is the cause.
+        results.append(&mut joined);
+        results
     });
     let elapsed = start.elapsed();
     coord.request_stop();
@@ -585,39 +663,49 @@ fn batch_stage(
     Ok((m, batches))
 }
 
-/// A spec that fits the first records of `path`.
+/// A spec that fits the first records of `path`: at most
+/// [`INFER_RECORDS`] of them, and no more once [`INFER_BYTES`] are held.
 fn first_records_spec(
     path: &std::path::Path,
     compression: Compression,
 ) -> Result<FeatureSpec> {
-    let mut reader =
-        ReaderBuilder::new().compression(compression).open(path)?;
+    let mut reader = open_records(path, Some(compression))?;
+    let records = first_records(&mut reader, INFER_RECORDS, INFER_BYTES)?;
+    infer_spec(records.iter().map(|r| &r[..]))
+        .map_err(|e| e.with_file(name_of(path)))
+}
+
+/// The first records of `reader`: at most `max_records`, and none more
+/// once `max_bytes` of data are held (the first is always taken).
+fn first_records<R: std::io::Read>(
+    reader: &mut feedstock::io::tfrecord::Reader<R>,
+    max_records: usize,
+    max_bytes: u64,
+) -> Result<Vec<Bytes>> {
     let mut records = Vec::new();
-    while records.len() < INFER_RECORDS {
+    let mut held = 0u64;
+    while records.len() < max_records && held < max_bytes {
         match reader.read_record()? {
-            Some(r) => records.push(r.data),
+            Some(r) => {
+                held += r.data.len() as u64;
+                records.push(r.data);
+            }
             None => break,
         }
     }
-    infer_spec(records.iter().map(|r| &r[..]))
-        .map_err(|e| e.with_file(path.display().to_string()))
+    Ok(records)
 }
 
 /// The CSV decoder: from `--columns`, or inferred from the first line.
-fn csv_decoder(args: &Args) -> Result<CsvDecoder> {
-    let delim = u8::try_from(args.delim).map_err(|_| {
-        Error::invalid_argument(format!(
-            "the delimiter {:?} is not an ASCII character",
-            args.delim
-        ))
-    })?;
+fn csv_decoder(args: &Args, compression: Compression) -> Result<CsvDecoder> {
+    let delim = args.delim;
     let (defaults, select) = match &args.columns {
         Some(spec) => {
             let spec: crate::convert::ColumnSpec = spec.parse()?;
             let select = spec.skips().then(|| spec.selected_columns());
             (spec.defaults()?, select)
         }
-        None => (infer_csv(&args.files[0], args.header, delim)?, None),
+        None => (infer_csv(args, compression)?, None),
     };
     let mut b = CsvDecoder::builder(defaults);
     b.field_delim(delim);
@@ -631,27 +719,24 @@ fn csv_decoder(args: &Args) -> Result<CsvDecoder> {
 /// The line is split on the delimiter without unquoting: a guess to
 /// start from, which `--columns` overrides.
 fn infer_csv(
-    path: &std::path::Path,
-    header: bool,
-    delim: u8,
+    args: &Args,
+    compression: Compression,
 ) -> Result<Vec<RecordDefault>> {
-    let name = path.display().to_string();
-    let io_err = |e| Error::io(e).with_file(&name);
-    let mut src = BufReader::new(File::open(path).map_err(io_err)?);
-    let mut line = Vec::new();
-    for _ in 0..=usize::from(header) {
-        line.clear();
-        src.read_until(b'\n', &mut line).map_err(io_err)?;
+    let path = &args.files[0];
+    let name = name_of(path);
+    let mut lines =
+        Lines::open(path, compression, args.max_line_bytes, "--compression")?;
+    let mut line = Bytes::new();
+    for _ in 0..=usize::from(args.header) {
+        line = lines.next_line()?.unwrap_or_default();
     }
-    let line = line.strip_suffix(b"\n").unwrap_or(&line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.is_empty() {
         return Err(Error::invalid_argument(
             "no line to infer a CSV schema from",
         )
         .with_file(&name));
     }
-    line.split(|&b| b == delim)
+    line.split(|&b| b == args.delim)
         .map(|field| {
             let s = String::from_utf8_lossy(field);
             let s = s.trim();
@@ -664,4 +749,33 @@ fn infer_csv(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use feedstock::io::tfrecord::{ReaderBuilder, Writer};
+
+    #[test]
+    fn inference_holds_a_bounded_number_of_bytes() {
+        let mut w = Writer::new(Vec::new());
+        for i in 0..100u8 {
+            w.write_record(&[i; 10]).unwrap();
+        }
+        let file = w.finish().unwrap();
+        let read = |records, bytes| {
+            let mut r = ReaderBuilder::new().from_reader(&file[..]);
+            first_records(&mut r, records, bytes).unwrap()
+        };
+        // By bytes: 35 bytes of 10-byte records stop after the 4th.
+        assert_eq!(read(1000, 35).len(), 4);
+        // By count.
+        assert_eq!(read(7, 1 << 20).len(), 7);
+        // The whole file when both allow.
+        let all = read(1000, 1 << 20);
+        assert_eq!(all.len(), 100);
+        assert_eq!(&all[99][..], &[99; 10]);
+        // A first record over the budget is still taken, alone.
+        assert_eq!(read(1000, 1).len(), 1);
+    }
 }

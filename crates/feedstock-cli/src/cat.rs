@@ -4,14 +4,13 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use base64::Engine as _;
-use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::count::parse_compression;
-use crate::json::{self, ExampleJson, SequenceExampleJson};
-use crate::payload::{classify, Mode, Payload};
+use crate::args::{open_records, parse_compression};
+use crate::json::{self, BinaryKeysJson, ExampleJson, SequenceExampleJson};
+use crate::payload::{classify_keeping, BinaryKeys, Mode, Payload};
 
 /// Arguments of `feedstock cat`.
 ///
@@ -23,7 +22,10 @@ use crate::payload::{classify, Mode, Payload};
 /// only if every field in it belongs to that message type, so nothing in a
 /// record is ever dropped from the output; a SequenceExample without
 /// feature lists looks exactly like an Example and is shown as one unless
-/// `--sequence` is given.
+/// `--sequence` is given. Feature names must be UTF-8 in an Example; a
+/// record whose only fault is a name that is not is still shown as one,
+/// with those entries under `"binary_names"` (each name as base64), so
+/// that nothing is dropped and the rest stays readable.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Print every record's bytes as base64, without decoding.
@@ -37,7 +39,7 @@ pub(crate) struct Args {
     /// file's extension (.gz is gzip, .zz and .zlib are zlib).
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
-    /// The TFRecord files.
+    /// The TFRecord files (`-` for standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
@@ -47,6 +49,7 @@ struct Line<'a> {
     key: &'a str,
     data: &'a [u8],
     payload: &'a Payload,
+    binary: &'a BinaryKeys,
 }
 
 impl Serialize for Line<'_> {
@@ -66,6 +69,9 @@ impl Serialize for Line<'_> {
                 m.serialize_entry("bytes_base64", &b64.encode(self.data))?
             }
         }
+        if !self.binary.is_empty() {
+            m.serialize_entry("binary_names", &BinaryKeysJson(self.binary))?;
+        }
         m.end()
     }
 }
@@ -80,15 +86,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         (false, true) => Mode::Sequence,
         (false, false) => Mode::Auto,
     };
-    let mut builder = ReaderBuilder::new();
-    if let Some(c) = args.compression {
-        builder.compression(c);
-    }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
     for path in &args.files {
         let name = path.display().to_string();
-        let mut reader = builder.open(path)?;
+        let mut reader = open_records(path, args.compression)?;
         loop {
             let record = match reader.read_record() {
                 Ok(Some(r)) => r,
@@ -100,11 +102,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
                 }
             };
             let key = format!("{name}:{}", record.index);
-            let payload = classify(&record.data, mode);
+            let (payload, binary) = classify_keeping(&record.data, mode);
             let line = Line {
                 key: &key,
                 data: &record.data,
                 payload: &payload,
+                binary: &binary,
             };
             json::to_writer(&mut out, &line).map_err(io::Error::from)?;
             out.write_all(b"\n")?;

@@ -8,21 +8,24 @@
 //! each as it is, or as an Example with one bytes feature.
 //!
 //! Both write to one file or to `--shards N` files, records dealt out in
-//! turn (record `i` goes to shard `i % N`). When conversion fails, the
-//! output files written so far are removed, so a failed run never leaves
-//! a plausible-looking partial dataset behind.
+//! turn (record `i` goes to shard `i % N`). Every output is written
+//! through the library's atomic [`OutputFile`](feedstock::io::fs::OutputFile):
+//! into a temporary file next to it, renamed into place only when the
+//! whole conversion has succeeded. A failed or interrupted run leaves
+//! every target as it was; an existing target is replaced only with
+//! `--force`, and an output that is the input (by name or through a link)
+//! is refused.
 
 mod spec;
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use bytes::Bytes;
 use feedstock::decode::csv::CsvDecoder;
 use feedstock::decode::Records;
-use feedstock::io::compression::Decompressor;
+use feedstock::io::fs::{OutputFile, OutputOptions, STDIO};
 use feedstock::io::tfrecord::{Writer, WriterBuilder};
 use feedstock::io::Compression;
 use feedstock::proto::{Example, Feature, Features};
@@ -30,7 +33,10 @@ use feedstock::reader::{FixedLengthRecordReader, Reader, WorkQueue};
 use feedstock::{Error, Result, Tensor};
 use prost::Message;
 
-use crate::count::parse_compression;
+use crate::args::{
+    compression_of, name_of, parse_compression, parse_delim, parse_max_line,
+    parse_shards, Lines,
+};
 pub(crate) use spec::ColumnSpec;
 use spec::ValueType;
 
@@ -52,19 +58,29 @@ const CSV_ABOUT: &str = "\
 Convert CSV lines to tf.train.Examples, one per line.
 
 The column spec says which columns become which features, left to right:
-  NAME:TYPE[*N]  N consecutive columns (default 1) as one feature of N
-                 values; TYPE is int64, float or bytes
+  NAME:TYPE[*N][=DEFAULT]
+                 N consecutive columns (default 1) as one feature of N
+                 values; TYPE is int64, float or bytes; an empty field
+                 (or one equal to --na-value) takes DEFAULT
   _[*N]          N columns that are skipped
-For example `image:float*64,label:int64` (64 pixel columns, then a label).
+For example `image:float*64,label:int64` (64 pixel columns, then a label),
+or `station:bytes,temp:float=0`. N is at most 1000000 in all.
 
-Every number field must be present and parse as its type (an empty bytes
-field is the empty string); a line that does not fit (wrong number of
-fields, an empty or malformed number) is an error
-naming FILE:LINE and the column, and exit status 2. Fields may be quoted
-(RFC 4180) but a line break inside a quoted field is not supported: each
-line is one record. A .gz or .zz/.zlib input is decompressed.
+A number field without a DEFAULT must be present and parse as its type (an
+empty bytes field is the empty string); a line that does not fit (wrong
+number of fields, an empty or malformed number) is an error naming
+FILE:LINE and the column, and exit status 2. Fields may be quoted (RFC
+4180) but a line break inside a quoted field is not supported: each line is
+one record, of at most --max-line-bytes bytes. A .gz or .zz/.zlib input
+is decompressed (or as --input-compression says); INPUT `-` is standard
+input.
 
-Prints the number of records written to each output file, and the total.";
+The output is written to a temporary file and renamed into place only
+when the whole conversion succeeds; an existing OUT is replaced only with
+--force, and OUT may not be the input. OUT `-` is standard output.
+
+Prints the number of records written to each output file, and the total
+(to stderr when OUT is `-`).";
 
 const FIXED_ABOUT: &str = "\
 Convert a file of fixed-length binary records (such as CIFAR-10) to
@@ -74,34 +90,56 @@ with --feature NAME as a tf.train.Example with one bytes feature NAME.
 
 A file whose records do not fit exactly (a last record cut short) is an
 error naming the file and offset. A .gz or .zz/.zlib input is
-decompressed.";
+decompressed (or as --input-compression says). The input is read up to
+the size it had when the conversion started; a device or pipe (such as
+/dev/zero) is refused, but INPUT `-` streams standard input to its end.
+
+Outputs are written as for `convert csv`: atomically, never over the
+input, over an existing file only with --force.";
 
 /// Where and how to write.
 #[derive(Debug, clap::Args)]
 pub(crate) struct OutputArgs {
-    /// The output file. With --shards N > 1, N files named after it:
-    /// OUT = data.tfrecord gives data-00000-of-00004.tfrecord and so on.
+    /// The output file (`-` for standard output). With --shards N > 1, N
+    /// files named after it: OUT = data.tfrecord gives
+    /// data-00000-of-00004.tfrecord and so on.
     out: PathBuf,
-    /// The number of output files; records are dealt out in turn.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// The number of output files (1 to 100000); records are dealt out
+    /// in turn.
+    #[arg(long, default_value_t = 1, value_parser = parse_shards)]
     shards: u32,
     /// The output compression (none, gzip, zlib); by default it is
     /// detected from the output file's extension.
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
+    /// The input's compression (none, gzip, zlib); by default it is
+    /// detected from the input file's extension.
+    #[arg(long, value_parser = parse_compression)]
+    input_compression: Option<Compression>,
+    /// Replace existing output files.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Arguments of `feedstock convert csv`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CsvArgs {
-    /// The CSV file.
+    /// The CSV file (`-` for standard input).
     input: PathBuf,
     #[command(flatten)]
     output: OutputArgs,
     /// Which columns become which features, e.g.
-    /// "image:float*64,label:int64".
+    /// "image:float*64,label:int64" or "name:bytes,temp:float=0".
     #[arg(long, value_parser = parse_spec)]
     columns: ColumnSpec,
+    /// A field equal to this string is missing, like an empty one: it
+    /// takes its column's DEFAULT (an error for a column without one).
+    #[arg(long)]
+    na_value: Option<String>,
+    /// The longest line accepted, in bytes (1 to 1073741824, the
+    /// default); a longer one is an error, not read into memory whole.
+    #[arg(long, value_parser = parse_max_line)]
+    max_line_bytes: Option<u64>,
     /// The first line is a header, not a record.
     #[arg(long)]
     header: bool,
@@ -113,12 +151,12 @@ pub(crate) struct CsvArgs {
 /// Arguments of `feedstock convert fixed`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct FixedArgs {
-    /// The file of fixed-length records.
+    /// The file of fixed-length records (`-` for standard input).
     input: PathBuf,
     #[command(flatten)]
     output: OutputArgs,
-    /// The length of each record in bytes.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// The length of each record in bytes (1 to 1073741824).
+    #[arg(long, value_parser = parse_record_bytes)]
     record_bytes: u64,
     /// Bytes of header before the first record.
     #[arg(long, default_value_t = 0)]
@@ -136,14 +174,13 @@ fn parse_spec(s: &str) -> Result<ColumnSpec> {
     s.parse()
 }
 
-fn parse_delim(s: &str) -> Result<u8> {
-    match s {
-        "tab" | "\\t" | "\t" => Ok(b'\t'),
-        _ if s.len() == 1 => Ok(s.as_bytes()[0]),
-        _ => Err(Error::invalid_argument(format!(
-            "the delimiter must be one ASCII character or `tab`, not {s:?}"
-        ))),
-    }
+/// Parses `--record-bytes`: 1 byte to the 1 GiB record limit.
+fn parse_record_bytes(s: &str) -> std::result::Result<u64, String> {
+    crate::args::in_range(
+        s,
+        1,
+        feedstock::io::tfrecord::DEFAULT_MAX_RECORD_LEN,
+    )
 }
 
 /// Runs a `convert` subcommand.
@@ -153,65 +190,78 @@ fn parse_delim(s: &str) -> Result<u8> {
 /// InvalidArgument (exit 2) for input that does not fit, naming
 /// `FILE:LINE` or the record; the errors of reading and writing files.
 pub(crate) fn run(cmd: &Command) -> anyhow::Result<()> {
+    crate::signal::install()?;
     let (output, result) = match cmd {
-        Command::Csv(a) => (&a.output, convert(&a.output, |s| csv(a, s))),
-        Command::Fixed(a) => (&a.output, convert(&a.output, |s| fixed(a, s))),
+        Command::Csv(a) => {
+            (&a.output, convert(&a.input, &a.output, |s| csv(a, s)))
+        }
+        Command::Fixed(a) => {
+            (&a.output, convert(&a.input, &a.output, |s| fixed(a, s)))
+        }
     };
     let counts = result?;
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
     let paths = shard_paths(&output.out, output.shards);
+    let mut report = String::new();
     for (path, n) in paths.iter().zip(&counts) {
-        writeln!(out, "{n}\t{}", path.display())?;
+        report.push_str(&format!("{n}\t{}\n", path.display()));
     }
-    writeln!(out, "{}\ttotal", counts.iter().sum::<u64>())?;
-    out.flush()?;
+    report.push_str(&format!("{}\ttotal\n", counts.iter().sum::<u64>()));
+    if output.out.as_os_str() == STDIO {
+        eprint!("{report}");
+    } else {
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        out.write_all(report.as_bytes())?;
+        out.flush()?;
+    }
     Ok(())
 }
 
-/// Opens the shards, fills them with `fill`, and finishes them; on any
-/// error removes them. Returns the records written to each.
+/// Opens the shards, fills them with `fill`, and commits them. On any
+/// error (or a signal) nothing is committed and every temporary file is
+/// removed. Returns the records written to each.
 fn convert(
+    input: &Path,
     output: &OutputArgs,
     fill: impl FnOnce(&mut Shards) -> Result<()>,
 ) -> Result<Vec<u64>> {
+    let to_stdout = output.out.as_os_str() == STDIO;
+    if to_stdout && output.shards > 1 {
+        return Err(Error::invalid_argument(
+            "--shards cannot split standard output (`-`) into files",
+        ));
+    }
     let paths = shard_paths(&output.out, output.shards);
     let mut builder = WriterBuilder::new();
     if let Some(c) = output.compression {
         builder.compression(c);
     }
+    let mut options = OutputOptions::new();
+    options.force(output.force).input(name_of(input));
     let mut shards = Shards {
         writers: Vec::new(),
         counts: vec![0; paths.len()],
         next: 0,
     };
-    let result = (|| {
-        for p in &paths {
-            shards.writers.push(builder.create(p)?);
-        }
-        fill(&mut shards)?;
-        for w in shards.writers.drain(..) {
-            w.finish()?;
-        }
-        Ok(())
-    })();
-    match result {
-        Ok(()) => Ok(shards.counts),
-        Err(e) => {
-            drop(shards);
-            for p in &paths {
-                // Best effort: a shard that was never created is fine.
-                let _ = std::fs::remove_file(p);
-            }
-            Err(e)
-        }
+    for p in &paths {
+        let name = p.to_str().ok_or_else(|| {
+            Error::invalid_argument("the output path is not valid UTF-8")
+                .with_file(p.to_string_lossy())
+        })?;
+        shards.writers.push(builder.create_output(name, &options)?);
     }
+    fill(&mut shards)?;
+    crate::signal::check()?;
+    for w in shards.writers.drain(..) {
+        w.commit()?;
+    }
+    Ok(shards.counts)
 }
 
 /// The output files, records dealt out in turn.
 struct Shards {
     /// One writer per shard.
-    writers: Vec<Writer<BufWriter<File>>>,
+    writers: Vec<Writer<BufWriter<OutputFile>>>,
     /// Records written to each.
     counts: Vec<u64>,
     /// The shard the next record goes to.
@@ -220,6 +270,7 @@ struct Shards {
 
 impl Shards {
     fn write(&mut self, record: &[u8]) -> Result<()> {
+        crate::signal::check()?;
         self.writers[self.next].write_record(record)?;
         self.counts[self.next] += 1;
         self.next = (self.next + 1) % self.writers.len();
@@ -255,12 +306,21 @@ fn csv(args: &CsvArgs, shards: &mut Shards) -> Result<()> {
     let spec = &args.columns;
     let mut builder = CsvDecoder::builder(spec.defaults()?);
     builder.field_delim(args.delim);
+    if let Some(na) = &args.na_value {
+        builder.na_value(na.clone());
+    }
     if spec.skips() {
         builder.select_cols(spec.selected_columns());
     }
     let decoder = builder.build()?;
-    let name = args.input.display().to_string();
-    let mut lines = Lines::open(&args.input, &name)?;
+    let name = name_of(&args.input);
+    let c = compression_of(&args.input, args.output.input_compression);
+    let mut lines = Lines::open(
+        &args.input,
+        c,
+        args.max_line_bytes,
+        "--input-compression",
+    )?;
     if args.header {
         lines.next_line()?;
     }
@@ -333,62 +393,17 @@ where
         .collect()
 }
 
-/// The lines of a (possibly compressed) text file, without their line
-/// endings, counted from 1.
-///
-/// Written here rather than with the library's `TextLineReader` because
-/// that reader has no compression option, and the CSVs people convert
-/// are often gzipped (such as the shipped `data/digits.csv.gz`).
-struct Lines {
-    src: BufReader<Decompressor<File>>,
-    name: String,
-    /// The number of the line last returned.
-    number: u64,
-}
-
-impl Lines {
-    fn open(path: &Path, name: &str) -> Result<Lines> {
-        let file =
-            File::open(path).map_err(|e| Error::io(e).with_file(name))?;
-        let c = Compression::from_path(path);
-        Ok(Lines {
-            src: BufReader::with_capacity(1 << 20, Decompressor::new(c, file)),
-            name: name.to_owned(),
-            number: 0,
-        })
-    }
-
-    fn next_line(&mut self) -> Result<Option<Bytes>> {
-        let mut buf = Vec::new();
-        let n = self.src.read_until(b'\n', &mut buf).map_err(|e| {
-            Error::io(e).with_file(&self.name).with_key(format!(
-                "{}:{}",
-                self.name,
-                self.number + 1
-            ))
-        })?;
-        if n == 0 {
-            return Ok(None);
-        }
-        self.number += 1;
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-        }
-        Ok(Some(Bytes::from(buf)))
-    }
-}
-
 /// Converts the records of a fixed-length file.
 fn fixed(args: &FixedArgs, shards: &mut Shards) -> Result<()> {
-    let name = args.input.display().to_string();
+    let name = name_of(&args.input);
     let reader = Reader::new(
         FixedLengthRecordReader::builder(args.record_bytes)
             .header_bytes(args.header_bytes)
             .footer_bytes(args.footer_bytes)
-            .compression(Compression::from_path(&args.input))
+            .compression(compression_of(
+                &args.input,
+                args.output.input_compression,
+            ))
             .build()?,
     );
     let work = OneFile(Mutex::new(Some(name)));
@@ -446,12 +461,5 @@ mod tests {
             shard_paths(&p(".hidden"), 2)[0],
             p(".hidden-00000-of-00002")
         );
-    }
-
-    #[test]
-    fn delimiters_are_one_character_or_tab() {
-        assert_eq!(parse_delim(";").unwrap(), b';');
-        assert_eq!(parse_delim("tab").unwrap(), b'\t');
-        assert!(parse_delim(";;").is_err());
     }
 }

@@ -3,8 +3,9 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
+
+use crate::args::{open_records, parse_compression};
 
 /// Arguments of `feedstock count`.
 #[derive(Debug, clap::Args)]
@@ -13,28 +14,20 @@ pub(crate) struct Args {
     /// file's extension (.gz is gzip, .zz and .zlib are zlib).
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
-    /// The TFRecord files.
+    /// The TFRecord files (`-` for standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-}
-
-pub(crate) fn parse_compression(s: &str) -> feedstock::Result<Compression> {
-    s.parse()
 }
 
 /// Prints `N<TAB>FILE` for each file, then `N<TAB>total`, like `wc -l`.
 ///
 /// A corrupt file stops the count with its error (naming file and offset).
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
-    let mut builder = ReaderBuilder::new();
-    if let Some(c) = args.compression {
-        builder.compression(c);
-    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut total = 0u64;
     for path in &args.files {
-        let mut reader = builder.open(path)?;
+        let mut reader = open_records(path, args.compression)?;
         while reader.read_record()?.is_some() {}
         let n = reader.next_position().index;
         total += n;

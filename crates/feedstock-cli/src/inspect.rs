@@ -13,14 +13,13 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use feedstock::decode::example::FeatureSpec;
-use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
 use feedstock::proto::{feature, Feature, FeatureLists, Features};
 use feedstock::{DType, Error};
 use serde::Serialize;
 
-use crate::count::parse_compression;
-use crate::payload::{classify, Mode, Payload};
+use crate::args::{open_records, parse_compression};
+use crate::payload::{classify_keeping, BinaryKeys, Mode, Payload};
 
 /// `feedstock inspect --help`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -77,6 +76,51 @@ struct Summary {
     context: BTreeMap<String, FeatureStats>,
     /// The feature lists of the SequenceExamples.
     feature_lists: BTreeMap<String, ListStats>,
+    /// How many names the tables above hold, bounded.
+    #[serde(flatten)]
+    names: NameBudget,
+}
+
+/// The most distinct names the tables of a summary hold, together.
+const MAX_NAMES: usize = 10_000;
+
+/// The most bytes of names the tables of a summary hold, together.
+const MAX_NAME_BYTES: usize = 4 << 20;
+
+/// The distinct names tracked so far: the tables are bounded by
+/// [`MAX_NAMES`] and [`MAX_NAME_BYTES`], not by the input; past them, new
+/// names are counted, not kept.
+#[derive(Debug, Default, Serialize)]
+struct NameBudget {
+    /// Names kept.
+    #[serde(skip)]
+    names: usize,
+    /// Their bytes.
+    #[serde(skip)]
+    bytes: usize,
+    /// Occurrences of names that were not kept.
+    #[serde(skip_serializing_if = "is_zero")]
+    untracked_names: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl NameBudget {
+    /// True if a new name may be kept (and counts it); else counts it as
+    /// untracked.
+    fn admit(&mut self, name: &str) -> bool {
+        if self.names < MAX_NAMES && self.bytes + name.len() <= MAX_NAME_BYTES
+        {
+            self.names += 1;
+            self.bytes += name.len();
+            true
+        } else {
+            self.untracked_names += 1;
+            false
+        }
+    }
 }
 
 /// One file's record count.
@@ -212,6 +256,10 @@ struct FeatureStats {
     values: Option<Sizes>,
     /// The parse spec that fits every record.
     suggested: String,
+    /// The name is not UTF-8: the key is its escaped form, already as a
+    /// table shows it, and no parse spec can name it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    binary_name: bool,
 }
 
 /// What was seen of one feature list.
@@ -227,6 +275,9 @@ struct ListStats {
     values_per_step: Option<Sizes>,
     /// The sequence parse spec that fits every record.
     suggested: String,
+    /// As for [`FeatureStats::binary_name`].
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    binary_name: bool,
 }
 
 /// The Example parse spec that fits every one of `records`: `FixedLen`
@@ -250,6 +301,9 @@ pub(crate) fn infer_spec<'a>(
         let (Some(dtype), Some(v)) = (f.kind.dtype(), f.values) else {
             continue;
         };
+        if f.binary_name {
+            continue;
+        }
         any = true;
         if f.records == sum.examples && v.min == v.max {
             let shape: Vec<usize> = if v.min == 1 {
@@ -284,13 +338,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     } else {
         Mode::Auto
     };
-    let mut builder = ReaderBuilder::new();
-    if let Some(c) = args.compression {
-        builder.compression(c);
-    }
     let mut sum = Summary::default();
     for path in &args.files {
-        let mut reader = builder.open(path)?;
+        let mut reader = open_records(path, args.compression)?;
         while let Some(record) = reader.read_record()? {
             sum.add(&record.data, mode);
         }
@@ -303,7 +353,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &sum)?;
+        // As an io::Error, so that a closed pipe is seen as one.
+        serde_json::to_writer_pretty(&mut out, &sum)
+            .map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
         sum.print(&mut out)?;
@@ -317,15 +369,34 @@ impl Summary {
     fn add(&mut self, data: &[u8], mode: Mode) {
         self.records += 1;
         Sizes::merge(&mut self.record_bytes, data.len() as u64);
-        match classify(data, mode) {
+        let (payload, binary) = classify_keeping(data, mode);
+        match payload {
             Payload::Example(ex) => {
                 self.examples += 1;
-                add_features(&mut self.features, ex.features.as_ref());
+                let b = &mut self.names;
+                add_features(&mut self.features, ex.features.as_ref(), b);
+                add_binary(
+                    &mut self.features,
+                    &mut self.feature_lists,
+                    &binary,
+                    b,
+                );
             }
             Payload::SequenceExample(se) => {
                 self.sequence_examples += 1;
-                add_features(&mut self.context, se.context.as_ref());
-                add_lists(&mut self.feature_lists, se.feature_lists.as_ref());
+                let b = &mut self.names;
+                add_features(&mut self.context, se.context.as_ref(), b);
+                add_lists(
+                    &mut self.feature_lists,
+                    se.feature_lists.as_ref(),
+                    b,
+                );
+                add_binary(
+                    &mut self.context,
+                    &mut self.feature_lists,
+                    &binary,
+                    b,
+                );
             }
             Payload::Raw => self.other += 1,
         }
@@ -346,7 +417,12 @@ impl Summary {
 
     fn print(&self, out: &mut impl Write) -> io::Result<()> {
         for f in &self.files {
-            writeln!(out, "{}\t{}", f.records, f.file)?;
+            writeln!(
+                out,
+                "{}\t{}",
+                f.records,
+                display_name(f.file.as_bytes())
+            )?;
         }
         write!(
             out,
@@ -381,6 +457,15 @@ impl Summary {
             )?;
             print_lists(out, &self.feature_lists)?;
         }
+        if self.names.untracked_names > 0 {
+            writeln!(
+                out,
+                "\n{} more occurrences of names not tracked: the tables \
+                 hold at most {MAX_NAMES} names ({} MiB)",
+                self.names.untracked_names,
+                MAX_NAME_BYTES >> 20
+            )?;
+        }
         Ok(())
     }
 }
@@ -388,9 +473,13 @@ impl Summary {
 fn add_features(
     stats: &mut BTreeMap<String, FeatureStats>,
     features: Option<&Features>,
+    budget: &mut NameBudget,
 ) {
     let Some(features) = features else { return };
     for (name, f) in &features.feature {
+        if !stats.contains_key(name) && !budget.admit(name) {
+            continue;
+        }
         let s = stats.entry(name.clone()).or_default();
         s.records += 1;
         let n = s.kind.note(f);
@@ -398,12 +487,71 @@ fn add_features(
     }
 }
 
+/// Counts the entries whose names are not UTF-8 under their escaped
+/// names (see [`display_name`]).
+fn add_binary(
+    features: &mut BTreeMap<String, FeatureStats>,
+    lists: &mut BTreeMap<String, ListStats>,
+    binary: &BinaryKeys,
+    budget: &mut NameBudget,
+) {
+    let mut f = Features::default();
+    for (name, feature) in &binary.features {
+        f.feature.insert(display_name(name), feature.clone());
+    }
+    add_features(features, Some(&f), budget);
+    for name in f.feature.keys() {
+        if let Some(s) = features.get_mut(name) {
+            s.binary_name = true;
+        }
+    }
+    let mut l = FeatureLists::default();
+    for (name, list) in &binary.feature_lists {
+        l.feature_list.insert(display_name(name), list.clone());
+    }
+    add_lists(lists, Some(&l), budget);
+    for name in l.feature_list.keys() {
+        if let Some(s) = lists.get_mut(name) {
+            s.binary_name = true;
+        }
+    }
+}
+
+/// The name a table shows for a stats entry.
+fn shown(name: &str, binary: bool) -> String {
+    if binary {
+        name.to_owned()
+    } else {
+        display_name(name.as_bytes())
+    }
+}
+
+/// A name as a table shows it: as it is when it is printable UTF-8
+/// without quotes, else quoted with escapes (`"a\nb"`, `"\xff"`), so a
+/// name can never break a row or pass for another.
+pub(crate) fn display_name(name: &[u8]) -> String {
+    match std::str::from_utf8(name) {
+        Ok(s)
+            if !s.is_empty()
+                && !s.chars().any(|c| c.is_control() || c == '"') =>
+        {
+            s.to_owned()
+        }
+        Ok(s) => format!("{s:?}"),
+        Err(_) => format!("\"{}\"", name.escape_ascii()),
+    }
+}
+
 fn add_lists(
     stats: &mut BTreeMap<String, ListStats>,
     lists: Option<&FeatureLists>,
+    budget: &mut NameBudget,
 ) {
     let Some(lists) = lists else { return };
     for (name, list) in &lists.feature_list {
+        if !stats.contains_key(name) && !budget.admit(name) {
+            continue;
+        }
         let s = stats.entry(name.clone()).or_default();
         s.records += 1;
         Sizes::merge(&mut s.steps, list.feature.len() as u64);
@@ -479,13 +627,14 @@ fn print_features(
     out: &mut impl Write,
     stats: &BTreeMap<String, FeatureStats>,
 ) -> io::Result<()> {
-    let w = name_width(stats.keys());
+    let w = name_width(stats.iter().map(|(n, f)| shown(n, f.binary_name)));
     writeln!(
         out,
         "  {:w$}  {:11}  {:>8}  {:>10}  suggested",
         "feature", "kind", "records", "values"
     )?;
     for (name, f) in stats {
+        let name = shown(name, f.binary_name);
         writeln!(
             out,
             "  {name:w$}  {:11}  {:>8}  {:>10}  {}",
@@ -502,13 +651,14 @@ fn print_lists(
     out: &mut impl Write,
     stats: &BTreeMap<String, ListStats>,
 ) -> io::Result<()> {
-    let w = name_width(stats.keys());
+    let w = name_width(stats.iter().map(|(n, l)| shown(n, l.binary_name)));
     writeln!(
         out,
         "  {:w$}  {:11}  {:>8}  {:>10}  {:>10}  suggested",
         "feature", "kind", "records", "steps", "values"
     )?;
     for (name, l) in stats {
+        let name = shown(name, l.binary_name);
         writeln!(
             out,
             "  {name:w$}  {:11}  {:>8}  {:>10}  {:>10}  {}",
@@ -522,8 +672,15 @@ fn print_lists(
     Ok(())
 }
 
-fn name_width<'a>(names: impl Iterator<Item = &'a String>) -> usize {
-    names.map(|n| n.chars().count()).max().unwrap_or(0).max(7)
+/// The name column's width: the longest name, but no more than 60
+/// (a longer name is printed whole and shifts its own row; a width past
+/// `u16::MAX` would make the formatter panic).
+fn name_width(names: impl Iterator<Item = String>) -> usize {
+    names
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(7, 60)
 }
 
 #[cfg(test)]
@@ -637,5 +794,35 @@ mod tests {
         assert!(kinds[1].contains("Fixed") && kinds[1].contains("[]"));
         assert!(kinds[2].contains("Fixed") && kinds[2].contains('2'));
         assert!(infer_spec([&b"text"[..]]).is_err());
+    }
+
+    #[test]
+    fn the_tables_hold_a_bounded_number_of_names() {
+        let mut sum = Summary::default();
+        for i in 0..MAX_NAMES + 5 {
+            let ex = Example::builder()
+                .int64(format!("f{i}"), [1])
+                .int64("f0", [2])
+                .build();
+            sum.add(&ex.encode_to_vec(), Mode::Auto);
+        }
+        assert_eq!(sum.features.len(), MAX_NAMES);
+        assert_eq!(sum.names.untracked_names, 5);
+        // A name already kept is still counted.
+        assert_eq!(sum.features["f0"].records, MAX_NAMES as u64 + 5);
+        // Long names: bounded by bytes too.
+        let mut sum = Summary::default();
+        let long = "x".repeat(MAX_NAME_BYTES / 2);
+        for c in ['a', 'b', 'c'] {
+            let ex =
+                Example::builder().int64(format!("{c}{long}"), [1]).build();
+            sum.add(&ex.encode_to_vec(), Mode::Auto);
+        }
+        assert_eq!(sum.features.len(), 1);
+        assert_eq!(sum.names.untracked_names, 2);
+        let mut out = Vec::new();
+        sum.print(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("2 more occurrences of names not tracked"));
     }
 }

@@ -13,14 +13,19 @@
 //!   `feedstock cat f | head` does).
 //! - `1`: the data is damaged: `verify` found problems, or another
 //!   subcommand stopped at a corrupt or truncated record (an error of
-//!   kind `DataLoss`, or a record length beyond the limit).
-//! - `2`: usage or bad input: a malformed command line, a missing or
-//!   unreadable file, a bad column spec, input that does not fit what was
-//!   asked (a CSV line with the wrong number of fields or a malformed
-//!   number). A fixed-length file whose last record is cut short is
+//!   kind `DataLoss`); or a limit was hit (`ResourceExhausted`: a record
+//!   or line beyond its limit, memory that ran out).
+//! - `2`: usage or bad input: a malformed command line or a value out of
+//!   its range, a missing or unreadable file, a directory or a loop of
+//!   symbolic links where a file was expected, a bad column spec, an
+//!   output that is an input or exists without `--force`, input that does
+//!   not fit what was asked (a CSV line with the wrong number of fields
+//!   or a malformed number). A fixed-length file whose last record is cut short is
 //!   damaged data (`1`), as the library's reader reports it.
-//! - `3`: any other failure (an I/O error writing the output, an internal
-//!   error).
+//! - `3`: any other failure (an I/O error writing the output, a thread
+//!   that cannot be started, an internal error).
+//! - `130` / `143`: interrupted by SIGINT / SIGTERM while writing
+//!   (`convert`); every output is left as it was.
 
 use std::io;
 use std::process::ExitCode;
@@ -28,6 +33,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use feedstock::Kind;
 
+mod args;
 mod bench;
 mod cat;
 mod convert;
@@ -36,6 +42,7 @@ mod demo;
 mod inspect;
 mod json;
 mod payload;
+mod signal;
 mod verify;
 
 /// The exit statuses, as every `--help` states them.
@@ -43,10 +50,19 @@ const EXIT_STATUS: &str = "\
 Exit status:
   0  success
   1  the data is damaged: verify found problems, or a corrupt or truncated
-     record stopped the command
-  2  usage or bad input: a malformed command line, a missing or unreadable
-     file, a bad column spec, input that does not fit what was asked
-  3  any other failure (an I/O error writing the output, an internal error)";
+     record stopped the command; or a limit was hit (a line or record
+     too long, memory ran out)
+  2  usage or bad input: a malformed command line or a value out of its
+     range, a missing or unreadable file, a directory where a file was
+     expected, a bad column spec, an output that is an input or exists
+     without --force, input that does not fit what was asked
+  3  any other failure (an I/O error writing the output, a thread that
+     cannot be started, an internal error)
+  130, 143
+     interrupted by SIGINT or SIGTERM while writing; outputs are left as
+     they were
+A closed output pipe (as in `feedstock cat f | head`) ends the command
+quietly with status 0.";
 
 /// Read, inspect, check, convert and benchmark TensorFlow record files.
 #[derive(Debug, Parser)]
@@ -105,7 +121,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = exit_code(&e);
             if code != 0 {
-                eprintln!("feedstock: {e}");
+                eprintln!("feedstock: {}", args::cli_words(&e.to_string()));
             }
             ExitCode::from(code)
         }
@@ -117,6 +133,9 @@ fn exit_code(e: &anyhow::Error) -> u8 {
     // A closed pipe is how a reader says it has seen enough.
     if is_broken_pipe(e) {
         return 0;
+    }
+    if let Some(sig) = signal::received() {
+        return u8::try_from(128 + sig).unwrap_or(1);
     }
     for cause in e.chain() {
         if let Some(fe) = cause.downcast_ref::<feedstock::Error>() {

@@ -10,8 +10,8 @@
 //! schema with the right wire type.
 
 use bytes::Buf;
-use feedstock::proto::{Example, SequenceExample};
-use prost::encoding::{decode_key, decode_varint, WireType};
+use feedstock::proto::{Example, Feature, FeatureList, SequenceExample};
+use prost::encoding::{decode_key, decode_varint, encode_varint, WireType};
 use prost::Message;
 
 /// How `cat` should read each record.
@@ -56,6 +56,165 @@ pub(crate) fn classify(data: &[u8], mode: Mode) -> Payload {
             decode_sequence(data)
         }
     }
+}
+
+/// The entries of a record whose names are not UTF-8, which
+/// `tf.train.Example` (a `map<string, Feature>`) cannot hold, taken out
+/// so that the rest of the record can still be shown as one.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct BinaryKeys {
+    /// Features (of an Example, or a SequenceExample's context), by raw
+    /// name.
+    pub(crate) features: Vec<(Vec<u8>, Feature)>,
+    /// Feature lists of a SequenceExample, by raw name.
+    pub(crate) feature_lists: Vec<(Vec<u8>, FeatureList)>,
+}
+
+impl BinaryKeys {
+    /// True if nothing was taken out.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.features.is_empty() && self.feature_lists.is_empty()
+    }
+}
+
+/// As [`classify`], but a record that is an Example or SequenceExample
+/// except for feature names that are not UTF-8 is shown as one, with
+/// those entries apart, instead of as raw bytes.
+pub(crate) fn classify_keeping(
+    data: &[u8],
+    mode: Mode,
+) -> (Payload, BinaryKeys) {
+    let payload = classify(data, mode);
+    if !matches!(payload, Payload::Raw) || mode == Mode::Raw {
+        return (payload, BinaryKeys::default());
+    }
+    for msg in [Msg::Example, Msg::SequenceExample] {
+        if mode == Mode::Sequence && msg == Msg::Example {
+            continue;
+        }
+        let mut binary = BinaryKeys::default();
+        let mut rest = Vec::with_capacity(data.len());
+        if conforms(data, msg)
+            && split_binary_keys(data, msg, &mut rest, &mut binary)
+            && !binary.is_empty()
+        {
+            let p = match msg {
+                Msg::Example => {
+                    Example::decode(&rest[..]).map(Payload::Example)
+                }
+                _ => SequenceExample::decode(&rest[..])
+                    .map(Payload::SequenceExample),
+            };
+            if let Ok(p) = p {
+                return (p, binary);
+            }
+        }
+    }
+    (payload, BinaryKeys::default())
+}
+
+/// Copies `buf`, a conforming `msg`, into `out`, leaving out the map
+/// entries whose name is not UTF-8 and decoding those into `binary`.
+/// Returns false if such an entry's value does not decode.
+fn split_binary_keys(
+    mut buf: &[u8],
+    msg: Msg,
+    out: &mut Vec<u8>,
+    binary: &mut BinaryKeys,
+) -> bool {
+    while buf.has_remaining() {
+        let start = buf;
+        let Ok((tag, wt)) = decode_key(&mut buf) else {
+            return false;
+        };
+        let Some(f) = field(msg, tag, wt) else {
+            return false;
+        };
+        let Field::Message(inner) = f else {
+            // Not a message: copy the field as it is.
+            let skipped = match f {
+                Field::Varint => decode_varint(&mut buf).is_ok(),
+                Field::Fixed32 if buf.remaining() >= 4 => {
+                    buf.advance(4);
+                    true
+                }
+                Field::Fixed32 => false,
+                _ => match decode_varint(&mut buf) {
+                    Ok(len) if len as usize <= buf.len() => {
+                        buf.advance(len as usize);
+                        true
+                    }
+                    _ => false,
+                },
+            };
+            if !skipped {
+                return false;
+            }
+            out.extend_from_slice(&start[..start.len() - buf.len()]);
+            continue;
+        };
+        let key_len = start.len() - buf.len();
+        let Ok(len) = decode_varint(&mut buf) else {
+            return false;
+        };
+        let Ok(len) = usize::try_from(len) else {
+            return false;
+        };
+        if len > buf.len() {
+            return false;
+        }
+        let (body, rest) = buf.split_at(len);
+        buf = rest;
+        if matches!(inner, Msg::FeatureEntry | Msg::FeatureListEntry) {
+            let Some((name, value)) = entry_parts(body) else {
+                return false;
+            };
+            if std::str::from_utf8(name).is_err() {
+                let ok = match inner {
+                    Msg::FeatureEntry => Feature::decode(value)
+                        .map(|f| binary.features.push((name.to_vec(), f)))
+                        .is_ok(),
+                    _ => FeatureList::decode(value)
+                        .map(|l| binary.feature_lists.push((name.to_vec(), l)))
+                        .is_ok(),
+                };
+                if !ok {
+                    return false;
+                }
+                continue;
+            }
+            out.extend_from_slice(&start[..start.len() - buf.len()]);
+            continue;
+        }
+        let mut inner_out = Vec::with_capacity(body.len());
+        if !split_binary_keys(body, inner, &mut inner_out, binary) {
+            return false;
+        }
+        out.extend_from_slice(&start[..key_len]);
+        encode_varint(inner_out.len() as u64, out);
+        out.extend_from_slice(&inner_out);
+    }
+    true
+}
+
+/// The name (field 1) and value (field 2) of a conforming map entry; the
+/// last of each wins, as in protobuf.
+fn entry_parts(mut body: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (mut name, mut value): (&[u8], &[u8]) = (&[], &[]);
+    while body.has_remaining() {
+        let (tag, _) = decode_key(&mut body).ok()?;
+        let len = usize::try_from(decode_varint(&mut body).ok()?).ok()?;
+        if len > body.len() {
+            return None;
+        }
+        let (v, rest) = body.split_at(len);
+        body = rest;
+        match tag {
+            1 => name = v,
+            _ => value = v,
+        }
+    }
+    Some((name, value))
 }
 
 fn decode_sequence(data: &[u8]) -> Payload {
@@ -246,6 +405,47 @@ mod tests {
         wire.extend_from_slice(&[0x48, 0x01]);
         assert!(Example::decode(&wire[..]).is_ok());
         assert!(matches!(classify(&wire, Mode::Auto), Payload::Raw));
+    }
+
+    /// A wire Example whose first feature's name is `name`, raw.
+    fn example_named(name: &[u8]) -> Vec<u8> {
+        let ex = Example::builder()
+            .int64("aaaa", [1])
+            .floats("b", [0.5])
+            .build();
+        let mut wire = ex.encode_to_vec();
+        let at = wire.windows(4).position(|w| w == b"aaaa").unwrap();
+        wire[at..at + 4].copy_from_slice(name);
+        wire
+    }
+
+    #[test]
+    fn a_feature_name_that_is_not_utf8_is_set_apart_not_the_whole_record() {
+        let wire = example_named(b"a\xffz\n");
+        assert!(Example::decode(&wire[..]).is_err());
+        assert!(matches!(classify(&wire, Mode::Auto), Payload::Raw));
+        let (p, binary) = classify_keeping(&wire, Mode::Auto);
+        let want = Example::builder().floats("b", [0.5]).build();
+        assert!(matches!(p, Payload::Example(e) if e == want));
+        assert_eq!(
+            binary.features,
+            [(b"a\xffz\n".to_vec(), Feature::int64_list([1]))]
+        );
+        // Valid names lose nothing and take nothing apart.
+        let (p, binary) =
+            classify_keeping(&example_named(b"abcd"), Mode::Auto);
+        assert!(
+            matches!(p, Payload::Example(e) if e.features.as_ref().unwrap().feature.len() == 2)
+        );
+        assert!(binary.is_empty());
+        // A sequence example's list names likewise.
+        let mut wire = sequence().encode_to_vec();
+        let at = wire.windows(6).position(|w| w == b"tokens").unwrap();
+        wire[at] = 0xfe;
+        let (p, binary) = classify_keeping(&wire, Mode::Auto);
+        assert!(matches!(p, Payload::SequenceExample(_)), "{p:?}");
+        assert_eq!(binary.feature_lists.len(), 1);
+        assert_eq!(binary.feature_lists[0].0, b"\xfeokens");
     }
 
     #[test]

@@ -11,7 +11,6 @@
 //! end or a broken compressed stream leave no trustworthy boundary: that
 //! ends the file.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
 
@@ -23,7 +22,7 @@ use feedstock::io::tfrecord::{
 use feedstock::io::Compression;
 use feedstock::Error;
 
-use crate::count::parse_compression;
+use crate::args::{cli_words, name_of, open_input, parse_compression};
 
 /// `feedstock verify --help`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -36,9 +35,11 @@ record or a broken compressed stream ends the checking of that file (no
 later record boundary can be trusted); the other files are still checked.
 Offsets are in the decompressed stream.
 
-Prints one line per problem, one summary line per file and a total line.
-Exit status: 0 when every file is sound, 1 when any problem was found,
-2 when a file cannot be opened and no record is damaged.";
+Prints one line per problem as it is found (nothing is kept in memory but
+the counts), one summary line per file and a total line. FILE `-` is
+standard input. Exit status: 0 when every file is sound, 1 when any
+problem was found, 2 when a file cannot be opened (a missing file, a
+directory) and no record is damaged.";
 
 /// Arguments of `feedstock verify`.
 #[derive(Debug, clap::Args)]
@@ -48,13 +49,16 @@ pub(crate) struct Args {
     #[arg(long, value_parser = parse_compression)]
     compression: Option<Compression>,
     /// Records longer than this many bytes are reported as damaged (their
-    /// length field is most likely corrupt).
-    #[arg(long, default_value_t = DEFAULT_MAX_RECORD_LEN)]
+    /// length field is most likely corrupt); at most 2^62.
+    #[arg(long, default_value_t = DEFAULT_MAX_RECORD_LEN, value_parser = |s: &str| crate::args::in_range(s, 1, MAX_LIMIT))]
     max_record_len: u64,
-    /// The TFRecord files.
+    /// The TFRecord files (`-` for standard input).
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }
+
+/// The highest `--max-record-len`, as the decoder caps it.
+const MAX_LIMIT: u64 = 1 << 62;
 
 /// What checking one file found.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -63,8 +67,8 @@ struct FileReport {
     good: u64,
     /// Their data bytes.
     good_bytes: u64,
-    /// Every problem, in stream order.
-    problems: Vec<Problem>,
+    /// How many problems were found (each is handed out as it is found).
+    problems: u64,
     /// Where checking stopped early, if it did: the offset after which
     /// nothing was checked.
     stopped_at: Option<u64>,
@@ -94,32 +98,31 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let mut good = 0u64;
     let mut open_error: Option<Error> = None;
     for path in &args.files {
-        let name = path.display().to_string();
+        let name = name_of(path);
         let compression = args
             .compression
             .unwrap_or_else(|| Compression::from_path(path));
-        let report = match File::open(path) {
-            Ok(f) => check(f, compression, args.max_record_len, &name),
+        let mut print = |p: Problem| {
+            let e = cli_words(&p.error.to_string());
+            match p.resumed_at {
+                Some(at) => writeln!(out, "{e}; resumed at offset {at}"),
+                None => writeln!(
+                    out,
+                    "{e}; the rest of the file cannot be checked"
+                ),
+            }
+        };
+        let report = match open_input(path) {
+            Ok(f) => {
+                check(f, compression, args.max_record_len, &name, &mut print)?
+            }
             Err(e) => {
-                let e = Error::io(e).with_file(&name);
                 writeln!(out, "{name}: cannot open: {e}")?;
                 open_error.get_or_insert(e);
                 continue;
             }
         };
-        for p in &report.problems {
-            match p.resumed_at {
-                Some(at) => {
-                    writeln!(out, "{}; resumed at offset {at}", p.error)?
-                }
-                None => writeln!(
-                    out,
-                    "{}; the rest of the file cannot be checked",
-                    p.error
-                )?,
-            }
-        }
-        let n = report.problems.len() as u64;
+        let n = report.problems;
         write!(
             out,
             "{name}: {} records ok ({} bytes), {n} problem{}",
@@ -158,13 +161,19 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     }
 }
 
-/// Checks the records of one stream; `name` goes into every error.
+/// Checks the records of one stream; `name` goes into every error, and
+/// each problem goes to `found` as it is found.
+///
+/// # Errors
+///
+/// Those `found` returns (writing the report).
 fn check(
     src: impl io::Read,
     compression: Compression,
     max_record_len: u64,
     name: &str,
-) -> FileReport {
+    found: &mut dyn FnMut(Problem) -> io::Result<()>,
+) -> io::Result<FileReport> {
     let src = Decompressor::new(compression, src);
     let mut src = BufReader::with_capacity(1 << 20, src);
     let mut walk = Walk::new(max_record_len, Position::default());
@@ -180,12 +189,13 @@ fn check(
                 // unknown.
                 let pos = walk.decoder.next_position();
                 let e = Error::io(e).with_offset(at);
-                report.problems.push(Problem {
+                report.problems += 1;
+                found(Problem {
                     error: name_it(e, name, pos),
                     resumed_at: None,
-                });
+                })?;
                 report.stopped_at = Some(pos.offset);
-                return report;
+                return Ok(report);
             }
         };
         walk.note_header(chunk);
@@ -206,7 +216,7 @@ fn check(
                 src.consume(used);
                 at += used as u64;
             }
-            Ok((Decoded::End, _)) => return report,
+            Ok((Decoded::End, _)) => return Ok(report),
             Err(e) => {
                 let pos = walk.decoder.next_position();
                 let error = name_it(e, name, pos);
@@ -224,10 +234,11 @@ fn check(
                         let used = ((next - at) as usize).min(chunk.len());
                         src.consume(used);
                         at += used as u64;
-                        report.problems.push(Problem {
+                        report.problems += 1;
+                        found(Problem {
                             error,
                             resumed_at: Some(next),
-                        });
+                        })?;
                         walk = Walk::new(
                             max_record_len,
                             Position {
@@ -237,12 +248,13 @@ fn check(
                         );
                     }
                     _ => {
-                        report.problems.push(Problem {
+                        report.problems += 1;
+                        found(Problem {
                             error,
                             resumed_at: None,
-                        });
+                        })?;
                         report.stopped_at = Some(pos.offset);
-                        return report;
+                        return Ok(report);
                     }
                 }
             }
@@ -328,10 +340,36 @@ mod tests {
         out
     }
 
+    /// A report with the problems handed out, in order.
+    #[derive(Debug, PartialEq)]
+    struct Checked {
+        good: u64,
+        good_bytes: u64,
+        problems: Vec<Problem>,
+        stopped_at: Option<u64>,
+    }
+
+    /// Checks `src`, collecting the problems handed out.
+    fn check_all(src: impl io::Read, c: Compression, max: u64) -> Checked {
+        let mut problems = Vec::new();
+        let r = check(src, c, max, "f", &mut |p| {
+            problems.push(p);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(r.problems, problems.len() as u64);
+        Checked {
+            good: r.good,
+            good_bytes: r.good_bytes,
+            problems,
+            stopped_at: r.stopped_at,
+        }
+    }
+
     /// Checks `bytes` whole and fed one byte at a time, which must agree.
-    fn check_both(bytes: &[u8], c: Compression) -> FileReport {
-        let whole = check(bytes, c, DEFAULT_MAX_RECORD_LEN, "f");
-        let trickle = check(OneByte(bytes), c, DEFAULT_MAX_RECORD_LEN, "f");
+    fn check_both(bytes: &[u8], c: Compression) -> Checked {
+        let whole = check_all(bytes, c, DEFAULT_MAX_RECORD_LEN);
+        let trickle = check_all(OneByte(bytes), c, DEFAULT_MAX_RECORD_LEN);
         assert_eq!(whole, trickle);
         whole
     }
@@ -423,7 +461,7 @@ mod tests {
     #[test]
     fn a_length_over_the_limit_ends_the_file() {
         let s = stream(&[b"zero", b"a longer record"]);
-        let r = check(&s[..], Compression::None, 8, "f");
+        let r = check_all(&s[..], Compression::None, 8);
         assert_eq!(r.good, 1);
         assert_eq!(r.problems[0].error.kind(), Kind::ResourceExhausted);
         assert_eq!(r.stopped_at, Some(framed_len(4)));
@@ -446,5 +484,19 @@ mod tests {
         assert_eq!(r.problems.len(), 1);
         assert_eq!(r.problems[0].error.kind(), Kind::DataLoss);
         assert_eq!(r.problems[0].resumed_at, None);
+    }
+
+    #[test]
+    fn a_huge_length_with_a_valid_crc_under_a_huge_limit_does_not_overflow() {
+        // A header claiming the highest limit, its CRC intact, then junk.
+        let len = MAX_LIMIT.to_le_bytes();
+        let mut s = len.to_vec();
+        s.extend_from_slice(&masked_crc32c(&len).to_le_bytes());
+        s.extend_from_slice(b"junk");
+        let r = check_all(&s[..], Compression::None, MAX_LIMIT);
+        assert_eq!(r.good, 0);
+        assert_eq!(r.problems.len(), 1);
+        assert_eq!(r.problems[0].resumed_at, None);
+        assert!(is_damage(&r.problems[0].error), "{}", r.problems[0].error);
     }
 }

@@ -168,7 +168,7 @@ fn demo_refuses_zero_epochs_threads_or_batch_size() {
             demo(&["--out-dir", out.path().to_str().unwrap(), flag, "0"]);
         assert!(!result.status.success(), "{flag} 0 was accepted");
         let stderr = String::from_utf8_lossy(&result.stderr);
-        assert!(stderr.contains("at least 1"), "{flag}: {stderr}");
+        assert!(stderr.contains("must be from 1 to"), "{flag}: {stderr}");
     }
     assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
 }

@@ -171,8 +171,11 @@ impl Error {
     }
 
     /// Converts an I/O error, classifying it by its [`io::ErrorKind`]: a
-    /// missing file is [`Kind::NotFound`], an unexpected end of file is
-    /// [`Kind::DataLoss`], invalid data is [`Kind::DataLoss`].
+    /// missing file (or a path through a file that is not a directory) is
+    /// [`Kind::NotFound`], an unexpected end of file is [`Kind::DataLoss`],
+    /// invalid data is [`Kind::DataLoss`], a directory where a file was
+    /// expected or a loop of symbolic links is
+    /// [`Kind::FailedPrecondition`].
     pub fn io(err: io::Error) -> Error {
         let kind = match err.kind() {
             io::ErrorKind::NotFound => Kind::NotFound,
@@ -184,6 +187,8 @@ impl Error {
             io::ErrorKind::TimedOut => Kind::DeadlineExceeded,
             io::ErrorKind::Interrupted => Kind::Aborted,
             io::ErrorKind::IsADirectory => Kind::FailedPrecondition,
+            io::ErrorKind::NotADirectory => Kind::NotFound,
+            _ if is_symlink_loop(&err) => Kind::FailedPrecondition,
             _ => Kind::Unknown,
         };
         let mut e = Error::new(kind, err.to_string());
@@ -319,6 +324,14 @@ impl std::error::Error for Error {
             .as_deref()
             .map(|e| e as &(dyn std::error::Error + 'static))
     }
+}
+
+/// True for "too many levels of symbolic links" (`ELOOP`), whose
+/// `io::ErrorKind` is not stable yet.
+fn is_symlink_loop(err: &io::Error) -> bool {
+    // ELOOP is 40 on Linux and 62 on the BSDs and macOS.
+    let eloop = if cfg!(target_os = "linux") { 40 } else { 62 };
+    cfg!(unix) && err.raw_os_error() == Some(eloop)
 }
 
 impl From<io::Error> for Error {

@@ -503,7 +503,9 @@ fn upstream_error_ends_iteration_with_it(attach_by_hand: bool) {
         [move || {
             n += 1;
             if n == 5 {
-                upstream.request_stop_with(Error::not_found("disk gone"));
+                upstream
+                    .request_stop_with(Error::not_found("disk gone"))
+                    .unwrap();
                 return Err(Error::out_of_range("input closed"));
             }
             Ok(vec![Tensor::scalar(n).into()])
@@ -610,8 +612,13 @@ fn invalid_settings_are_refused_at_build() {
     let f = counter(1, |i| vec![Tensor::scalar(i).into()]);
     let no_size = batch(&mut p, f.clone()).dtypes([DType::I64]).build();
     assert_eq!(no_size.unwrap_err().kind(), Kind::InvalidArgument);
-    let no_spec = batch(&mut p, f.clone()).batch_size(2).build();
-    assert_eq!(no_spec.unwrap_err().kind(), Kind::InvalidArgument);
+    // Without a spec, the first example gives it; but dynamic_pad needs a
+    // declared rank to pad to.
+    let padded_no_spec = batch(&mut p, f.clone())
+        .dynamic_pad(true)
+        .batch_size(2)
+        .build();
+    assert_eq!(padded_no_spec.unwrap_err().kind(), Kind::InvalidArgument);
     let bad_names = batch(&mut p, f.clone())
         .dtypes([DType::I64])
         .names(["a", "b"])
@@ -643,4 +650,101 @@ fn invalid_settings_are_refused_at_build() {
     assert_eq!(twice.build().unwrap_err().kind(), Kind::FailedPrecondition);
     // Nothing refused registered a runner: only the one built.
     assert_eq!(p.pending_runners(), 1);
+}
+
+// TensorFlow's batch() infers the queue's dtypes and shapes from the
+// tensors it is given (input.py _dtypes / _shapes); here they come from the
+// first example.
+#[test]
+fn batch_without_a_spec_infers_it_from_the_first_example() {
+    let mut pipeline = Pipeline::new();
+    let batches = batch(
+        &mut pipeline,
+        counter(6, |i| {
+            vec![
+                Tensor::vector(vec![i, -i]).into(),
+                Tensor::scalar(Bytes::from(format!("k{i}"))).into(),
+            ]
+        }),
+    )
+    .names(["x", "key"])
+    .batch_size(3)
+    .build()
+    .unwrap();
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let b = batches.next_batch().unwrap();
+    assert_eq!(b.tensor("x").unwrap().dims(), &[3, 2]);
+    assert_eq!(
+        b.tensor("x").unwrap().as_slice::<i64>().unwrap(),
+        &[0, 0, 1, -1, 2, -2]
+    );
+    assert_eq!(b.tensor("key").unwrap().dtype(), DType::String);
+    assert_eq!(
+        batches.next_batch().unwrap().tensor("x").unwrap().dims(),
+        &[3, 2]
+    );
+    assert!(batches.next_batch().unwrap_err().is_out_of_range());
+    stop(&coord, threads).unwrap();
+}
+
+#[test]
+fn an_example_unlike_the_first_is_invalid_argument_naming_the_component() {
+    for (what, odd) in [
+        ("dtype", Tensor::vector(vec![1.0f32, 2.0])),
+        ("shape", Tensor::vector(vec![1i64, 2, 3])),
+    ] {
+        let mut pipeline = Pipeline::new();
+        let batches = shuffle_batch(
+            &mut pipeline,
+            counter(4, move |i| {
+                let x = if i == 2 {
+                    odd.clone()
+                } else {
+                    Tensor::vector(vec![i, i])
+                };
+                vec![Tensor::scalar(i).into(), x.into()]
+            }),
+        )
+        .names(["id", "x"])
+        .batch_size(2)
+        .capacity(8)
+        .min_after_dequeue(0)
+        .seed(1)
+        .build()
+        .unwrap();
+        let coord = Coordinator::new();
+        let threads = pipeline.start(&coord).unwrap();
+        let err = loop {
+            match batches.next_batch() {
+                Ok(_) => continue,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.kind(), Kind::InvalidArgument, "{what}: {err}");
+        assert_eq!(err.field(), Some("x"), "{what}: {err}");
+        assert!(stop(&coord, threads).is_err());
+    }
+}
+
+#[test]
+fn enqueue_many_without_a_spec_infers_the_shape_of_one_row() {
+    let mut pipeline = Pipeline::new();
+    let batches = batch(
+        &mut pipeline,
+        counter(3, |r| {
+            vec![Tensor::new([2, 2], vec![r, r, r + 10, r + 10])
+                .unwrap()
+                .into()]
+        }),
+    )
+    .enqueue_many(true)
+    .batch_size(3)
+    .build()
+    .unwrap();
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let b = batches.next_batch().unwrap();
+    assert_eq!(b.components()[0].dense().unwrap().dims(), &[3, 2]);
+    stop(&coord, threads).unwrap();
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use feedstock::coord::{Coordinator, Pipeline, QueueRunner};
+use feedstock::coord::{Coordinator, JoinOptions, Pipeline, QueueRunner};
 use feedstock::queue::{
     ComponentSpec, FifoQueue, PartialShape, Queue, QueueSpec,
 };
@@ -63,11 +63,11 @@ fn drain(q: &dyn Queue) -> Vec<i64> {
 fn request_stop_keeps_the_first_real_error_and_out_of_range_is_clean() {
     let coord = Coordinator::new();
     assert!(!coord.should_stop());
-    coord.request_stop_with(Error::out_of_range("end"));
+    coord.request_stop_with(Error::out_of_range("end")).unwrap();
     assert!(coord.should_stop());
     assert_eq!(coord.error(), None);
-    coord.request_stop_with(Error::data_loss("first"));
-    coord.request_stop_with(Error::internal("second"));
+    coord.request_stop_with(Error::data_loss("first")).unwrap();
+    coord.request_stop_with(Error::internal("second")).unwrap();
     assert_eq!(coord.error().unwrap().message(), "first");
     assert!(coord.join(Vec::new(), GRACE).is_err());
 }
@@ -214,7 +214,7 @@ fn runner_closes_its_queue_when_its_last_thread_runs_out_of_input() {
             slow()
         });
     let mut pipeline = Pipeline::new();
-    pipeline.add_runner(runner);
+    pipeline.add_runner(runner).unwrap();
     let coord = Coordinator::new();
     let threads = pipeline.start(&coord).unwrap();
     // The fast thread ends; the queue stays open for the slow one.
@@ -248,7 +248,7 @@ fn runner_error_requests_stop_and_cancels_its_queue() {
             Err(Error::data_loss("corrupt record").with_key("a:3"))
         });
     let mut pipeline = Pipeline::new();
-    pipeline.add_runner(runner);
+    pipeline.add_runner(runner).unwrap();
     let coord = Coordinator::new();
     let threads = pipeline.start(&coord).unwrap();
     let err = coord.join(threads, GRACE).unwrap_err();
@@ -269,11 +269,13 @@ fn stop_request_wakes_every_runner_blocked_on_a_full_queue() {
                 .name(format!("q{i}"))
                 .build()
                 .unwrap();
-            pipeline.add_runner(
-                QueueRunner::new(q.clone())
-                    .with_op(counting_op(q.clone(), 0, i64::MAX))
-                    .with_op(counting_op(q.clone(), 0, i64::MAX)),
-            );
+            pipeline
+                .add_runner(
+                    QueueRunner::new(q.clone())
+                        .with_op(counting_op(q.clone(), 0, i64::MAX))
+                        .with_op(counting_op(q.clone(), 0, i64::MAX)),
+                )
+                .unwrap();
             q
         })
         .collect();
@@ -296,10 +298,12 @@ fn stop_request_wakes_a_consumer_blocked_on_a_runner_queue() {
     let q = FifoQueue::builder(2, scalar_i64()).build().unwrap();
     let (release, rx) = mpsc::channel::<()>();
     let mut pipeline = Pipeline::new();
-    pipeline.add_runner(QueueRunner::new(q.clone()).with_op(move || {
-        rx.recv_timeout(LONG).ok();
-        Ok(())
-    }));
+    pipeline
+        .add_runner(QueueRunner::new(q.clone()).with_op(move || {
+            rx.recv_timeout(LONG).ok();
+            Ok(())
+        }))
+        .unwrap();
     let coord = Coordinator::new();
     let threads = pipeline.start(&coord).unwrap();
     let consumer = {
@@ -325,11 +329,13 @@ fn dequeue_before_the_pipeline_starts_fails_instead_of_hanging() {
         .build()
         .unwrap();
     let mut pipeline = Pipeline::new();
-    pipeline.add_runner(QueueRunner::new(q.clone()).with_op(counting_op(
-        q.clone(),
-        0,
-        2,
-    )));
+    pipeline
+        .add_runner(QueueRunner::new(q.clone()).with_op(counting_op(
+            q.clone(),
+            0,
+            2,
+        )))
+        .unwrap();
     let err = q.dequeue_timeout(LONG).unwrap_err();
     assert_eq!(err.kind(), Kind::FailedPrecondition);
     assert!(err.message().contains("examples"), "{err}");
@@ -347,9 +353,11 @@ fn runner_panic_becomes_an_error_that_stops_the_pipeline() {
         .build()
         .unwrap();
     let mut pipeline = Pipeline::new();
-    pipeline.add_runner(
-        QueueRunner::new(q.clone()).with_op(|| panic!("decoder bug")),
-    );
+    pipeline
+        .add_runner(
+            QueueRunner::new(q.clone()).with_op(|| panic!("decoder bug")),
+        )
+        .unwrap();
     let coord = Coordinator::new();
     let threads = pipeline.start(&coord).unwrap();
     let err = coord.join(threads, GRACE).unwrap_err();
@@ -372,11 +380,13 @@ fn end_of_input_travels_down_a_two_stage_pipeline() {
         .build()
         .unwrap();
     let mut pipeline = Pipeline::new();
-    pipeline.add_runner(QueueRunner::new(files.clone()).with_op(counting_op(
-        files.clone(),
-        0,
-        20,
-    )));
+    pipeline
+        .add_runner(QueueRunner::new(files.clone()).with_op(counting_op(
+            files.clone(),
+            0,
+            20,
+        )))
+        .unwrap();
     let mut readers = QueueRunner::new(examples.clone());
     for _ in 0..3 {
         let files = files.clone();
@@ -388,7 +398,7 @@ fn end_of_input_travels_down_a_two_stage_pipeline() {
             examples.enqueue_many_timeout(vec![records.into()], LONG)
         });
     }
-    pipeline.add_runner(readers);
+    pipeline.add_runner(readers).unwrap();
     let coord = Coordinator::new();
     let threads = pipeline.start(&coord).unwrap();
     let mut got = Vec::new();
@@ -434,14 +444,15 @@ fn a_runner_added_before_the_runner_of_the_queue_it_reads_does_not_fail() {
             }
         };
         pipeline
-            .add_runner(QueueRunner::new(examples.clone()).with_op(reader));
-        pipeline.add_runner(
-            QueueRunner::new(files.clone()).with_op(counting_op(
+            .add_runner(QueueRunner::new(examples.clone()).with_op(reader))
+            .unwrap();
+        pipeline
+            .add_runner(QueueRunner::new(files.clone()).with_op(counting_op(
                 files.clone(),
                 0,
                 5,
-            )),
-        );
+            )))
+            .unwrap();
         let coord = Coordinator::new();
         let threads = pipeline.start(&coord).unwrap();
         let mut got = drain(&*examples);
@@ -450,4 +461,263 @@ fn a_runner_added_before_the_runner_of_the_queue_it_reads_does_not_fail() {
         coord.request_stop();
         coord.join(threads, GRACE).unwrap();
     }
+}
+
+// queue_runner_impl.py: `QueueRunner.__init__` raises ValueError("Must
+// provide queue and enqueue_ops.") when there is no enqueue op.
+#[test]
+fn runner_with_no_operations_is_refused() {
+    let q: Arc<dyn Queue> =
+        FifoQueue::builder(2, scalar_i64()).build().unwrap();
+    let mut pipeline = Pipeline::new();
+    let e = pipeline
+        .add_runner(QueueRunner::new(q.clone()))
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+    assert!(e.message().contains("no operations"), "{e}");
+    assert_eq!(pipeline.pending_runners(), 0);
+    let e = QueueRunner::new(q).start_without_coordinator().unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+}
+
+// queue_runner_test.py testBasic / testTwoOps: create_threads(sess) with
+// no coordinator; the threads run until the input ends and close the
+// queue, and exceptions_raised stays empty.
+#[test]
+fn runner_without_coordinator_fills_and_closes_its_queue() {
+    let q: Arc<dyn Queue> =
+        FifoQueue::builder(4, scalar_i64()).build().unwrap();
+    let runner = QueueRunner::new(q.clone())
+        .with_op(counting_op(q.clone(), 0, 5))
+        .with_op(counting_op(q.clone(), 100, 103));
+    let errors = runner.errors();
+    let threads = runner.start_without_coordinator().unwrap();
+    let mut got = Vec::new();
+    loop {
+        match q.dequeue_timeout(LONG) {
+            Ok(e) => got.push(int_of(&e)),
+            Err(e) => {
+                assert_eq!(e.kind(), Kind::OutOfRange, "{e}");
+                break;
+            }
+        }
+    }
+    for t in threads {
+        t.join().unwrap().unwrap();
+    }
+    got.sort();
+    assert_eq!(got, [0, 1, 2, 3, 4, 100, 101, 102]);
+    assert!(errors.get().is_empty());
+}
+
+// queue_runner_test.py testExceptionsCaptured: without a coordinator each
+// failing thread's error is kept in exceptions_raised (and, here, is the
+// thread's result).
+#[test]
+fn runner_without_coordinator_records_every_thread_error() {
+    let q: Arc<dyn Queue> =
+        FifoQueue::builder(4, scalar_i64()).build().unwrap();
+    let runner = QueueRunner::new(q.clone())
+        .with_op(|| Err(Error::invalid_argument("i fail")))
+        .with_op(|| Err(Error::data_loss("so fail")));
+    let errors = runner.errors();
+    let threads = runner.start_without_coordinator().unwrap();
+    let mut kinds: Vec<Kind> = threads
+        .into_iter()
+        .map(|t| t.join().unwrap().unwrap_err().kind())
+        .collect();
+    kinds.sort_by_key(|k| format!("{k:?}"));
+    assert_eq!(kinds, [Kind::DataLoss, Kind::InvalidArgument]);
+    let mut raised: Vec<String> = errors
+        .get()
+        .iter()
+        .map(|e| e.message().to_owned())
+        .collect();
+    raised.sort();
+    assert_eq!(raised, ["i fail", "so fail"]);
+    // The failing runner closed its queue with cancellation: nothing waits.
+    assert_eq!(q.dequeue().unwrap_err().kind(), Kind::OutOfRange);
+}
+
+// queue_runner_impl.py: queue_closed_exception_types, (OutOfRangeError,)
+// by default; an empty tuple is a TypeError.
+#[test]
+fn queue_closed_kinds_choose_which_errors_end_a_thread_cleanly() {
+    let q: Arc<dyn Queue> =
+        FifoQueue::builder(4, scalar_i64()).build().unwrap();
+    assert_eq!(
+        QueueRunner::new(q.clone()).closed_kinds(),
+        [Kind::OutOfRange]
+    );
+    let e = QueueRunner::new(q.clone())
+        .queue_closed_kinds([])
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+
+    // Cancelled counts as closed: a thread failing with it ends cleanly,
+    // the coordinator sees no error, and the queue is closed as at the
+    // end of input.
+    let runner = QueueRunner::new(q.clone())
+        .with_op(|| Err(Error::cancelled("upstream queue closed")))
+        .queue_closed_kinds([Kind::OutOfRange, Kind::Cancelled])
+        .unwrap();
+    let errors = runner.errors();
+    let mut pipeline = Pipeline::new();
+    pipeline.add_runner(runner).unwrap();
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    assert_eq!(
+        q.dequeue_timeout(LONG).unwrap_err().kind(),
+        Kind::OutOfRange
+    );
+    coord.join(threads, GRACE).unwrap();
+    assert!(errors.get().is_empty());
+
+    // By default the same error is a real one.
+    let q: Arc<dyn Queue> =
+        FifoQueue::builder(4, scalar_i64()).build().unwrap();
+    let runner = QueueRunner::new(q.clone())
+        .with_op(|| Err(Error::cancelled("upstream queue closed")));
+    let errors = runner.errors();
+    let mut pipeline = Pipeline::new();
+    pipeline.add_runner(runner).unwrap();
+    let coord = Coordinator::new();
+    let threads = pipeline.start(&coord).unwrap();
+    let e = coord.join(threads, GRACE).unwrap_err();
+    assert_eq!(e.kind(), Kind::Cancelled);
+    assert_eq!(errors.get().len(), 1);
+}
+
+// coordinator_test.py testStopAsync / testJoinIgnoresOutOfRange and
+// testCleanStopExceptionTypes-like: which kinds are a clean stop.
+#[test]
+fn clean_stop_kinds_decide_which_errors_join_reports() {
+    let coord = Coordinator::new();
+    assert_eq!(coord.clean_stop_kinds(), [Kind::OutOfRange]);
+    coord.request_stop_with(Error::out_of_range("end")).unwrap();
+    assert!(coord.should_stop());
+    coord.join([], GRACE).unwrap();
+
+    // With Cancelled also clean, a thread ending Cancelled is no error...
+    let coord = Coordinator::with_clean_stop_kinds([
+        Kind::OutOfRange,
+        Kind::Cancelled,
+    ]);
+    let t = coord
+        .spawn("t", || Err(Error::cancelled("queue cancelled")))
+        .unwrap();
+    coord.join([t], GRACE).unwrap();
+    assert!(coord.error().is_none());
+
+    // ...and with no clean kind, even OutOfRange is an error.
+    let coord = Coordinator::with_clean_stop_kinds([]);
+    coord.request_stop_with(Error::out_of_range("end")).unwrap();
+    assert_eq!(coord.join([], GRACE).unwrap_err().kind(), Kind::OutOfRange);
+}
+
+// coordinator_test.py testJoinAllRegistered / testJoinSomeRegistered:
+// join() with no list joins every registered thread, and a list adds to
+// them.
+#[test]
+fn join_with_no_handles_joins_every_registered_thread() {
+    let coord = Coordinator::new();
+    let (tx, rx) = mpsc::channel::<()>();
+    let ended = Arc::new(AtomicUsize::new(0));
+    for i in 0..3 {
+        let (coord2, ended) = (coord.clone(), ended.clone());
+        let t = coord
+            .spawn(format!("registered-{i}"), move || {
+                coord2.wait_for_stop(None);
+                ended.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
+        coord.register_thread(t);
+    }
+    let extra = {
+        let ended = ended.clone();
+        coord
+            .spawn("extra", move || {
+                rx.recv().unwrap();
+                ended.fetch_add(1, Ordering::SeqCst);
+                Err(Error::data_loss("extra failed"))
+            })
+            .unwrap()
+    };
+    tx.send(()).unwrap();
+    let e = coord.join([extra], GRACE).unwrap_err();
+    assert_eq!(e.kind(), Kind::DataLoss);
+    // Every registered thread was waited for, not only the one passed.
+    assert_eq!(ended.load(Ordering::SeqCst), 4);
+    assert!(coord.joined());
+}
+
+// coordinator_test.py testJoinGraceExpires / testJoinIgnoresLiveThreads
+// (ignore_live_threads=True).
+#[test]
+fn ignore_live_threads_leaves_stragglers_without_an_error() {
+    let coord = Coordinator::new();
+    let (tx, rx) = mpsc::channel::<()>();
+    let straggler = thread::Builder::new()
+        .name("straggler".into())
+        .spawn(move || {
+            rx.recv().unwrap();
+            Ok(())
+        })
+        .unwrap();
+    coord.register_thread(straggler);
+    coord.request_stop();
+    coord
+        .join_with(
+            [],
+            JoinOptions::new(Duration::ZERO).ignore_live_threads(true),
+        )
+        .unwrap();
+    // The same without ignoring: DeadlineExceeded naming the thread.
+    let (tx2, rx2) = mpsc::channel::<()>();
+    let straggler = thread::Builder::new()
+        .name("straggler-2".into())
+        .spawn(move || {
+            rx2.recv().unwrap();
+            Ok(())
+        })
+        .unwrap();
+    let e = coord.join([straggler], Duration::ZERO).unwrap_err();
+    assert_eq!(e.kind(), Kind::DeadlineExceeded);
+    assert!(e.message().contains("straggler-2"), "{e}");
+    tx.send(()).unwrap();
+    tx2.send(()).unwrap();
+}
+
+// coordinator_test.py testRequestStopRaisesIfJoined /
+// testRequestStopRaisesIfJoined_ExcInfo: after join, an error passed to
+// request_stop is raised instead of being lost; a clean stop is not.
+#[test]
+fn request_stop_after_join_returns_the_error_and_clear_stop_resets() {
+    let coord = Coordinator::new();
+    coord.request_stop();
+    coord.join([], GRACE).unwrap();
+    assert!(coord.joined());
+    let e = coord
+        .request_stop_with(Error::internal("after join"))
+        .unwrap_err();
+    assert_eq!(e.message(), "after join");
+    coord.request_stop_with(Error::out_of_range("end")).unwrap();
+    assert!(coord.raise_requested_exception().is_ok());
+
+    // testClearStopClearsExceptionToo: clear_stop forgets the stop, the
+    // error and the join.
+    let coord = Coordinator::new();
+    coord.request_stop_with(Error::data_loss("first")).unwrap();
+    assert_eq!(
+        coord.raise_requested_exception().unwrap_err().kind(),
+        Kind::DataLoss
+    );
+    assert!(coord.join([], GRACE).is_err());
+    coord.clear_stop();
+    assert!(!coord.should_stop());
+    assert!(!coord.joined());
+    assert!(coord.error().is_none());
+    coord.request_stop();
+    coord.join([], GRACE).unwrap();
 }

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use feedstock::coord::QueueRunner;
 use feedstock::coord::{Coordinator, Pipeline, ThreadHandle};
 use feedstock::input::{
-    input_producer, match_filenames_once, range_input_producer,
+    input_producer, limit_epochs, match_filenames_once, range_input_producer,
     slice_input_producer, string_input_producer,
 };
 use feedstock::queue::{FifoQueue, Queue};
@@ -244,4 +245,89 @@ fn a_reader_refuses_a_queue_that_does_not_hold_strings() {
     assert_eq!(e.kind(), Kind::InvalidArgument);
     coord.request_stop();
     coord.join(threads, JOIN).unwrap();
+}
+
+// input.py limit_epochs / input_producer: `num_epochs <= 0` raises
+// ValueError("num_epochs must be > 0").
+#[test]
+fn num_epochs_zero_is_refused_by_every_producer() {
+    let mut pipeline = Pipeline::new();
+    let e = string_input_producer(&mut pipeline, vec!["a".to_owned()])
+        .num_epochs(0)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+    assert!(e.message().contains("num_epochs must be > 0"), "{e}");
+    let e = range_input_producer(&mut pipeline, 3)
+        .num_epochs(0)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+    let e = slice_input_producer(
+        &mut pipeline,
+        vec![Tensor::vector(vec![1i64, 2])],
+    )
+    .num_epochs(0)
+    .build()
+    .unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+    let e = input_producer(&mut pipeline, Tensor::vector(vec![1i64]))
+        .num_epochs(0)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+    assert_eq!(pipeline.pending_runners(), 0, "nothing was registered");
+    assert_eq!(
+        limit_epochs(Tensor::scalar(1i64), Some(0))
+            .unwrap_err()
+            .kind(),
+        Kind::InvalidArgument
+    );
+}
+
+// input_test.py LimitEpochsTest.testNoLimit / testLimit: the tensor comes
+// out num_epochs times, then OutOfRange.
+#[test]
+fn limit_epochs_hands_out_the_tensor_num_epochs_times_then_ends() {
+    let love = Tensor::scalar(Bytes::from_static(b"love me"));
+    let limited = limit_epochs(love.clone(), Some(2)).unwrap();
+    assert_eq!(limited.next().unwrap(), love);
+    assert_eq!(limited.next().unwrap(), love);
+    let e = limited.next().unwrap_err();
+    assert_eq!(e.kind(), Kind::OutOfRange);
+    assert!(limited.next().unwrap_err().is_out_of_range());
+    assert_eq!(limited.epochs_taken(), 2);
+
+    let unlimited = limit_epochs(love.clone(), None).unwrap();
+    for _ in 0..100 {
+        assert_eq!(unlimited.next().unwrap(), love);
+    }
+    assert_eq!(unlimited.epochs_taken(), 100);
+}
+
+#[test]
+fn limit_epochs_shared_by_runner_threads_delivers_exactly_the_limit() {
+    let q = FifoQueue::builder(
+        4,
+        feedstock::queue::QueueSpec::dtypes([feedstock::DType::I64]),
+    )
+    .build()
+    .unwrap();
+    let limited =
+        Arc::new(limit_epochs(Tensor::scalar(7i64), Some(50)).unwrap());
+    let dyn_q: Arc<dyn Queue> = q.clone();
+    let mut runner = QueueRunner::new(dyn_q);
+    for _ in 0..3 {
+        let (limited, q) = (limited.clone(), q.clone());
+        runner.add_op(move || q.enqueue(vec![limited.next()?.into()]));
+    }
+    let mut pipeline = Pipeline::new();
+    pipeline.add_runner(runner).unwrap();
+    let (coord, threads) = start(&mut pipeline);
+    let mut n = 0;
+    while q.dequeue().is_ok() {
+        n += 1;
+    }
+    coord.join(threads, JOIN).unwrap();
+    assert_eq!(n, 50);
 }

@@ -187,7 +187,7 @@ fn shut_down_chain(threads: usize) -> Vec<String> {
             ])
         });
     }
-    pipeline.add_runner(runner);
+    pipeline.add_runner(runner).unwrap();
     let coord = Coordinator::new();
     let handles = pipeline.start(&coord).unwrap();
 

@@ -150,10 +150,12 @@ fn a_file_shorter_than_its_header_is_data_loss_and_later_files_are_read() {
     let good = write(dir.path(), "good.bin", b"HHHHxy");
     let r = reader(2, 4, 0, 0);
     let files = Files::new([short.clone(), empty.clone(), good.clone()]);
-    for bad in [&short, &empty] {
+    for (bad, size) in [(&short, 2), (&empty, 0)] {
         let e = r.read(&files).unwrap_err();
         assert_eq!(e.kind(), Kind::DataLoss, "{e}");
         assert_eq!(e.file(), Some(bad.as_str()));
+        // The offset where the file ended, inside the header.
+        assert_eq!(e.offset(), Some(size), "{e}");
         assert!(e.message().contains("header"), "{e}");
     }
     // Unlike TensorFlow, a short file does not end the input.
@@ -173,4 +175,5 @@ fn a_file_shorter_than_header_plus_footer_is_data_loss() {
         .unwrap_err();
     assert_eq!(e.kind(), Kind::DataLoss);
     assert_eq!(e.file(), Some(f.as_str()));
+    assert_eq!(e.offset(), Some(3), "{e}");
 }

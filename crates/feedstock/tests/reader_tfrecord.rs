@@ -81,6 +81,7 @@ fn a_corrupt_tfrecord_is_data_loss_naming_the_file() {
             .unwrap_err();
         assert_eq!(e.kind(), Kind::DataLoss, "{e}");
         assert_eq!(e.file(), Some(f.as_str()));
+        assert!(e.offset().is_some(), "every DataLoss names an offset: {e}");
     }
 }
 
@@ -93,6 +94,30 @@ fn an_empty_tfrecord_file_is_data_loss_naming_it() {
         .unwrap_err();
     assert_eq!(e.kind(), Kind::DataLoss, "{e}");
     assert_eq!(e.file(), Some(f.as_str()));
+    assert_eq!(e.offset(), Some(0), "{e}");
+}
+
+#[test]
+fn an_allowed_empty_tfrecord_file_has_no_records_in_every_compression() {
+    // TensorFlow reads a 0-byte file as no records whatever its
+    // compression_type; allow_empty_files(true) means the same here.
+    for c in [Compression::None, Compression::Gzip, Compression::Zlib] {
+        let dir = tempfile::tempdir().unwrap();
+        let f = write(dir.path(), "empty.tfrecord", b"");
+        let r = Reader::new(
+            TfRecordReader::builder()
+                .compression(c)
+                .allow_empty_files(true)
+                .build(),
+        );
+        assert!(read_all(&r, &Files::new([f])).is_empty(), "{c:?}");
+        assert_eq!(r.num_work_units_completed(), 1, "{c:?}");
+        // Without the option it is still DataLoss naming the file.
+        let f = write(dir.path(), "empty2.tfrecord", b"");
+        let e = tfrecord(c).read(&Files::new([f.clone()])).unwrap_err();
+        assert_eq!(e.kind(), Kind::DataLoss, "{c:?}: {e}");
+        assert_eq!((e.file(), e.offset()), (Some(f.as_str()), Some(0)));
+    }
 }
 
 #[test]
@@ -173,4 +198,5 @@ fn a_cut_compressed_fixed_length_file_is_data_loss_naming_it() {
     };
     assert_eq!(e.kind(), Kind::DataLoss, "{e}");
     assert_eq!(e.file(), Some(f.as_str()));
+    assert!(e.offset().is_some(), "every DataLoss names an offset: {e}");
 }

@@ -3,31 +3,40 @@
 //!
 //! ```text
 //! spec   := entry (',' entry)*
-//! entry  := NAME ':' TYPE ['*' N]     N consecutive columns, one feature
+//! entry  := NAME ':' TYPE ['*' N] ['=' DEFAULT]
+//!                                     N consecutive columns, one feature
 //!         | '_' ['*' N]               N columns that are skipped
 //! TYPE   := int64 | float | bytes
 //! ```
 //!
 //! Entries take the CSV's columns left to right. `image:float*64` packs 64
 //! columns into one float feature of 64 values; `label:int64` is one
-//! column. Names must be distinct and non-empty; spaces around the parts
-//! are ignored. Number fields are required; an empty bytes field is the
-//! empty string.
+//! column; `temp:float=0` is a column whose empty (or `--na-value`)
+//! fields read as 0, as `decode_csv`'s `record_defaults` give. Names must
+//! be distinct and non-empty; spaces around the parts are ignored. Number
+//! fields without a default are required; an empty bytes field is the
+//! empty string unless a default says otherwise. The columns add up to at
+//! most [`MAX_COLUMNS`].
 
 use std::str::FromStr;
+
+/// The most columns a spec may cover, skipped ones included: far more
+/// than any CSV has, few enough that the per-column state of a batch
+/// stays small.
+pub(crate) const MAX_COLUMNS: usize = 1_000_000;
 
 use feedstock::decode::csv::RecordDefault;
 use feedstock::{DType, Error, Result};
 
 /// A parsed column spec.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ColumnSpec {
     /// The entries, in column order.
     pub(crate) entries: Vec<Entry>,
 }
 
 /// One entry: some consecutive columns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Entry {
     /// The feature's name, or `None` for skipped columns.
     pub(crate) name: Option<String>,
@@ -35,6 +44,8 @@ pub(crate) struct Entry {
     pub(crate) ty: ValueType,
     /// How many columns.
     pub(crate) count: usize,
+    /// What an empty field reads as, if not required.
+    pub(crate) default: Option<RecordDefault>,
 }
 
 /// The type of a feature's values: the three lists of `tf.train.Feature`.
@@ -49,6 +60,15 @@ pub(crate) enum ValueType {
 }
 
 impl ValueType {
+    /// The type's name in a spec.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ValueType::Int64 => "int64",
+            ValueType::Float => "float",
+            ValueType::Bytes => "bytes",
+        }
+    }
+
     /// The dtype `decode_csv` parses the columns as.
     pub(crate) fn dtype(self) -> DType {
         match self {
@@ -86,9 +106,10 @@ impl ColumnSpec {
         let mut out = Vec::new();
         for e in self.entries.iter().filter(|e| e.name.is_some()) {
             for _ in 0..e.count {
-                out.push(match e.ty {
-                    ValueType::Bytes => RecordDefault::string(""),
-                    ty => RecordDefault::required(ty.dtype())?,
+                out.push(match (&e.default, e.ty) {
+                    (Some(d), _) => d.clone(),
+                    (None, ValueType::Bytes) => RecordDefault::string(""),
+                    (None, ty) => RecordDefault::required(ty.dtype())?,
                 });
             }
         }
@@ -107,6 +128,7 @@ impl FromStr for ColumnSpec {
     /// text) and what is wrong with it.
     fn from_str(s: &str) -> Result<ColumnSpec> {
         let mut entries: Vec<Entry> = Vec::new();
+        let mut columns = 0usize;
         for (i, part) in s.split(',').enumerate() {
             let entry = parse_entry(part.trim()).map_err(|why| {
                 Error::invalid_argument(format!(
@@ -125,6 +147,17 @@ impl FromStr for ColumnSpec {
                     )));
                 }
             }
+            columns = columns
+                .checked_add(entry.count)
+                .filter(|&c| c <= MAX_COLUMNS)
+                .ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "bad column spec entry {} {:?}: the columns add up \
+                         to more than {MAX_COLUMNS}",
+                        i + 1,
+                        part.trim()
+                    ))
+                })?;
             entries.push(entry);
         }
         if entries.iter().all(|e| e.name.is_none()) {
@@ -141,24 +174,43 @@ fn parse_entry(part: &str) -> std::result::Result<Entry, String> {
     if part.is_empty() {
         return Err("empty entry (expected NAME:TYPE or _)".into());
     }
+    let (part, default) = match part.split_once('=') {
+        Some((head, d)) => (head.trim(), Some(d.trim())),
+        None => (part, None),
+    };
     let (head, count) = match part.split_once('*') {
         Some((head, n)) => {
             let n = n.trim();
-            let count = n.parse::<usize>().ok().filter(|&c| c > 0);
-            let Some(count) = count else {
+            let digits =
+                !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+            if !digits || n.bytes().all(|b| b == b'0') {
                 return Err(format!(
                     "the count {n:?} after '*' is not a positive integer"
                 ));
-            };
+            }
+            let count = n
+                .parse::<usize>()
+                .ok()
+                .filter(|&c| c <= MAX_COLUMNS)
+                .ok_or_else(|| {
+                    format!(
+                        "the count {n} after '*' is too big (at most \
+                         {MAX_COLUMNS} columns)"
+                    )
+                })?;
             (head.trim(), count)
         }
         None => (part, 1),
     };
     if head == "_" {
+        if default.is_some() {
+            return Err("a skipped column takes no default".into());
+        }
         return Ok(Entry {
             name: None,
             ty: ValueType::Bytes,
             count,
+            default: None,
         });
     }
     let Some((name, ty)) = head.split_once(':') else {
@@ -178,10 +230,34 @@ fn parse_entry(part: &str) -> std::result::Result<Entry, String> {
             ))
         }
     };
+    let default = match default {
+        None => None,
+        Some(d) => Some(parse_default(ty, d)?),
+    };
     Ok(Entry {
         name: Some(name.to_owned()),
         ty,
         count,
+        default,
+    })
+}
+
+/// Parses the default after '=' as a value of `ty`.
+fn parse_default(
+    ty: ValueType,
+    d: &str,
+) -> std::result::Result<RecordDefault, String> {
+    let bad = |e: &dyn std::fmt::Display| {
+        format!("the default {d:?} is not a valid {}: {e}", ty.name())
+    };
+    Ok(match ty {
+        ValueType::Int64 => {
+            RecordDefault::i64(d.parse().map_err(|e| bad(&e))?)
+        }
+        ValueType::Float => {
+            RecordDefault::f32(d.parse().map_err(|e| bad(&e))?)
+        }
+        ValueType::Bytes => RecordDefault::string(d.to_owned()),
     })
 }
 
@@ -194,6 +270,7 @@ mod tests {
             name: Some(name.into()),
             ty,
             count,
+            default: None,
         }
     }
 
@@ -210,7 +287,8 @@ mod tests {
                 Entry {
                     name: None,
                     ty: ValueType::Bytes,
-                    count: 2
+                    count: 2,
+                    default: None,
                 },
                 entry("id", ValueType::Bytes, 1),
             ]
@@ -236,11 +314,43 @@ mod tests {
             ("a:float*x", "the count \"x\""),
             ("a:int64,a:float", "the name \"a\" is used twice"),
             ("_*3", "it names no feature"),
+            (
+                "a:int64*100000000000",
+                "the count 100000000000 after '*' is too big",
+            ),
+            (
+                "_*18446744073709551615,a:int64",
+                "the count 18446744073709551615 after '*' is too big",
+            ),
+            ("_*99999999999999999999999", "is too big"),
+            ("_*600000,a:int64*600000", "add up to more than 1000000"),
+            ("a:int64=x", "the default \"x\" is not a valid int64"),
+            ("a:float=", "the default \"\" is not a valid float"),
+            ("_=0,a:int64", "a skipped column takes no default"),
         ];
         for (spec, want) in cases {
             let err = spec.parse::<ColumnSpec>().unwrap_err();
             assert_eq!(err.kind(), feedstock::Kind::InvalidArgument);
             assert!(err.to_string().contains(want), "{spec}: {err}");
         }
+    }
+
+    #[test]
+    fn defaults_fill_only_their_columns() {
+        let spec: ColumnSpec =
+            "station:bytes=?,temp:float*2=0.5,n:int64=-1,id:int64"
+                .parse()
+                .unwrap();
+        let d = spec.defaults().unwrap();
+        assert_eq!(
+            d,
+            [
+                RecordDefault::string("?"),
+                RecordDefault::f32(0.5),
+                RecordDefault::f32(0.5),
+                RecordDefault::i64(-1),
+                RecordDefault::required(DType::I64).unwrap(),
+            ]
+        );
     }
 }

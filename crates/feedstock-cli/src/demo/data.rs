@@ -13,6 +13,7 @@ use bytes::Bytes;
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::FeatureSpec;
 use feedstock::decode::Records;
+use feedstock::io::fs::OutputOptions;
 use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
 use feedstock::proto::{Example, ExampleBuilder};
@@ -198,9 +199,14 @@ impl Digits {
             .collect();
         let mut builder = WriterBuilder::new();
         builder.compression(Compression::None);
+        // The demo owns these files and writes them again on every run;
+        // each is replaced atomically, so an interrupted run leaves the
+        // previous ones whole.
+        let mut options = OutputOptions::new();
+        options.force(true);
         let mut writers = paths
             .iter()
-            .map(|p| builder.create(p))
+            .map(|p| builder.create_output(&p.to_string_lossy(), &options))
             .collect::<Result<Vec<_>>>()?;
         let mut buf = Vec::new();
         for i in 0..self.len() {
@@ -211,7 +217,7 @@ impl Digits {
             writers[i % shards].write_record(&buf)?;
         }
         for w in writers {
-            w.finish()?;
+            w.commit()?;
         }
         Ok(paths)
     }

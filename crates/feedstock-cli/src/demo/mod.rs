@@ -16,7 +16,7 @@ mod model;
 mod runlog;
 
 use std::fs;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use feedstock::{Error, Result};
@@ -42,29 +42,36 @@ pub(crate) struct Config {
     /// Directory to write the TFRecord files and summaries into.
     #[arg(long, default_value = "out/demo")]
     pub(crate) out_dir: PathBuf,
-    /// Passes over the training digits, for each method.
-    #[arg(long, default_value_t = 10, value_parser = positive)]
+    /// Passes over the training digits, for each method (1 to 10000).
+    #[arg(long, default_value_t = 10, value_parser = |s: &str| positive(s, 10_000))]
     pub(crate) epochs: usize,
-    /// Examples per training step.
-    #[arg(long, default_value_t = 32, value_parser = positive)]
+    /// Examples per training step (1 to 100000).
+    #[arg(long, default_value_t = 32, value_parser = |s: &str| positive(s, 100_000))]
     pub(crate) batch_size: usize,
-    /// Threads filling each example queue.
-    #[arg(long, default_value_t = 2, value_parser = positive)]
+    /// Threads filling each example queue (1 to 256).
+    #[arg(long, default_value_t = 2, value_parser = |s: &str| positive(s, crate::args::MAX_THREADS as usize))]
     pub(crate) threads: usize,
     /// Seed of the train/test split and of every shuffle.
     #[arg(long, default_value_t = 7)]
     pub(crate) seed: u64,
-    /// SGD learning rate.
-    #[arg(long, default_value_t = 0.5)]
+    /// SGD learning rate: a finite number above 0, at most 1000.
+    #[arg(long, default_value_t = 0.5, value_parser = learning_rate)]
     pub(crate) learning_rate: f32,
 }
 
-/// Parses a count that must be at least 1.
-fn positive(s: &str) -> std::result::Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".to_owned()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
+/// Parses a count from 1 to `max`.
+fn positive(s: &str, max: usize) -> std::result::Result<usize, String> {
+    crate::args::in_range(s, 1, max)
+}
+
+/// Parses a learning rate: finite, above 0, at most 1000 (NaN, infinite,
+/// zero or negative rates would train nothing or diverge at once).
+fn learning_rate(s: &str) -> std::result::Result<f32, String> {
+    let r: f32 = s.trim().parse().map_err(|e| format!("{e}"))?;
+    if r.is_finite() && r > 0.0 && r <= 1000.0 {
+        Ok(r)
+    } else {
+        Err("must be a number above 0 and at most 1000".to_owned())
     }
 }
 
@@ -81,12 +88,16 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
     let csv = config.data_dir.join("digits.csv.gz");
     let digits = Digits::load(&csv)?;
     let (train, test) = digits.split(TEST_LEN, config.seed);
-    println!(
+    // Written, not printed: a closed pipe is an error to return, not a
+    // panic.
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
         "digits: {} train, {} held out (seed {})",
         train.len(),
         test.len(),
         config.seed
-    );
+    )?;
     fs::create_dir_all(&config.out_dir).map_err(|e| {
         Error::io(e).with_file(config.out_dir.to_string_lossy())
     })?;
@@ -94,12 +105,13 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
         utf8(train.write_shards(&config.out_dir, "train", TRAIN_SHARDS)?)?;
     let test_files =
         utf8(test.write_shards(&config.out_dir, "test", TEST_SHARDS)?)?;
-    println!(
+    writeln!(
+        out,
         "wrote {} train and {} held-out TFRecord files to {}",
         train_files.len(),
         test_files.len(),
         config.out_dir.display()
-    );
+    )?;
     let show_progress = std::io::stdout().is_terminal();
     let eval = FileEvaluator {
         files: test_files,
@@ -126,7 +138,7 @@ pub(crate) fn run(config: &Config) -> anyhow::Result<()> {
             e.with_message(msg)
         })?;
         log.finish()?;
-        print_report(&report);
+        print_report(&mut out, &report)?;
     }
     Ok(())
 }
@@ -151,7 +163,7 @@ fn utf8(paths: Vec<PathBuf>) -> Result<Vec<String>> {
 }
 
 /// One line: `METHOD  N examples/s  test accuracy A  example queue ...`.
-fn print_report(r: &Report) {
+fn print_report(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
     let queue = match &r.queue_fullness {
         Some(f) => format!(
             "   example queue {:5.1}% full on average ({})",
@@ -160,10 +172,11 @@ fn print_report(r: &Report) {
         ),
         None => String::new(),
     };
-    println!(
+    writeln!(
+        out,
         "{:<10} {:>9.0} examples/s   test accuracy {:.3}{queue}",
         r.method,
         r.examples_per_sec(),
         r.test_accuracy,
-    );
+    )
 }

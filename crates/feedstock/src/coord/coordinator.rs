@@ -51,7 +51,7 @@ const JOIN_POLL: Duration = Duration::from_millis(20);
 ///         Ok(())
 ///     })?
 /// };
-/// coord.request_stop_with(Error::data_loss("bad record"));
+/// coord.request_stop_with(Error::data_loss("bad record"))?;
 /// let err = coord.join(vec![worker], Duration::from_secs(10)).unwrap_err();
 /// assert_eq!(err.kind(), Kind::DataLoss);
 /// # Ok::<(), feedstock::Error>(())
@@ -61,23 +61,67 @@ pub struct Coordinator {
     inner: Arc<Inner>,
 }
 
-#[derive(Default)]
 struct Inner {
     /// Set once stop is requested; read without the lock.
     stop: AtomicBool,
+    /// The error kinds that count as a clean stop.
+    clean: Vec<Kind>,
     state: Mutex<State>,
     /// Notified when stop is requested and when a coordinated thread
     /// ends.
     changed: Condvar,
 }
 
+impl Default for Inner {
+    fn default() -> Inner {
+        Inner {
+            stop: AtomicBool::new(false),
+            clean: vec![Kind::OutOfRange],
+            state: Mutex::default(),
+            changed: Condvar::new(),
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
-    /// The first error passed to `request_stop_with` that is not
-    /// OutOfRange.
+    /// The first error passed to `request_stop_with` that is not a clean
+    /// stop.
     error: Option<Error>,
     /// Callbacks to run at the first stop request.
     on_stop: Vec<StopCallback>,
+    /// Threads registered to be joined by every `join`.
+    registered: Vec<ThreadHandle>,
+    /// Set by `join` (whatever it returns), cleared by `clear_stop`.
+    joined: bool,
+}
+
+/// How [`Coordinator::join_with`] waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JoinOptions {
+    /// How long threads get to end after a stop request.
+    pub grace: Duration,
+    /// Whether threads still running after `grace` are left running
+    /// without an error (TensorFlow's `ignore_live_threads`); by default
+    /// they are an error naming them.
+    pub ignore_live_threads: bool,
+}
+
+impl JoinOptions {
+    /// Waits `grace` after a stop request; live threads then are an
+    /// error.
+    pub fn new(grace: Duration) -> JoinOptions {
+        JoinOptions {
+            grace,
+            ignore_live_threads: false,
+        }
+    }
+
+    /// Sets [`JoinOptions::ignore_live_threads`].
+    pub fn ignore_live_threads(mut self, ignore: bool) -> JoinOptions {
+        self.ignore_live_threads = ignore;
+        self
+    }
 }
 
 impl fmt::Debug for Coordinator {
@@ -87,14 +131,43 @@ impl fmt::Debug for Coordinator {
             .field("stop_requested", &self.should_stop())
             .field("error", &st.error)
             .field("stop_callbacks", &st.on_stop.len())
+            .field("registered_threads", &st.registered.len())
+            .field("joined", &st.joined)
+            .field("clean_stop_kinds", &self.inner.clean)
             .finish()
     }
 }
 
 impl Coordinator {
-    /// A coordinator with no stop requested.
+    /// A coordinator with no stop requested, for which OutOfRange is a
+    /// clean stop.
     pub fn new() -> Coordinator {
         Coordinator::default()
+    }
+
+    /// A coordinator for which errors of the kinds `kinds` are a clean
+    /// stop rather than an error (TensorFlow's
+    /// `clean_stop_exception_types`; OutOfRange by default). With no kind,
+    /// every error counts.
+    pub fn with_clean_stop_kinds(
+        kinds: impl IntoIterator<Item = Kind>,
+    ) -> Coordinator {
+        Coordinator {
+            inner: Arc::new(Inner {
+                clean: kinds.into_iter().collect(),
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// The error kinds that count as a clean stop.
+    pub fn clean_stop_kinds(&self) -> &[Kind] {
+        &self.inner.clean
+    }
+
+    /// Whether `err` is a clean stop for this coordinator.
+    fn is_clean(&self, err: &Error) -> bool {
+        self.inner.clean.contains(&err.kind())
     }
 
     /// Requests that all threads stop. Runs the stop callbacks the first
@@ -115,17 +188,61 @@ impl Coordinator {
         }
     }
 
-    /// Requests a stop because of `err`. The first error that is not
-    /// OutOfRange is kept and returned by [`Coordinator::join`]; an
-    /// OutOfRange error is a clean stop.
-    pub fn request_stop_with(&self, err: Error) {
-        if err.kind() != Kind::OutOfRange {
+    /// Requests a stop because of `err`. The first error that is not a
+    /// [clean stop](Coordinator::clean_stop_kinds) is kept and returned
+    /// by [`Coordinator::join`]; a clean-stop error is a plain stop.
+    ///
+    /// # Errors
+    /// `err` itself, when it is not a clean stop and the coordinator was
+    /// already joined: nobody would report it otherwise (TensorFlow's
+    /// `request_stop` raises it in that case). A stop is still requested.
+    pub fn request_stop_with(&self, err: Error) -> Result<()> {
+        let mut late = None;
+        if !self.is_clean(&err) {
             let mut st = self.inner.state.lock();
-            if st.error.is_none() {
+            if st.joined {
+                late = Some(err);
+            } else if st.error.is_none() {
                 st.error = Some(err);
             }
         }
         self.request_stop();
+        late.map_or(Ok(()), Err)
+    }
+
+    /// Forgets a stop request and its error, so that the coordinator can
+    /// be used again (TensorFlow's `clear_stop`); also clears
+    /// [`Coordinator::joined`]. Stop callbacks already run are not
+    /// registered again.
+    pub fn clear_stop(&self) {
+        let mut st = self.inner.state.lock();
+        st.joined = false;
+        st.error = None;
+        self.inner.stop.store(false, Ordering::SeqCst);
+    }
+
+    /// Registers a thread to be joined by every [`Coordinator::join`]
+    /// along with the threads it is given (TensorFlow's
+    /// `register_thread`): `join` with no handle then joins every
+    /// registered thread.
+    pub fn register_thread(&self, thread: ThreadHandle) {
+        self.inner.state.lock().registered.push(thread);
+        self.inner.changed.notify_all();
+    }
+
+    /// Whether [`Coordinator::join`] has run (since the last
+    /// [`Coordinator::clear_stop`]).
+    pub fn joined(&self) -> bool {
+        self.inner.state.lock().joined
+    }
+
+    /// The error the stop was requested with, as an `Err`, if any
+    /// (TensorFlow's `raise_requested_exception`).
+    ///
+    /// # Errors
+    /// The first error that is not a clean stop.
+    pub fn raise_requested_exception(&self) -> Result<()> {
+        self.error().map_or(Ok(()), Err)
     }
 
     /// Whether a stop has been requested.
@@ -214,25 +331,47 @@ impl Coordinator {
             })
     }
 
-    /// Waits for `threads` to end, and returns the first real error.
-    ///
-    /// Like TensorFlow's `Coordinator.join`: waits until every thread has
-    /// ended or a stop is requested; after a stop request, gives the
-    /// remaining threads `grace` to end. Threads still running then are
-    /// left running (detached) and named in the error.
+    /// Waits for `threads` and every [registered](Coordinator::register_thread)
+    /// thread to end, and returns the first real error; the same as
+    /// [`Coordinator::join_with`] with [`JoinOptions::new`]`(grace)`.
+    /// Pass no handle (`[]`) to join the registered threads only
+    /// (TensorFlow's `join()`).
     ///
     /// # Errors
-    /// The error the stop was requested with, or else the first error a
-    /// thread returned that is not OutOfRange (a thread that panicked
-    /// gives Internal). Without such an error, DeadlineExceeded naming
-    /// every thread that did not end within `grace`; with one, those
-    /// names are appended to its message.
+    /// See [`Coordinator::join_with`].
     pub fn join(
         &self,
         threads: impl IntoIterator<Item = ThreadHandle>,
         grace: Duration,
     ) -> Result<()> {
-        let threads: Vec<ThreadHandle> = threads.into_iter().collect();
+        self.join_with(threads, JoinOptions::new(grace))
+    }
+
+    /// Waits for `threads` and every registered thread to end, and
+    /// returns the first real error.
+    ///
+    /// Like TensorFlow's `Coordinator.join`: waits until every thread has
+    /// ended or a stop is requested; after a stop request, gives the
+    /// remaining threads `options.grace` to end. Threads still running
+    /// then are left running (detached) and, unless
+    /// `options.ignore_live_threads`, named in the error. Marks the
+    /// coordinator [joined](Coordinator::joined) and forgets the
+    /// registered threads.
+    ///
+    /// # Errors
+    /// The error the stop was requested with, or else the first error a
+    /// thread returned that is not a clean stop (a thread that panicked
+    /// gives Internal). Without such an error, DeadlineExceeded naming
+    /// every thread that did not end within the grace period (unless
+    /// ignored); with one, those names are appended to its message.
+    pub fn join_with(
+        &self,
+        threads: impl IntoIterator<Item = ThreadHandle>,
+        options: JoinOptions,
+    ) -> Result<()> {
+        let grace = options.grace;
+        let mut threads: Vec<ThreadHandle> = threads.into_iter().collect();
+        threads.append(&mut self.inner.state.lock().registered);
         let all_done = |t: &[ThreadHandle]| t.iter().all(|h| h.is_finished());
         {
             let mut st = self.inner.state.lock();
@@ -262,7 +401,7 @@ impl Coordinator {
             }
             let err = match handle.join() {
                 Ok(Ok(())) => continue,
-                Ok(Err(e)) if e.is_out_of_range() => continue,
+                Ok(Err(e)) if self.is_clean(&e) => continue,
                 Ok(Err(e)) => e,
                 Err(payload) => Error::internal(format!(
                     "thread '{name}' panicked: {}",
@@ -271,7 +410,8 @@ impl Coordinator {
             };
             first.get_or_insert(err);
         }
-        if stragglers.is_empty() {
+        self.inner.state.lock().joined = true;
+        if stragglers.is_empty() || options.ignore_live_threads {
             return first.map_or(Ok(()), Err);
         }
         let names = stragglers.join(", ");
@@ -305,13 +445,15 @@ pub struct StopOnError {
 
 impl StopOnError {
     /// Passes `result` through, requesting a stop if it is an error: with
-    /// the error, or a clean stop for OutOfRange.
+    /// the error, or a plain stop for a clean-stop kind (OutOfRange by
+    /// default).
     ///
     /// # Errors
     /// The error `result` holds.
     pub fn check<T>(&self, result: Result<T>) -> Result<T> {
         if let Err(e) = &result {
-            self.coord.request_stop_with(e.clone());
+            // The error is `result`'s too: returned either way.
+            let _ = self.coord.request_stop_with(e.clone());
         }
         result
     }
@@ -320,7 +462,8 @@ impl StopOnError {
 impl Drop for StopOnError {
     fn drop(&mut self) {
         if thread::panicking() {
-            self.coord.request_stop_with(Error::internal(format!(
+            // The panic itself reaches whoever joins the thread.
+            let _ = self.coord.request_stop_with(Error::internal(format!(
                 "thread '{}' panicked",
                 self.thread
             )));

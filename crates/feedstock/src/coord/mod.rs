@@ -23,8 +23,8 @@ mod pipeline;
 mod runner;
 mod stats;
 
-pub use coordinator::{Coordinator, StopOnError, ThreadHandle};
-pub use pipeline::Pipeline;
-pub use runner::{EnqueueOp, QueueRunner};
+pub use coordinator::{Coordinator, JoinOptions, StopOnError, ThreadHandle};
+pub use pipeline::{Pipeline, PipelineCanceller};
+pub use runner::{EnqueueOp, QueueRunner, RunnerErrors};
 pub(crate) use stats::{BatchCounters, Stage};
 pub use stats::{BatchingStats, PipelineStats, StageStats};

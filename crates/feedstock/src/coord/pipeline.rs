@@ -1,7 +1,10 @@
 //! The explicit collection of a pipeline's runners.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::queue::Queue;
@@ -39,7 +42,7 @@ const JOIN_ON_FAILED_START: Duration = Duration::from_secs(10);
 ///     }
 ///     next += 1;
 ///     producer.enqueue(vec![Tensor::scalar(next).into()])
-/// }));
+/// }))?;
 /// assert_eq!(q.dequeue().unwrap_err().kind(), Kind::FailedPrecondition);
 ///
 /// let coord = Coordinator::new();
@@ -60,6 +63,71 @@ pub struct Pipeline {
     /// The same queues, with the counters of the batching stage reading
     /// each, if any.
     stages: Vec<Stage>,
+    /// What a [`PipelineCanceller`] acts on, shared with it.
+    control: Arc<Mutex<Control>>,
+}
+
+/// The part of a pipeline its cancel and default timeout act on.
+#[derive(Debug, Default)]
+struct Control {
+    /// Every queue of the pipeline.
+    queues: Vec<Arc<dyn Queue>>,
+    /// The coordinators the pipeline was started with.
+    coords: Vec<Coordinator>,
+    /// Whether the pipeline was cancelled: a queue added later is
+    /// cancelled at once. Shared with the runner threads, which count a
+    /// Cancelled error seen once it is set as a clean end.
+    cancelled: Arc<AtomicBool>,
+    /// The default operation timeout, applied to queues added later too.
+    timeout: Option<Duration>,
+}
+
+impl Control {
+    fn add(&mut self, queue: &Arc<dyn Queue>) {
+        if self.timeout.is_some() {
+            queue.set_default_timeout(self.timeout);
+        }
+        queue.set_cancel_flag(Arc::clone(&self.cancelled));
+        if self.cancelled.load(Ordering::SeqCst) {
+            queue.cancel();
+        }
+        self.queues.push(Arc::clone(queue));
+    }
+}
+
+/// Cancels a [`Pipeline`] from any thread; see [`Pipeline::cancel`].
+/// Cloning is cheap and every clone cancels the same pipeline.
+#[derive(Debug, Clone)]
+pub struct PipelineCanceller {
+    control: Arc<Mutex<Control>>,
+}
+
+impl PipelineCanceller {
+    /// Cancels the pipeline; see [`Pipeline::cancel`].
+    pub fn cancel(&self) -> bool {
+        cancel(&self.control)
+    }
+}
+
+/// Cancels every queue, then requests a (clean) stop on every
+/// coordinator; reports whether the pipeline was not cancelled before.
+fn cancel(control: &Mutex<Control>) -> bool {
+    let (queues, coords, first) = {
+        let c = control.lock();
+        let first = !c.cancelled.swap(true, Ordering::SeqCst);
+        (c.queues.clone(), c.coords.clone(), first)
+    };
+    // Outside the lock. The queues are cancelled before the stop, whose
+    // callbacks close them: a blocked dequeue must see the cancel
+    // (Cancelled), not the close (OutOfRange). A runner thread woken by
+    // the cancel before the stop sees the flag set above.
+    for queue in queues {
+        queue.cancel();
+    }
+    for coord in coords {
+        coord.request_stop();
+    }
+    first
 }
 
 impl Pipeline {
@@ -69,17 +137,70 @@ impl Pipeline {
     }
 
     /// Adds a runner, registering its threads with its queue.
-    pub fn add_runner(&mut self, runner: QueueRunner) {
+    ///
+    /// # Errors
+    /// InvalidArgument when the runner has no operation (TensorFlow's
+    /// QueueRunner refuses it too): it would never fill nor close its
+    /// queue.
+    pub fn add_runner(&mut self, runner: QueueRunner) -> Result<()> {
+        runner.check()?;
         let queue = runner.queue();
         queue.register_producers(runner.num_threads());
         if !self.queues.iter().any(|q| Arc::ptr_eq(q, queue)) {
             self.queues.push(Arc::clone(queue));
+            self.control.lock().add(queue);
             self.stages.push(Stage {
                 queue: Arc::clone(queue),
                 batching: None,
             });
         }
         self.runners.push(runner);
+        Ok(())
+    }
+
+    /// Cancels the whole pipeline, as closing a TensorFlow session cancels
+    /// every queue operation running in it: cancels every queue of the
+    /// pipeline ([`Queue::cancel`]), then requests a stop on the
+    /// coordinator it was started with (a clean stop: no error). Every
+    /// blocked enqueue, dequeue and [`Reader`](crate::reader::Reader) read
+    /// on them wakes and fails Cancelled, and so does every later one, so
+    /// no thread of the pipeline stays blocked and joining them returns
+    /// promptly. A queue added afterwards is cancelled as it is added.
+    /// Returns whether this call cancelled the pipeline. Use
+    /// [`Pipeline::canceller`] to cancel from another thread.
+    ///
+    /// Elements still in the queues are not given out: cancelling is for
+    /// abandoning a pipeline; to end it with everything delivered, close
+    /// its input instead.
+    pub fn cancel(&self) -> bool {
+        cancel(&self.control)
+    }
+
+    /// Whether [`Pipeline::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.control.lock().cancelled.load(Ordering::SeqCst)
+    }
+
+    /// A handle that cancels this pipeline from any thread.
+    pub fn canceller(&self) -> PipelineCanceller {
+        PipelineCanceller {
+            control: Arc::clone(&self.control),
+        }
+    }
+
+    /// Sets a default timeout for every blocking operation on the
+    /// pipeline's queues that has no timeout of its own (TensorFlow's
+    /// `operation_timeout_in_ms`): such an operation fails
+    /// DeadlineExceeded once it has waited `timeout`. Covers enqueues by
+    /// runner threads, batch dequeues, and [`Reader`](crate::reader::Reader)
+    /// reads waiting on a work queue of the pipeline. Applies to queues
+    /// added later too. `None` (the default) waits for ever.
+    pub fn set_operation_timeout(&mut self, timeout: Option<Duration>) {
+        let mut c = self.control.lock();
+        c.timeout = timeout;
+        for queue in &c.queues {
+            queue.set_default_timeout(timeout);
+        }
     }
 
     /// Registers the counters of the batching stage that reads `queue`,
@@ -97,6 +218,7 @@ impl Pipeline {
             Some(stage) => stage.batching = Some(counters),
             None => {
                 self.queues.push(Arc::clone(queue));
+                self.control.lock().add(queue);
                 self.stages.push(Stage {
                     queue: Arc::clone(queue),
                     batching: Some(counters),
@@ -138,6 +260,14 @@ impl Pipeline {
     /// Unknown when a thread cannot be started; a stop is then requested
     /// so that the threads already started end.
     pub fn start(&mut self, coord: &Coordinator) -> Result<Vec<ThreadHandle>> {
+        let cancelled = {
+            let mut c = self.control.lock();
+            c.coords.push(coord.clone());
+            Arc::clone(&c.cancelled)
+        };
+        if cancelled.load(Ordering::SeqCst) {
+            coord.request_stop();
+        }
         // Every batching stage reports the pipeline's first real error
         // instead of ending its iteration as if the input were done.
         for stage in &self.stages {
@@ -153,7 +283,7 @@ impl Pipeline {
         let mut threads = Vec::new();
         let mut runners = self.runners.drain(..);
         while let Some(runner) = runners.next() {
-            match runner.start(coord) {
+            match runner.start(coord, Arc::clone(&cancelled)) {
                 Ok(started) => threads.extend(started),
                 Err(e) => {
                     // The runners not reached will never run: their

@@ -19,8 +19,11 @@
 //!
 //! The closure returns one example as a `Vec<Value>`, one value per
 //! component, declared up front with [`BatchBuilder::spec`] or
-//! [`BatchBuilder::dtypes`] (Rust has no graph from which to infer
-//! them). With [`BatchBuilder::enqueue_many`] it returns components with
+//! [`BatchBuilder::dtypes`], or else inferred from the first example, as
+//! TensorFlow infers them from the graph: its layout, dtype and exact
+//! shape per component (the shape of one row with `enqueue_many`), which
+//! every later example must match (InvalidArgument naming the component
+//! otherwise; [`BatchBuilder::shapes`] loosens the shapes). With [`BatchBuilder::enqueue_many`] it returns components with
 //! a leading batch axis instead: zero rows filter the record out, `k`
 //! rows make `k` examples. Name the components
 //! ([`BatchBuilder::names`]) to read them back by name
@@ -467,12 +470,14 @@ impl<K> BatchBuilder<'_, K> {
 
     /// The spec with the shapes and names applied.
     fn final_spec(&self) -> Result<QueueSpec> {
-        let spec = self.spec.clone().ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "{}: declare the components with .spec() or .dtypes()",
-                self.name
-            ))
-        })?;
+        let Some(spec) = self.spec.clone() else {
+            // Inferred from the first example, with the names and shapes
+            // given here applied to it.
+            return Ok(QueueSpec::infer_with(
+                self.names.clone(),
+                self.shapes.clone(),
+            ));
+        };
         let n = spec.len();
         if n == 0 {
             return Err(Error::invalid_argument(format!(
@@ -518,7 +523,9 @@ impl<K> BatchBuilder<'_, K> {
             )));
         }
         let spec = self.final_spec()?;
-        let names: Option<Arc<[String]>> = if spec
+        let names: Option<Arc<[String]>> = if spec.is_inferred() {
+            self.names.as_ref().map(|n| n.iter().cloned().collect())
+        } else if spec
             .components()
             .iter()
             .all(|c| c.declared_name().is_some())
@@ -557,7 +564,7 @@ impl<K> BatchBuilder<'_, K> {
                     .map_err(|e| shared.note_error(e))
             });
         }
-        self.pipeline.add_runner(runner);
+        self.pipeline.add_runner(runner)?;
         self.pipeline.register_batching(&queue, counters);
         Ok(BatchSource::new(shared))
     }
@@ -620,10 +627,11 @@ impl BatchBuilder<'_, Fifo> {
     /// the source of batches.
     ///
     /// # Errors
-    /// InvalidArgument for a missing or zero `batch_size`, no declared
-    /// components, `shapes` or `names` of the wrong length, zero threads
-    /// or capacity, `num_threads` on a `_join` form, or (with
-    /// `dynamic_pad`) a dense component without a declared rank;
+    /// InvalidArgument for a missing or zero `batch_size`, a declared spec
+    /// with no component, `shapes` or `names` of the wrong length, zero
+    /// threads or capacity, `num_threads` on a `_join` form, or (with
+    /// `dynamic_pad`) no declared spec or a dense component without a
+    /// declared rank;
     /// FailedPrecondition when a `_join` builder is built twice (its
     /// closures are gone).
     pub fn build(&mut self) -> Result<BatchSource> {

@@ -2,6 +2,7 @@
 
 pub mod batch;
 pub mod feed;
+mod limit;
 pub mod producer;
 mod source;
 
@@ -10,6 +11,7 @@ pub use batch::{
     maybe_shuffle_batch_join, shuffle_batch, shuffle_batch_join, BatchBuilder,
     Fifo, KeepInput, Shuffle,
 };
+pub use limit::{limit_epochs, LimitEpochs};
 pub use producer::{
     input_producer, match_filenames_once, match_filenames_once_in,
     range_input_producer, slice_input_producer, string_input_producer,

@@ -133,6 +133,9 @@ macro_rules! epoch_setters {
         /// Stops after `n` epochs (default: never). The queue is then
         /// closed, and its consumers get OutOfRange once it is drained.
         /// When resuming, `n` still counts from the very first epoch.
+        /// `n` must be at least 1: the build refuses 0 with
+        /// InvalidArgument, as TensorFlow raises ValueError ("num_epochs
+        /// must be > 0").
         pub fn num_epochs(&mut self, n: u64) -> &mut Self {
             self.epochs.num_epochs = Some(n);
             self
@@ -274,6 +277,13 @@ fn start_producer(
             )))
         }
     };
+    if epochs.num_epochs == Some(0) {
+        // input.py's limit_epochs raises ValueError for it.
+        return Err(Error::invalid_argument(format!(
+            "{}: num_epochs must be > 0, got 0",
+            epochs.name
+        )));
+    }
     if n == 0 {
         // Every epoch would be empty: with no epoch limit the runner would
         // spin forever, and with one it would deliver nothing.
@@ -319,7 +329,7 @@ fn start_producer(
     let dyn_queue: Arc<dyn Queue> = queue.clone();
     pipeline.add_runner(
         QueueRunner::new(dyn_queue).with_op(move || feeder.step()),
-    );
+    )?;
     Ok(Tracker {
         queue,
         len: n as u64,

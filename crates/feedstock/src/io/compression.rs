@@ -90,6 +90,32 @@ impl Compression {
         }
     }
 
+    /// Guesses the compression from a stream's first bytes: the gzip magic
+    /// (`1f 8b`), or a zlib header (deflate with a window of at most
+    /// 32 KiB and a valid header check). `None` when neither fits; a
+    /// match is a strong hint, not a proof.
+    ///
+    /// ```
+    /// use feedstock::io::Compression;
+    ///
+    /// assert_eq!(Compression::sniff(&[0x1f, 0x8b, 8]), Some(Compression::Gzip));
+    /// assert_eq!(Compression::sniff(&[0x78, 0x9c]), Some(Compression::Zlib));
+    /// assert_eq!(Compression::sniff(b"a,b\n"), None);
+    /// ```
+    pub fn sniff(start: &[u8]) -> Option<Compression> {
+        match start {
+            [0x1f, 0x8b, ..] => Some(Compression::Gzip),
+            [cmf, flg, ..]
+                if cmf & 0x0f == 8
+                    && cmf >> 4 <= 7
+                    && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0 =>
+            {
+                Some(Compression::Zlib)
+            }
+            _ => None,
+        }
+    }
+
     /// The name TensorFlow uses for this compression: `""`, `"GZIP"` or
     /// `"ZLIB"`.
     pub fn tf_name(self) -> &'static str {

@@ -16,12 +16,23 @@
 //! assert_eq!(err.kind(), Kind::NotFound);
 //! assert_eq!(err.file(), Some("no/such/file.csv"));
 //! ```
+//!
+//! Writing goes through [`OutputOptions`] and [`OutputFile`]: atomic
+//! outputs (a temporary file renamed into place on commit) that never
+//! replace an input or, unless forced, an existing file.
+//!
+//! The path `-` ([`STDIO`]) is standard input to [`LocalFs::open`] and
+//! standard output to [`OutputOptions::create`].
 
 use std::fmt::Debug;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use crate::error::{Error, Result};
+
+pub mod output;
+
+pub use output::{OutputFile, OutputOptions, STDIO};
 
 /// Where files come from: the local disk, or an object store.
 ///
@@ -73,6 +84,20 @@ pub trait FileSystem: Send + Sync + Debug {
     /// over zero files is always a mistake), [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) if
     /// the pattern is malformed.
     fn glob(&self, pattern: &str) -> Result<Vec<String>>;
+
+    /// True if `path` is a stream rather than a file with a size: standard
+    /// input, a pipe, a device such as `/dev/zero`. Readers that size
+    /// their file first (fixed-length records, whole files) refuse one.
+    ///
+    /// The default says no: an object store's objects all have a size.
+    ///
+    /// # Errors
+    ///
+    /// As [`FileSystem::size`].
+    fn is_stream(&self, path: &str) -> Result<bool> {
+        let _ = path;
+        Ok(false)
+    }
 }
 
 /// Reads and discards exactly `n` bytes of `input`.
@@ -110,7 +135,11 @@ impl LocalFs {
 }
 
 impl FileSystem for LocalFs {
+    /// Opens `path`; `-` is standard input.
     fn open(&self, path: &str) -> Result<Box<dyn Read + Send>> {
+        if path == STDIO {
+            return Ok(Box::new(io::stdin()));
+        }
         Ok(Box::new(LocalFs::open_file(path)?))
     }
 
@@ -119,6 +148,11 @@ impl FileSystem for LocalFs {
         path: &str,
         offset: u64,
     ) -> Result<Box<dyn Read + Send>> {
+        if path == STDIO {
+            let mut input = self.open(path)?;
+            skip_exactly(&mut input, offset).map_err(|e| e.with_file(path))?;
+            return Ok(input);
+        }
         let mut file = LocalFs::open_file(path)?;
         let size = file.metadata().map_err(|e| io_error(path, e))?.len();
         if size < offset {
@@ -132,7 +166,15 @@ impl FileSystem for LocalFs {
         Ok(Box::new(file))
     }
 
+    /// The size of the file at `path`; standard input (`-`), whose size
+    /// is unknown, is FailedPrecondition.
     fn size(&self, path: &str) -> Result<u64> {
+        if path == STDIO {
+            return Err(Error::failed_precondition(
+                "standard input has no size",
+            )
+            .with_file(path));
+        }
         let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
         if meta.is_dir() {
             return Err(is_a_directory(path));
@@ -169,6 +211,17 @@ impl FileSystem for LocalFs {
         }
         out.sort();
         Ok(out)
+    }
+
+    fn is_stream(&self, path: &str) -> Result<bool> {
+        if path == STDIO {
+            return Ok(true);
+        }
+        let meta = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
+        if meta.is_dir() {
+            return Err(is_a_directory(path));
+        }
+        Ok(!meta.is_file())
     }
 }
 

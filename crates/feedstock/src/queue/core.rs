@@ -152,6 +152,11 @@ struct State<B> {
     cancelled: bool,
     /// Set by `cancel`: every operation, blocked or new, fails Cancelled.
     aborted: bool,
+    /// A shared flag (a pipeline's) that cancels the queue as soon as it
+    /// is set, even before `cancel` wakes the blocked calls: so that
+    /// a thread woken by the cancel of another queue of the pipeline
+    /// cannot make this one look closed or stalled first.
+    cancel_flag: Option<Arc<AtomicBool>>,
     /// The timeout of a blocking call given none of its own.
     default_timeout: Option<std::time::Duration>,
     enqueued: u64,
@@ -164,6 +169,15 @@ struct State<B> {
 }
 
 impl<B> State<B> {
+    /// Whether the queue is cancelled, by `cancel` or by its flag.
+    fn aborted(&self) -> bool {
+        self.aborted
+            || self
+                .cancel_flag
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::SeqCst))
+    }
+
     fn available<T>(&self) -> usize
     where
         B: Buffer<T>,
@@ -215,6 +229,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
                 pending_puts: 0,
                 cancelled: false,
                 aborted: false,
+                cancel_flag: None,
                 default_timeout: None,
                 enqueued: 0,
                 dequeued: 0,
@@ -264,7 +279,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
         timeout: Option<Duration>,
     ) -> Result<()> {
         let mut st = self.state.lock();
-        if st.aborted {
+        if st.aborted() {
             return Err(self.aborted_error("enqueue to"));
         }
         if st.close_requested {
@@ -301,7 +316,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
             let done = total - items.len();
             // Checked before adding anything, so that no element goes in
             // after a cancelling close has closed the queue.
-            if st.aborted {
+            if st.aborted() {
                 return Err(self.aborted_error("enqueue to").with_message(
                     format!(
                         "pipeline cancelled while enqueuing to queue '{}'; \
@@ -376,7 +391,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
     ) -> Result<Vec<T>> {
         let mut taken: Vec<T> = Vec::new();
         let mut st = self.state.lock();
-        if st.aborted {
+        if st.aborted() {
             return Err(self.aborted_error("dequeue from"));
         }
         if n == 0 {
@@ -389,7 +404,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
         let reachable =
             self.capacity.saturating_sub(st.buf.held_back()).max(1);
         loop {
-            if st.aborted {
+            if st.aborted() {
                 if !taken.is_empty() {
                     st.buf.put_back(taken);
                 }
@@ -535,7 +550,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
     /// cancelled it.
     pub(crate) fn cancel(&self) -> bool {
         let mut st = self.state.lock();
-        if st.aborted {
+        if st.aborted() {
             return false;
         }
         st.aborted = true;
@@ -550,7 +565,12 @@ impl<T, B: Buffer<T>> Core<T, B> {
 
     /// Whether the queue was cancelled.
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.state.lock().aborted
+        self.state.lock().aborted()
+    }
+
+    /// Cancels the queue as soon as `flag` is set (see `State`).
+    pub(crate) fn set_cancel_flag(&self, flag: Arc<AtomicBool>) {
+        self.state.lock().cancel_flag = Some(flag);
     }
 
     /// Sets the timeout of every blocking call given none of its own.

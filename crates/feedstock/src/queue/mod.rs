@@ -214,8 +214,21 @@ pub trait Queue: Send + Sync + fmt::Debug {
     /// cancels every queue of a pipeline.
     fn cancel(&self) -> bool;
 
-    /// Whether [`Queue::cancel`] was called.
+    /// Whether the queue is cancelled.
     fn is_cancelled(&self) -> bool;
+
+    /// Ties the queue to a cancellation flag shared by several queues (a
+    /// [`coord::Pipeline`](crate::coord::Pipeline)'s): once `flag` is set,
+    /// every operation that starts or re-checks its state fails Cancelled,
+    /// as after [`Queue::cancel`]. Setting the flag wakes nobody: set it,
+    /// then call [`Queue::cancel`] on each queue. Because every queue
+    /// sees the flag before any is woken, a thread woken by one queue's
+    /// cancel cannot make another look closed (OutOfRange) or abandoned
+    /// (FailedPrecondition) to its blocked callers first.
+    fn set_cancel_flag(
+        &self,
+        flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    );
 
     /// Sets the timeout of every blocking call on this queue given none of
     /// its own (`None`: wait for ever), like TensorFlow's

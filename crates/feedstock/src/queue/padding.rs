@@ -78,10 +78,19 @@ impl PaddingFifoQueueBuilder {
     /// Builds the queue.
     ///
     /// # Errors
-    /// InvalidArgument for a zero capacity or a dense component without a
+    /// InvalidArgument for a zero capacity, an
+    /// [inferred](QueueSpec::infer) spec, or a dense component without a
     /// declared shape.
     pub fn build(&self) -> Result<Arc<PaddingFifoQueue>> {
         super::check_capacity(self.capacity)?;
+        if self.spec.is_inferred() {
+            // The first element's exact shapes would leave nothing to pad.
+            return Err(Error::invalid_argument(format!(
+                "padding queue '{}' needs a declared spec (the rank of \
+                 every dense component), not an inferred one",
+                self.name
+            )));
+        }
         for (i, c) in self.spec.components().iter().enumerate() {
             if c.layout() == Layout::Dense && c.partial_shape().is_none() {
                 return Err(Error::invalid_argument(format!(

@@ -154,9 +154,16 @@ impl PriorityQueueBuilder {
     /// Builds the queue.
     ///
     /// # Errors
-    /// InvalidArgument for a zero capacity.
+    /// InvalidArgument for a zero capacity or an
+    /// [inferred](QueueSpec::infer) spec.
     pub fn build(&self) -> Result<Arc<PriorityQueue>> {
         super::check_capacity(self.capacity)?;
+        if self.spec.is_inferred() {
+            return Err(crate::Error::invalid_argument(format!(
+                "priority queue '{}' needs a declared spec",
+                self.name
+            )));
+        }
         let mut spec = QueueSpec::new().component(
             ComponentSpec::new(DType::I64)
                 .shape(PartialShape::scalar())

@@ -289,6 +289,19 @@ impl From<DType> for ComponentSpec {
 pub struct QueueSpec {
     /// The components, in order.
     components: Vec<ComponentSpec>,
+    /// Set by [`QueueSpec::infer`]: the components are fixed by the
+    /// first element enqueued.
+    infer: Option<Box<Inference>>,
+}
+
+/// What an inferred spec takes from its builder rather than from the
+/// first element.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Inference {
+    /// Component names.
+    names: Option<Vec<String>>,
+    /// Per-component shapes replacing the first element's.
+    shapes: Option<Vec<PartialShape>>,
 }
 
 impl QueueSpec {
@@ -301,7 +314,117 @@ impl QueueSpec {
     pub fn dtypes(dtypes: impl IntoIterator<Item = DType>) -> QueueSpec {
         QueueSpec {
             components: dtypes.into_iter().map(ComponentSpec::new).collect(),
+            infer: None,
         }
+    }
+
+    /// A spec fixed by the first element enqueued, as TensorFlow infers a
+    /// queue's dtypes and shapes from the tensors given to it: each
+    /// component takes that element's layout, dtype and exact shape (the
+    /// shape of one row, for `enqueue_many`), and every later element
+    /// must match, as with a declared spec (InvalidArgument naming the
+    /// component otherwise). Accepted by [`FifoQueue`](super::FifoQueue)
+    /// and [`RandomShuffleQueue`](super::RandomShuffleQueue); until the
+    /// first element arrives, [`Queue::spec`](super::Queue::spec) has no
+    /// components.
+    ///
+    /// ```
+    /// use feedstock::queue::{FifoQueue, Queue, QueueSpec};
+    /// use feedstock::{Kind, Tensor};
+    ///
+    /// let q = FifoQueue::builder(4, QueueSpec::infer()).build()?;
+    /// q.enqueue(vec![Tensor::vector(vec![1i64, 2]).into()])?;
+    /// assert_eq!(q.spec().len(), 1);
+    /// let e = q.enqueue(vec![Tensor::vector(vec![1.0f32, 2.0]).into()]);
+    /// assert_eq!(e.unwrap_err().kind(), Kind::InvalidArgument);
+    /// # Ok::<(), feedstock::Error>(())
+    /// ```
+    pub fn infer() -> QueueSpec {
+        QueueSpec {
+            components: Vec::new(),
+            infer: Some(Box::default()),
+        }
+    }
+
+    /// An inferred spec whose components get these names and (instead of
+    /// the first element's) these shapes.
+    pub(crate) fn infer_with(
+        names: Option<Vec<String>>,
+        shapes: Option<Vec<PartialShape>>,
+    ) -> QueueSpec {
+        QueueSpec {
+            components: Vec::new(),
+            infer: Some(Box::new(Inference { names, shapes })),
+        }
+    }
+
+    /// Whether the spec is to be fixed by the first element
+    /// ([`QueueSpec::infer`]).
+    pub fn is_inferred(&self) -> bool {
+        self.infer.is_some()
+    }
+
+    /// The spec an inferred spec becomes for `element`, one value per
+    /// component; with `batched`, each value holds a batch along axis 0
+    /// and a component takes the shape of one row.
+    ///
+    /// # Errors
+    /// InvalidArgument for an element with no component, names or shapes
+    /// of the wrong number, or (batched) a scalar.
+    pub(crate) fn fixed_by(
+        &self,
+        element: &[Value],
+        batched: bool,
+    ) -> Result<QueueSpec> {
+        let inference = self.infer.as_deref().cloned().unwrap_or_default();
+        let n = element.len();
+        if n == 0 {
+            return Err(Error::invalid_argument(
+                "cannot infer a queue's spec from an element with no \
+                 components",
+            ));
+        }
+        for (what, len) in [
+            ("names", inference.names.as_ref().map(Vec::len)),
+            ("shapes", inference.shapes.as_ref().map(Vec::len)),
+        ] {
+            if let Some(len) = len.filter(|&len| len != n) {
+                return Err(Error::invalid_argument(format!(
+                    "{len} {what} for an element of {n} components"
+                )));
+            }
+        }
+        let mut out = QueueSpec::new();
+        for (i, v) in element.iter().enumerate() {
+            let mut c = match v {
+                Value::Dense(t) => {
+                    let dims = t.dims();
+                    let row = if batched {
+                        dims.get(1..).ok_or_else(|| {
+                            Error::invalid_argument(
+                                "enqueue_many needs components with a batch \
+                                 axis, got a scalar",
+                            )
+                            .with_field(i.to_string())
+                        })?
+                    } else {
+                        dims
+                    };
+                    ComponentSpec::new(t.dtype()).shape(PartialShape::new(
+                        row.iter().map(|&d| Some(d)).collect::<Vec<_>>(),
+                    ))
+                }
+                Value::Sparse(sp) => ComponentSpec::sparse(sp.dtype()),
+            };
+            if let Some(shapes) = &inference.shapes {
+                c = c.shape(shapes[i].clone());
+            }
+            if let Some(names) = &inference.names {
+                c = c.name(names[i].clone());
+            }
+            out = out.component(c);
+        }
+        Ok(out)
     }
 
     /// One scalar string component: what a filename queue holds.
@@ -312,7 +435,10 @@ impl QueueSpec {
     }
 
     /// Appends a component.
+    ///
+    /// On an [inferred](QueueSpec::infer) spec, makes it a declared one.
     pub fn component(mut self, c: impl Into<ComponentSpec>) -> QueueSpec {
+        self.infer = None;
         self.components.push(c.into());
         self
     }

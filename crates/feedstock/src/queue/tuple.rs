@@ -2,6 +2,7 @@
 //! spec, splitting `enqueue_many` input, batching dequeued elements, all
 //! over the generic blocking [`Core`].
 
+use std::sync::{LazyLock, OnceLock};
 use std::time::Duration;
 
 use crate::error::Result;
@@ -18,8 +19,17 @@ pub(crate) use super::element::Element;
 /// A queue of tensor tuples over the buffer `B`.
 pub(crate) struct TensorQueue<B> {
     pub(crate) core: Core<Element, B>,
-    spec: QueueSpec,
+    /// The spec and what follows from it; set at creation, or by the
+    /// first element for an inferred spec.
+    fixed: OnceLock<Fixed>,
+    /// The inferred spec, until `fixed` is set.
+    template: QueueSpec,
     batcher: Batcher,
+}
+
+/// A queue's spec and the batching shortcuts it allows.
+struct Fixed {
+    spec: QueueSpec,
     /// Batches are stacked by [`stack_dense`]: the batcher stacks and
     /// every component is dense.
     fast_stack: bool,
@@ -28,11 +38,28 @@ pub(crate) struct TensorQueue<B> {
     same_shapes: bool,
 }
 
+impl Fixed {
+    fn new(spec: QueueSpec, batcher: Batcher) -> Fixed {
+        let dense = spec
+            .components()
+            .iter()
+            .all(|c| c.layout() == super::Layout::Dense);
+        Fixed {
+            fast_stack: batcher == Batcher::Stack && dense,
+            same_shapes: spec.is_dense_fully_defined(),
+            spec,
+        }
+    }
+}
+
 impl<B: Buffer<Element>> std::fmt::Debug for TensorQueue<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.core.fmt(f)
     }
 }
+
+/// The spec of an inferred queue before its first element.
+static NOT_YET_INFERRED: LazyLock<QueueSpec> = LazyLock::new(QueueSpec::infer);
 
 impl<B: Buffer<Element>> TensorQueue<B> {
     pub(crate) fn new(
@@ -42,17 +69,34 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         batcher: Batcher,
         buf: B,
     ) -> TensorQueue<B> {
-        let dense = spec
-            .components()
-            .iter()
-            .all(|c| c.layout() == super::Layout::Dense);
+        let fixed = OnceLock::new();
+        let template = if spec.is_inferred() {
+            spec
+        } else {
+            let _ = fixed.set(Fixed::new(spec, batcher));
+            QueueSpec::new()
+        };
         TensorQueue {
             core: Core::new(name, capacity, buf),
-            fast_stack: batcher == Batcher::Stack && dense,
-            same_shapes: spec.is_dense_fully_defined(),
-            spec,
+            fixed,
+            template,
             batcher,
         }
+    }
+
+    /// The fixed spec, inferring it from `element` (batched along axis 0
+    /// when `batched`) if it is not yet.
+    fn fixed_by(&self, element: &[Value], batched: bool) -> Result<&Fixed> {
+        if let Some(f) = self.fixed.get() {
+            return Ok(f);
+        }
+        let spec = self
+            .template
+            .fixed_by(element, batched)
+            .map_err(|e| self.context(e))?;
+        // Two first elements racing: one wins, the other is checked
+        // against it.
+        Ok(self.fixed.get_or_init(|| Fixed::new(spec, self.batcher)))
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -60,7 +104,7 @@ impl<B: Buffer<Element>> TensorQueue<B> {
     }
 
     pub(crate) fn spec(&self) -> &QueueSpec {
-        &self.spec
+        self.fixed.get().map_or(&NOT_YET_INFERRED, |f| &f.spec)
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -91,6 +135,13 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         self.core.is_cancelled()
     }
 
+    pub(crate) fn set_cancel_flag(
+        &self,
+        flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) {
+        self.core.set_cancel_flag(flag)
+    }
+
     pub(crate) fn set_default_timeout(&self, timeout: Option<Duration>) {
         self.core.set_default_timeout(timeout)
     }
@@ -100,8 +151,11 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         elements: Vec<Vec<Value>>,
         timeout: Option<Duration>,
     ) -> Result<()> {
-        for e in &elements {
-            self.spec.check(e).map_err(|e| self.context(e))?;
+        if let Some(first) = elements.first() {
+            let spec = &self.fixed_by(first, false)?.spec;
+            for e in &elements {
+                spec.check(e).map_err(|e| self.context(e))?;
+            }
         }
         let elements = elements.into_iter().map(Element::Tuple).collect();
         self.core.put(elements, timeout)
@@ -112,8 +166,8 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         components: Vec<Value>,
         timeout: Option<Duration>,
     ) -> Result<()> {
-        let rows = self
-            .spec
+        let spec = &self.fixed_by(&components, true)?.spec;
+        let rows = spec
             .check_dense_batch(&components)
             .map_err(|e| self.context(e))?;
         let elements = match rows {
@@ -125,8 +179,7 @@ impl<B: Buffer<Element>> TensorQueue<B> {
                     .collect::<Result<Vec<_>>>()?;
                 Element::rows(tensors, n)
             }
-            None => self
-                .spec
+            None => spec
                 .split_batch(components)
                 .map_err(|e| self.context(e))?
                 .into_iter()
@@ -165,8 +218,13 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         timeout: Option<Duration>,
     ) -> Result<Vec<Value>> {
         let elements = self.take(n, mode, timeout)?;
-        if self.fast_stack && !elements.is_empty() {
-            return match stack_dense(&self.spec, &elements, self.same_shapes) {
+        let Some(fixed) = self.fixed.get() else {
+            // Nothing was ever enqueued, so nothing was taken.
+            return Ok(Vec::new());
+        };
+        if fixed.fast_stack && !elements.is_empty() {
+            return match stack_dense(&fixed.spec, &elements, fixed.same_shapes)
+            {
                 Ok(batch) => Ok(batch),
                 Err(e) => {
                     self.core.put_back(elements);
@@ -178,12 +236,12 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             .into_iter()
             .map(Element::into_tuple)
             .collect::<Result<Vec<_>>>()?;
-        if let Err(e) = self.batcher.check(&self.spec, &elements) {
+        if let Err(e) = self.batcher.check(&fixed.spec, &elements) {
             self.core
                 .put_back(elements.into_iter().map(Element::Tuple).collect());
             return Err(self.context(e));
         }
-        self.batcher.build(&self.spec, elements)
+        self.batcher.build(&fixed.spec, elements)
     }
 
     fn context(&self, e: crate::Error) -> crate::Error {
@@ -223,6 +281,12 @@ macro_rules! impl_queue {
             }
             fn is_cancelled(&self) -> bool {
                 self.inner.is_cancelled()
+            }
+            fn set_cancel_flag(
+                &self,
+                flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+            ) {
+                self.inner.set_cancel_flag(flag)
             }
             fn set_default_timeout(
                 &self,

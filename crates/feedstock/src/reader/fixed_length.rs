@@ -8,7 +8,7 @@ use super::chunks::Chunks;
 use super::state::Position;
 use super::{not_started, RawRecord, RecordKey, RecordReader};
 use crate::error::{Error, Result};
-use crate::io::fs::FileSystem;
+use crate::io::fs::{FileSystem, STDIO};
 use crate::io::Compression;
 
 const FORMAT: &str = "fixed_length";
@@ -187,19 +187,46 @@ impl FixedLengthRecordReader {
         fs: &dyn FileSystem,
         offset: u64,
     ) -> Result<Chunks> {
+        // As TensorFlow's reader, size the file first and read no further
+        // than that size, so a file that grows meanwhile is read as it was.
+        // A device or pipe has no size: one such as /dev/zero would never
+        // end. Standard input is read to its end, as the user asked.
+        let size = if file == STDIO {
+            None
+        } else if fs.is_stream(file)? {
+            return Err(Error::failed_precondition(
+                "is not a regular file: a fixed-length reader reads a file \
+                 up to its size, and a device or pipe has none (read a \
+                 stream from standard input, `-`)",
+            )
+            .with_file(file));
+        } else {
+            Some(fs.size(file)?)
+        };
+        let open = |at: u64| -> Result<Box<dyn Read + Send>> {
+            let input = if at == 0 {
+                fs.open(file)?
+            } else {
+                fs.open_at(file, at)?
+            };
+            Ok(match size {
+                Some(size) => Box::new(input.take(size.saturating_sub(at))),
+                None => input,
+            })
+        };
         if self.compression == Compression::None {
-            return Ok(Chunks::new(fs.open_at(file, offset)?, offset));
+            return Ok(Chunks::new(open(offset)?, offset));
         }
         // A compressed stream cannot seek: decompress up to the offset.
-        let input: Box<dyn Read + Send> =
-            self.compression.reader(fs.open(file)?);
+        let input: Box<dyn Read + Send> = self.compression.reader(open(0)?);
         let mut chunks = Chunks::new(input, 0);
-        let skipped = chunks.skip(offset)?;
+        let skipped = chunks.skip(offset).map_err(|e| e.with_offset(0))?;
         if skipped < offset {
             return Err(Error::data_loss(format!(
                 "decompressed stream is {skipped} bytes, cannot resume at \
                  byte {offset}"
-            )));
+            ))
+            .with_offset(skipped));
         }
         Ok(chunks)
     }
@@ -213,12 +240,13 @@ impl RecordReader for FixedLengthRecordReader {
     ) -> Result<()> {
         let mut chunks = self.open(file, fs, 0)?;
         let header = self.layout.header_bytes;
-        let skipped = chunks.skip(header)?;
+        let skipped = chunks.skip(header).map_err(|e| e.with_offset(0))?;
         if skipped < header {
             return Err(Error::data_loss(format!(
                 "file is {skipped} bytes, shorter than its \
                  {header}-byte header"
-            )));
+            ))
+            .with_offset(skipped));
         }
         self.file = Some(OpenFile {
             chunks,
@@ -232,11 +260,12 @@ impl RecordReader for FixedLengthRecordReader {
         let file = self.file.as_mut().ok_or_else(not_started)?;
         let start = layout.start(file.record_number);
         let gap = start - file.chunks.offset();
-        file.chunks.skip(gap)?;
+        let at = file.chunks.offset();
+        file.chunks.skip(gap).map_err(|e| e.with_offset(at))?;
         let record = layout.record_bytes as usize;
         let need = record + layout.footer_bytes as usize;
         if file.chunks.offset() == start {
-            file.chunks.fill(need)?;
+            file.chunks.fill(need).map_err(|e| e.with_offset(start))?;
             if file.chunks.buffered().len() >= need {
                 let value = if layout.hop_bytes < layout.record_bytes {
                     // Overlapping records: the next one needs these bytes
@@ -261,7 +290,8 @@ impl RecordReader for FixedLengthRecordReader {
                 "file is {end} bytes, shorter than its {} header and {} \
                  footer bytes",
                 layout.header_bytes, layout.footer_bytes
-            )));
+            ))
+            .with_offset(end));
         }
         let body_end = end - layout.footer_bytes;
         // Bytes no record covers: past the end of the last record, and

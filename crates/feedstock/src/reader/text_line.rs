@@ -7,6 +7,7 @@ use super::state::Position;
 use super::{not_started, RawRecord, RecordKey, RecordReader};
 use crate::error::{Error, Result};
 use crate::io::fs::FileSystem;
+use crate::io::Compression;
 
 const FORMAT: &str = "text_line";
 
@@ -37,6 +38,8 @@ pub struct TextLineReader {
     /// The longest line accepted; 0 stands for the default.
     max_line_bytes: u64,
     skip_header_lines: u64,
+    /// The files' compression.
+    compression: Compression,
     file: Option<OpenFile>,
 }
 
@@ -70,9 +73,20 @@ pub struct TextLineReaderBuilder {
     /// See [`TextLineReaderBuilder::max_line_bytes`].
     max_line_bytes: u64,
     skip_header_lines: u64,
+    /// See [`TextLineReaderBuilder::compression`].
+    compression: Compression,
 }
 
 impl TextLineReaderBuilder {
+    /// The compression of the files (default none): lines are read from
+    /// the decompressed stream, and offsets count decompressed bytes.
+    /// TensorFlow's `TextLineReader` has no such option; its `TextLineDataset`
+    /// does.
+    pub fn compression(&mut self, compression: Compression) -> &mut Self {
+        self.compression = compression;
+        self
+    }
+
     /// Skips the first `n` lines of every file (default 0). A file with
     /// fewer lines produces no records.
     pub fn skip_header_lines(&mut self, n: u64) -> &mut Self {
@@ -103,6 +117,7 @@ impl TextLineReaderBuilder {
             allow_empty_files: self.allow_empty_files,
             max_line_bytes: self.max_line_bytes,
             skip_header_lines: self.skip_header_lines,
+            compression: self.compression,
             file: None,
         }
     }
@@ -193,7 +208,7 @@ impl RecordReader for TextLineReader {
     ) -> Result<()> {
         super::check_not_empty(fs, file, self.allow_empty_files)?;
         let mut open = OpenFile {
-            chunks: Chunks::new(fs.open(file)?, 0),
+            chunks: Chunks::new(self.compression.reader(fs.open(file)?), 0),
             max_line_bytes: self.max_line_bytes(),
             line_number: 0,
             scanned: 0,
@@ -244,8 +259,25 @@ impl RecordReader for TextLineReader {
         state: &[u8],
     ) -> Result<()> {
         let pos = Position::decode(FORMAT, state)?;
+        let chunks = if self.compression == Compression::None {
+            Chunks::new(fs.open_at(file, pos.offset)?, pos.offset)
+        } else {
+            // A compressed stream cannot seek: decompress up to the offset.
+            let input = self.compression.reader(fs.open(file)?);
+            let mut chunks = Chunks::new(input, 0);
+            let skipped = chunks.skip(pos.offset)?;
+            if skipped < pos.offset {
+                return Err(Error::data_loss(format!(
+                    "decompressed stream is {skipped} bytes, cannot resume \
+                     at byte {}",
+                    pos.offset
+                ))
+                .with_file(file));
+            }
+            chunks
+        };
         self.file = Some(OpenFile {
-            chunks: Chunks::new(fs.open_at(file, pos.offset)?, pos.offset),
+            chunks,
             max_line_bytes: self.max_line_bytes(),
             line_number: pos.index,
             scanned: 0,

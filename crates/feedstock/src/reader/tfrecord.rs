@@ -116,8 +116,17 @@ impl TfRecordReader {
         file: &str,
         input: Box<dyn Read + Send>,
     ) -> tfrecord::Reader<Box<dyn Read + Send>> {
+        self.records_of(file, input, self.compression)
+    }
+
+    fn records_of(
+        &self,
+        file: &str,
+        input: Box<dyn Read + Send>,
+        compression: Compression,
+    ) -> tfrecord::Reader<Box<dyn Read + Send>> {
         tfrecord::ReaderBuilder::new()
-            .compression(self.compression)
+            .compression(compression)
             .file_name(file)
             .from_reader(input)
     }
@@ -129,8 +138,18 @@ impl RecordReader for TfRecordReader {
         file: &str,
         fs: &dyn FileSystem,
     ) -> Result<()> {
-        super::check_not_empty(fs, file, self.allow_empty_files)?;
-        let records = self.records(file, fs.open(file)?);
+        let records =
+            if super::check_not_empty(fs, file, self.allow_empty_files)? {
+                // Allowed and empty: no records, whatever the compression
+                // (an empty file is not a gzip or zlib stream).
+                self.records_of(
+                    file,
+                    Box::new(std::io::empty()),
+                    Compression::None,
+                )
+            } else {
+                self.records(file, fs.open(file)?)
+            };
         self.file = Some(OpenFile {
             records,
             base: tfrecord::Position::default(),

@@ -49,8 +49,18 @@ impl RecordReader for WholeFileReader {
         file: &str,
         fs: &dyn FileSystem,
     ) -> Result<()> {
+        // The contents are read up to the size the file had when opened,
+        // as TensorFlow does; a stream (a pipe, /dev/zero) has no size and
+        // could be endless.
+        if fs.is_stream(file)? {
+            return Err(Error::failed_precondition(
+                "is not a regular file: a whole-file reader reads a file up \
+                 to its size, and a stream has none",
+            )
+            .with_file(file));
+        }
         let size = fs.size(file)?;
-        let input = fs.open(file)?;
+        let input: Box<dyn Read + Send> = Box::new(fs.open(file)?.take(size));
         self.current = Some((file.to_owned(), input, size));
         Ok(())
     }
@@ -63,7 +73,13 @@ impl RecordReader for WholeFileReader {
                 "a {size}-byte file does not fit in memory"
             ))
         })?;
-        let mut contents = Vec::with_capacity(capacity);
+        let mut contents = Vec::new();
+        contents.try_reserve_exact(capacity).map_err(|_| {
+            Error::resource_exhausted(format!(
+                "out of memory holding a {size}-byte file"
+            ))
+            .with_file(&name)
+        })?;
         input.read_to_end(&mut contents)?;
         let value = Bytes::from(contents);
         Ok(Some(

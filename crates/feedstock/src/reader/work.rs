@@ -4,6 +4,7 @@
 //! [`Reader`]: super::Reader
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -44,16 +45,31 @@ impl WorkQueue for dyn Queue {
     fn next_work(&self) -> Result<String> {
         filename(self.dequeue()?)
     }
+
+    fn next_work_timeout(&self, timeout: Option<Duration>) -> Result<String> {
+        match timeout {
+            Some(t) => filename(self.dequeue_timeout(t)?),
+            None => self.next_work(),
+        }
+    }
 }
 
 impl WorkQueue for FifoQueue {
     fn next_work(&self) -> Result<String> {
         filename(self.dequeue()?)
     }
+
+    fn next_work_timeout(&self, timeout: Option<Duration>) -> Result<String> {
+        (self as &dyn Queue).next_work_timeout(timeout)
+    }
 }
 
 impl<Q: WorkQueue + ?Sized> WorkQueue for Arc<Q> {
     fn next_work(&self) -> Result<String> {
         (**self).next_work()
+    }
+
+    fn next_work_timeout(&self, timeout: Option<Duration>) -> Result<String> {
+        (**self).next_work_timeout(timeout)
     }
 }

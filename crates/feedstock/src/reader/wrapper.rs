@@ -3,8 +3,9 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use prost::Message;
 
 use super::state::{ReaderState, MAGIC};
@@ -102,12 +103,38 @@ impl Reader {
     /// any error of the work queue; any error opening or reading a file,
     /// naming the file.
     pub fn read(&self, work: &dyn WorkQueue) -> Result<Record> {
-        let mut locked = self.shared.locked.lock();
+        self.read_until(work, None)
+    }
+
+    /// [`Reader::read`], waiting at most `timeout` for the next file (and
+    /// for another thread's read on this reader to finish).
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::read`];
+    /// [`Kind::DeadlineExceeded`](crate::Kind::DeadlineExceeded) when
+    /// `timeout` passes first, with nothing read;
+    /// [`Kind::Cancelled`](crate::Kind::Cancelled) when the work queue is
+    /// cancelled ([`Pipeline::cancel`](crate::coord::Pipeline::cancel)).
+    pub fn read_timeout(
+        &self,
+        work: &dyn WorkQueue,
+        timeout: Duration,
+    ) -> Result<Record> {
+        self.read_until(work, Instant::now().checked_add(timeout))
+    }
+
+    fn read_until(
+        &self,
+        work: &dyn WorkQueue,
+        deadline: Option<Instant>,
+    ) -> Result<Record> {
+        let mut locked = self.lock_until(deadline)?;
         loop {
             if let Some(e) = locked.pending.take() {
                 return Err(e);
             }
-            self.start_work(&mut locked, work)?;
+            self.start_work(&mut locked, work, deadline)?;
             if let Some(record) = self.read_one(&mut locked)? {
                 return Ok(record);
             }
@@ -129,11 +156,36 @@ impl Reader {
         work: &dyn WorkQueue,
         n: usize,
     ) -> Result<Vec<Record>> {
+        self.read_up_to_until(work, n, None)
+    }
+
+    /// [`Reader::read_up_to`], waiting at most `timeout` for the next file
+    /// (and for another thread's read on this reader to finish). Records
+    /// read before the timeout passes are returned, as when a file ends.
+    ///
+    /// # Errors
+    ///
+    /// As [`Reader::read_timeout`].
+    pub fn read_up_to_timeout(
+        &self,
+        work: &dyn WorkQueue,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<Vec<Record>> {
+        self.read_up_to_until(work, n, Instant::now().checked_add(timeout))
+    }
+
+    fn read_up_to_until(
+        &self,
+        work: &dyn WorkQueue,
+        n: usize,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<Record>> {
         let mut out = Vec::with_capacity(n.min(4096));
         if n == 0 {
             return Ok(out);
         }
-        let mut locked = self.shared.locked.lock();
+        let mut locked = self.lock_until(deadline)?;
         if let Some(e) = locked.pending.take() {
             return Err(e);
         }
@@ -141,7 +193,7 @@ impl Reader {
             if locked.current.is_none() && !out.is_empty() {
                 return Ok(out);
             }
-            self.start_work(&mut locked, work)?;
+            self.start_work(&mut locked, work, deadline)?;
             match self.read_one(&mut locked) {
                 Ok(Some(record)) => {
                     out.push(record);
@@ -284,16 +336,38 @@ impl Reader {
         result
     }
 
+    /// Locks the reader's state, waiting until `deadline` at most.
+    fn lock_until(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<MutexGuard<'_, Locked>> {
+        match deadline {
+            None => Ok(self.shared.locked.lock()),
+            Some(d) => self.shared.locked.try_lock_until(d).ok_or_else(|| {
+                Error::deadline_exceeded(
+                    "read timed out waiting for another read on the same \
+                     reader",
+                )
+            }),
+        }
+    }
+
     /// Makes sure a file is in progress, taking the next one if not.
     fn start_work(
         &self,
         locked: &mut Locked,
         work: &dyn WorkQueue,
+        deadline: Option<Instant>,
     ) -> Result<()> {
         if locked.current.is_some() {
             return Ok(());
         }
-        let file = work.next_work()?;
+        let file = match deadline {
+            Some(d) => work.next_work_timeout(Some(
+                d.saturating_duration_since(Instant::now()),
+            ))?,
+            None => work.next_work()?,
+        };
         locked
             .reader
             .on_work_started(&file, &*self.shared.fs)

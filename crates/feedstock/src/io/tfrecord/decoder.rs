@@ -16,6 +16,10 @@ use super::{
     HEADER_LEN,
 };
 use crate::error::{Error, Result};
+use crate::io::compression::Compression;
+
+/// The highest limit a decoder takes: larger ones are taken as this.
+const MAX_RECORD_LEN_CAP: u64 = 1 << 62;
 
 /// A push decoder of TFRecord framing.
 ///
@@ -153,8 +157,11 @@ impl Decoder {
     /// Sets the longest record data accepted, in bytes. A longer length
     /// field (with a valid CRC) is a
     /// [`ResourceExhausted`](crate::Kind::ResourceExhausted) error.
+    /// Limits above 2^62 bytes are taken as 2^62.
     pub fn max_record_len(mut self, max: u64) -> Decoder {
-        self.max_record_len = max;
+        // No stream holds a record of 2^62 bytes; the cap keeps every
+        // offset sum (length + framing + offset) far from overflowing.
+        self.max_record_len = max.min(MAX_RECORD_LEN_CAP);
         self
     }
 
@@ -344,9 +351,18 @@ impl Decoder {
         let stored = le_u32(&header[8..HEADER_LEN]);
         let actual = masked_crc32c(len_bytes);
         if stored != actual {
+            // A compressed file read without its compression fails here,
+            // on its first bytes: say so rather than call it corrupt.
+            let hint = match Compression::sniff(header) {
+                Some(c) if self.pos.offset == 0 => format!(
+                    "; this looks like a {c} file: read it with \
+                     Compression::{c:?}"
+                ),
+                _ => String::new(),
+            };
             return Err(Error::data_loss(format!(
                 "corrupt record: length CRC mismatch (stored {stored:#010x}, \
-                 computed {actual:#010x})"
+                 computed {actual:#010x}){hint}"
             ))
             .with_offset(self.pos.offset));
         }
@@ -481,5 +497,34 @@ mod tests {
         };
         assert_eq!((f.offset, f.index), (1000, 9));
         assert_eq!(dec.next_position().offset, 1000 + 17);
+    }
+
+    #[test]
+    fn a_compressed_stream_read_as_plain_says_what_it_looks_like() {
+        use std::io::Write;
+        let plain = stream(&[b"a record"]);
+        let level = flate2::Compression::default();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), level);
+        gz.write_all(&plain).unwrap();
+        let mut zz = flate2::write::ZlibEncoder::new(Vec::new(), level);
+        zz.write_all(&plain).unwrap();
+        for (bytes, c) in [
+            (gz.finish().unwrap(), "gzip"),
+            (zz.finish().unwrap(), "zlib"),
+        ] {
+            for chunk in [1, 64] {
+                let e = run(&bytes, chunk).unwrap_err();
+                assert_eq!(e.kind(), Kind::DataLoss);
+                assert_eq!(e.offset(), Some(0));
+                let want = format!("this looks like a {c} file");
+                assert!(e.message().contains(&want), "{e}");
+            }
+        }
+        // A plain stream damaged at its start gets no such hint.
+        let mut bad = plain.clone();
+        bad[9] ^= 1;
+        let e = run(&bad, 64).unwrap_err();
+        assert!(e.message().contains("length CRC"), "{e}");
+        assert!(!e.message().contains("looks like"), "{e}");
     }
 }

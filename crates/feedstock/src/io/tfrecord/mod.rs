@@ -77,6 +77,10 @@ pub const FOOTER_LEN: usize = 4;
 /// The default limit on a record's length: 1 GiB.
 pub const DEFAULT_MAX_RECORD_LEN: u64 = 1 << 30;
 
+/// The default limit on what [`ReaderBuilder::from_bytes`] decompresses a
+/// buffer into: 1 GiB, as for `decode_compressed`.
+pub const DEFAULT_MAX_DECOMPRESSED_LEN: u64 = 1 << 30;
+
 const MASK_DELTA: u32 = 0xa282_ead8;
 
 /// Masks a CRC the way TFRecord (and LevelDB before it) stores it.
@@ -148,8 +152,11 @@ impl Record {
 }
 
 /// The length on disk of a record whose data is `len` bytes.
+///
+/// Saturates at `u64::MAX` for a length (read from a corrupt header) that
+/// no framing could hold.
 pub fn framed_len(len: u64) -> u64 {
-    HEADER_LEN as u64 + len + FOOTER_LEN as u64
+    len.saturating_add((HEADER_LEN + FOOTER_LEN) as u64)
 }
 
 /// Frames `data` into `out`: header, data, footer.

@@ -10,7 +10,7 @@ use bytes::Bytes;
 
 use super::{
     BytesReader, Decoded, Decoder, Payload, Position, Record,
-    DEFAULT_MAX_RECORD_LEN,
+    DEFAULT_MAX_DECOMPRESSED_LEN, DEFAULT_MAX_RECORD_LEN,
 };
 use crate::error::{Error, Result};
 use crate::io::compression::{Compression, Decompressor};
@@ -44,6 +44,8 @@ pub struct ReaderBuilder {
     file_name: Option<Arc<str>>,
     /// The size of the read buffer.
     buffer_capacity: usize,
+    /// The most bytes [`from_bytes`](Self::from_bytes) decompresses.
+    max_decompressed_len: u64,
 }
 
 impl Default for ReaderBuilder {
@@ -61,7 +63,18 @@ impl ReaderBuilder {
             max_record_len: DEFAULT_MAX_RECORD_LEN,
             file_name: None,
             buffer_capacity: 64 * 1024,
+            max_decompressed_len: DEFAULT_MAX_DECOMPRESSED_LEN,
         }
+    }
+
+    /// Sets the most bytes [`from_bytes`](Self::from_bytes) decompresses a
+    /// compressed buffer into (default
+    /// [`DEFAULT_MAX_DECOMPRESSED_LEN`], 1 GiB, the limit of
+    /// `decode_compressed`). The streaming readers need no such limit:
+    /// they hold one record at a time.
+    pub fn max_decompressed_len(&mut self, max: u64) -> &mut ReaderBuilder {
+        self.max_decompressed_len = max;
+        self
     }
 
     /// Sets the compression, overriding detection from the file name.
@@ -171,15 +184,32 @@ impl ReaderBuilder {
     /// first; if decompression fails part-way, the records before the
     /// failure are still read and the failure is reported where the
     /// decompressed bytes end, as the streaming [`Reader`] does.
+    ///
+    /// At most [`max_decompressed_len`](Self::max_decompressed_len) bytes
+    /// are decompressed, so a small buffer that inflates hugely cannot
+    /// exhaust memory: past the limit, the records within it are read and
+    /// then a [`ResourceExhausted`](crate::Kind::ResourceExhausted) error
+    /// is reported (the streaming reader reads such a stream).
     pub fn from_bytes(&self, data: Bytes) -> BytesReader {
         let c = self.compression.unwrap_or_default();
         let (data, tail_error) = match c {
             Compression::None => (data, None),
             _ => {
+                let max = self.max_decompressed_len;
                 let mut out = Vec::new();
-                let res =
-                    Decompressor::new(c, &data[..]).read_to_end(&mut out);
-                (Bytes::from(out), res.err().map(Error::io))
+                let res = Decompressor::new(c, &data[..])
+                    .take(max.saturating_add(1))
+                    .read_to_end(&mut out);
+                let mut err = res.err().map(Error::io);
+                if err.is_none() && out.len() as u64 > max {
+                    out.truncate(max as usize);
+                    err = Some(Error::resource_exhausted(format!(
+                        "the buffer decompresses to more than the limit of \
+                         {max} bytes (max_decompressed_len; a streaming \
+                         Reader has no such limit)"
+                    )));
+                }
+                (Bytes::from(out), err)
             }
         };
         BytesReader::with_decoder(

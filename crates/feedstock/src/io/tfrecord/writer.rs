@@ -11,6 +11,7 @@ use flate2::write::{GzEncoder, ZlibEncoder};
 use super::{framed_len, masked_crc32c, Position};
 use crate::error::{Error, Result};
 use crate::io::compression::Compression;
+use crate::io::fs::{OutputFile, OutputOptions};
 
 /// Configures and builds TFRecord writers.
 ///
@@ -86,6 +87,44 @@ impl WriterBuilder {
             .unwrap_or_else(|| Compression::from_path(path));
         let w = BufWriter::with_capacity(256 * 1024, file);
         Ok(self.build(w, c, Some(name)))
+    }
+
+    /// Creates an atomic output at `path` (`-` is standard output), as
+    /// [`OutputOptions::create`] does: the records go to a temporary file
+    /// that [`Writer::commit`] renames into place, and dropping the writer
+    /// instead leaves the old state. Unless a compression was set, it is
+    /// detected from the extension.
+    ///
+    /// ```
+    /// use feedstock::io::fs::OutputOptions;
+    /// use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("data.tfrecord");
+    /// let path = path.to_str().unwrap();
+    /// let mut w = WriterBuilder::new()
+    ///     .create_output(path, &OutputOptions::new())?;
+    /// w.write_record(b"one")?;
+    /// w.commit()?;
+    /// let mut r = ReaderBuilder::new().open(path)?;
+    /// assert_eq!(&r.read_record()?.unwrap().data[..], b"one");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`OutputOptions::create`].
+    pub fn create_output(
+        &self,
+        path: &str,
+        options: &OutputOptions,
+    ) -> Result<Writer<BufWriter<OutputFile>>> {
+        let out = options.create(path)?;
+        let c = self
+            .compression
+            .unwrap_or_else(|| Compression::from_path(path));
+        let w = BufWriter::with_capacity(256 * 1024, out);
+        Ok(self.build(w, c, Some(path.into())))
     }
 
     fn build<W: Write>(
@@ -243,5 +282,28 @@ impl<W: Write> Writer<W> {
             Some(f) => e.with_file(f),
             None => e,
         }
+    }
+}
+
+impl Writer<BufWriter<OutputFile>> {
+    /// Ends the stream, flushes, and renames the output into place (see
+    /// [`OutputFile::commit`]).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`finish`](Writer::finish) and [`OutputFile::commit`];
+    /// after an error the output is not in place and its temporary file
+    /// is removed.
+    pub fn commit(self) -> Result<()> {
+        let file = self.file.clone();
+        let w = self.finish()?;
+        let out = w.into_inner().map_err(|e| {
+            let e = Error::io(e.into_error());
+            match &file {
+                Some(f) => e.with_file(f),
+                None => e,
+            }
+        })?;
+        out.commit()
     }
 }

@@ -1,0 +1,307 @@
+//! What every subcommand parses and opens the same way: compression and
+//! delimiter flags, numeric limits, input files (`-` is standard input)
+//! and the lines of a CSV input.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use bytes::Bytes;
+use feedstock::io::compression::Decompressor;
+use feedstock::io::fs::STDIO;
+use feedstock::io::tfrecord::{self, ReaderBuilder};
+use feedstock::io::Compression;
+use feedstock::reader::DEFAULT_MAX_LINE_BYTES;
+use feedstock::{Error, Result};
+
+/// The most output files `--shards` may ask for.
+pub(crate) const MAX_SHARDS: u32 = 100_000;
+
+/// The most worker threads a subcommand starts, whatever the machine.
+pub(crate) const MAX_THREADS: u32 = 256;
+
+/// Parses `--compression`: none, gzip or zlib.
+pub(crate) fn parse_compression(s: &str) -> Result<Compression> {
+    s.parse()
+}
+
+/// Parses a field delimiter: one ASCII character, or `tab` (also `\t`).
+pub(crate) fn parse_delim(s: &str) -> Result<u8> {
+    match s {
+        "tab" | "\\t" | "\t" => Ok(b'\t'),
+        _ if s.len() == 1 && s.is_ascii() && s != "\n" && s != "\r" => {
+            Ok(s.as_bytes()[0])
+        }
+        _ => Err(Error::invalid_argument(format!(
+            "the delimiter must be one ASCII character (not a line break) \
+             or `tab`, not {s:?}"
+        ))),
+    }
+}
+
+/// Parses `--shards`: 1 to [`MAX_SHARDS`].
+pub(crate) fn parse_shards(s: &str) -> std::result::Result<u32, String> {
+    in_range(s, 1, MAX_SHARDS)
+}
+
+/// Parses a thread count: 1 to [`MAX_THREADS`].
+pub(crate) fn parse_threads(s: &str) -> std::result::Result<u32, String> {
+    in_range(s, 1, MAX_THREADS)
+}
+
+/// Parses a line-length limit in bytes (a `\r` before the newline
+/// counts): 1 to the library's default of 1 GiB.
+pub(crate) fn parse_max_line(s: &str) -> std::result::Result<u64, String> {
+    in_range(s, 1, DEFAULT_MAX_LINE_BYTES)
+}
+
+/// Parses an integer in `min..=max`, saying which bound it broke.
+pub(crate) fn in_range<T>(
+    s: &str,
+    min: T,
+    max: T,
+) -> std::result::Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
+    T::Err: std::fmt::Display,
+{
+    let n: T = s.trim().parse().map_err(|e| format!("{e}"))?;
+    if n < min || n > max {
+        return Err(format!("must be from {min} to {max}"));
+    }
+    Ok(n)
+}
+
+/// The compression of `path`: `given`, or detected from its extension
+/// (none for standard input).
+pub(crate) fn compression_of(
+    path: &Path,
+    given: Option<Compression>,
+) -> Compression {
+    given.unwrap_or_else(|| Compression::from_path(path))
+}
+
+/// The name a path goes by in messages and in a filename queue.
+pub(crate) fn name_of(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Opens an input file, or standard input for `-`; a directory is
+/// refused by name (FailedPrecondition, exit 2).
+pub(crate) fn open_input(path: &Path) -> Result<Box<dyn Read + Send>> {
+    let name = name_of(path);
+    if name == STDIO {
+        return Ok(Box::new(io::stdin()));
+    }
+    let file = File::open(path).map_err(|e| Error::io(e).with_file(&name))?;
+    let meta = file.metadata().map_err(|e| Error::io(e).with_file(&name))?;
+    if meta.is_dir() {
+        return Err(Error::failed_precondition("is a directory, not a file")
+            .with_file(&name));
+    }
+    Ok(Box::new(file))
+}
+
+/// The library's error messages name its API where the command has a
+/// flag: say the flag.
+pub(crate) fn cli_words(message: &str) -> String {
+    message
+        .replace("Compression::Gzip", "--compression gzip")
+        .replace("Compression::Zlib", "--compression zlib")
+}
+
+/// A reader of the TFRecords of `path` (`-` is standard input), with
+/// the compression given or detected from the extension.
+pub(crate) fn open_records(
+    path: &Path,
+    compression: Option<Compression>,
+) -> Result<tfrecord::Reader<Box<dyn Read + Send>>> {
+    let input = open_input(path)?;
+    let mut b = ReaderBuilder::new();
+    b.compression(compression_of(path, compression))
+        .file_name(name_of(path));
+    Ok(b.from_reader(input))
+}
+
+/// The lines of a (possibly compressed) text input, without their line
+/// endings, counted from 1, each at most `max` bytes.
+///
+/// Written here rather than with the library's `TextLineReader`, which
+/// runs inside a pipeline of queues and threads, because a conversion
+/// reads one file in order; it keeps the same limit (the library's
+/// [`DEFAULT_MAX_LINE_BYTES`] unless `--max-line-bytes` says otherwise).
+pub(crate) struct Lines {
+    /// The decompressed input.
+    src: BufReader<Decompressor<Box<dyn Read + Send>>>,
+    /// The input's name, for messages.
+    name: String,
+    /// The number of the line last returned.
+    pub(crate) number: u64,
+    /// The offset of the next line in the decompressed stream.
+    offset: u64,
+    /// The longest line accepted.
+    max: u64,
+}
+
+impl Lines {
+    /// Opens `path` (`-` is standard input). An uncompressed input that
+    /// starts like a gzip or zlib stream is refused with a message naming
+    /// `flag`, the option that sets the compression.
+    pub(crate) fn open(
+        path: &Path,
+        compression: Compression,
+        max: Option<u64>,
+        flag: &str,
+    ) -> Result<Lines> {
+        let input = open_input(path)?;
+        let mut src = BufReader::with_capacity(
+            1 << 20,
+            Decompressor::new(compression, input),
+        );
+        let name = name_of(path);
+        if compression == Compression::None {
+            let start =
+                src.fill_buf().map_err(|e| Error::io(e).with_file(&name))?;
+            if let Some(c) = Compression::sniff(start) {
+                return Err(Error::invalid_argument(format!(
+                    "this looks like a {c} file, not text: read it with \
+                     {flag} {c}"
+                ))
+                .with_file(&name));
+            }
+        }
+        Ok(Lines {
+            src,
+            name,
+            number: 0,
+            offset: 0,
+            max: max.unwrap_or(DEFAULT_MAX_LINE_BYTES),
+        })
+    }
+
+    /// The next line, or `None` at the end.
+    ///
+    /// # Errors
+    ///
+    /// ResourceExhausted naming `FILE:LINE` and the line's offset for a
+    /// line longer than the limit (found after reading at most the limit,
+    /// so memory stays bounded); the errors of reading.
+    pub(crate) fn next_line(&mut self) -> Result<Option<Bytes>> {
+        let key = || format!("{}:{}", self.name, self.number + 1);
+        let mut buf: Vec<u8> = Vec::new();
+        // Bytes consumed, the newline included.
+        let mut n = 0u64;
+        loop {
+            let avail = match self.src.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(Error::io(e)
+                        .with_file(&self.name)
+                        .with_key(key())
+                        .with_offset(self.offset + n))
+                }
+            };
+            if avail.is_empty() {
+                break;
+            }
+            let (used, ended) = match memchr::memchr(b'\n', avail) {
+                Some(i) => (i + 1, true),
+                None => (avail.len(), false),
+            };
+            let content = if ended { used - 1 } else { used };
+            if buf.len() as u64 + content as u64 > self.max {
+                return Err(Error::resource_exhausted(format!(
+                    "line {} is longer than the limit of {} bytes \
+                     (--max-line-bytes)",
+                    self.number + 1,
+                    self.max
+                ))
+                .with_file(&self.name)
+                .with_key(key())
+                .with_offset(self.offset));
+            }
+            // Within the limit, memory may still run out: say so rather
+            // than abort.
+            buf.try_reserve(content).map_err(|_| {
+                Error::resource_exhausted(format!(
+                    "out of memory holding line {} ({} bytes so far); \
+                     --max-line-bytes sets a lower limit",
+                    self.number + 1,
+                    buf.len()
+                ))
+                .with_file(&self.name)
+                .with_key(key())
+                .with_offset(self.offset)
+            })?;
+            buf.extend_from_slice(&avail[..content]);
+            self.src.consume(used);
+            n += used as u64;
+            if ended {
+                break;
+            }
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        self.number += 1;
+        self.offset += n;
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+        Ok(Some(Bytes::from(buf)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delimiters_are_one_ascii_character_or_tab() {
+        assert_eq!(parse_delim(";").unwrap(), b';');
+        assert_eq!(parse_delim("tab").unwrap(), b'\t');
+        assert_eq!(parse_delim("\\t").unwrap(), b'\t');
+        for bad in [";;", "é", "", "\n"] {
+            assert!(parse_delim(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_out_of_range_say_the_range() {
+        assert_eq!(parse_shards("4").unwrap(), 4);
+        assert_eq!(parse_shards("0").unwrap_err(), "must be from 1 to 100000");
+        assert!(parse_shards("4294967295").unwrap_err().contains("100000"));
+        assert!(parse_threads("1000").unwrap_err().contains("256"));
+        assert!(parse_threads("-1").is_err());
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_resource_exhausted_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.csv");
+        std::fs::write(&path, b"abc\r\nabcde\nabcdefg\n").unwrap();
+        // A \r before the newline counts; the last line may lack one.
+        let mut lines =
+            Lines::open(&path, Compression::None, Some(4), "-c").unwrap();
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"abc");
+        assert!(lines.next_line().is_err());
+        std::fs::write(&path, b"ab\n\nxyz").unwrap();
+        let mut lines =
+            Lines::open(&path, Compression::None, Some(3), "-c").unwrap();
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"ab");
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"");
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"xyz");
+        assert_eq!(lines.next_line().unwrap(), None);
+        assert_eq!(lines.number, 3);
+        std::fs::write(&path, b"abc\r\nabcde\nabcdefg\n").unwrap();
+        let mut lines =
+            Lines::open(&path, Compression::None, Some(5), "-c").unwrap();
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"abc");
+        assert_eq!(&lines.next_line().unwrap().unwrap()[..], b"abcde");
+        let e = lines.next_line().unwrap_err();
+        assert_eq!(e.kind(), feedstock::Kind::ResourceExhausted);
+        assert_eq!(e.offset(), Some(11));
+        assert!(e.key().unwrap().ends_with("x.csv:3"), "{e}");
+    }
+}

@@ -1,0 +1,318 @@
+//! Memory bounded by settings, never by the input; no endless reads; no
+//! panics when threads cannot start (issue 10, items 4–7, 9, 11).
+//!
+//! The unbounded-memory cases run the binary under an address-space
+//! limit (`ulimit -v`, through `sh`) and assert a clean error and exit
+//! status where an abort (SIGABRT, or SIGSEGV on a guard page) used to
+//! be. The inputs are small compressed files that inflate hugely, made
+//! by repeating one compressed block (see [`gzip_repeat`]), so building
+//! them costs next to nothing.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::{Command, Output};
+
+use flate2::{Compress, Crc, FlushCompress};
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+fn feedstock(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_feedstock"))
+        .args(args)
+        .output()
+        .expect("run feedstock")
+}
+
+/// Runs the binary with its address space limited to `kib` KiB.
+fn feedstock_limited(kib: u64, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_feedstock"))
+        .args(args)
+        .output()
+        .expect("run feedstock under sh")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The CRC of `times` copies of data whose CRC is `unit`, by doubling.
+fn repeated_crc(unit: &[u8], times: u64) -> Crc {
+    let mut pow = Crc::new();
+    pow.update(unit);
+    let mut total = Crc::new();
+    let mut n = times;
+    while n > 0 {
+        if n & 1 == 1 {
+            total.combine(&pow);
+        }
+        let mut twice = Crc::new();
+        twice.combine(&pow);
+        twice.combine(&pow);
+        pow = twice;
+        n >>= 1;
+    }
+    total
+}
+
+/// Writes a gzip file that inflates to `times` copies of `unit`: the
+/// unit is deflated once, ending in a full flush (so the block refers to
+/// nothing before it), and that block is written `times` times, then an
+/// empty final block and the trailer.
+fn gzip_repeat(unit: &[u8], times: u64, path: &Path) {
+    let mut c = Compress::new(flate2::Compression::best(), false);
+    let mut block = Vec::with_capacity(unit.len() + 4096);
+    c.compress_vec(unit, &mut block, FlushCompress::Full)
+        .unwrap();
+    assert_eq!(c.total_in(), unit.len() as u64, "one call deflates it all");
+    let mut end = Vec::with_capacity(64);
+    c.compress_vec(&[], &mut end, FlushCompress::Finish)
+        .unwrap();
+    let crc = repeated_crc(unit, times);
+    let mut f = BufWriter::new(File::create(path).unwrap());
+    f.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff])
+        .unwrap();
+    for _ in 0..times {
+        f.write_all(&block).unwrap();
+    }
+    f.write_all(&end).unwrap();
+    f.write_all(&crc.sum().to_le_bytes()).unwrap();
+    f.write_all(&crc.amount().to_le_bytes()).unwrap();
+    f.flush().unwrap();
+}
+
+#[test]
+fn the_bomb_builder_makes_valid_gzip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.gz");
+    gzip_repeat(b"abc,", 1000, &path);
+    let mut out = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(File::open(&path).unwrap()),
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(out, "abc,".repeat(1000));
+}
+
+/// 256 KiB of one CSV field with no newline.
+fn no_newline() -> Vec<u8> {
+    vec![b'7'; 256 << 10]
+}
+
+#[test]
+fn a_gzip_line_that_inflates_past_memory_is_a_clean_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("bomb.csv.gz");
+    // 4 GiB of one line, from a few MB.
+    gzip_repeat(&no_newline(), 16 << 10, &bomb);
+    let out = dir.path().join("out.tfrecord");
+    // With the default limit (1 GiB), memory runs out first: an error.
+    let run = feedstock_limited(
+        400_000,
+        &["convert", "csv", s(&bomb), s(&out), "--columns", "a:int64"],
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(stderr(&run).contains("ResourceExhausted"), "{run:?}");
+    assert!(stderr(&run).contains("bomb.csv.gz:1"), "{run:?}");
+    // With a lower limit, the limit is hit first.
+    let run = feedstock_limited(
+        400_000,
+        &[
+            "convert",
+            "csv",
+            s(&bomb),
+            s(&out),
+            "--columns",
+            "a:int64",
+            "--max-line-bytes",
+            "1000000",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(
+        stderr(&run).contains("longer than the limit of 1000000"),
+        "{run:?}"
+    );
+    assert!(!out.exists());
+    // bench's CSV schema inference and reader are bounded the same way.
+    let run = feedstock_limited(
+        400_000,
+        &[
+            "bench",
+            "--format",
+            "csv",
+            s(&bomb),
+            "--max-line-bytes",
+            "1000",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(stderr(&run).contains("limit of 1000 bytes"), "{run:?}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn dev_zero_as_csv_is_a_clean_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.tfrecord");
+    let run = feedstock_limited(
+        400_000,
+        &[
+            "convert",
+            "csv",
+            "/dev/zero",
+            s(&out),
+            "--columns",
+            "a:int64",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(stderr(&run).contains("/dev/zero:1"), "{run:?}");
+    // bench's readers (one per thread) hold at most --max-line-bytes
+    // each; the default, 1 GiB, is a setting too.
+    let run = feedstock_limited(
+        400_000,
+        &[
+            "bench",
+            "--format",
+            "csv",
+            "/dev/zero",
+            "--columns",
+            "a:int64",
+            "--max-line-bytes",
+            "1000000",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(stderr(&run).contains("ResourceExhausted"), "{run:?}");
+}
+
+/// One framed record whose data CRC is wrong.
+fn bad_crc_record() -> Vec<u8> {
+    let mut rec = Vec::new();
+    feedstock::io::tfrecord::encode_record(b"x", &mut rec);
+    let n = rec.len();
+    rec[n - 1] ^= 0xff;
+    rec
+}
+
+#[test]
+fn verify_streams_its_report_of_millions_of_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each problem held in memory names the file twice (file and key):
+    // with a long name, 300 k damaged records made ~250 MB of report.
+    let gz = dir
+        .path()
+        .join(format!("{}.tfrecord.gz", "long".repeat(50)));
+    let n = 300_000u64;
+    let unit: Vec<u8> = (0..1000).flat_map(|_| bad_crc_record()).collect();
+    gzip_repeat(&unit, n / 1000, &gz);
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 120000 && \"$0\" verify \"$1\" | tail -n 2")
+        .arg(env!("CARGO_BIN_EXE_feedstock"))
+        .arg(&gz)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        text.contains(&format!("0 records ok (0 bytes), {n} problems")),
+        "{text} {run:?}"
+    );
+    assert!(
+        text.contains(&format!("{n} problems in 1 file")),
+        "{text} {run:?}"
+    );
+}
+
+#[test]
+fn absurd_counts_are_usage_errors_not_allocations() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("x.csv");
+    std::fs::write(&input, "1\n").unwrap();
+    let out = dir.path().join("o.tfrecord");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--columns", "a:int64*100000000000"], "too big"),
+        (&["--columns", "_*18446744073709551615,a:int64"], "too big"),
+        (
+            &["--columns", "a:int64", "--shards", "4294967295"],
+            "100000",
+        ),
+        (&["--columns", "a:int64", "--shards", "0"], "from 1 to"),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["convert", "csv", s(&input), s(&out)];
+        args.extend_from_slice(extra);
+        let run = feedstock_limited(400_000, &args);
+        assert_eq!(run.status.code(), Some(2), "{extra:?} {run:?}");
+        assert!(stderr(&run).contains(want), "{extra:?} {run:?}");
+        assert!(!stderr(&run).contains("select_cols"), "{run:?}");
+    }
+    let bad_bench: [&[&str]; 5] = [
+        &["--threads", "1000"],
+        &["--threads", "0"],
+        &["--epochs", "0"],
+        &["--batch-size", "99999999999"],
+        &["--format", "fixed", "--record-bytes", "0"],
+    ];
+    for extra in bad_bench {
+        let mut args = vec!["bench", s(&input)];
+        args.extend_from_slice(extra);
+        let run = feedstock(&args);
+        assert_eq!(run.status.code(), Some(2), "{extra:?} {run:?}");
+    }
+    let run = feedstock(&["bench", s(&input), "--threads", "1000"]);
+    assert!(stderr(&run).contains("from 1 to 256"), "{run:?}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fixed_length_read_of_a_device_is_refused_not_endless() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.tfrecord");
+    let run = feedstock(&[
+        "convert",
+        "fixed",
+        "--record-bytes",
+        "4",
+        "/dev/zero",
+        s(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert!(stderr(&run).contains("not a regular file"), "{run:?}");
+    assert!(!out.exists());
+    let run = feedstock(&[
+        "bench",
+        "--format",
+        "fixed",
+        "--record-bytes",
+        "4",
+        "/dev/zero",
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert!(stderr(&run).contains("not a regular file"), "{run:?}");
+}
+
+#[test]
+fn threads_that_cannot_start_are_exit_three_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("x.tfrecord");
+    let ex = feedstock::proto::Example::builder()
+        .feature("a", feedstock::proto::Feature::int64_list([1]))
+        .build();
+    let mut w = feedstock::io::tfrecord::Writer::new(Vec::new());
+    w.write_record(&prost::Message::encode_to_vec(&ex)).unwrap();
+    std::fs::write(&input, w.finish().unwrap()).unwrap();
+    // 256 threads of 2 MiB stacks do not fit in 200 MB of address space.
+    let run =
+        feedstock_limited(200_000, &["bench", s(&input), "--threads", "256"]);
+    assert_eq!(run.status.code(), Some(3), "{run:?}");
+    assert!(stderr(&run).contains("cannot start thread"), "{run:?}");
+    assert!(!stderr(&run).contains("panicked"), "{run:?}");
+}

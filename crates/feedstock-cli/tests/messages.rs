@@ -1,0 +1,362 @@
+//! Messages and exit statuses a user meets (issue 10, items 13–17, 19,
+//! 20): compressed files read without their compression, compression and
+//! delimiters the same in every subcommand, usage errors for what is not
+//! a file, a quiet exit on a closed pipe, column defaults, validated
+//! numeric flags.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
+use feedstock::io::Compression;
+use feedstock::proto::{Example, Feature};
+use prost::Message;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_feedstock"))
+}
+
+fn feedstock(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run feedstock")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../feedstock/tests/data/golden")
+        .join(name)
+}
+
+fn digits() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/digits.csv.gz")
+}
+
+/// A TFRecord file of `n` Examples with one int64 feature, compressed as
+/// `c`.
+fn examples(path: &Path, n: i64, c: Compression) {
+    let mut w = WriterBuilder::new().compression(c).from_writer(Vec::new());
+    for i in 0..n {
+        let ex = Example::builder()
+            .feature("n", Feature::int64_list([i]))
+            .build();
+        w.write_record(&ex.encode_to_vec()).unwrap();
+    }
+    fs::write(path, w.finish().unwrap()).unwrap();
+}
+
+#[test]
+fn a_compressed_file_read_as_plain_says_which_flag_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (c, name) in [(Compression::Gzip, "gzip"), (Compression::Zlib, "zlib")]
+    {
+        // No extension to detect it from.
+        let f = dir.path().join(format!("{name}.tfrecord"));
+        examples(&f, 3, c);
+        for sub in ["count", "cat", "inspect", "verify"] {
+            let run = feedstock(&[sub, s(&f)]);
+            assert_eq!(run.status.code(), Some(1), "{sub} {run:?}");
+            let err = String::from_utf8_lossy(if sub == "verify" {
+                &run.stdout
+            } else {
+                &run.stderr
+            })
+            .into_owned();
+            let want = format!(
+                "this looks like a {name} file: read it with \
+                 --compression {name}"
+            );
+            assert!(err.contains(&want), "{sub}: {err}");
+        }
+        let run = feedstock(&["count", s(&f), "--compression", name]);
+        assert_eq!(run.status.code(), Some(0), "{run:?}");
+    }
+    // A gzipped CSV without its extension.
+    let csv = dir.path().join("digits.csv");
+    fs::copy(digits(), &csv).unwrap();
+    let out = dir.path().join("d.tfrecord");
+    let run = feedstock(&[
+        "convert",
+        "csv",
+        s(&csv),
+        s(&out),
+        "--columns",
+        "p:float*64,label:int64",
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert!(
+        stderr(&run).contains("read it with --input-compression gzip"),
+        "{run:?}"
+    );
+    let run = feedstock(&[
+        "convert",
+        "csv",
+        s(&csv),
+        s(&out),
+        "--columns",
+        "p:float*64,label:int64",
+        "--input-compression",
+        "gzip",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(String::from_utf8_lossy(&run.stdout).contains("1797\ttotal"));
+}
+
+/// The records column of bench's `read` row.
+fn bench_read_count(run: &Output) -> u64 {
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let text = String::from_utf8_lossy(&run.stdout).into_owned();
+    let row = text.lines().find(|l| l.starts_with("read ")).unwrap();
+    row.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn bench_reads_compressed_csv_and_tab_delimiters_like_convert() {
+    // The shipped data: detected from its extension.
+    let run = feedstock(&["bench", "--format", "csv", s(&digits())]);
+    assert_eq!(bench_read_count(&run), 1797);
+    // Without the extension, --compression says it.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("digits.csv");
+    fs::copy(digits(), &csv).unwrap();
+    let run = feedstock(&[
+        "bench",
+        "--format",
+        "csv",
+        s(&csv),
+        "--compression",
+        "gzip",
+    ]);
+    assert_eq!(bench_read_count(&run), 1797);
+    let run = feedstock(&["bench", "--format", "csv", s(&csv)]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert!(stderr(&run).contains("--compression gzip"), "{run:?}");
+    // `tab` is a delimiter for bench as for convert.
+    let tsv = dir.path().join("r.tsv");
+    fs::write(&tsv, "a\tb\n1\t2.5\n3\t4\n").unwrap();
+    let run = feedstock(&[
+        "bench",
+        "--format",
+        "csv",
+        s(&tsv),
+        "--delim",
+        "tab",
+        "--header",
+    ]);
+    let lines = fs::read_to_string(&tsv).unwrap().lines().count() as u64;
+    assert_eq!(bench_read_count(&run), lines - 1);
+    let run =
+        feedstock(&["bench", "--format", "csv", s(&tsv), "--delim", "ab"]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+}
+
+#[test]
+fn what_is_not_a_file_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("d");
+    fs::create_dir(&sub).unwrap();
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    let out = dir.path().join("o.tfrecord");
+    for target in [&sub, &a] {
+        for args in [
+            vec!["verify", s(target)],
+            vec!["count", s(target)],
+            vec!["cat", s(target)],
+            vec!["inspect", s(target)],
+            vec!["convert", "csv", s(target), s(&out), "--columns", "a:int64"],
+            vec![
+                "convert",
+                "fixed",
+                s(target),
+                s(&out),
+                "--record-bytes",
+                "1",
+            ],
+        ] {
+            let run = feedstock(&args);
+            assert_eq!(run.status.code(), Some(2), "{args:?} {run:?}");
+            assert!(!out.exists());
+        }
+    }
+    let run = feedstock(&["count", s(&a)]);
+    assert!(stderr(&run).contains("symbolic links"), "{run:?}");
+}
+
+#[test]
+fn a_closed_pipe_is_a_quiet_exit_zero_for_every_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x.tfrecord");
+    examples(&f, 5000, Compression::None);
+    let csv = dir.path().join("x.csv");
+    fs::write(&csv, "1\n".repeat(5000)).unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["cat", s(&f)],
+        vec!["count", s(&f)],
+        vec!["verify", s(&f)],
+        vec!["inspect", s(&f)],
+        vec!["inspect", "--json", s(&f)],
+        vec!["convert", "csv", s(&csv), "-", "--columns", "a:int64"],
+        vec!["bench", s(&f), "--threads", "1"],
+    ];
+    for args in cases {
+        let mut child = bin()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before the command writes anything.
+        drop(child.stdout.take());
+        let run = child.wait_with_output().unwrap();
+        assert_eq!(run.status.code(), Some(0), "{args:?} {run:?}");
+        assert_eq!(stderr(&run), "", "{args:?}");
+    }
+}
+
+#[test]
+fn column_defaults_convert_the_stations_golden_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = golden("stations.csv");
+    let out = dir.path().join("st.tfrecord");
+    // Without defaults, an empty number is an error naming its line.
+    let run = feedstock(&[
+        "convert",
+        "csv",
+        s(&csv),
+        s(&out),
+        "--header",
+        "--columns",
+        "id:int64,name:bytes,elev:float,active:int64,reading:float",
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert!(stderr(&run).contains("stations.csv:4"), "{run:?}");
+    let run = feedstock(&[
+        "convert",
+        "csv",
+        s(&csv),
+        s(&out),
+        "--header",
+        "--na-value",
+        "NA",
+        "--columns",
+        "id:int64,name:bytes=?,elev:float=0,active:int64=-1,reading:float=-99",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let rows: Vec<Example> = ReaderBuilder::new()
+        .open(&out)
+        .unwrap()
+        .map(|r| Example::decode(&r.unwrap().data[..]).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 5);
+    let f = |row: usize, name: &str| {
+        rows[row].features.as_ref().unwrap().feature[name].clone()
+    };
+    // 1003: empty elevation, NA reading.
+    assert_eq!(f(2, "elev"), Feature::float_list([0.0]));
+    assert_eq!(f(2, "reading"), Feature::float_list([-99.0]));
+    assert_eq!(
+        f(2, "name"),
+        Feature::bytes_list([&b"The \"Old\" Mill"[..]])
+    );
+    // 1004: empty name and active.
+    assert_eq!(f(3, "name"), Feature::bytes_list([&b"?"[..]]));
+    assert_eq!(f(3, "active"), Feature::int64_list([-1]));
+    assert_eq!(f(3, "elev"), Feature::float_list([220.75]));
+    // 1005: a quoted number, an empty last field.
+    assert_eq!(f(4, "elev"), Feature::float_list([958.0]));
+    assert_eq!(f(4, "reading"), Feature::float_list([-99.0]));
+    assert_eq!(f(0, "reading"), Feature::float_list([-3.25]));
+}
+
+#[test]
+fn every_numeric_flag_of_demo_is_validated() {
+    for (flag, value) in [
+        ("--learning-rate", "NaN"),
+        ("--learning-rate", "inf"),
+        ("--learning-rate", "-0.5"),
+        ("--learning-rate", "0"),
+        ("--batch-size", "0"),
+        ("--batch-size", "-1"),
+        ("--epochs", "0"),
+        ("--epochs", "99999999999"),
+        ("--threads", "1000"),
+    ] {
+        let mut child = bin()
+            .args(["demo", &format!("{flag}={value}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().map(|mut i| i.flush());
+        let run = child.wait_with_output().unwrap();
+        assert_eq!(run.status.code(), Some(2), "{flag} {value} {run:?}");
+        assert!(stderr(&run).contains(flag), "{run:?}");
+    }
+}
+
+/// A record: an Example with features `a\nb` (int64) and `ok` (float),
+/// then the same with the first name made `a\xffb`, not UTF-8.
+fn odd_names(path: &Path) {
+    let ex = Example::builder()
+        .feature("a\nb", Feature::int64_list([1]))
+        .feature("ok", Feature::float_list([0.5]))
+        .build();
+    let good = ex.encode_to_vec();
+    let mut bad = good.clone();
+    let at = bad.windows(3).position(|w| w == b"a\nb").unwrap();
+    bad[at + 1] = 0xff;
+    let mut w = WriterBuilder::new().from_writer(Vec::new());
+    w.write_record(&good).unwrap();
+    w.write_record(&bad).unwrap();
+    fs::write(path, w.finish().unwrap()).unwrap();
+}
+
+#[test]
+fn odd_feature_names_are_escaped_and_never_hide_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("odd.tfrecord");
+    odd_names(&f);
+    let run = feedstock(&["inspect", s(&f)]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let text = String::from_utf8(run.stdout).unwrap();
+    // One row per name, each escaped, none split over two lines.
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Example features"))
+        .skip(2)
+        .collect();
+    let mut names: Vec<&str> = rows
+        .iter()
+        .map(|r| r.split_whitespace().next().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, [r#""a\nb""#, r#""a\xffb""#, "ok"], "{text}");
+    assert!(text.contains("2 records: 2 Example, 0 SequenceExample, 0 other"));
+    // cat shows the second record as an Example too, the odd name apart.
+    let run = feedstock(&["cat", s(&f)]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let text = String::from_utf8(run.stdout).unwrap();
+    let second: serde_json::Value =
+        serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(
+        second["example"]["features"]["feature"]["ok"]["floatList"]["value"]
+            [0],
+        0.5
+    );
+    let apart = &second["binary_names"]["features"][0];
+    assert_eq!(apart["nameBase64"], "Yf9i");
+    assert_eq!(apart["value"]["int64List"]["value"][0], "1");
+    assert!(second.get("bytes_base64").is_none());
+}
