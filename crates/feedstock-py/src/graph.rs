@@ -885,15 +885,26 @@ impl PyCoordinator {
     /// Requests a stop; with `kind` and `message`, a stop because of
     /// that error (an OutOfRange kind is a clean stop).
     #[pyo3(signature = (kind=None, message=None))]
-    fn request_stop(&self, kind: Option<&str>, message: Option<&str>) {
+    fn request_stop(
+        &self,
+        kind: Option<&str>,
+        message: Option<&str>,
+    ) -> PyResult<()> {
         match kind {
-            None => self.0.request_stop(),
+            None => {
+                self.0.request_stop();
+                Ok(())
+            }
             Some(k) => {
                 let kind = crate::errors::kind_from_name(k);
-                self.0.request_stop_with(Error::new(
-                    kind,
-                    message.unwrap_or("stop requested"),
-                ))
+                // An error after the join is raised here, as TensorFlow's
+                // request_stop raises it: nobody else would report it.
+                self.0
+                    .request_stop_with(Error::new(
+                        kind,
+                        message.unwrap_or("stop requested"),
+                    ))
+                    .py_err()
             }
         }
     }
