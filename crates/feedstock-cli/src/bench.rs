@@ -521,7 +521,7 @@ fn stage(
                         "cannot start thread 'bench-worker-{i}' (of {})",
                         readers.len()
                     ));
-                    coord.request_stop_with(e.clone());
+                    let _ = coord.request_stop_with(e.clone());
                     results.push(Err(e));
                     break;
                 }
