@@ -166,7 +166,8 @@ def mode_tfrecord_torch(files, epochs, min_after):
     from tfrecord.torch.dataset import TFRecordDataset
 
     def transform(ex):
-        return (ex["image_raw"].astype(np.float32) * (1.0 / 255) - 0.5, np.int32(ex["label"][0]))
+        raw = np.frombuffer(ex["image_raw"], np.uint8) if isinstance(ex["image_raw"], bytes) else ex["image_raw"]
+        return (raw.astype(np.float32) * (1.0 / 255) - 0.5, np.int32(ex["label"][0]))
 
     desc = {"image_raw": "byte", "label": "int"}
     parts = [TFRecordDataset(f, None, desc, shuffle_queue_size=min_after // len(files), transform=transform)
