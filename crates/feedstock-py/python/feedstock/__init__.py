@@ -1,0 +1,42 @@
+"""feedstock: TensorFlow's classic input pipeline, native, with no TensorFlow.
+
+Two ways in, one native engine:
+
+- ``import feedstock.compat.v1 as tf`` runs TensorFlow 1 input code
+  (``string_input_producer``, readers, ``decode_csv``,
+  ``parse_single_example``, ``shuffle_batch``, ``Session.run``, ...)
+  unchanged, on feedstock's native threads.
+- ``feedstock.Pipeline`` is the Pythonic way: build a pipeline, iterate
+  ``for batch in pipeline:`` and get dicts of numpy arrays.
+
+Also here: ``feedstock.errors`` (TensorFlow's exception classes),
+``feedstock.example`` (``tf.train.Example`` and friends) and
+``feedstock.tfrecord`` (``TFRecordWriter``, ``tf_record_iterator``).
+"""
+
+from . import errors, example, tfrecord
+from ._graph import float32, float64, int32, int64, string, uint8
+from ._native import __version__
+from ._ops import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
+from ._types import SparseTensorValue
+from .pipeline import Pipeline, jax_iterator
+
+__all__ = [
+    "__version__",
+    "errors",
+    "example",
+    "tfrecord",
+    "SparseTensorValue",
+    "Pipeline",
+    "jax_iterator",
+    "FixedLenFeature",
+    "VarLenFeature",
+    "SparseFeature",
+    "FixedLenSequenceFeature",
+    "float32",
+    "float64",
+    "int32",
+    "int64",
+    "string",
+    "uint8",
+]

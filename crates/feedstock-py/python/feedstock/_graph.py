@@ -1,0 +1,995 @@
+"""The symbolic layer under ``feedstock.compat.v1``: graphs, tensors,
+operations, sessions and coordinators over feedstock's native plan.
+
+Calls build a description of the pipeline (a native ``plan::Graph``);
+``Session.run`` evaluates it natively, with the GIL released, and
+``start_queue_runners`` runs its queue runners in native threads. Nothing
+per record runs in Python.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import threading
+import weakref
+
+import numpy as np
+
+from . import _native, errors
+from ._types import SparseTensorValue
+
+# ---------------------------------------------------------------- dtypes
+
+
+class DType:
+    """A tensor element type, named as TensorFlow names it."""
+
+    __slots__ = ("name", "_native")
+
+    def __init__(self, name, native):
+        self.name = name
+        self._native = native
+
+    @property
+    def as_numpy_dtype(self):
+        """The numpy type of the values (``object`` for strings)."""
+        return np.dtype(object).type if self._native == "string" else np.dtype(self._native).type
+
+    @property
+    def is_floating(self):
+        return self._native in ("float32", "float64")
+
+    @property
+    def is_integer(self):
+        return self._native in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+    def __repr__(self):
+        return f"tf.{self.name}"
+
+    def __eq__(self, other):
+        try:
+            return as_dtype(other)._native == self._native
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self):
+        return hash(self._native)
+
+
+float32 = DType("float32", "float32")
+float64 = DType("float64", "float64")
+int8 = DType("int8", "int8")
+int16 = DType("int16", "int16")
+int32 = DType("int32", "int32")
+int64 = DType("int64", "int64")
+uint8 = DType("uint8", "uint8")
+uint16 = DType("uint16", "uint16")
+uint32 = DType("uint32", "uint32")
+uint64 = DType("uint64", "uint64")
+bool_ = DType("bool", "bool")
+string = DType("string", "string")
+
+_BY_NATIVE = {d._native: d for d in (float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_, string)}
+_BY_NATIVE["object"] = string
+
+
+def as_dtype(x):
+    """A :class:`DType` from a DType, a numpy dtype or type, or a name."""
+    if isinstance(x, DType):
+        return x
+    if x is str or x is bytes:
+        return string
+    if isinstance(x, str):
+        if x in ("string", "str", "bytes", "object"):
+            return string
+        if x in _BY_NATIVE:
+            return _BY_NATIVE[x]
+        raise TypeError(f"unknown dtype {x!r}")
+    try:
+        nd = np.dtype(x)
+    except TypeError:
+        raise TypeError(f"cannot convert {x!r} to a dtype") from None
+    if nd.kind in ("O", "S", "U"):
+        return string
+    if nd.name in _BY_NATIVE:
+        return _BY_NATIVE[nd.name]
+    raise TypeError(f"unsupported dtype {nd}")
+
+
+# ---------------------------------------------------------------- shapes
+
+
+class TensorShape:
+    """A static shape: ``dims`` is ``None`` when the rank is unknown,
+    else a list with ``None`` for unknown sizes."""
+
+    __slots__ = ("dims",)
+
+    def __init__(self, dims):
+        self.dims = None if dims is None else [None if d is None else int(d) for d in dims]
+
+    @property
+    def ndims(self):
+        return None if self.dims is None else len(self.dims)
+
+    rank = ndims
+
+    def as_list(self):
+        if self.dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(self.dims)
+
+    def is_fully_defined(self):
+        return self.dims is not None and all(d is not None for d in self.dims)
+
+    def num_elements(self):
+        if not self.is_fully_defined():
+            return None
+        return int(np.prod(self.dims, dtype=np.int64))
+
+    def __len__(self):
+        if self.dims is None:
+            raise ValueError("Cannot take the length of shape with unknown rank.")
+        return len(self.dims)
+
+    def __iter__(self):
+        return iter(self.as_list())
+
+    def __getitem__(self, i):
+        return self.as_list()[i]
+
+    def __eq__(self, other):
+        if isinstance(other, TensorShape):
+            return self.dims == other.dims
+        try:
+            return self.dims == [None if d is None else int(d) for d in other]
+        except TypeError:
+            return NotImplemented
+
+    def __repr__(self):
+        return "TensorShape(<unknown>)" if self.dims is None else f"TensorShape({self.dims})"
+
+
+def _shape_arg(shape):
+    if shape is None:
+        return None
+    if isinstance(shape, TensorShape):
+        return shape.dims
+    if isinstance(shape, (int, np.integer)):
+        return [int(shape)]
+    return [None if d is None or (isinstance(d, int) and d < 0) else int(d) for d in shape]
+
+
+# ---------------------------------------------------------------- graphs
+
+GLOBAL_VARIABLES = "variables"
+LOCAL_VARIABLES = "local_variables"
+TRAINABLE_VARIABLES = "trainable_variables"
+QUEUE_RUNNERS = "queue_runners"
+SUMMARIES = "summaries"
+
+
+class GraphKeys:
+    """The collection names TensorFlow uses."""
+
+    GLOBAL_VARIABLES = GLOBAL_VARIABLES
+    LOCAL_VARIABLES = LOCAL_VARIABLES
+    TRAINABLE_VARIABLES = TRAINABLE_VARIABLES
+    QUEUE_RUNNERS = QUEUE_RUNNERS
+    SUMMARIES = SUMMARIES
+
+
+class Graph:
+    """``tf.Graph``: the pipeline being described.
+
+    ``with tf.Graph().as_default():`` makes it the graph new calls add
+    to; otherwise they add to the default graph.
+    """
+
+    def __init__(self):
+        self._g = _native.Graph()
+        self._collections = {}
+        self._lock = threading.Lock()
+
+    def as_default(self):
+        """A context manager making this the default graph."""
+        return _default_graph_stack.push(self)
+
+    def get_collection(self, key, scope=None):
+        """The values added to collection ``key``."""
+        return list(self._collections.get(key, []))
+
+    def add_to_collection(self, name, value):
+        self._collections.setdefault(name, []).append(value)
+
+    def finalize(self):
+        """Accepted for compatibility; a feedstock graph may still grow."""
+
+    @property
+    def num_nodes(self):
+        return len(self._g)
+
+
+class _GraphStack(threading.local):
+    def __init__(self):
+        self.stack = []
+
+    @contextlib.contextmanager
+    def push(self, g):
+        self.stack.append(g)
+        try:
+            yield g
+        finally:
+            self.stack.remove(g)
+
+
+_default_graph_stack = _GraphStack()
+_global_default_graph = Graph()
+
+
+def get_default_graph():
+    """The graph new calls add to."""
+    if _default_graph_stack.stack:
+        return _default_graph_stack.stack[-1]
+    return _global_default_graph
+
+
+def reset_default_graph():
+    """Replaces the global default graph with an empty one."""
+    global _global_default_graph
+    if _default_graph_stack.stack:
+        raise AssertionError("Do not use tf.reset_default_graph() inside a graph context.")
+    _global_default_graph = Graph()
+
+
+# ---------------------------------------------------------------- tensors
+
+
+class Tensor:
+    """A symbolic tensor: an output of a node of a :class:`Graph`.
+
+    ``waits`` is the set of node ids of this tensor's inputs that can
+    block (reads, dequeues, batches): a run of at most one of them can be
+    interrupted by Ctrl-C at no risk of losing data.
+    """
+
+    __slots__ = ("graph", "_o", "waits", "_const", "__weakref__")
+
+    def __init__(self, graph, output, waits=frozenset(), const=None):
+        self.graph = graph
+        self._o = output
+        self.waits = waits
+        self._const = const
+
+    @property
+    def dtype(self):
+        return _BY_NATIVE[self._o.dtype]
+
+    @property
+    def shape(self):
+        return TensorShape(self.graph._g.shape(self._o))
+
+    def get_shape(self):
+        return self.shape
+
+    def set_shape(self, shape):
+        """Refines the static shape, as TensorFlow's ``set_shape``.
+
+        feedstock's graph has no shape-only node, so a refinement that
+        adds knowledge becomes a reshape to ``shape`` (checked when run: a
+        value of another size is ``InvalidArgumentError``, where
+        TensorFlow would fail later, or not at all). An incompatible shape
+        is ``ValueError`` at once.
+        """
+        want = _shape_arg(shape)
+        have = self.shape.dims
+        if want is None:
+            return
+        if have is not None and (
+            len(want) != len(have) or any(a is not None and b is not None and a != b for a, b in zip(want, have))
+        ):
+            raise ValueError(f"Shapes {have} and {want} are incompatible")
+        if have == want or sum(d is None for d in want) > 1:
+            return
+        self._o = self.graph._g.reshape(self._o, [-1 if d is None else d for d in want])
+
+    @property
+    def name(self):
+        return f"{self.graph._g.name(self._o)}:{self._o.index}"
+
+    @property
+    def op(self):
+        return Operation(self.graph, [self], name=self.graph._g.name(self._o))
+
+    def eval(self, feed_dict=None, session=None):
+        """This tensor's value in ``session`` (default: the default
+        session)."""
+        return (session or _default_session()).run(self, feed_dict=feed_dict)
+
+    def __repr__(self):
+        return f"<tf.Tensor '{self.name}' shape={self.shape.dims} dtype={self.dtype.name}>"
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError("Using a tf.Tensor as a Python bool is not allowed.")
+
+    # arithmetic
+    def __add__(self, o):
+        return add(self, o)
+
+    def __radd__(self, o):
+        return add(o, self)
+
+    def __sub__(self, o):
+        return subtract(self, o)
+
+    def __rsub__(self, o):
+        return subtract(o, self)
+
+    def __mul__(self, o):
+        return multiply(self, o)
+
+    def __rmul__(self, o):
+        return multiply(o, self)
+
+    def __truediv__(self, o):
+        return divide(self, o)
+
+    def __rtruediv__(self, o):
+        return divide(o, self)
+
+    def __neg__(self):
+        return negative(self)
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        dims = []
+        for k in key:
+            if k is None:
+                dims.append(("newaxis",))
+            elif k is Ellipsis:
+                dims.append(("ellipsis",))
+            elif isinstance(k, builtins.slice):
+                step = 1 if k.step is None else int(k.step)
+                dims.append(("range", _opt_int(k.start), _opt_int(k.stop), step))
+            elif isinstance(k, (int, np.integer)):
+                dims.append(("at", int(k)))
+            else:
+                raise TypeError(f"unsupported index {k!r}: ints, slices, None and ... are")
+        return _wrap1(self.graph, self.graph._g.strided_slice(self._o, dims), self.waits)
+
+
+def _opt_int(x):
+    return None if x is None else int(x)
+
+
+class SparseTensor(Tensor):
+    """A symbolic sparse tensor (a ``VarLenFeature``, a ``SparseFeature``,
+    or a batch of them); its value is a ``SparseTensorValue``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"<tf.SparseTensor '{self.name}' dtype={self.dtype.name}>"
+
+
+def _wrap1(graph, output, waits=frozenset(), const=None):
+    cls = SparseTensor if output.sparse else Tensor
+    return cls(graph, output, waits, const)
+
+
+def _wrap(graph, outputs, waits=frozenset()):
+    return [_wrap1(graph, o, waits) for o in outputs]
+
+
+class Operation:
+    """An operation run for its effect (``tf.group``, an initializer);
+    its value in ``Session.run`` is ``None``."""
+
+    __slots__ = ("graph", "inputs", "name")
+
+    def __init__(self, graph, inputs, name="group"):
+        self.graph = graph
+        self.inputs = list(inputs)
+        self.name = name
+
+    def run(self, feed_dict=None, session=None):
+        (session or _default_session()).run(self, feed_dict=feed_dict)
+
+    def __repr__(self):
+        return f"<tf.Operation '{self.name}'>"
+
+
+class Variable(Tensor):
+    """``tf.Variable`` for preloaded data: reading it gives the value its
+    ``initializer`` assigned."""
+
+    __slots__ = ("initializer", "initial_value", "trainable")
+
+    def __init__(self, initial_value=None, trainable=None, collections=None, name=None, dtype=None, **_ignored):
+        init = convert_to_tensor(initial_value, dtype=dtype)
+        g = init.graph
+        value, initializer = g._g.variable(init._o, name)
+        super().__init__(g, value, init.waits)
+        self.initial_value = init
+        self.trainable = bool(trainable) if trainable is not None else True
+        self.initializer = Operation(g, [Tensor(g, initializer, init.waits)], name=g._g.name(initializer))
+        if collections is None:
+            collections = [GLOBAL_VARIABLES]
+        for c in collections:
+            g.add_to_collection(c, self)
+
+    def value(self):
+        return self
+
+    def read_value(self):
+        return self
+
+
+def global_variables_initializer():
+    """Runs the initializers of the global variables (those not made
+    with ``collections=[]``)."""
+    g = get_default_graph()
+    return group(*[v.initializer for v in g.get_collection(GLOBAL_VARIABLES)], name="init")
+
+
+def local_variables_initializer():
+    """Runs the initializers of the local variables. Epoch counters need
+    none in feedstock (producers count epochs themselves), so this is
+    usually an empty operation; it exists so the guide's pattern runs."""
+    g = get_default_graph()
+    return group(*[v.initializer for v in g.get_collection(LOCAL_VARIABLES)], name="init_1")
+
+
+initialize_all_variables = global_variables_initializer
+initialize_local_variables = local_variables_initializer
+
+
+def global_variables():
+    return get_default_graph().get_collection(GLOBAL_VARIABLES)
+
+
+def local_variables():
+    return get_default_graph().get_collection(LOCAL_VARIABLES)
+
+
+def group(*inputs, name=None):
+    """An operation that runs ``inputs`` (tensors or operations)."""
+    g = get_default_graph()
+    tensors = []
+    for x in inputs:
+        if isinstance(x, Operation):
+            tensors.extend(x.inputs)
+            g = x.graph
+        elif isinstance(x, (list, tuple)):
+            tensors.extend(group(*x).inputs)
+        elif isinstance(x, Tensor):
+            tensors.append(x)
+            g = x.graph
+        elif x is not None:
+            raise TypeError(f"tf.group takes tensors and operations, got {type(x).__name__}")
+    return Operation(g, tensors, name=name or "group_deps")
+
+
+def no_op(name=None):
+    return Operation(get_default_graph(), [], name=name or "NoOp")
+
+
+# ---------------------------------------------------------------- constants
+
+
+def _infer_dtype(value):
+    if isinstance(value, np.ndarray):
+        return as_dtype(value.dtype)
+    if isinstance(value, np.generic):
+        return as_dtype(value.dtype)
+    flat = value
+    while isinstance(flat, (list, tuple)):
+        if not flat:
+            return float32
+        flat = flat[0]
+    if isinstance(flat, (bytes, str)):
+        return string
+    if isinstance(flat, (bool, np.bool_)):
+        return bool_
+    if isinstance(flat, (int, np.integer)):
+        # TensorFlow makes a Python int an int32 (int64 when it does not fit).
+        arr = np.asarray(value)
+        if arr.size and (arr.max() > 2**31 - 1 or arr.min() < -(2**31)):
+            return int64
+        return int32
+    if isinstance(flat, (float, np.floating)):
+        return float32
+    raise TypeError(f"cannot make a tensor of {type(flat).__name__}")
+
+
+def _const_array(value, dtype):
+    if dtype == string:
+        arr = np.asarray(value, dtype=object)
+        return np.vectorize(lambda v: v.encode() if isinstance(v, str) else v, otypes=[object])(arr) if arr.size else arr
+    return np.asarray(value, dtype=dtype._native)
+
+
+def constant(value, dtype=None, shape=None, name=None, verify_shape=False):
+    """``tf.constant``."""
+    g = get_default_graph()
+    dtype = as_dtype(dtype) if dtype is not None else _infer_dtype(value)
+    arr = _const_array(value, dtype)
+    if shape is not None:
+        shape = [int(d) for d in _shape_arg(shape)]
+        if arr.size == 1 and int(np.prod(shape)) != 1:
+            arr = np.full(shape, arr.reshape(()).item(), dtype=arr.dtype)
+        else:
+            arr = arr.reshape(shape)
+    return Tensor(g, g._g.constant(arr, dtype._native), const=arr)
+
+
+def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
+    """``value`` if it is a tensor, else a constant of it."""
+    if isinstance(value, Tensor):
+        if dtype is not None and as_dtype(dtype) != value.dtype:
+            raise ValueError(f"Tensor conversion requested dtype {as_dtype(dtype).name} for Tensor with dtype {value.dtype.name}")
+        return value
+    return constant(value, dtype=dtype)
+
+
+def _operands(a, b):
+    """Two tensors of one dtype; a Python number takes the other's dtype,
+    as TensorFlow converts it."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if a.graph is not b.graph:
+            raise ValueError("tensors are from different graphs")
+        return a, b
+    if isinstance(a, Tensor):
+        return a, _like(b, a)
+    if isinstance(b, Tensor):
+        return _like(a, b), b
+    return constant(a), constant(b)
+
+
+def _like(x, t):
+    g = t.graph
+    if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool):
+        if t.dtype.is_integer and isinstance(x, (float, np.floating)) and float(x) != int(x):
+            raise TypeError(f"cannot convert {x!r} to a tensor of dtype {t.dtype.name}")
+        return Tensor(g, g._g.scalar(float(x), t.dtype._native))
+    with g.as_default():
+        return convert_to_tensor(x, dtype=t.dtype)
+
+
+def _binary(op, a, b):
+    a, b = _operands(a, b)
+    g = a.graph
+    return _wrap1(g, g._g.binary(op, a._o, b._o), a.waits | b.waits)
+
+
+def add(x, y, name=None):
+    return _binary("add", x, y)
+
+
+def subtract(x, y, name=None):
+    return _binary("sub", x, y)
+
+
+def multiply(x, y, name=None):
+    return _binary("mul", x, y)
+
+
+def maximum(x, y, name=None):
+    return _binary("maximum", x, y)
+
+
+def minimum(x, y, name=None):
+    return _binary("minimum", x, y)
+
+
+def divide(x, y, name=None):
+    """``x / y``: true division; integers are cast to ``float64``
+    (``int8``, ``int16``, ``uint8`` to ``float32``) first, as TensorFlow's
+    ``truediv``."""
+    x, y = _operands(x, y)
+    if x.dtype.is_integer:
+        to = float32 if x.dtype in (int8, int16, uint8, uint16) else float64
+        x, y = cast(x, to), cast(y, to)
+    return _binary("div", x, y)
+
+
+truediv = divide
+div = divide
+
+
+def negative(x, name=None):
+    x = convert_to_tensor(x)
+    return _wrap1(x.graph, x.graph._g.neg(x._o), x.waits)
+
+
+def cast(x, dtype, name=None):
+    """``tf.cast``."""
+    x = convert_to_tensor(x)
+    return _wrap1(x.graph, x.graph._g.cast(x._o, as_dtype(dtype)._native), x.waits)
+
+
+to_float = lambda x, name=None: cast(x, float32)  # noqa: E731
+to_int32 = lambda x, name=None: cast(x, int32)  # noqa: E731
+to_int64 = lambda x, name=None: cast(x, int64)  # noqa: E731
+
+
+def reshape(tensor, shape, name=None):
+    """``tf.reshape`` (one entry may be -1)."""
+    tensor = convert_to_tensor(tensor)
+    if isinstance(shape, Tensor):
+        if shape._const is None:
+            raise TypeError("tf.reshape: the shape must be known when the graph is built")
+        shape = shape._const.tolist()
+    shape = [int(d) for d in np.asarray(shape).reshape(-1)]
+    return _wrap1(tensor.graph, tensor.graph._g.reshape(tensor._o, shape), tensor.waits)
+
+
+def transpose(a, perm=None, name=None):
+    """``tf.transpose``; without ``perm`` the axes are reversed."""
+    a = convert_to_tensor(a)
+    if perm is None:
+        rank = a.shape.ndims
+        if rank is None:
+            raise ValueError("tf.transpose without perm needs a known rank")
+        perm = list(range(rank))[::-1]
+    return _wrap1(a.graph, a.graph._g.transpose(a._o, [int(p) for p in perm]), a.waits)
+
+
+def _tensor_list(values):
+    ts = [convert_to_tensor(v) for v in values]
+    if not ts:
+        raise ValueError("needs at least one tensor")
+    return ts, frozenset().union(*(t.waits for t in ts))
+
+
+def stack(values, axis=0, name="stack"):
+    """``tf.stack``."""
+    ts, waits = _tensor_list(values)
+    g = ts[0].graph
+    return _wrap1(g, g._g.stack([t._o for t in ts], int(axis)), waits)
+
+
+def concat(values, axis, name="concat"):
+    """``tf.concat``."""
+    ts, waits = _tensor_list(values)
+    g = ts[0].graph
+    return _wrap1(g, g._g.concat([t._o for t in ts], int(axis)), waits)
+
+
+def identity(x, name=None):
+    x = convert_to_tensor(x)
+    return _wrap1(x.graph, x.graph._g.identity(x._o), x.waits)
+
+
+def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
+    """``tf.slice`` (a size of -1 runs to the end)."""
+    x = convert_to_tensor(input_)
+    return _wrap1(x.graph, x.graph._g.slice(x._o, [int(b) for b in begin], [int(s) for s in size]), x.waits)
+
+
+def strided_slice(input_, begin, end, strides=None, name=None, **masks):
+    """``tf.strided_slice`` without masks."""
+    if any(masks.values()):
+        raise NotImplementedError("strided_slice masks are not supported; index with x[a:b] instead")
+    x = convert_to_tensor(input_)
+    strides = strides if strides is not None else [1] * len(begin)
+    return _wrap1(
+        x.graph,
+        x.graph._g.strided_slice_ranges(x._o, [int(v) for v in begin], [int(v) for v in end], [int(v) for v in strides]),
+        x.waits,
+    )
+
+
+def placeholder(dtype, shape=None, name=None):
+    """``tf.placeholder``: a value fed to each run that needs it; a run
+    that needs it unfed fails ``InvalidArgumentError`` naming it."""
+    g = get_default_graph()
+    return Tensor(g, g._g.placeholder(as_dtype(dtype)._native, _shape_arg(shape), name))
+
+
+# ---------------------------------------------------------------- sessions
+
+
+class _SessionStack(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_session_stack = _SessionStack()
+
+
+def _default_session():
+    if not _session_stack.stack:
+        raise ValueError(
+            "Cannot evaluate tensor using `eval()`: No default session is registered. "
+            "Use `with sess.as_default()` or pass an explicit session to `eval(session=sess)`"
+        )
+    return _session_stack.stack[-1]
+
+
+def get_default_session():
+    return _session_stack.stack[-1] if _session_stack.stack else None
+
+
+def _flatten(fetches, leaves):
+    """The structure of ``fetches`` with each leaf replaced by its index
+    in ``leaves``."""
+    if isinstance(fetches, (Tensor, Operation)):
+        leaves.append(fetches)
+        return ("leaf", len(leaves) - 1)
+    if isinstance(fetches, dict):
+        return ("dict", type(fetches), [(k, _flatten(v, leaves)) for k, v in fetches.items()])
+    if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
+        return ("namedtuple", type(fetches), [_flatten(v, leaves) for v in fetches])
+    if isinstance(fetches, (list, tuple)):
+        return ("seq", type(fetches), [_flatten(v, leaves) for v in fetches])
+    if isinstance(fetches, _SummaryFetch):
+        leaves.append(fetches)
+        return ("leaf", len(leaves) - 1)
+    raise TypeError(f"Fetch argument {fetches!r} has invalid type {type(fetches).__name__}")
+
+
+def _rebuild(spec, values):
+    kind = spec[0]
+    if kind == "leaf":
+        return values[spec[1]]
+    if kind == "dict":
+        out = spec[1]() if spec[1] is not dict else {}
+        for k, v in spec[2]:
+            out[k] = _rebuild(v, values)
+        return out
+    if kind == "namedtuple":
+        return spec[1](*[_rebuild(v, values) for v in spec[2]])
+    items = [_rebuild(v, values) for v in spec[2]]
+    return items if spec[1] is list else spec[1](items)
+
+
+def _scalarize(v):
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        return v[()]
+    return v
+
+
+class Session:
+    """``tf.Session``: runs a graph.
+
+    ``run`` returns numpy arrays (strings as object arrays of ``bytes``;
+    scalars as numpy scalars, or ``bytes``) and ``SparseTensorValue`` for
+    sparse tensors, in the structure of the fetches. The GIL is released
+    while it waits; Ctrl-C raises ``KeyboardInterrupt`` within a fraction
+    of a second (the guide's ``finally: coord.request_stop()`` then stops
+    the queue runners).
+    """
+
+    def __init__(self, target="", graph=None, config=None):
+        self.graph = graph or get_default_graph()
+        self._s = _native.Session(self.graph._g)
+        self._closed = False
+        self._ctx = None
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        leaves = []
+        spec = _flatten(fetches, leaves)
+        native_fetches, index, waits = [], {}, set()
+        summaries = []
+        for leaf in leaves:
+            if isinstance(leaf, _SummaryFetch):
+                summaries.append(leaf)
+                continue
+            tensors = leaf.inputs if isinstance(leaf, Operation) else [leaf]
+            for t in tensors:
+                if t.graph is not self.graph:
+                    raise ValueError(f"Tensor {t!r} is not an element of this graph.")
+                waits |= t.waits
+                if t._o not in index:
+                    index[t._o] = len(native_fetches)
+                    native_fetches.append(t._o)
+        feeds = []
+        for k, v in (feed_dict or {}).items():
+            if isinstance(k, Variable):
+                k = Tensor(k.graph, k._o)
+            if not isinstance(k, Tensor):
+                raise TypeError(f"feed_dict keys must be tensors, got {type(k).__name__}")
+            if isinstance(v, SparseTensorValue):
+                raise TypeError("feeding a SparseTensorValue is not supported")
+            feeds.append((k._o, v))
+        timeout = None
+        if options is not None and getattr(options, "timeout_in_ms", 0):
+            timeout = options.timeout_in_ms / 1000.0
+        values = self._s.run(native_fetches, feeds, timeout, len(waits) <= 1) if native_fetches else []
+        out = []
+        for leaf in leaves:
+            if isinstance(leaf, _SummaryFetch):
+                out.append(dict(self._s.queue_summaries()))
+            elif isinstance(leaf, Operation):
+                out.append(None)
+            else:
+                out.append(_scalarize(values[index[leaf._o]]))
+        return _rebuild(spec, out)
+
+    def close(self):
+        """Closes the session: blocked runs return ``CancelledError`` and
+        queue runners stop."""
+        self._closed = True
+        self._s.close()
+
+    def queue_summaries(self):
+        """``{tag: fraction}``: how full each queue is, tagged as
+        TensorFlow's summaries (``queue/<name>/fraction_of_<cap>_full``)."""
+        return dict(self._s.queue_summaries())
+
+    def stats(self):
+        """One dict of counters per queue (size, capacity, enqueued,
+        dequeued, batches, held_back, filtered, ...)."""
+        return self._s.stats()
+
+    @contextlib.contextmanager
+    def as_default(self):
+        _session_stack.stack.append(self)
+        try:
+            yield self
+        finally:
+            _session_stack.stack.remove(self)
+
+    def __enter__(self):
+        self._ctx = self.as_default()
+        self._ctx.__enter__()
+        self._graph_ctx = self.graph.as_default()
+        self._graph_ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._graph_ctx.__exit__(*exc)
+        self._ctx.__exit__(*exc)
+        self.close()
+        return False
+
+
+InteractiveSession = Session
+
+
+class RunOptions:
+    """``tf.RunOptions``: ``timeout_in_ms`` bounds how long a run waits
+    (``DeadlineExceededError`` past it)."""
+
+    def __init__(self, timeout_in_ms=0, **_ignored):
+        self.timeout_in_ms = timeout_in_ms
+
+
+class _SummaryFetch:
+    """What ``tf.summary.merge_all()`` returns: fetching it gives the
+    queue-fullness summaries as ``{tag: value}``."""
+
+    def __repr__(self):
+        return "<queue summaries>"
+
+
+# ---------------------------------------------------------------- coordinator
+
+
+class QueueRunnerThread:
+    """A native queue-runner thread, as ``start_queue_runners`` returns
+    them; :meth:`Coordinator.join` joins them."""
+
+    def __init__(self, native):
+        self._t = native
+
+    @property
+    def name(self):
+        return self._t.name
+
+    def is_alive(self):
+        return self._t.is_alive()
+
+    daemon = True
+
+    def __repr__(self):
+        return f"<QueueRunnerThread {self.name} alive={self.is_alive()}>"
+
+
+class Coordinator:
+    """``tf.train.Coordinator``: stops threads together and reports the
+    first real error. ``OutOfRangeError`` counts as a clean stop."""
+
+    def __init__(self, clean_stop_exception_types=None):
+        self._c = _native.Coordinator()
+        self._exc = None
+        self._threads = []
+        self._lock = threading.Lock()
+        self._clean = tuple(clean_stop_exception_types or (errors.OutOfRangeError,))
+
+    def request_stop(self, ex=None):
+        """Asks every thread to stop; ``ex`` (an exception) is the reason,
+        re-raised by :meth:`join` unless it is a clean stop."""
+        if ex is not None and not isinstance(ex, self._clean):
+            if isinstance(ex, tuple):
+                ex = ex[1]
+            with self._lock:
+                if self._exc is None:
+                    self._exc = ex
+            kind = type(ex).__name__[: -len("Error")] if isinstance(ex, errors.OpError) else "Unknown"
+            self._c.request_stop(kind, str(ex))
+        else:
+            self._c.request_stop()
+
+    def should_stop(self):
+        return self._c.should_stop()
+
+    def wait_for_stop(self, timeout=None):
+        return self._c.wait_for_stop(timeout)
+
+    def stop_on_exception(self):
+        """A context manager: an exception inside it requests a stop with
+        it (``OutOfRangeError``: a clean stop)."""
+        return _StopOnException(self)
+
+    def register_thread(self, thread):
+        self._threads.append(thread)
+
+    def raise_requested_exception(self):
+        if self._exc is not None:
+            raise self._exc
+        err = self._c.error()
+        if err is not None:
+            raise err
+
+    def join(self, threads=None, stop_grace_period_secs=120, ignore_live_threads=False):
+        """Waits for the threads (default: those registered, including
+        every queue runner started with this coordinator), then raises the
+        first error any of them, or :meth:`request_stop`, reported."""
+        threads = list(self._threads) if threads is None else list(threads)
+        threads += [t for t in self._threads if t not in threads]
+        native = [t._t for t in threads if isinstance(t, QueueRunnerThread)]
+        others = [t for t in threads if not isinstance(t, QueueRunnerThread)]
+        native_err = None
+        try:
+            self._c.join(native, float(stop_grace_period_secs))
+        except errors.DeadlineExceededError as e:
+            if not ignore_live_threads:
+                native_err = e
+        except errors.OpError as e:
+            native_err = e
+        for t in others:
+            t.join(stop_grace_period_secs)
+        if self._exc is not None:
+            raise self._exc
+        if native_err is not None:
+            raise native_err
+
+    @property
+    def joined(self):
+        return all(not t.is_alive() for t in self._threads)
+
+
+class _StopOnException:
+    def __init__(self, coord):
+        self._coord = coord
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, value, tb):
+        if value is None:
+            return False
+        if isinstance(value, errors.OutOfRangeError):
+            self._coord.request_stop()
+            return True
+        self._coord.request_stop(value)
+        return True
+
+
+def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collection=QUEUE_RUNNERS):
+    """Starts the queue runners of ``sess``'s graph in native threads and
+    returns them (``QueueRunnerThread`` objects for ``coord.join``)."""
+    sess = sess or _default_session()
+    if coord is None:
+        coord = Coordinator()
+        sess._implicit_coord = coord
+    threads = [QueueRunnerThread(t) for t in sess._s.start_queue_runners(coord._c)]
+    for t in threads:
+        coord.register_thread(t)
+    return threads

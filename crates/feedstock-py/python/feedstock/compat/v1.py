@@ -1,0 +1,181 @@
+"""TensorFlow 1's input API on feedstock: ``import feedstock.compat.v1 as tf``.
+
+The calls of TensorFlow's "Reading data" guide build a description of the
+pipeline (a native graph); ``tf.train.start_queue_runners`` runs it in
+feedstock's own threads and ``tf.Session().run`` returns numpy arrays.
+Nothing per record runs in Python. Errors are ``tf.errors.*`` with
+TensorFlow's class names, and carry the file and record.
+
+Where TensorFlow would hang (a run that reads a queue whose runners were
+never started) feedstock fails ``FailedPreconditionError``. Where
+TensorFlow drops data silently, feedstock is stricter or counts it (see
+``Session.stats()``).
+"""
+
+# ruff: noqa: F401
+from types import SimpleNamespace as _NS
+
+from .. import errors
+from .. import example as _example
+from .. import tfrecord as _tfrecord
+from .._graph import (
+    DType,
+    Graph,
+    GraphKeys,
+    Operation,
+    RunOptions,
+    Session,
+    InteractiveSession,
+    SparseTensor,
+    Tensor,
+    TensorShape,
+    Variable,
+    _SummaryFetch,
+    add,
+    as_dtype,
+    bool_ as bool,  # noqa: A001 (TensorFlow's name)
+    cast,
+    concat,
+    constant,
+    convert_to_tensor,
+    divide,
+    float32,
+    float64,
+    get_default_graph,
+    get_default_session,
+    global_variables,
+    global_variables_initializer,
+    group,
+    identity,
+    initialize_all_variables,
+    initialize_local_variables,
+    int8,
+    int16,
+    int32,
+    int64,
+    local_variables,
+    local_variables_initializer,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    no_op,
+    placeholder,
+    reset_default_graph,
+    reshape,
+    slice,  # noqa: A004
+    stack,
+    string,
+    strided_slice,
+    subtract,
+    to_float,
+    to_int32,
+    to_int64,
+    transpose,
+    truediv,
+    div,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .._graph import Coordinator as _Coordinator
+from .._graph import start_queue_runners as _start_queue_runners
+from .._ops import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    FixedLengthRecordReader,
+    IdentityReader,
+    ReaderBase,
+    SparseFeature,
+    TextLineReader,
+    TFRecordReader,
+    VarLenFeature,
+    WholeFileReader,
+    decode_csv,
+    decode_raw,
+    parse_example,
+    parse_single_example,
+    random_crop,
+)
+from .. import _ops
+from .._types import SparseTensorValue
+
+newaxis = None
+float = float32  # noqa: A001
+
+train = _NS(
+    Example=_example.Example,
+    Features=_example.Features,
+    Feature=_example.Feature,
+    Int64List=_example.Int64List,
+    FloatList=_example.FloatList,
+    BytesList=_example.BytesList,
+    Coordinator=_Coordinator,
+    start_queue_runners=_start_queue_runners,
+    string_input_producer=_ops.string_input_producer,
+    match_filenames_once=_ops.match_filenames_once,
+    input_producer=_ops.input_producer,
+    range_input_producer=_ops.range_input_producer,
+    slice_input_producer=_ops.slice_input_producer,
+    limit_epochs=_ops.limit_epochs,
+    batch=_ops.batch,
+    batch_join=_ops.batch_join,
+    shuffle_batch=_ops.shuffle_batch,
+    shuffle_batch_join=_ops.shuffle_batch_join,
+    maybe_batch=_ops.maybe_batch,
+    maybe_batch_join=_ops.maybe_batch_join,
+    maybe_shuffle_batch=_ops.maybe_shuffle_batch,
+    maybe_shuffle_batch_join=_ops.maybe_shuffle_batch_join,
+)
+
+python_io = _NS(
+    TFRecordWriter=_tfrecord.TFRecordWriter,
+    TFRecordOptions=_tfrecord.TFRecordOptions,
+    TFRecordCompressionType=_tfrecord.TFRecordCompressionType,
+    tf_record_iterator=_tfrecord.tf_record_iterator,
+)
+
+io = _NS(
+    TFRecordWriter=_tfrecord.TFRecordWriter,
+    TFRecordOptions=_tfrecord.TFRecordOptions,
+    TFRecordCompressionType=_tfrecord.TFRecordCompressionType,
+    tf_record_iterator=_tfrecord.tf_record_iterator,
+    FixedLenFeature=FixedLenFeature,
+    VarLenFeature=VarLenFeature,
+    SparseFeature=SparseFeature,
+    FixedLenSequenceFeature=FixedLenSequenceFeature,
+    decode_csv=decode_csv,
+    decode_raw=decode_raw,
+    parse_example=parse_example,
+    parse_single_example=parse_single_example,
+    match_filenames_once=_ops.match_filenames_once,
+    decode_jpeg=_ops.decode_jpeg,
+    decode_png=_ops.decode_png,
+    decode_image=_ops.decode_image,
+)
+
+image = _NS(
+    decode_jpeg=_ops.decode_jpeg,
+    decode_png=_ops.decode_png,
+    decode_image=_ops.decode_image,
+    flip_left_right=_ops.flip_left_right,
+    flip_up_down=_ops.flip_up_down,
+    random_flip_left_right=_ops.random_flip_left_right,
+    crop_to_bounding_box=_ops.crop_to_bounding_box,
+    per_image_standardization=_ops.per_image_standardization,
+    random_crop=random_crop,
+)
+
+
+def _merge_all(key=None, scope=None, name=None):
+    """A fetch whose value is the queue-fullness summaries,
+    ``{tag: fraction}`` (TensorFlow's ``queue/<name>/fraction_of_<capacity>_full``)."""
+    return _SummaryFetch()
+
+
+summary = _NS(merge_all=_merge_all)
+dtypes = _NS(
+    float32=float32, float64=float64, int8=int8, int16=int16, int32=int32, int64=int64, uint8=uint8,
+    uint16=uint16, uint32=uint32, uint64=uint64, bool=bool, string=string, as_dtype=as_dtype, DType=DType,
+)

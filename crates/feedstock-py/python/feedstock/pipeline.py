@@ -1,0 +1,300 @@
+"""The Pythonic way in: a pipeline object you iterate.
+
+::
+
+    import feedstock as fs
+
+    spec = {"image_raw": fs.FixedLenFeature([], fs.string),
+            "label": fs.FixedLenFeature([], fs.int64)}
+    with fs.Pipeline("data/train-*.tfrecord", features=spec, batch_size=128,
+                     num_epochs=2, shuffle_buffer=10_000, seed=7) as pipe:
+        for batch in pipe:            # a dict of numpy arrays
+            train_step(batch["image_raw"], batch["label"])
+        print(pipe.stats)
+
+The pipeline is built once, natively (the same graph the
+``feedstock.compat.v1`` layer builds): producers, reader, decoder, the
+ops ``map`` describes and the batching queue all run in feedstock's
+threads, and each batch crosses into Python without a copy. ``py_map``
+is the slow path: a Python function per example, run in the iterating
+thread; an exception it raises reaches the loop.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+
+import numpy as np
+
+from . import _graph as g
+from . import _ops as ops
+from . import errors
+
+__all__ = ["Pipeline"]
+
+
+class Pipeline:
+    """An input pipeline: files (or arrays) → reader → decoder → ops →
+    (shuffle) batch, iterated as dicts or tuples of numpy arrays.
+
+    Sources (one of):
+      ``files``: a glob pattern or a list of paths, read with ``format``
+      (``"tfrecord"``, ``"text"``, ``"fixed_length"``, ``"whole_file"``;
+      ``reader_options`` passes e.g. ``record_bytes`` or
+      ``skip_header_lines``; ``compression`` is ``""``, ``"GZIP"`` or
+      ``"ZLIB"``).
+      ``arrays``: a dict (or tuple) of equal-length arrays, preloaded and
+      shared, one example per row.
+
+    Decoding: ``features`` (a dict of ``FixedLenFeature`` /
+    ``VarLenFeature`` / ...) parses ``tf.train.Example`` records; ``map``
+    is a function from the example (a dict or tuple of symbolic tensors,
+    or the record tensor) to a dict or tuple of symbolic tensors, built
+    with ``feedstock.compat.v1`` ops and run natively.
+
+    Batching: ``batch_size``; ``shuffle_buffer`` (TensorFlow's
+    ``min_after_dequeue``; ``shuffle=False`` keeps the files' order);
+    ``num_threads`` runner threads (default 2 when shuffling, else 1:
+    several threads interleave examples); ``drop_remainder`` gives only
+    full batches (fixed shapes, for JAX), the examples left over are
+    counted in ``stats`` as held back; otherwise the last batch may be
+    smaller and every example arrives exactly ``num_epochs`` times.
+    """
+
+    def __init__(
+        self,
+        files=None,
+        *,
+        arrays=None,
+        format="tfrecord",  # noqa: A002
+        compression=None,
+        reader_options=None,
+        features=None,
+        map=None,  # noqa: A002
+        py_map=None,
+        batch_size=32,
+        num_epochs=1,
+        shuffle=True,
+        shuffle_buffer=None,
+        seed=None,
+        num_threads=None,
+        capacity=None,
+        drop_remainder=False,
+    ):
+        if (files is None) == (arrays is None):
+            raise ValueError("give exactly one of files and arrays")
+        if batch_size <= 0:
+            raise ValueError("batch_size must be positive")
+        self._files = _expand(files) if files is not None else None
+        self._arrays = arrays
+        self._format = format
+        self._compression = compression
+        self._reader_options = dict(reader_options or {})
+        self._features = features
+        self._map = map
+        self._py_map = py_map
+        self.batch_size = int(batch_size)
+        self.num_epochs = num_epochs
+        self._shuffle = bool(shuffle)
+        if shuffle_buffer is None:
+            shuffle_buffer = 10 * self.batch_size if shuffle else 0
+        self._min_after_dequeue = int(shuffle_buffer)
+        self._seed = seed
+        # Several runner threads interleave examples: keep one when the
+        # order should be kept.
+        self._num_threads = int(num_threads) if num_threads is not None else (2 if shuffle else 1)
+        self._capacity = capacity
+        self._drop_remainder = bool(drop_remainder)
+        self._session = None
+        self._coord = None
+        self._threads = []
+        self._keys = None
+        self.batches = 0
+        self.examples = 0
+        self._build()
+
+    # ------------------------------------------------------------ building
+
+    def _build(self):
+        self.graph = g.Graph()
+        with self.graph.as_default():
+            example = self._source()
+            if self._map is not None:
+                example = self._map(example)
+            keys, tensors = _structure(example)
+            self._keys = keys
+            cap = self._capacity or self._min_after_dequeue + (self._num_threads + 2) * self.batch_size
+            common = dict(
+                batch_size=self.batch_size,
+                capacity=cap,
+                num_threads=self._num_threads,
+                allow_smaller_final_batch=not self._drop_remainder,
+                name="batch",
+            )
+            if self._min_after_dequeue > 0:
+                out = ops.shuffle_batch(list(tensors), min_after_dequeue=self._min_after_dequeue, seed=self._seed, **common)
+            else:
+                out = ops.batch(list(tensors), **common)
+            self._outputs = [out] if isinstance(out, g.Tensor) else list(out)
+
+    def _source(self):
+        epochs = self.num_epochs
+        if self._arrays is not None:
+            keys, arrays = _structure(self._arrays)
+            consts = [g.constant(np.asarray(a)) for a in arrays]
+            rows = ops.slice_input_producer(consts, num_epochs=epochs, shuffle=self._shuffle, seed=self._seed)
+            return dict(zip(keys, rows)) if keys is not None else tuple(rows)
+        q = ops.string_input_producer(self._files, num_epochs=epochs, shuffle=self._shuffle, seed=self._seed)
+        fmt = self._format
+        if fmt == "tfrecord":
+            reader = ops.TFRecordReader(options=self._compression)
+        elif fmt == "text":
+            reader = ops.TextLineReader(**self._reader_options)
+        elif fmt == "fixed_length":
+            reader = ops.FixedLengthRecordReader(encoding=self._compression, **self._reader_options)
+        elif fmt == "whole_file":
+            reader = ops.WholeFileReader()
+        else:
+            raise ValueError(f"unknown format {fmt!r}: tfrecord, text, fixed_length or whole_file")
+        _, value = reader.read(q)
+        if self._features is not None:
+            return ops.parse_single_example(value, self._features)
+        return value
+
+    # ------------------------------------------------------------ running
+
+    def start(self):
+        """Starts the runner threads (iteration does it when needed)."""
+        if self._session is None:
+            self._session = g.Session(graph=self.graph)
+            self._coord = g.Coordinator()
+            self._threads = g.start_queue_runners(sess=self._session, coord=self._coord)
+            self.batches = 0
+            self.examples = 0
+        return self
+
+    def stop(self):
+        """Stops the runner threads, joins them and raises the first real
+        error any of them hit."""
+        if self._session is None:
+            return
+        sess, coord, threads = self._session, self._coord, self._threads
+        self._session, self._coord, self._threads = None, None, []
+        coord.request_stop()
+        try:
+            coord.join(threads, stop_grace_period_secs=10)
+        finally:
+            sess.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def __iter__(self):
+        self.start()
+        sess = self._session
+        try:
+            while True:
+                try:
+                    values = sess.run(self._outputs)
+                except errors.OutOfRangeError:
+                    break
+                n = _batch_len(values[0])
+                self.batches += 1
+                self.examples += n
+                out = dict(zip(self._keys, values)) if self._keys is not None else tuple(values)
+                if self._py_map is not None:
+                    out = _apply_per_example(self._py_map, out, n)
+                yield out
+        finally:
+            # Ending the iteration (or breaking out of it) stops the runners.
+            self.stop()
+
+    # ------------------------------------------------------------ stats
+
+    @property
+    def stats(self):
+        """One dict of counters per queue (size, capacity, enqueued,
+        dequeued, batches, held_back, filtered, fraction_full); empty when
+        not running."""
+        return self._session.stats() if self._session is not None else []
+
+    @property
+    def queue_fullness(self):
+        """TensorFlow's queue summaries: ``{tag: fraction}``."""
+        return self._session.queue_summaries() if self._session is not None else {}
+
+    @property
+    def output_shapes(self):
+        """The static per-batch shapes (``None`` where unknown)."""
+        shapes = [t.shape.dims for t in self._outputs]
+        return dict(zip(self._keys, shapes)) if self._keys is not None else tuple(shapes)
+
+    def as_numpy_iterator(self):
+        """Iterates the batches (same as ``iter(pipeline)``)."""
+        return iter(self)
+
+
+def jax_iterator(pipeline):
+    """Batches of numpy arrays with fixed shapes, ready for
+    ``jax.device_put``: the pipeline must drop the remainder, so every
+    batch has the same shape and a jitted step compiles once."""
+    if not pipeline._drop_remainder:
+        raise ValueError("a JAX iterator needs fixed batch shapes: build the Pipeline with drop_remainder=True")
+    return iter(pipeline)
+
+
+def _expand(files):
+    if isinstance(files, (str, os.PathLike)):
+        files = [os.fspath(files)]
+    out = []
+    for f in files:
+        f = os.fspath(f)
+        if any(c in f for c in "*?["):
+            matched = sorted(_glob.glob(f))
+            if not matched:
+                raise errors.NotFoundError(None, None, f"no files match {f}", file=f)
+            out.extend(matched)
+        else:
+            out.append(f)
+    if not out:
+        raise ValueError("no files given")
+    return out
+
+
+def _structure(x):
+    if isinstance(x, dict):
+        keys = list(x.keys())
+        return keys, [x[k] for k in keys]
+    if isinstance(x, (list, tuple)):
+        return None, list(x)
+    return None, [x]
+
+
+def _batch_len(v):
+    if hasattr(v, "dense_shape"):
+        return int(v.dense_shape[0])
+    return int(np.shape(v)[0])
+
+
+def _apply_per_example(fn, batch, n):
+    if isinstance(batch, dict):
+        rows = [fn({k: _row(v, i) for k, v in batch.items()}) for i in range(n)]
+    else:
+        rows = [fn(tuple(_row(v, i) for v in batch)) for i in range(n)]
+    first = rows[0] if rows else None
+    if isinstance(first, dict):
+        return {k: np.stack([r[k] for r in rows]) for k in first}
+    if isinstance(first, (tuple, list)):
+        return tuple(np.stack([r[j] for r in rows]) for j in range(len(first)))
+    return np.stack(rows)
+
+
+def _row(v, i):
+    if hasattr(v, "dense_shape"):
+        return v.values[v.indices[:, 0] == i]
+    return v[i]

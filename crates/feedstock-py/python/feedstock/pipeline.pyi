@@ -1,0 +1,46 @@
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
+
+from ._graph import Graph
+
+Batch = Union[dict[str, Any], tuple[Any, ...]]
+
+class Pipeline:
+    batch_size: int
+    num_epochs: Optional[int]
+    batches: int
+    examples: int
+    graph: Graph
+    def __init__(
+        self,
+        files: Union[str, Sequence[str], None] = ...,
+        *,
+        arrays: Union[Mapping[str, Any], Sequence[Any], None] = ...,
+        format: str = ...,
+        compression: Optional[str] = ...,
+        reader_options: Optional[Mapping[str, Any]] = ...,
+        features: Optional[Mapping[str, Any]] = ...,
+        map: Optional[Callable[[Any], Any]] = ...,
+        py_map: Optional[Callable[[Batch], Batch]] = ...,
+        batch_size: int = ...,
+        num_epochs: Optional[int] = ...,
+        shuffle: bool = ...,
+        shuffle_buffer: Optional[int] = ...,
+        seed: Optional[int] = ...,
+        num_threads: Optional[int] = ...,
+        capacity: Optional[int] = ...,
+        drop_remainder: bool = ...,
+    ) -> None: ...
+    def start(self) -> "Pipeline": ...
+    def stop(self) -> None: ...
+    def __enter__(self) -> "Pipeline": ...
+    def __exit__(self, *exc: Any) -> bool: ...
+    def __iter__(self) -> Iterator[Batch]: ...
+    @property
+    def stats(self) -> list[dict[str, Any]]: ...
+    @property
+    def queue_fullness(self) -> dict[str, float]: ...
+    @property
+    def output_shapes(self) -> Union[dict[str, Any], tuple[Any, ...]]: ...
+    def as_numpy_iterator(self) -> Iterator[Batch]: ...
+
+def jax_iterator(pipeline: Pipeline) -> Iterator[Batch]: ...

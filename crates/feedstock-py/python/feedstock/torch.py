@@ -1,0 +1,106 @@
+"""A ``torch.utils.data.IterableDataset`` over a feedstock pipeline.
+
+::
+
+    from feedstock.torch import IterableDataset
+    ds = IterableDataset("train-*.tfrecord", features=spec, batch_size=128,
+                         num_epochs=1, shuffle_buffer=10_000)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=4)
+
+Each DataLoader worker of each distributed rank reads its own share of
+the files (or array rows): disjoint shares that cover everything, so
+every example arrives exactly ``num_epochs`` times over the whole job.
+The dataset yields whole batches (pass ``batch_size=None`` to the
+DataLoader) as dicts or tuples of ``torch.Tensor`` sharing memory with
+the native buffers (``torch.from_numpy``; strings stay numpy object
+arrays). torch is imported when this module is, never by
+``import feedstock``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import _shard
+from .pipeline import Pipeline
+
+try:  # torch is optional: the split logic is testable without it
+    import torch as _torch
+    from torch.utils.data import IterableDataset as _Base
+except ImportError:  # pragma: no cover - exercised where torch is absent
+    _torch = None
+    _Base = object
+
+__all__ = ["IterableDataset"]
+
+
+def _worker():
+    if _torch is None:
+        return 0, 1
+    info = _torch.utils.data.get_worker_info()
+    return (0, 1) if info is None else (info.id, info.num_workers)
+
+
+def _rank():
+    if _torch is not None and _torch.distributed.is_available() and _torch.distributed.is_initialized():
+        return _torch.distributed.get_rank(), _torch.distributed.get_world_size()
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+
+
+class IterableDataset(_Base):
+    """Batches of a :class:`feedstock.Pipeline`, split across workers and
+    ranks. Takes the Pipeline's arguments; ``rank`` / ``world_size``
+    default to ``torch.distributed`` (or the ``RANK`` / ``WORLD_SIZE``
+    environment variables), the worker to ``get_worker_info()``."""
+
+    def __init__(self, files=None, *, arrays=None, rank=None, world_size=None, as_torch=True, **pipeline_args):
+        super().__init__()
+        self._files = None if files is None else list(_expand_files(files))
+        self._arrays = arrays
+        self._rank = rank
+        self._world_size = world_size
+        self._as_torch = as_torch and _torch is not None
+        self._args = pipeline_args
+
+    def shard(self, worker_id=None, num_workers=None):
+        """The :class:`Pipeline` of one worker (default: the calling one)."""
+        if worker_id is None:
+            worker_id, num_workers = _worker()
+        rank, world = _rank()
+        if self._rank is not None:
+            rank = self._rank
+        if self._world_size is not None:
+            world = self._world_size
+        index, count = _shard.shard_index(rank, world, worker_id, num_workers)
+        if self._files is not None:
+            return Pipeline(_shard.split_files(self._files, index, count), **self._args)
+        if isinstance(self._arrays, dict):
+            n = len(next(iter(self._arrays.values())))
+            rows = _shard.split_rows(n, index, count)
+            return Pipeline(arrays={k: np.asarray(v)[rows] for k, v in self._arrays.items()}, **self._args)
+        n = len(self._arrays[0])
+        rows = _shard.split_rows(n, index, count)
+        return Pipeline(arrays=tuple(np.asarray(a)[rows] for a in self._arrays), **self._args)
+
+    def __iter__(self):
+        for batch in self.shard():
+            yield _to_torch(batch) if self._as_torch else batch
+
+
+def _expand_files(files):
+    from .pipeline import _expand
+
+    return _expand(files)
+
+
+def _to_torch(batch):
+    def conv(v):
+        if isinstance(v, np.ndarray) and v.dtype != object:
+            return _torch.from_numpy(v)
+        return v
+
+    if isinstance(batch, dict):
+        return {k: conv(v) for k, v in batch.items()}
+    return tuple(conv(v) for v in batch)

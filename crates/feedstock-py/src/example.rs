@@ -1,0 +1,195 @@
+//! `tf.train.Example` encoding and decoding for the Python message
+//! classes.
+//!
+//! The Python classes (`feedstock/_example.py`) hold their values in
+//! Python lists, as protobuf's do; to serialize they hand this module a
+//! list of `(name, kind, values)` entries and get back the bytes the
+//! library's [`feedstock::proto`] encoder writes (keys in sorted order,
+//! packed numeric lists: TensorFlow's deterministic serialization). Kinds
+//! are `0` (no list set), `1` bytes, `2` float, `3` int64.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use feedstock::proto::{
+    feature, BytesList, Example, Feature, Features, FloatList, Int64List,
+};
+use prost::Message;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+
+fn feature_from_py(kind: u8, values: &Bound<'_, PyAny>) -> PyResult<Feature> {
+    let kind = match kind {
+        0 => None,
+        1 => {
+            let mut out = Vec::new();
+            for v in values.try_iter()? {
+                let v = v?;
+                if let Ok(b) = v.cast::<PyBytes>() {
+                    out.push(Bytes::copy_from_slice(b.as_bytes()));
+                } else if let Ok(s) = v.cast::<PyString>() {
+                    // protobuf's Python API accepts str for bytes fields
+                    // and stores its UTF-8 encoding.
+                    out.push(Bytes::copy_from_slice(s.to_str()?.as_bytes()));
+                } else {
+                    return Err(PyTypeError::new_err(format!(
+                        "{} has type {}, but expected one of: bytes",
+                        v.repr()?,
+                        v.get_type().name()?
+                    )));
+                }
+            }
+            Some(feature::Kind::BytesList(BytesList { value: out }))
+        }
+        2 => {
+            let mut out = Vec::new();
+            for v in values.try_iter()? {
+                out.push(v?.extract::<f64>()? as f32);
+            }
+            Some(feature::Kind::FloatList(FloatList { value: out }))
+        }
+        3 => {
+            let mut out = Vec::new();
+            for v in values.try_iter()? {
+                out.push(v?.extract::<i64>()?);
+            }
+            Some(feature::Kind::Int64List(Int64List { value: out }))
+        }
+        k => {
+            return Err(PyValueError::new_err(format!(
+                "unknown feature kind {k}"
+            )))
+        }
+    };
+    Ok(Feature { kind })
+}
+
+fn features_from_py(entries: &Bound<'_, PyAny>) -> PyResult<Features> {
+    let mut map = BTreeMap::new();
+    for e in entries.try_iter()? {
+        let (name, kind, values): (String, u8, Bound<'_, PyAny>) =
+            e?.extract()?;
+        map.insert(name, feature_from_py(kind, &values)?);
+    }
+    Ok(Features { feature: map })
+}
+
+/// `_native.encode_example(entries) -> bytes`, `entries` a sequence of
+/// `(name, kind, values)`; `None` for the whole means an Example whose
+/// `features` field is unset.
+#[pyfunction]
+fn encode_example<'py>(
+    py: Python<'py>,
+    entries: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let features = entries.map(features_from_py).transpose()?;
+    let ex = Example { features };
+    Ok(PyBytes::new(py, &ex.encode_to_vec()))
+}
+
+/// `_native.encode_features(entries) -> bytes`: a `tf.train.Features`.
+#[pyfunction]
+fn encode_features<'py>(
+    py: Python<'py>,
+    entries: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(PyBytes::new(
+        py,
+        &features_from_py(entries)?.encode_to_vec(),
+    ))
+}
+
+/// `_native.encode_feature(kind, values) -> bytes`: a `tf.train.Feature`.
+#[pyfunction]
+fn encode_feature<'py>(
+    py: Python<'py>,
+    kind: u8,
+    values: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(PyBytes::new(
+        py,
+        &feature_from_py(kind, values)?.encode_to_vec(),
+    ))
+}
+
+/// `_native.decode_example(data) -> list[(name, kind, values)] | None`.
+///
+/// A malformed message raises `ValueError` with prost's description
+/// (protobuf's `DecodeError` is a subclass of `Exception` too; feedstock
+/// has no protobuf runtime to borrow it from).
+#[pyfunction]
+fn decode_example<'py>(
+    py: Python<'py>,
+    data: &[u8],
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let ex = Example::decode(data).map_err(decode_error)?;
+    ex.features.map(|f| features_to_py(py, f)).transpose()
+}
+
+/// `_native.decode_features(data) -> list[(name, kind, values)]`.
+#[pyfunction]
+fn decode_features<'py>(
+    py: Python<'py>,
+    data: &[u8],
+) -> PyResult<Bound<'py, PyList>> {
+    features_to_py(py, Features::decode(data).map_err(decode_error)?)
+}
+
+/// `_native.decode_feature(data) -> (kind, values)`.
+#[pyfunction]
+fn decode_feature<'py>(
+    py: Python<'py>,
+    data: &[u8],
+) -> PyResult<(u8, Bound<'py, PyList>)> {
+    feature_to_py(py, Feature::decode(data).map_err(decode_error)?)
+}
+
+fn decode_error(e: prost::DecodeError) -> PyErr {
+    PyValueError::new_err(format!("error parsing message: {e}"))
+}
+
+fn feature_to_py(
+    py: Python<'_>,
+    f: Feature,
+) -> PyResult<(u8, Bound<'_, PyList>)> {
+    Ok(match f.kind {
+        None => (0, PyList::empty(py)),
+        Some(feature::Kind::BytesList(l)) => (
+            1,
+            PyList::new(py, l.value.iter().map(|b| PyBytes::new(py, b)))?,
+        ),
+        Some(feature::Kind::FloatList(l)) => {
+            (2, PyList::new(py, l.value.iter().map(|&v| f64::from(v)))?)
+        }
+        Some(feature::Kind::Int64List(l)) => (3, PyList::new(py, l.value)?),
+    })
+}
+
+fn features_to_py(
+    py: Python<'_>,
+    features: Features,
+) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for (name, f) in features.feature {
+        let (kind, values) = feature_to_py(py, f)?;
+        out.append(PyTuple::new(
+            py,
+            [
+                name.into_pyobject(py)?.into_any(),
+                kind.into_pyobject(py)?.into_any(),
+                values.into_any(),
+            ],
+        )?)?;
+    }
+    Ok(out)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(encode_example, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_features, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_feature, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_example, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_features, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_feature, m)?)
+}

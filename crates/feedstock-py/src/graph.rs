@@ -1,0 +1,990 @@
+//! The plan's [`Graph`], [`Session`] and [`Coordinator`] for Python.
+//!
+//! Each method stands for one builder call of [`feedstock::plan`]; the
+//! Python layer (`feedstock.compat.v1`) turns TensorFlow's signatures
+//! into these. Symbolic tensors are [`PyOutput`] handles. Runs release
+//! the GIL; a run that waits is cut into short slices between which
+//! Python's signal handlers get to run, so Ctrl-C interrupts it.
+
+use std::time::{Duration, Instant};
+
+use feedstock::coord::{Coordinator, ThreadHandle};
+use feedstock::decode::csv::RecordDefault;
+use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
+use feedstock::decode::image::Channels;
+use feedstock::decode::math::BinaryOp;
+use feedstock::plan::{
+    BatchOptions, CsvOptions, Graph, ImageFormat, Output, ProducerOptions,
+    QueueRef, ReaderKind, ReaderRef, RunOptions, Session, ShuffleOptions,
+    SliceDim, Strings,
+};
+use feedstock::queue::PartialShape;
+use feedstock::{DType, Error, Kind, Value};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::arrays::{numpy_name, numpy_to_tensor, value_to_py};
+use crate::errors::{to_py, IntoPyResult};
+use crate::tfrecord::parse_compression;
+
+/// How long one slice of a blocking wait lasts before Python's signal
+/// handlers get a chance to run.
+const SLICE: Duration = Duration::from_millis(100);
+
+fn dtype(name: &str) -> PyResult<DType> {
+    DType::from_name(name).py_err()
+}
+
+/// A symbolic tensor: one output of a node of a graph.
+#[pyclass(module = "feedstock._native", frozen, eq, hash, name = "Output")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyOutput(pub Output);
+
+#[pymethods]
+impl PyOutput {
+    /// The dtype, as numpy names it (`"object"` for strings).
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        numpy_name(self.0.dtype())
+    }
+
+    /// Whether the value is a sparse tensor.
+    #[getter]
+    fn sparse(&self) -> bool {
+        self.0.is_sparse()
+    }
+
+    /// The node's id.
+    #[getter]
+    fn node(&self) -> usize {
+        self.0.node_id()
+    }
+
+    /// Which output of the node.
+    #[getter]
+    fn index(&self) -> usize {
+        self.0.index()
+    }
+}
+
+/// A producer's queue.
+#[pyclass(module = "feedstock._native", frozen, name = "QueueRef")]
+#[derive(Debug, Clone, Copy)]
+pub struct PyQueue(QueueRef);
+
+/// A record reader.
+#[pyclass(module = "feedstock._native", frozen, name = "ReaderRef")]
+#[derive(Debug, Clone, Copy)]
+pub struct PyReader(ReaderRef);
+
+fn outs(v: Vec<Output>) -> Vec<PyOutput> {
+    v.into_iter().map(PyOutput).collect()
+}
+
+fn ins(v: &[PyOutput]) -> Vec<Output> {
+    v.iter().map(|o| o.0).collect()
+}
+
+fn partial_shape(shape: Option<Vec<Option<usize>>>) -> Option<PartialShape> {
+    shape.map(PartialShape::new)
+}
+
+fn producer_opts(
+    num_epochs: Option<u64>,
+    shuffle: bool,
+    seed: Option<u64>,
+    capacity: usize,
+    name: Option<String>,
+) -> ProducerOptions {
+    ProducerOptions {
+        num_epochs,
+        shuffle,
+        seed,
+        capacity,
+        name,
+    }
+}
+
+/// A graph under construction (TensorFlow's `tf.Graph`).
+#[pyclass(module = "feedstock._native", name = "Graph")]
+#[derive(Debug, Clone, Default)]
+pub struct PyGraph(pub Graph);
+
+#[pymethods]
+impl PyGraph {
+    #[new]
+    fn new() -> PyGraph {
+        PyGraph(Graph::new())
+    }
+
+    /// The number of nodes.
+    fn __len__(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The static shape: `None` (unknown rank) or a list of dims
+    /// (`None` where unknown).
+    fn shape(&self, o: PyOutput) -> Option<Vec<Option<usize>>> {
+        self.0.shape(o.0).map(|s| s.dims().to_vec())
+    }
+
+    /// The node's unique name.
+    fn name(&self, o: PyOutput) -> String {
+        self.0.name(o.0)
+    }
+
+    /// Every variable initializer.
+    fn initializers(&self) -> Vec<PyOutput> {
+        outs(self.0.initializers())
+    }
+
+    /// `tf.constant(value, dtype)`.
+    fn constant(
+        &self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        dtype_name: &str,
+    ) -> PyResult<PyOutput> {
+        let t = numpy_to_tensor(py, value, dtype(dtype_name)?)?;
+        self.0.constant(t).py_err().map(PyOutput)
+    }
+
+    /// A Python number next to a tensor of `dtype`.
+    fn scalar(&self, x: f64, dtype_name: &str) -> PyResult<PyOutput> {
+        self.0.scalar(x, dtype(dtype_name)?).py_err().map(PyOutput)
+    }
+
+    /// `tf.placeholder`.
+    #[pyo3(signature = (dtype_name, shape=None, name=None))]
+    fn placeholder(
+        &self,
+        dtype_name: &str,
+        shape: Option<Vec<Option<usize>>>,
+        name: Option<&str>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .placeholder(dtype(dtype_name)?, partial_shape(shape), name)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.Variable(initial)`: `(value, initializer)`.
+    #[pyo3(signature = (initial, name=None))]
+    fn variable(
+        &self,
+        initial: PyOutput,
+        name: Option<&str>,
+    ) -> PyResult<(PyOutput, PyOutput)> {
+        let v = self.0.variable(initial.0, name).py_err()?;
+        Ok((PyOutput(v.value), PyOutput(v.initializer)))
+    }
+
+    /// `tf.train.match_filenames_once`.
+    fn match_filenames_once(&self, pattern: &str) -> PyResult<PyOutput> {
+        self.0.match_filenames_once(pattern).py_err().map(PyOutput)
+    }
+
+    /// `tf.train.string_input_producer`: `strings` a list of str or an
+    /// Output.
+    #[pyo3(signature = (strings, num_epochs=None, shuffle=true, seed=None, capacity=32, name=None))]
+    fn string_input_producer(
+        &self,
+        strings: &Bound<'_, PyAny>,
+        num_epochs: Option<u64>,
+        shuffle: bool,
+        seed: Option<u64>,
+        capacity: usize,
+        name: Option<String>,
+    ) -> PyResult<PyQueue> {
+        let strings = match strings.extract::<PyOutput>() {
+            Ok(o) => Strings::Output(o.0),
+            Err(_) => Strings::List(strings.extract::<Vec<String>>()?),
+        };
+        let opts = producer_opts(num_epochs, shuffle, seed, capacity, name);
+        self.0
+            .string_input_producer(strings, opts)
+            .py_err()
+            .map(PyQueue)
+    }
+
+    /// `tf.train.input_producer`.
+    #[pyo3(signature = (input, num_epochs=None, shuffle=true, seed=None, capacity=32, name=None))]
+    fn input_producer(
+        &self,
+        input: PyOutput,
+        num_epochs: Option<u64>,
+        shuffle: bool,
+        seed: Option<u64>,
+        capacity: usize,
+        name: Option<String>,
+    ) -> PyResult<PyQueue> {
+        let opts = producer_opts(num_epochs, shuffle, seed, capacity, name);
+        self.0.input_producer(input.0, opts).py_err().map(PyQueue)
+    }
+
+    /// `tf.train.range_input_producer`.
+    #[pyo3(signature = (limit, num_epochs=None, shuffle=true, seed=None, capacity=32, name=None))]
+    fn range_input_producer(
+        &self,
+        limit: i32,
+        num_epochs: Option<u64>,
+        shuffle: bool,
+        seed: Option<u64>,
+        capacity: usize,
+        name: Option<String>,
+    ) -> PyResult<PyQueue> {
+        let opts = producer_opts(num_epochs, shuffle, seed, capacity, name);
+        self.0
+            .range_input_producer(limit, opts)
+            .py_err()
+            .map(PyQueue)
+    }
+
+    /// `tf.train.slice_input_producer`.
+    #[pyo3(signature = (tensors, num_epochs=None, shuffle=true, seed=None, capacity=32, name=None))]
+    fn slice_input_producer(
+        &self,
+        tensors: Vec<PyOutput>,
+        num_epochs: Option<u64>,
+        shuffle: bool,
+        seed: Option<u64>,
+        capacity: usize,
+        name: Option<String>,
+    ) -> PyResult<Vec<PyOutput>> {
+        let opts = producer_opts(num_epochs, shuffle, seed, capacity, name);
+        self.0
+            .slice_input_producer(&ins(&tensors), opts)
+            .py_err()
+            .map(outs)
+    }
+
+    /// `tf.train.limit_epochs`.
+    fn limit_epochs(&self, t: PyOutput, n: u64) -> PyResult<PyOutput> {
+        self.0.limit_epochs(t.0, n).py_err().map(PyOutput)
+    }
+
+    /// `queue.dequeue()`.
+    fn dequeue(&self, q: &PyQueue) -> PyResult<PyOutput> {
+        self.0.dequeue(q.0).py_err().map(PyOutput)
+    }
+
+    /// `queue.dequeue_many(n)` / `dequeue_up_to(n)`.
+    fn dequeue_many(
+        &self,
+        q: &PyQueue,
+        n: usize,
+        up_to: bool,
+    ) -> PyResult<PyOutput> {
+        self.0.dequeue_many(q.0, n, up_to).py_err().map(PyOutput)
+    }
+
+    /// A reader: `kind` is `"text_line"`, `"fixed_length"`,
+    /// `"tfrecord"`, `"whole_file"` or `"identity"`.
+    #[pyo3(signature = (kind, skip_header_lines=0, record_bytes=0, header_bytes=0, footer_bytes=0, hop_bytes=0, compression=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn reader(
+        &self,
+        kind: &str,
+        skip_header_lines: u64,
+        record_bytes: u64,
+        header_bytes: u64,
+        footer_bytes: u64,
+        hop_bytes: u64,
+        compression: Option<&str>,
+    ) -> PyResult<PyReader> {
+        let compression = parse_compression(compression)?;
+        let kind = match kind {
+            "text_line" => ReaderKind::TextLine { skip_header_lines },
+            "fixed_length" => ReaderKind::FixedLength {
+                record_bytes,
+                header_bytes,
+                footer_bytes,
+                hop_bytes,
+                compression,
+            },
+            "tfrecord" => ReaderKind::TfRecord { compression },
+            "whole_file" => ReaderKind::WholeFile,
+            "identity" => ReaderKind::Identity,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown reader kind {other:?}"
+                )))
+            }
+        };
+        self.0.reader(kind).py_err().map(PyReader)
+    }
+
+    /// `reader.read(queue)`: `(key, value)`.
+    fn read(
+        &self,
+        r: &PyReader,
+        q: &PyQueue,
+    ) -> PyResult<(PyOutput, PyOutput)> {
+        let (k, v) = self.0.read(r.0, q.0).py_err()?;
+        Ok((PyOutput(k), PyOutput(v)))
+    }
+
+    /// `reader.read_up_to(queue, n)`: `(keys, values)`.
+    fn read_up_to(
+        &self,
+        r: &PyReader,
+        q: &PyQueue,
+        n: usize,
+    ) -> PyResult<(PyOutput, PyOutput)> {
+        let (k, v) = self.0.read_up_to(r.0, q.0, n).py_err()?;
+        Ok((PyOutput(k), PyOutput(v)))
+    }
+
+    /// `tf.decode_csv`: `defaults` a list of `(dtype, array)` where the
+    /// array holds one value (a default) or none (a required column).
+    #[pyo3(signature = (records, defaults, field_delim=",", use_quote_delim=true, na_value=None, select_cols=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn decode_csv(
+        &self,
+        py: Python<'_>,
+        records: PyOutput,
+        defaults: Vec<(String, Bound<'_, PyAny>)>,
+        field_delim: &str,
+        use_quote_delim: bool,
+        na_value: Option<String>,
+        select_cols: Option<Vec<usize>>,
+    ) -> PyResult<Vec<PyOutput>> {
+        let mut rd = Vec::with_capacity(defaults.len());
+        for (i, (d, v)) in defaults.iter().enumerate() {
+            let t = numpy_to_tensor(py, v, dtype(d)?)?;
+            rd.push(
+                RecordDefault::from_tensor(&t)
+                    .map_err(|e| e.with_field(format!("record_defaults[{i}]")))
+                    .py_err()?,
+            );
+        }
+        let delim = field_delim.as_bytes();
+        if delim.len() != 1 {
+            return Err(to_py(&Error::invalid_argument(format!(
+                "field_delim must be one byte, got {field_delim:?}"
+            ))));
+        }
+        let opts = CsvOptions {
+            field_delim: delim[0],
+            use_quote_delim,
+            na_value,
+            select_cols,
+        };
+        self.0.decode_csv(records.0, rd, opts).py_err().map(outs)
+    }
+
+    /// `tf.decode_raw`.
+    fn decode_raw(
+        &self,
+        bytes: PyOutput,
+        out_type: &str,
+        little_endian: bool,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .decode_raw(bytes.0, dtype(out_type)?, little_endian)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.parse_single_example` (`batched` false) or
+    /// `tf.parse_example`: `features` a list of entries
+    /// `("fixed", name, dtype, shape, default_or_None)`,
+    /// `("var_len", name, dtype)`,
+    /// `("sparse", name, index_keys, value_key, dtype, size,
+    /// already_sorted)`,
+    /// `("fixed_sequence", name, dtype, shape, allow_missing, default)`.
+    fn parse_example(
+        &self,
+        py: Python<'_>,
+        serialized: PyOutput,
+        features: &Bound<'_, PyList>,
+        batched: bool,
+    ) -> PyResult<Vec<PyOutput>> {
+        let spec = feature_spec(py, features)?;
+        let r = if batched {
+            self.0.parse_example(serialized.0, spec)
+        } else {
+            self.0.parse_single_example(serialized.0, spec)
+        };
+        r.py_err().map(outs)
+    }
+
+    /// `tf.image.decode_{jpeg,png,image}`: `format` `"jpeg"`, `"png"`
+    /// or `"any"`, `channels` 0..=4.
+    fn decode_image(
+        &self,
+        contents: PyOutput,
+        format: &str,
+        channels: u8,
+    ) -> PyResult<PyOutput> {
+        let format = match format {
+            "jpeg" => ImageFormat::Jpeg,
+            "png" => ImageFormat::Png,
+            _ => ImageFormat::Any,
+        };
+        let channels = match channels {
+            0 => Channels::AsStored,
+            1 => Channels::Gray,
+            2 => Channels::GrayAlpha,
+            3 => Channels::Rgb,
+            4 => Channels::Rgba,
+            c => {
+                return Err(PyValueError::new_err(format!(
+                    "channels must be 0..=4, got {c}"
+                )))
+            }
+        };
+        self.0
+            .decode_image(contents.0, format, channels)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// An image op of no settings: `"flip_left_right"`,
+    /// `"flip_up_down"`, `"per_image_standardization"`.
+    fn image_op(&self, op: &str, image: PyOutput) -> PyResult<PyOutput> {
+        let r = match op {
+            "flip_left_right" => self.0.flip_left_right(image.0),
+            "flip_up_down" => self.0.flip_up_down(image.0),
+            "per_image_standardization" => {
+                self.0.per_image_standardization(image.0)
+            }
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown image op {other:?}"
+                )))
+            }
+        };
+        r.py_err().map(PyOutput)
+    }
+
+    /// `tf.image.random_flip_left_right`.
+    #[pyo3(signature = (image, seed=None))]
+    fn random_flip_left_right(
+        &self,
+        image: PyOutput,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .random_flip_left_right(image.0, seed)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.random_crop`.
+    #[pyo3(signature = (t, size, seed=None))]
+    fn random_crop(
+        &self,
+        t: PyOutput,
+        size: Vec<usize>,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0.random_crop(t.0, &size, seed).py_err().map(PyOutput)
+    }
+
+    /// `tf.image.crop_to_bounding_box`.
+    fn crop_to_bounding_box(
+        &self,
+        image: PyOutput,
+        offset_height: usize,
+        offset_width: usize,
+        target_height: usize,
+        target_width: usize,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .crop_to_bounding_box(
+                image.0,
+                offset_height,
+                offset_width,
+                target_height,
+                target_width,
+            )
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.cast`.
+    fn cast(&self, x: PyOutput, dtype_name: &str) -> PyResult<PyOutput> {
+        self.0.cast(x.0, dtype(dtype_name)?).py_err().map(PyOutput)
+    }
+
+    /// `a op b`: `op` is `"add"`, `"sub"`, `"mul"`, `"div"`,
+    /// `"maximum"` or `"minimum"`.
+    fn binary(
+        &self,
+        op: &str,
+        a: PyOutput,
+        b: PyOutput,
+    ) -> PyResult<PyOutput> {
+        let op = match op {
+            "add" => BinaryOp::Add,
+            "sub" => BinaryOp::Sub,
+            "mul" => BinaryOp::Mul,
+            "div" => BinaryOp::Div,
+            "maximum" => BinaryOp::Maximum,
+            "minimum" => BinaryOp::Minimum,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown binary op {other:?}"
+                )))
+            }
+        };
+        self.0.binary(op, a.0, b.0).py_err().map(PyOutput)
+    }
+
+    /// `-x`.
+    fn neg(&self, x: PyOutput) -> PyResult<PyOutput> {
+        self.0.neg(x.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.reshape`.
+    fn reshape(&self, x: PyOutput, shape: Vec<i64>) -> PyResult<PyOutput> {
+        self.0.reshape(x.0, &shape).py_err().map(PyOutput)
+    }
+
+    /// `tf.slice`.
+    fn slice(
+        &self,
+        x: PyOutput,
+        begin: Vec<usize>,
+        size: Vec<i64>,
+    ) -> PyResult<PyOutput> {
+        self.0.slice(x.0, &begin, &size).py_err().map(PyOutput)
+    }
+
+    /// Python indexing: `dims` a list of `("at", i)`,
+    /// `("range", start, stop, step)`, `("newaxis",)`, `("ellipsis",)`.
+    fn strided_slice(
+        &self,
+        x: PyOutput,
+        dims: &Bound<'_, PyList>,
+    ) -> PyResult<PyOutput> {
+        let mut out = Vec::with_capacity(dims.len());
+        for d in dims.iter() {
+            let tag: String = d.get_item(0)?.extract()?;
+            out.push(match tag.as_str() {
+                "at" => SliceDim::At(d.get_item(1)?.extract()?),
+                "range" => SliceDim::Range {
+                    start: d.get_item(1)?.extract()?,
+                    stop: d.get_item(2)?.extract()?,
+                    step: d.get_item(3)?.extract()?,
+                },
+                "newaxis" => SliceDim::NewAxis,
+                "ellipsis" => SliceDim::Ellipsis,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown slice entry {other:?}"
+                    )))
+                }
+            });
+        }
+        self.0.strided_slice(x.0, &out).py_err().map(PyOutput)
+    }
+
+    /// `tf.strided_slice(x, begin, end, strides)`.
+    fn strided_slice_ranges(
+        &self,
+        x: PyOutput,
+        begin: Vec<i64>,
+        end: Vec<i64>,
+        strides: Vec<i64>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .strided_slice_ranges(x.0, &begin, &end, &strides)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.transpose`.
+    fn transpose(&self, x: PyOutput, perm: Vec<usize>) -> PyResult<PyOutput> {
+        self.0.transpose(x.0, &perm).py_err().map(PyOutput)
+    }
+
+    /// `tf.stack`.
+    fn stack(&self, xs: Vec<PyOutput>, axis: i64) -> PyResult<PyOutput> {
+        self.0.stack(&ins(&xs), axis).py_err().map(PyOutput)
+    }
+
+    /// `tf.concat`.
+    fn concat(&self, xs: Vec<PyOutput>, axis: i64) -> PyResult<PyOutput> {
+        self.0.concat(&ins(&xs), axis).py_err().map(PyOutput)
+    }
+
+    /// `tf.identity`.
+    fn identity(&self, x: PyOutput) -> PyResult<PyOutput> {
+        self.0.identity(x.0).py_err().map(PyOutput)
+    }
+
+    /// A batching stage (every form of `tf.train.batch`).
+    #[pyo3(signature = (lists, batch_size, keep_input=None, num_threads=1, capacity=32, enqueue_many=false, shapes=None, dynamic_pad=false, allow_smaller_final_batch=false, min_after_dequeue=None, seed=None, name=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn batch(
+        &self,
+        lists: Vec<Vec<PyOutput>>,
+        batch_size: usize,
+        keep_input: Option<PyOutput>,
+        num_threads: usize,
+        capacity: usize,
+        enqueue_many: bool,
+        shapes: Option<Vec<Vec<Option<usize>>>>,
+        dynamic_pad: bool,
+        allow_smaller_final_batch: bool,
+        min_after_dequeue: Option<usize>,
+        seed: Option<u64>,
+        name: Option<String>,
+    ) -> PyResult<Vec<PyOutput>> {
+        let lists: Vec<Vec<Output>> = lists.iter().map(|l| ins(l)).collect();
+        let opts = BatchOptions {
+            batch_size,
+            num_threads,
+            capacity,
+            enqueue_many,
+            shapes: shapes
+                .map(|s| s.into_iter().map(PartialShape::new).collect()),
+            dynamic_pad,
+            allow_smaller_final_batch,
+            shuffle: min_after_dequeue.map(|m| ShuffleOptions {
+                min_after_dequeue: m,
+                seed,
+            }),
+            name,
+        };
+        self.0
+            .batch(&lists, keep_input.map(|k| k.0), opts)
+            .py_err()
+            .map(outs)
+    }
+}
+
+fn feature_spec(
+    py: Python<'_>,
+    features: &Bound<'_, PyList>,
+) -> PyResult<FeatureSpec> {
+    let mut b = FeatureSpec::builder();
+    for f in features.iter() {
+        let tag: String = f.get_item(0)?.extract()?;
+        let name: String = f.get_item(1)?.extract()?;
+        match tag.as_str() {
+            "fixed" => {
+                let dt = dtype(&f.get_item(2)?.extract::<String>()?)?;
+                let shape: Vec<usize> = f.get_item(3)?.extract()?;
+                let default = f.get_item(4)?;
+                if default.is_none() {
+                    b.fixed(name, dt, shape);
+                } else {
+                    let t = numpy_to_tensor(py, &default, dt)?;
+                    b.fixed_with_default(name, dt, shape, t);
+                }
+            }
+            "var_len" => {
+                let dt = dtype(&f.get_item(2)?.extract::<String>()?)?;
+                b.var_len(name, dt);
+            }
+            "sparse" => {
+                let index_keys: Vec<String> = f.get_item(2)?.extract()?;
+                let value_key: String = f.get_item(3)?.extract()?;
+                let dt = dtype(&f.get_item(4)?.extract::<String>()?)?;
+                let size: Vec<usize> = f.get_item(5)?.extract()?;
+                let already_sorted: bool = f.get_item(6)?.extract()?;
+                b.sparse(
+                    name,
+                    Sparse::new(index_keys, value_key, dt, size)
+                        .already_sorted(already_sorted),
+                );
+            }
+            "fixed_sequence" => {
+                let dt = dtype(&f.get_item(2)?.extract::<String>()?)?;
+                let shape: Vec<usize> = f.get_item(3)?.extract()?;
+                let allow_missing: bool = f.get_item(4)?.extract()?;
+                let default = f.get_item(5)?;
+                let default = if default.is_none() {
+                    None
+                } else {
+                    Some(numpy_to_tensor(py, &default, dt)?)
+                };
+                let mut seq =
+                    FixedSequence::new(dt, shape).allow_missing(allow_missing);
+                if let Some(d) = default {
+                    seq = seq.default_value(d);
+                }
+                b.fixed_sequence(name, seq);
+            }
+            other => {
+                return Err(PyTypeError::new_err(format!(
+                    "unknown feature kind {other:?}"
+                )))
+            }
+        }
+    }
+    b.build().py_err()
+}
+
+/// A session over a graph (TensorFlow's `tf.Session`).
+#[pyclass(module = "feedstock._native", name = "Session")]
+#[derive(Debug)]
+pub struct PySession(Session);
+
+#[pymethods]
+impl PySession {
+    #[new]
+    fn new(graph: &PyGraph) -> PySession {
+        PySession(Session::new(&graph.0))
+    }
+
+    /// Evaluates `fetches` with `feeds` (a list of `(Output, value)`),
+    /// returning one numpy array (or `SparseTensorValue`) per fetch.
+    ///
+    /// With `sliced`, a wait is cut into slices between which Python's
+    /// signal handlers run (Ctrl-C raises `KeyboardInterrupt`); the caller passes `sliced` only when at most one
+    /// node of the run can wait, so that a slice that times out leaves
+    /// nothing half-done. `timeout` (seconds) is TensorFlow's
+    /// `timeout_in_ms`: DeadlineExceeded past it.
+    #[pyo3(signature = (fetches, feeds, timeout=None, sliced=true))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        fetches: Vec<PyOutput>,
+        feeds: Vec<(PyOutput, Bound<'py, PyAny>)>,
+        timeout: Option<f64>,
+        sliced: bool,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let fetches = ins(&fetches);
+        let mut fv = Vec::with_capacity(feeds.len());
+        for (o, v) in &feeds {
+            let t = numpy_to_tensor(py, v, o.0.dtype())?;
+            fv.push((o.0, Value::from(t)));
+        }
+        let end = timeout.map(|s| Instant::now() + Duration::from_secs_f64(s));
+        let values = loop {
+            let slice_end = if sliced {
+                let s = Instant::now() + SLICE;
+                Some(end.map_or(s, |e| e.min(s)))
+            } else {
+                end
+            };
+            let opts = RunOptions {
+                timeout: slice_end
+                    .map(|e| e.saturating_duration_since(Instant::now())),
+            };
+            let sess = &self.0;
+            let r = py.detach(|| sess.run_with(&fetches, &fv, &opts));
+            match r {
+                Ok(v) => break v,
+                Err(e)
+                    if e.kind() == Kind::DeadlineExceeded
+                        && sliced
+                        && end.is_none_or(|e| Instant::now() < e) =>
+                {
+                    // Nothing was consumed by the slice that timed out; the
+                    // caller's `finally: coord.request_stop()` stops the
+                    // runners (closing the session here would make them
+                    // fail Cancelled before the stop request).
+                    py.check_signals()?;
+                }
+                Err(e) => return Err(to_py(&e)),
+            }
+        };
+        values.into_iter().map(|v| value_to_py(py, v)).collect()
+    }
+
+    /// Starts the queue runners under `coord`; returns their threads.
+    fn start_queue_runners(
+        &self,
+        py: Python<'_>,
+        coord: &PyCoordinator,
+    ) -> PyResult<Vec<PyThread>> {
+        let sess = &self.0;
+        let c = &coord.0;
+        let threads = py.detach(|| sess.start_queue_runners(c)).py_err()?;
+        Ok(threads
+            .into_iter()
+            .map(|h| PyThread {
+                name: h.thread().name().unwrap_or("runner").to_owned(),
+                handle: Some(h),
+            })
+            .collect())
+    }
+
+    /// Closes the session: blocked runs and runner threads return.
+    fn close(&self) {
+        self.0.close();
+    }
+
+    /// `[(tag, value)]`: TensorFlow's queue-fullness summaries.
+    fn queue_summaries(&self) -> Vec<(String, f64)> {
+        self.0
+            .queue_summaries()
+            .into_iter()
+            .map(|s| (s.tag, s.value))
+            .collect()
+    }
+
+    /// One dict of counters per queue.
+    fn stats<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let mut out = Vec::new();
+        for s in self.0.stats().stages {
+            let d = PyDict::new(py);
+            d.set_item("name", &s.name)?;
+            d.set_item("size", s.queue.size)?;
+            d.set_item("capacity", s.queue.capacity)?;
+            d.set_item("min_after_dequeue", s.queue.min_after_dequeue)?;
+            d.set_item("enqueued", s.queue.enqueued)?;
+            d.set_item("dequeued", s.queue.dequeued)?;
+            d.set_item("closed", s.queue.closed)?;
+            d.set_item("fraction_full", s.fraction_full())?;
+            if let Some(b) = &s.batching {
+                d.set_item("batch_size", b.batch_size)?;
+                d.set_item("batches", b.batches)?;
+                d.set_item("held_back", b.held_back)?;
+                d.set_item("filtered", b.filtered)?;
+            }
+            out.push(d);
+        }
+        Ok(out)
+    }
+}
+
+/// A runner thread the coordinator can join.
+#[pyclass(module = "feedstock._native", name = "RunnerThread")]
+#[derive(Debug)]
+pub struct PyThread {
+    name: String,
+    handle: Option<ThreadHandle>,
+}
+
+#[pymethods]
+impl PyThread {
+    /// The thread's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the thread is still running.
+    fn is_alive(&self) -> bool {
+        self.handle.as_ref().is_some_and(|h| !h.is_finished())
+    }
+}
+
+/// A coordinator (TensorFlow's `tf.train.Coordinator`).
+#[pyclass(module = "feedstock._native", name = "Coordinator")]
+#[derive(Debug, Clone, Default)]
+pub struct PyCoordinator(Coordinator);
+
+#[pymethods]
+impl PyCoordinator {
+    #[new]
+    fn new() -> PyCoordinator {
+        PyCoordinator(Coordinator::new())
+    }
+
+    /// Requests a stop; with `kind` and `message`, a stop because of
+    /// that error (an OutOfRange kind is a clean stop).
+    #[pyo3(signature = (kind=None, message=None))]
+    fn request_stop(
+        &self,
+        kind: Option<&str>,
+        message: Option<&str>,
+    ) -> PyResult<()> {
+        match kind {
+            None => {
+                self.0.request_stop();
+                Ok(())
+            }
+            Some(k) => {
+                let kind = crate::errors::kind_from_name(k);
+                // An error after the join is raised here, as TensorFlow's
+                // request_stop raises it: nobody else would report it.
+                self.0
+                    .request_stop_with(Error::new(
+                        kind,
+                        message.unwrap_or("stop requested"),
+                    ))
+                    .py_err()
+            }
+        }
+    }
+
+    /// Whether a stop was requested.
+    fn should_stop(&self) -> bool {
+        self.0.should_stop()
+    }
+
+    /// Waits for a stop request, `timeout` seconds at most (`None`:
+    /// forever); Ctrl-C interrupts the wait. Returns whether a stop was
+    /// requested.
+    #[pyo3(signature = (timeout=None))]
+    fn wait_for_stop(
+        &self,
+        py: Python<'_>,
+        timeout: Option<f64>,
+    ) -> PyResult<bool> {
+        let end = timeout.map(|s| Instant::now() + Duration::from_secs_f64(s));
+        loop {
+            let slice = end.map_or(SLICE, |e| {
+                SLICE.min(e.saturating_duration_since(Instant::now()))
+            });
+            let c = &self.0;
+            if py.detach(|| c.wait_for_stop(Some(slice))) {
+                return Ok(true);
+            }
+            if end.is_some_and(|e| Instant::now() >= e) {
+                return Ok(false);
+            }
+            py.check_signals()?;
+        }
+    }
+
+    /// The error the stop was requested with, raised; `None` if none.
+    fn error(&self) -> Option<PyErr> {
+        self.0.error().map(|e| to_py(&e))
+    }
+
+    /// Waits for `threads` to end (or for a stop request, then `grace`
+    /// seconds more), then raises the first real error. Ctrl-C
+    /// interrupts the first wait and requests a stop.
+    fn join(
+        &self,
+        py: Python<'_>,
+        threads: Vec<Py<PyThread>>,
+        grace: f64,
+    ) -> PyResult<()> {
+        let mut handles = Vec::new();
+        for t in &threads {
+            if let Some(h) = t.borrow_mut(py).handle.take() {
+                handles.push(h);
+            }
+        }
+        // Wait in slices so that Ctrl-C gets through.
+        loop {
+            if handles.iter().all(|h| h.is_finished()) || self.0.should_stop()
+            {
+                break;
+            }
+            let c = &self.0;
+            py.detach(|| c.wait_for_stop(Some(SLICE)));
+            if let Err(e) = py.check_signals() {
+                self.0.request_stop();
+                return Err(e);
+            }
+        }
+        let c = &self.0;
+        let grace = Duration::from_secs_f64(grace.max(0.0));
+        py.detach(|| c.join(handles, grace)).py_err()
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyOutput>()?;
+    m.add_class::<PyQueue>()?;
+    m.add_class::<PyReader>()?;
+    m.add_class::<PyGraph>()?;
+    m.add_class::<PySession>()?;
+    m.add_class::<PyThread>()?;
+    m.add_class::<PyCoordinator>()?;
+    Ok(())
+}

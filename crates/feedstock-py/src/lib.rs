@@ -1,0 +1,37 @@
+//! Python bindings of feedstock: the extension module `feedstock._native`.
+//!
+//! The Python package `feedstock` (under `python/feedstock/`) is the
+//! public face; this crate is the thin native layer beneath it:
+//!
+//! - [`errors`]: feedstock's [`feedstock::Error`] raised as the Python
+//!   exception class TensorFlow uses for its kind
+//!   (`feedstock.errors.OutOfRangeError`, ...), carrying file, key,
+//!   offset and field.
+//! - [`arrays`]: tensors handed to numpy without copying (the array owns
+//!   the tensor's buffer); strings as object arrays of `bytes`.
+//! - [`example`]: `tf.train.Example` encoded and decoded with the
+//!   library's `proto` module, byte for byte as TensorFlow does.
+//! - [`tfrecord`]: the TFRecord writer and record iterator.
+//!
+//! The library crate never depends on Python; everything Python-specific
+//! lives here and in the pure-Python package.
+
+use pyo3::prelude::*;
+
+pub mod arrays;
+pub mod errors;
+pub mod example;
+pub mod graph;
+pub mod tfrecord;
+
+/// The extension module `feedstock._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    arrays::register(m)?;
+    example::register(m)?;
+    tfrecord::register(m)?;
+    graph::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,165 @@
+import collections
+
+import numpy as np
+import pytest
+
+import feedstock as fs
+from feedstock import _shard, errors
+from feedstock.compat import v1 as tf
+from feedstock.example import BytesList, Example, Feature, Features, Int64List
+from feedstock.tfrecord import TFRecordWriter
+from feedstock.torch import IterableDataset
+
+
+def write_shards(tmp_path, n_files, per_file):
+    files = []
+    for f in range(n_files):
+        p = tmp_path / f"part-{f:02d}.tfrecord"
+        with TFRecordWriter(str(p)) as w:
+            for i in range(f * per_file, (f + 1) * per_file):
+                ex = Example(features=Features(feature={
+                    "id": Feature(int64_list=Int64List(value=[i])),
+                    "pix": Feature(bytes_list=BytesList(value=[bytes([i % 256] * 4)])),
+                }))
+                w.write(ex.SerializeToString())
+        files.append(str(p))
+    return files
+
+
+SPEC = {"id": fs.FixedLenFeature([], fs.int64), "pix": fs.FixedLenFeature([], fs.string)}
+
+
+def decode(ex):
+    pix = tf.cast(tf.decode_raw(ex["pix"], tf.uint8), tf.float32) / 255.0
+    return {"id": ex["id"], "pix": pix}
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_every_example_exactly_num_epochs_times(tmp_path, shuffle):
+    files = write_shards(tmp_path, 3, 40)
+    pipe = fs.Pipeline(str(tmp_path / "part-*.tfrecord"), features=SPEC, map=decode, batch_size=16,
+                       num_epochs=3, shuffle=shuffle, seed=1)
+    ids = []
+    for batch in pipe:
+        assert set(batch) == {"id", "pix"}
+        assert batch["pix"].dtype == np.float32 and batch["pix"].shape[1:] == (4,)
+        np.testing.assert_allclose(batch["pix"][:, 0], (batch["id"] % 256) / 255.0, rtol=1e-6)
+        ids.extend(batch["id"].tolist())
+    assert collections.Counter(ids) == collections.Counter(list(range(120)) * 3)
+    assert pipe.examples == 360 and pipe.batches == 23
+    if not shuffle:
+        assert ids == list(range(120)) * 3
+    assert len(files) == 3
+
+
+def test_arrays_and_tuples_and_drop_remainder():
+    x = np.arange(10, dtype=np.float32)
+    pipe = fs.Pipeline(arrays=(x, x * 2), batch_size=4, num_epochs=1, shuffle=False, drop_remainder=True)
+    assert pipe.output_shapes == ([4], [4])
+    seen = []
+    with pipe:
+        for a, b in fs.jax_iterator(pipe):
+            assert a.shape == (4,)
+            np.testing.assert_array_equal(b, a * 2)
+            seen.extend(a.tolist())
+            stats = pipe.stats
+    assert seen == list(range(8))
+    [stage] = [s for s in stats if s["name"] == "batch"]
+    assert stage["batch_size"] == 4
+
+
+def test_jax_iterator_needs_fixed_shapes():
+    pipe = fs.Pipeline(arrays={"x": np.arange(3)}, batch_size=2)
+    with pytest.raises(ValueError, match="drop_remainder"):
+        fs.jax_iterator(pipe)
+
+
+def test_py_map_runs_per_example_and_its_exception_reaches_the_loop():
+    pipe = fs.Pipeline(arrays={"x": np.arange(6)}, batch_size=3, shuffle=False,
+                       py_map=lambda ex: {"x": ex["x"], "sq": ex["x"] ** 2})
+    got = [b["sq"].tolist() for b in pipe]
+    assert got == [[0, 1, 4], [9, 16, 25]]
+
+    def boom(ex):
+        if ex["x"] == 4:
+            raise RuntimeError("bad example 4")
+        return ex
+
+    pipe = fs.Pipeline(arrays={"x": np.arange(6)}, batch_size=3, shuffle=False, py_map=boom)
+    with pytest.raises(RuntimeError, match="bad example 4"):
+        for _ in pipe:
+            pass
+
+
+def test_breaking_out_stops_and_joins_the_threads(tmp_path):
+    write_shards(tmp_path, 2, 50)
+    pipe = fs.Pipeline(str(tmp_path / "part-*.tfrecord"), features=SPEC, batch_size=8, num_epochs=None)
+    with pipe:
+        for i, batch in enumerate(pipe):
+            assert pipe.queue_fullness
+            if i == 5:
+                break
+    assert pipe._session is None and pipe.stats == []
+
+
+def test_corrupt_file_error_reaches_the_loop(tmp_path):
+    [f] = write_shards(tmp_path, 1, 5)
+    data = bytearray(open(f, "rb").read())
+    data[-3] ^= 1
+    open(f, "wb").write(bytes(data))
+    pipe = fs.Pipeline([f], features=SPEC, batch_size=2, shuffle=False)
+    with pytest.raises(errors.DataLossError) as info:
+        list(pipe)
+    assert info.value.file == f
+
+
+def test_no_files_matching_is_not_found(tmp_path):
+    with pytest.raises(errors.NotFoundError):
+        fs.Pipeline(str(tmp_path / "none-*.tfrecord"), features=SPEC)
+
+
+# --- the torch adapter's split, with simulated workers and ranks -----------
+
+
+@pytest.mark.parametrize("num_workers", [1, 2, 4])
+@pytest.mark.parametrize("world_size", [1, 2])
+def test_torch_split_files_exactly_once(tmp_path, num_workers, world_size):
+    files = write_shards(tmp_path, 8, 10)
+    ids = []
+    for rank in range(world_size):
+        ds = IterableDataset(files, rank=rank, world_size=world_size, as_torch=False, features=SPEC,
+                             batch_size=4, num_epochs=2, seed=rank)
+        for w in range(num_workers):
+            for batch in ds.shard(w, num_workers):
+                ids.extend(batch["id"].tolist())
+    assert collections.Counter(ids) == collections.Counter(list(range(80)) * 2)
+
+
+@pytest.mark.parametrize("num_workers", [1, 2, 4])
+def test_torch_split_arrays_exactly_once_over_two_ranks(num_workers):
+    x = np.arange(37)
+    ids = []
+    for rank in range(2):
+        ds = IterableDataset(arrays={"x": x}, rank=rank, world_size=2, as_torch=False, batch_size=5, num_epochs=3)
+        for w in range(num_workers):
+            ids.extend(v for b in ds.shard(w, num_workers) for v in b["x"].tolist())
+    assert collections.Counter(ids) == collections.Counter(list(range(37)) * 3)
+
+
+def test_more_readers_than_files_is_an_error_not_a_silent_gap(tmp_path):
+    files = write_shards(tmp_path, 2, 3)
+    ds = IterableDataset(files, rank=0, world_size=2, as_torch=False, features=SPEC)
+    with pytest.raises(ValueError, match="cannot be split"):
+        ds.shard(0, 2)
+    assert _shard.shard_index(1, 2, 3, 4) == (7, 8)
+    with pytest.raises(ValueError):
+        _shard.shard_index(2, 2, 0, 1)
+
+
+def test_import_feedstock_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, feedstock; feedstock.Pipeline; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
