@@ -89,22 +89,17 @@ pub fn sparse_to_py<'py>(
     class.call1((indices, values, shape))
 }
 
-/// The feedstock dtype named as numpy names it (`"float32"`, ...); bytes
-/// are `"object"`.
+/// The feedstock dtype named as numpy names it (`"float32"`, ...): the
+/// dtype's own name where numpy has the same one, and `"object"` for bytes
+/// and for the dtypes that [`tensor_to_numpy`] does not convert.
 pub fn numpy_name(dtype: DType) -> &'static str {
     match dtype {
-        DType::Bool => "bool",
-        DType::U8 => "uint8",
-        DType::I8 => "int8",
-        DType::U16 => "uint16",
-        DType::I16 => "int16",
-        DType::U32 => "uint32",
-        DType::I32 => "int32",
-        DType::U64 => "uint64",
-        DType::I64 => "int64",
-        DType::F32 => "float32",
-        DType::F64 => "float64",
-        _ => "object",
+        DType::String
+        | DType::F16
+        | DType::BF16
+        | DType::C64
+        | DType::C128 => "object",
+        numeric => numeric.name(),
     }
 }
 
