@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::{Decoded, Decoder, Payload, Position, Record};
+use super::skip::Policy;
+use super::{Decoded, Decoder, Payload, Position, Record, SkipLog};
 use crate::error::{Error, Result};
 
 /// Reads TFRecord records from a [`Bytes`] buffer holding a whole stream.
@@ -40,6 +41,8 @@ pub struct BytesReader {
     /// An error met while producing `data` (decompressing), reported when
     /// the decoder reaches the end of `data`.
     tail_error: Option<Error>,
+    /// What to do with damaged records, and their count.
+    policy: Policy,
     /// The error that stopped the reader.
     failed: Option<Error>,
     /// Whether the iterator has yielded `failed` (it then ends).
@@ -50,7 +53,13 @@ impl BytesReader {
     /// A reader over `data`, an uncompressed stream, with the default
     /// settings.
     pub fn new(data: Bytes) -> BytesReader {
-        BytesReader::with_decoder(data, Decoder::new(), None, None)
+        let policy = Policy::new(
+            &super::CorruptRecords::Fail,
+            SkipLog::new(),
+            None,
+            0,
+        );
+        BytesReader::with_decoder(data, Decoder::new(), None, None, policy)
     }
 
     pub(super) fn with_decoder(
@@ -58,6 +67,7 @@ impl BytesReader {
         decoder: Decoder,
         file: Option<Arc<str>>,
         tail_error: Option<Error>,
+        policy: Policy,
     ) -> BytesReader {
         BytesReader {
             data,
@@ -65,6 +75,7 @@ impl BytesReader {
             decoder,
             file,
             tail_error,
+            policy,
             failed: None,
             reported: false,
         }
@@ -87,12 +98,38 @@ impl BytesReader {
 
     fn next_record(&mut self) -> Result<Option<Record>> {
         loop {
+            if self.decoder.is_abandoned() {
+                return Ok(None);
+            }
+            match self.decoder.decode_held()? {
+                Some(Decoded::Record(frame)) => {
+                    return Ok(Some(Record {
+                        data: Bytes::from(self.decoder.take_buffered()),
+                        offset: frame.offset,
+                        index: frame.index,
+                    }));
+                }
+                Some(Decoded::Skipped(skip)) => {
+                    self.policy.on_skip(&skip)?;
+                    continue;
+                }
+                _ => {}
+            }
             let rest = &self.data[self.at..];
             if rest.is_empty() {
                 if let Some(e) = self.tail_error.take() {
-                    return Err(
-                        e.with_offset(self.decoder.next_position().offset)
-                    );
+                    let e = e.with_offset(self.decoder.next_position().offset);
+                    if !(self.policy.skips()
+                        && e.kind() == crate::Kind::DataLoss)
+                    {
+                        return Err(e);
+                    }
+                    // The compressed buffer is broken here: nothing after
+                    // this point can be read.
+                    let skip = self.decoder.abandon(e);
+                    self.policy.on_skip(&skip)?;
+                    self.policy.on_end(self.decoder.next_position().index)?;
+                    return Ok(None);
                 }
             }
             let (what, used) = self.decoder.decode(rest)?;
@@ -100,7 +137,11 @@ impl BytesReader {
             self.at += used;
             match what {
                 Decoded::NeedMore => {}
-                Decoded::End => return Ok(None),
+                Decoded::End => {
+                    self.policy.on_end(self.decoder.next_position().index)?;
+                    return Ok(None);
+                }
+                Decoded::Skipped(skip) => self.policy.on_skip(&skip)?,
                 Decoded::Record(frame) => {
                     let data = match frame.payload {
                         Payload::Input(r) => {
@@ -128,6 +169,16 @@ impl BytesReader {
     /// The file name errors carry, if any.
     pub fn file_name(&self) -> Option<&str> {
         self.file.as_deref()
+    }
+
+    /// The log this reader counts its skipped regions in.
+    pub fn skip_log(&self) -> &SkipLog {
+        self.policy.log()
+    }
+
+    /// How many damaged regions this reader has skipped.
+    pub fn num_skipped(&self) -> u64 {
+        self.policy.skipped()
     }
 }
 

@@ -58,6 +58,12 @@ const MAX_RECORD_LEN_CAP: u64 = 1 << 62;
 pub struct Decoder {
     /// Records longer than this are refused before any allocation.
     max_record_len: u64,
+    /// Whether a damaged frame starts a scan for the next intact one
+    /// instead of failing.
+    resync: bool,
+    /// The length of the whole stream, when known: lets a resynchronising
+    /// decoder reject a header that claims more than the rest of it.
+    stream_len: Option<u64>,
     /// What the next input byte belongs to.
     state: State,
     /// The header (12 bytes) or footer (4 bytes) collected so far, when it
@@ -65,6 +71,9 @@ pub struct Decoder {
     scratch: [u8; HEADER_LEN],
     /// How many bytes of `scratch` are filled.
     have: usize,
+    /// The header of the record being decoded (kept when resynchronising,
+    /// to rescan a damaged frame from its second byte).
+    header: [u8; HEADER_LEN],
     /// The data length of the record being decoded, once its header is
     /// verified.
     len: u64,
@@ -72,8 +81,24 @@ pub struct Decoder {
     buf: Vec<u8>,
     /// The running CRC32C (unmasked) of `buf`.
     crc: u32,
-    /// Where the record being decoded (or the next one) starts.
+    /// Where the record being decoded (or the next one) starts; during a
+    /// resynchronisation, where the damaged region starts.
     pos: Position,
+    /// Bytes consumed from the caller and not decoded yet: the scan
+    /// window while resynchronising, and after it the bytes from the
+    /// frame found on, decoded before any new input.
+    held: Vec<u8>,
+    /// Outside a resynchronisation, how much of `held` is decoded.
+    held_start: usize,
+    /// During a resynchronisation, the stream offset of `held[0]`.
+    scan_base: u64,
+    /// During a resynchronisation, the index in `held` of the candidate
+    /// header being examined.
+    cand: usize,
+    /// The damage that started the resynchronisation in progress.
+    cause: Option<Error>,
+    /// The stream offset just after the last byte consumed.
+    fed: u64,
     /// The error that stopped the decoder, returned again on every call.
     failed: Option<Error>,
 }
@@ -83,15 +108,23 @@ enum State {
     Header,
     Data,
     Footer,
+    /// Scanning for the next intact frame after a damaged one.
+    Resync,
+    /// Abandoned: the input broke off ([`Decoder::abandon`]).
+    Done,
 }
 
 /// What [`Decoder::decode`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Decoded {
     /// The chunk was consumed and the record is not complete: feed more.
     NeedMore,
     /// A complete record whose two CRCs matched.
     Record(Frame),
+    /// A damaged region was skipped (only with
+    /// [`resync`](Decoder::resync)): decoding goes on at the next intact
+    /// frame, or the region ran to the end of the input.
+    Skipped(Skip),
     /// The input ended (an empty chunk was fed) at a record boundary.
     End,
 }
@@ -117,6 +150,39 @@ pub enum Payload {
     Buffered,
 }
 
+/// A damaged region of a stream that a resynchronising decoder skipped.
+///
+/// The region starts where the damaged record started and ends where the
+/// next intact frame starts (or at the end of the stream). It may hold
+/// one damaged record, several, or bytes that never were a record
+/// (garbage written into the file): no one can tell how many records it
+/// cost, so skips are counted as regions, with their byte length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skip {
+    /// The offset of the region's first byte in the (decompressed)
+    /// stream.
+    pub offset: u64,
+    /// The region's length in bytes (of the decompressed stream).
+    pub len: u64,
+    /// The first damage found at `offset`: a
+    /// [`DataLoss`](crate::Kind::DataLoss) (a CRC mismatch, a truncated
+    /// record, a broken compressed stream) or a
+    /// [`ResourceExhausted`](crate::Kind::ResourceExhausted) (a length
+    /// above the limit) error naming the offset.
+    pub cause: Error,
+    /// True when the region runs to the end because the rest of the
+    /// stream could not be read at all (a broken compressed stream):
+    /// `len` then counts only the bytes decompressed before the break.
+    pub unreadable_rest: bool,
+}
+
+impl Skip {
+    /// The offset just after the region: where reading went on.
+    pub fn end(&self) -> u64 {
+        self.offset + self.len
+    }
+}
+
 impl Default for Decoder {
     fn default() -> Decoder {
         Decoder::new()
@@ -127,15 +193,23 @@ impl fmt::Debug for Decoder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Decoder")
             .field("max_record_len", &self.max_record_len)
+            .field("resync", &self.resync)
+            .field("stream_len", &self.stream_len)
             .field("state", &self.state)
             .field("have", &self.have)
             .field("len", &self.len)
             .field("buffered", &self.buf.len())
+            .field("held", &(self.held.len() - self.held_start))
             .field("pos", &self.pos)
             .field("failed", &self.failed)
             .finish()
     }
 }
+
+/// How many bytes a scan takes from the input at a time beyond what it
+/// needs, so that a scan over a long damaged region is not a call per
+/// byte; also the dead prefix of the scan window kept before compacting.
+const SCAN_BLOCK: usize = 64 * 1024;
 
 impl Decoder {
     /// A decoder at the start of a stream, with the default record length
@@ -143,13 +217,22 @@ impl Decoder {
     pub fn new() -> Decoder {
         Decoder {
             max_record_len: DEFAULT_MAX_RECORD_LEN,
+            resync: false,
+            stream_len: None,
             state: State::Header,
             scratch: [0; HEADER_LEN],
             have: 0,
+            header: [0; HEADER_LEN],
             len: 0,
             buf: Vec::new(),
             crc: 0,
             pos: Position::default(),
+            held: Vec::new(),
+            held_start: 0,
+            scan_base: 0,
+            cand: 0,
+            cause: None,
+            fed: 0,
             failed: None,
         }
     }
@@ -165,16 +248,55 @@ impl Decoder {
         self
     }
 
+    /// Makes a damaged frame a [`Decoded::Skipped`] region instead of an
+    /// error (default false: every damage is an error).
+    ///
+    /// On a damaged frame (a bad length CRC, a bad data CRC, a length
+    /// above the limit or past the end of the stream, a stream that ends
+    /// inside a record) the decoder scans forward from the frame's second
+    /// byte for the first offset where a whole frame checks: a 12-byte
+    /// header whose masked length CRC matches, whose length is within the
+    /// limit (and within the stream, when its length is known), followed
+    /// by data whose masked CRC matches. Requiring both CRCs means a
+    /// header-like pattern inside a record's payload is not taken for a
+    /// record. The damaged region up to there is reported as a
+    /// [`Skip`], then decoding goes on from the frame found; if none is
+    /// found, the region runs to the end of the input.
+    ///
+    /// Caveat: a complete, valid TFRecord frame stored *inside* the
+    /// payload of a damaged record checks like any other frame and is
+    /// returned as a record.
+    ///
+    /// Memory stays bounded: the scan holds at most one candidate frame
+    /// (so at most the record length limit plus 16 bytes) and 64 KiB of
+    /// input ahead of it.
+    pub fn resync(mut self, resync: bool) -> Decoder {
+        self.resync = resync;
+        self
+    }
+
+    /// Tells the decoder the length of the whole stream (counted from the
+    /// start, not from [`starting_at`](Self::starting_at)), so that a
+    /// resynchronising decoder takes a header whose record would run past
+    /// the end as damage at once, without reading to the end first. Has
+    /// no effect without [`resync`](Self::resync).
+    pub fn stream_len(mut self, len: Option<u64>) -> Decoder {
+        self.stream_len = len;
+        self
+    }
+
     /// Makes the decoder report offsets and indices as if the first byte
     /// it is fed were at `pos` in the stream: for resuming a stream in the
     /// middle, at a record boundary.
     pub fn starting_at(mut self, pos: Position) -> Decoder {
         self.pos = pos;
+        self.fed = pos.offset;
         self
     }
 
     /// Where the next record starts, or where the record being decoded
-    /// started if one is half-way through.
+    /// started if one is half-way through. The index counts the records
+    /// reported, not the ones lost in skipped regions.
     pub fn next_position(&self) -> Position {
         self.pos
     }
@@ -182,7 +304,37 @@ impl Decoder {
     /// True when the decoder is between records: ending the input here is
     /// a clean end.
     pub fn is_at_boundary(&self) -> bool {
-        self.state == State::Header && self.have == 0
+        self.state == State::Header
+            && self.have == 0
+            && self.held_start == self.held.len()
+    }
+
+    /// Ends decoding because the input broke off (for example a
+    /// compressed stream that cannot be decompressed further): every byte
+    /// consumed since the last record reported becomes one [`Skip`] that
+    /// runs to the end ([`Skip::unreadable_rest`]), with `cause` as its
+    /// cause. Every later [`decode`](Self::decode) reports
+    /// [`Decoded::End`].
+    pub fn abandon(&mut self, cause: Error) -> Skip {
+        let offset = self.pos.offset;
+        let skip = Skip {
+            offset,
+            len: self.fed.saturating_sub(offset),
+            cause: cause.with_offset(offset),
+            unreadable_rest: true,
+        };
+        self.state = State::Done;
+        self.held = Vec::new();
+        self.held_start = 0;
+        self.buf = Vec::new();
+        self.have = 0;
+        self.pos.offset = self.fed;
+        skip
+    }
+
+    /// True once [`abandon`](Self::abandon) was called.
+    pub fn is_abandoned(&self) -> bool {
+        self.state == State::Done
     }
 
     /// Takes the data of the record last reported with
@@ -204,41 +356,168 @@ impl Decoder {
     /// [`DataLoss`](crate::Kind::DataLoss) for a length or data CRC
     /// mismatch and for an input that ends inside a record;
     /// [`ResourceExhausted`](crate::Kind::ResourceExhausted) for a length
-    /// above the limit. Once an error is returned the decoder is stuck:
-    /// every later call returns the same error.
+    /// above the limit. With [`resync`](Self::resync), none of these:
+    /// the damage is reported as [`Decoded::Skipped`]. Once an error is
+    /// returned the decoder is stuck: every later call returns the same
+    /// error.
     ///
     /// # Termination
     ///
-    /// Every call either consumes at least one byte, reports a record, or
-    /// (for empty input) reports the end or an error, so a loop that feeds
-    /// the unconsumed rest back in always progresses.
+    /// Every call either consumes at least one byte, reports a record or
+    /// a skipped region, or (for empty input) reports the end or an
+    /// error, so a loop that feeds the unconsumed rest back in always
+    /// progresses. [`Decoded::NeedMore`] always consumes the whole chunk.
     pub fn decode(&mut self, input: &[u8]) -> Result<(Decoded, usize)> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
         let result = self.decode_inner(input);
-        if let Err(e) = &result {
-            self.failed = Some(e.clone());
+        match &result {
+            Ok((_, used)) => self.fed += *used as u64,
+            Err(e) => self.failed = Some(e.clone()),
         }
         result
     }
 
-    fn decode_inner(&mut self, input: &[u8]) -> Result<(Decoded, usize)> {
-        if input.is_empty() {
-            return match self.state {
-                State::Header if self.have == 0 => Ok((Decoded::End, 0)),
-                State::Header => {
-                    Err(self.truncated("header", self.have as u64, 12))
+    /// Decodes only the bytes the decoder already holds: after a
+    /// resynchronisation, the bytes it consumed beyond the frame found.
+    /// Returns the next record (always [`Payload::Buffered`]) or skipped
+    /// region among them, or `None` when they hold no more (the decoder
+    /// may then be part-way through a record that needs more input).
+    ///
+    /// [`decode`](Self::decode) decodes these bytes first anyway; a
+    /// reader calls this before it reads more input, so that a read
+    /// error does not come before records the decoder already holds.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode`](Self::decode).
+    pub fn decode_held(&mut self) -> Result<Option<Decoded>> {
+        if self.held_start == self.held.len() && self.state != State::Resync
+        {
+            return Ok(None);
+        }
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        loop {
+            let step = match self.state {
+                State::Done => return Ok(None),
+                State::Resync => {
+                    return Ok(match self.scan(&[], false) {
+                        (Decoded::Skipped(s), _) => Some(Decoded::Skipped(s)),
+                        _ => None,
+                    });
                 }
-                State::Data => Err(self.truncated(
-                    "data",
-                    self.buf.len() as u64,
-                    self.len,
-                )),
-                State::Footer => {
-                    Err(self.truncated("footer", self.have as u64, 4))
+                _ if self.held_start < self.held.len() => self.step_held(),
+                _ => return Ok(None),
+            };
+            match step {
+                Ok(Some(what)) => return Ok(Some(what)),
+                Ok(None) => {}
+                Err(e) => {
+                    self.failed = Some(e.clone());
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Runs the framing state machine over the held bytes until it
+    /// reports a record, holds no more, or enters a resynchronisation.
+    fn step_held(&mut self) -> Result<Option<Decoded>> {
+        let held = std::mem::take(&mut self.held);
+        let start = self.held_start;
+        let (what, used) = match self.frame(&held[start..], false) {
+            Ok(r) => r,
+            Err(e) => {
+                self.held = held;
+                return Err(e);
+            }
+        };
+        let what = match what {
+            Decoded::Record(mut f) => {
+                if let Payload::Input(r) = &f.payload {
+                    self.buf.clear();
+                    self.buf
+                        .extend_from_slice(&held[start + r.start..start + r.end]);
+                    f.payload = Payload::Buffered;
+                }
+                Some(Decoded::Record(f))
+            }
+            _ => None,
+        };
+        if self.state == State::Resync {
+            // The scan window, then the rest of what was held.
+            self.held.extend_from_slice(&held[start + used..]);
+        } else if start + used < held.len() {
+            self.held = held;
+            self.held_start = start + used;
+        } else {
+            self.held_start = 0;
+        }
+        Ok(what)
+    }
+
+    fn decode_inner(&mut self, input: &[u8]) -> Result<(Decoded, usize)> {
+        let eof = input.is_empty();
+        let mut at = 0;
+        loop {
+            match self.state {
+                State::Done => return Ok((Decoded::End, 0)),
+                State::Resync => {
+                    let (what, used) = self.scan(&input[at..], eof);
+                    return Ok((what, at + used));
+                }
+                _ if self.held_start < self.held.len() => {
+                    // Bytes consumed during a resynchronisation come
+                    // before any new input.
+                    if let Some(record) = self.step_held()? {
+                        return Ok((record, at));
+                    }
+                }
+                _ => {
+                    let (what, used) = self.frame(&input[at..], eof)?;
+                    at += used;
+                    if self.state != State::Resync {
+                        return Ok((what, at));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The framing state machine over `input`; `eof` says the stream
+    /// ends after it. Returns with the state [`State::Resync`] when it
+    /// met a damaged frame and resynchronisation is on.
+    fn frame(&mut self, input: &[u8], eof: bool) -> Result<(Decoded, usize)> {
+        if input.is_empty() {
+            if !eof {
+                return Ok((Decoded::NeedMore, 0));
+            }
+            let (err, frame) = match self.state {
+                State::Header if self.have == 0 => {
+                    return Ok((Decoded::End, 0))
+                }
+                State::Header => (
+                    self.truncated("header", self.have as u64, 12),
+                    self.scratch[..self.have].to_vec(),
+                ),
+                State::Data => (
+                    self.truncated("data", self.buf.len() as u64, self.len),
+                    self.damaged_frame(&[]),
+                ),
+                _ => {
+                    let have = self.have;
+                    let footer = self.scratch;
+                    (
+                        self.truncated("footer", have as u64, 4),
+                        self.damaged_frame(&footer[..have]),
+                    )
                 }
             };
+            self.damaged(err, frame)?;
+            return Ok((Decoded::NeedMore, 0));
         }
         let mut at = 0;
         loop {
@@ -251,8 +530,18 @@ impl Decoder {
                     if self.have == 0 && rest.len() >= HEADER_LEN =>
                 {
                     // The header is whole in this chunk: no copy.
-                    self.len = self.check_header(&rest[..HEADER_LEN])?;
+                    let header = &rest[..HEADER_LEN];
                     at += HEADER_LEN;
+                    match self.check_header(header) {
+                        Ok(len) => self.len = len,
+                        Err(e) => {
+                            self.damaged(e, header.to_vec())?;
+                            return Ok((Decoded::NeedMore, at));
+                        }
+                    }
+                    if self.resync {
+                        self.header.copy_from_slice(header);
+                    }
                     self.enter_data();
                     if let Some(done) = self.data_in_input(input, at)? {
                         return Ok(done);
@@ -268,8 +557,15 @@ impl Decoder {
                         return Ok((Decoded::NeedMore, at));
                     }
                     let header = self.scratch;
-                    self.len = self.check_header(&header)?;
                     self.have = 0;
+                    match self.check_header(&header) {
+                        Ok(len) => self.len = len,
+                        Err(e) => {
+                            self.damaged(e, header.to_vec())?;
+                            return Ok((Decoded::NeedMore, at));
+                        }
+                    }
+                    self.header = header;
                     self.enter_data();
                     if let Some(done) = self.data_in_input(input, at)? {
                         return Ok(done);
@@ -299,9 +595,19 @@ impl Decoder {
                         return Ok((Decoded::NeedMore, at));
                     }
                     let stored = le_u32(&self.scratch[..FOOTER_LEN]);
-                    self.check_data_crc(stored, super::mask(self.crc))?;
+                    if let Err(e) =
+                        self.check_data_crc(stored, super::mask(self.crc))
+                    {
+                        let footer = self.scratch;
+                        let frame = self.damaged_frame(&footer[..FOOTER_LEN]);
+                        self.damaged(e, frame)?;
+                        return Ok((Decoded::NeedMore, at));
+                    }
                     let frame = self.finish_record(Payload::Buffered);
                     return Ok((Decoded::Record(frame), at));
+                }
+                State::Resync | State::Done => {
+                    unreachable!("frame is never called while scanning")
                 }
             }
         }
@@ -321,7 +627,12 @@ impl Decoder {
         }
         let end = at + self.len as usize;
         let stored = le_u32(&input[end..end + FOOTER_LEN]);
-        self.check_data_crc(stored, masked_crc32c(&input[at..end]))?;
+        if let Err(e) =
+            self.check_data_crc(stored, masked_crc32c(&input[at..end]))
+        {
+            self.damaged(e, input[at - HEADER_LEN..end + FOOTER_LEN].to_vec())?;
+            return Ok(Some((Decoded::NeedMore, end + FOOTER_LEN)));
+        }
         let frame = self.finish_record(Payload::Input(at..end));
         Ok(Some((Decoded::Record(frame), end + FOOTER_LEN)))
     }
@@ -343,6 +654,136 @@ impl Decoder {
         self.state = State::Header;
         self.have = 0;
         frame
+    }
+
+    /// The bytes of the damaged frame being decoded, when its header was
+    /// verified and its data is in `buf`: header, data, then `footer`.
+    fn damaged_frame(&mut self, footer: &[u8]) -> Vec<u8> {
+        let mut frame =
+            Vec::with_capacity(HEADER_LEN + self.buf.len() + footer.len());
+        frame.extend_from_slice(&self.header);
+        frame.extend_from_slice(&self.buf);
+        frame.extend_from_slice(footer);
+        frame
+    }
+
+    /// A damaged frame: without resynchronisation, the error; with it,
+    /// the start of a scan from the frame's second byte, `frame` holding
+    /// the frame's bytes consumed so far.
+    fn damaged(&mut self, err: Error, frame: Vec<u8>) -> Result<()> {
+        if !self.resync {
+            return Err(err);
+        }
+        self.cause = Some(err);
+        self.held = frame;
+        self.held_start = 0;
+        self.scan_base = self.pos.offset;
+        self.cand = 1;
+        self.state = State::Resync;
+        self.have = 0;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// The length of the record a header at stream offset `at` frames,
+    /// if it can be the header of an intact frame: its length CRC
+    /// matches, and the length is within the limit and the stream.
+    fn plausible(&self, header: &[u8], at: u64) -> Option<u64> {
+        let len_bytes = &header[..8];
+        if masked_crc32c(len_bytes) != le_u32(&header[8..HEADER_LEN]) {
+            return None;
+        }
+        let len = u64::from_le_bytes(len_bytes.try_into().expect("8 bytes"));
+        let fits = len <= self.max_record_len
+            && self
+                .stream_len
+                .is_none_or(|n| at.saturating_add(framed_len(len)) <= n);
+        fits.then_some(len)
+    }
+
+    /// Moves up to `want` bytes (at least a scan block when there are
+    /// that many) from `input[*at..]` to the scan window.
+    fn pull(&mut self, input: &[u8], at: &mut usize, want: usize) {
+        let n = want.max(SCAN_BLOCK).min(input.len() - *at);
+        self.held.extend_from_slice(&input[*at..*at + n]);
+        *at += n;
+    }
+
+    /// Scans for the next intact frame; `eof` says `input` is the end.
+    /// Reports the skipped region once it is known, or asks for more.
+    fn scan(&mut self, input: &[u8], eof: bool) -> (Decoded, usize) {
+        let mut at = 0;
+        loop {
+            let have = self.held.len() - self.cand;
+            if have < HEADER_LEN {
+                if at < input.len() {
+                    self.pull(input, &mut at, HEADER_LEN - have);
+                    continue;
+                }
+                if !eof {
+                    return (Decoded::NeedMore, at);
+                }
+                // No intact frame before the end: the rest is skipped.
+                let end = self.scan_base + self.held.len() as u64;
+                self.held = Vec::new();
+                self.cand = 0;
+                return (self.skipped_to(end), at);
+            }
+            let here = self.scan_base + self.cand as u64;
+            let header = &self.held[self.cand..self.cand + HEADER_LEN];
+            if let Some(len) = self.plausible(header, here) {
+                let need = framed_len(len);
+                if (have as u64) < need {
+                    if at < input.len() {
+                        let want = (need - have as u64) as usize;
+                        self.pull(input, &mut at, want);
+                        continue;
+                    }
+                    if !eof {
+                        return (Decoded::NeedMore, at);
+                    }
+                    // The stream ends inside it: not a frame.
+                } else {
+                    let data = self.cand + HEADER_LEN;
+                    let end = data + len as usize;
+                    let stored = le_u32(&self.held[end..end + FOOTER_LEN]);
+                    if masked_crc32c(&self.held[data..end]) == stored {
+                        // Found: decode on from here.
+                        self.held_start = self.cand;
+                        self.cand = 0;
+                        if self.held_start == self.held.len() {
+                            self.held.clear();
+                            self.held_start = 0;
+                        }
+                        return (self.skipped_to(here), at);
+                    }
+                }
+            }
+            self.cand += 1;
+            if self.cand >= SCAN_BLOCK && self.cand * 2 >= self.held.len() {
+                self.held.drain(..self.cand);
+                self.scan_base += self.cand as u64;
+                self.cand = 0;
+            }
+        }
+    }
+
+    /// Ends the resynchronisation in progress at stream offset `end`,
+    /// where decoding goes on, and reports the region skipped.
+    fn skipped_to(&mut self, end: u64) -> Decoded {
+        let offset = self.pos.offset;
+        let cause = self.cause.take().unwrap_or_else(|| {
+            Error::data_loss("corrupt record").with_offset(offset)
+        });
+        self.pos.offset = end;
+        self.state = State::Header;
+        self.have = 0;
+        Decoded::Skipped(Skip {
+            offset,
+            len: end - offset,
+            cause,
+            unreadable_rest: false,
+        })
     }
 
     /// Verifies a header's length CRC and the length limit.
@@ -373,6 +814,17 @@ impl Decoder {
                 self.max_record_len
             ))
             .with_offset(self.pos.offset));
+        }
+        if self.resync {
+            if let Some(n) = self.stream_len {
+                if self.pos.offset.saturating_add(framed_len(len)) > n {
+                    return Err(Error::data_loss(format!(
+                        "truncated record: its length field ({len} bytes) \
+                         runs past the end of the stream ({n} bytes)"
+                    ))
+                    .with_offset(self.pos.offset));
+                }
+            }
         }
         Ok(len)
     }

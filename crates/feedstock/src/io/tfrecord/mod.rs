@@ -24,6 +24,9 @@
 //! - [`BytesReader`]: the fast path over a buffer already in memory; each
 //!   record's data is a [`Bytes::slice`] of the buffer, never a copy.
 //! - [`Writer`]: writes records, optionally compressed.
+//! - [`CorruptRecords`]: what a reader does with a damaged record: fail
+//!   (the default) or skip it within a [`SkipBudget`], resynchronising at
+//!   the next intact frame and counting every skip in a [`SkipLog`].
 //!
 //! ```
 //! use feedstock::io::tfrecord::{BytesReader, Writer};
@@ -55,15 +58,38 @@
 //! [`ResourceExhausted`](crate::Kind::ResourceExhausted), and no reader
 //! ever allocates more memory for a record than the bytes it has actually
 //! received, so a corrupt length cannot exhaust memory.
+//!
+//! # Corrupt records
+//!
+//! Strictness is the default, not the only choice: with
+//! [`CorruptRecords::Skip`] a reader skips each damaged region and goes
+//! on at the next intact frame, which it finds by scanning for a header
+//! whose length CRC checks and whose data CRC then checks too (see
+//! [`Decoder::resync`]), so one flipped bit costs one record, not the
+//! rest of the file. Each skip is counted with its offset and length in a
+//! [`SkipLog`], and a [`SkipBudget`] bounds how many may be skipped per
+//! file, per run, or as a fraction of a file's records; past it, the
+//! reader fails with an error that says so and lists the offsets.
+//!
+//! In a compressed file, damage to the compressed bytes usually breaks
+//! decompression for the rest of the file: nothing after it can be read.
+//! TensorFlow fails there; a skipping reader counts it as one region
+//! running to the end of the file ([`Skip::unreadable_rest`]), whose
+//! length is the bytes decompressed before the break, and ends the file.
 
 mod bytes_reader;
 mod decoder;
 mod reader;
+mod skip;
 mod writer;
 
 pub use bytes_reader::BytesReader;
-pub use decoder::{Decoded, Decoder, Frame, Payload};
+pub use decoder::{Decoded, Decoder, Frame, Payload, Skip};
 pub use reader::{Reader, ReaderBuilder};
+pub use skip::{
+    CorruptRecords, FileSkips, SkipBudget, SkipLog, SkipStats, SkippedRegion,
+    DEFAULT_MAX_LISTED_REGIONS,
+};
 pub use writer::{Writer, WriterBuilder};
 
 use bytes::Bytes;

@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::skip::Policy;
 use super::{
-    BytesReader, Decoded, Decoder, Payload, Position, Record,
-    DEFAULT_MAX_DECOMPRESSED_LEN, DEFAULT_MAX_RECORD_LEN,
+    BytesReader, CorruptRecords, Decoded, Decoder, Payload, Position, Record,
+    SkipLog, DEFAULT_MAX_DECOMPRESSED_LEN, DEFAULT_MAX_RECORD_LEN,
 };
 use crate::error::{Error, Result};
 use crate::io::compression::{Compression, Decompressor};
@@ -46,6 +47,12 @@ pub struct ReaderBuilder {
     buffer_capacity: usize,
     /// The most bytes [`from_bytes`](Self::from_bytes) decompresses.
     max_decompressed_len: u64,
+    /// What readers do with a damaged record.
+    corrupt_records: CorruptRecords,
+    /// Where readers count what they skip; shared by every reader built.
+    skip_log: SkipLog,
+    /// The length of the stream, when the caller knows it.
+    stream_len: Option<u64>,
 }
 
 impl Default for ReaderBuilder {
@@ -64,7 +71,43 @@ impl ReaderBuilder {
             file_name: None,
             buffer_capacity: 64 * 1024,
             max_decompressed_len: DEFAULT_MAX_DECOMPRESSED_LEN,
+            corrupt_records: CorruptRecords::Fail,
+            skip_log: SkipLog::new(),
+            stream_len: None,
         }
+    }
+
+    /// Sets what readers do with a corrupt record (default
+    /// [`CorruptRecords::Fail`]). With [`CorruptRecords::Skip`], a
+    /// damaged region is skipped, counted in the
+    /// [`skip_log`](Self::skip_log), and reading goes on at the next
+    /// intact frame, within the budget.
+    pub fn corrupt_records(&mut self, policy: CorruptRecords) -> &mut Self {
+        self.corrupt_records = policy;
+        self
+    }
+
+    /// Sets the log that counts what readers skip, and whose total the
+    /// per-run budget limits. By default a builder makes its own log,
+    /// shared by every reader it builds (and by its clones).
+    pub fn skip_log(&mut self, log: SkipLog) -> &mut ReaderBuilder {
+        self.skip_log = log;
+        self
+    }
+
+    /// The log readers built here count their skips in.
+    pub fn get_skip_log(&self) -> &SkipLog {
+        &self.skip_log
+    }
+
+    /// Sets the length of the (decompressed) stream, if known, so that a
+    /// skipping reader takes a header whose record would run past the end
+    /// as damage without reading to the end first
+    /// ([`Decoder::stream_len`]). [`open`](Self::open) sets it itself for
+    /// an uncompressed file.
+    pub fn stream_len(&mut self, len: Option<u64>) -> &mut ReaderBuilder {
+        self.stream_len = len;
+        self
     }
 
     /// Sets the most bytes [`from_bytes`](Self::from_bytes) decompresses a
@@ -138,6 +181,12 @@ impl ReaderBuilder {
         let mut reader = self.build(rdr, c, file, Position::default());
         if c == Compression::None {
             reader.decoder = reader.decoder.starting_at(pos);
+            reader.policy = Policy::new(
+                &self.corrupt_records,
+                self.skip_log.clone(),
+                reader.file.as_ref(),
+                pos.index,
+            );
         } else {
             reader.skip_to(pos)?;
         }
@@ -155,7 +204,11 @@ impl ReaderBuilder {
     /// the file.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<Reader<File>> {
         let (file, name, c) = self.open_file(path.as_ref())?;
-        Ok(self.build(file, c, Some(name), Position::default()))
+        let mut b = self.clone();
+        if c == Compression::None && b.stream_len.is_none() {
+            b.stream_len = file.metadata().ok().map(|m| m.len());
+        }
+        Ok(b.build(file, c, Some(name), Position::default()))
     }
 
     /// Opens `path` through the file system `fs`: a local path or, with
@@ -196,6 +249,9 @@ impl ReaderBuilder {
     ) -> Result<Reader<File>> {
         let (file, name, c) = self.open_file(path.as_ref())?;
         let mut b = self.clone();
+        if c == Compression::None && b.stream_len.is_none() {
+            b.stream_len = file.metadata().ok().map(|m| m.len());
+        }
         b.compression = Some(c);
         b.file_name = Some(name);
         b.from_reader_at(file, pos)
@@ -213,7 +269,9 @@ impl ReaderBuilder {
     /// are decompressed, so a small buffer that inflates hugely cannot
     /// exhaust memory: past the limit, the records within it are read and
     /// then a [`ResourceExhausted`](crate::Kind::ResourceExhausted) error
-    /// is reported (the streaming reader reads such a stream).
+    /// is reported (the streaming reader reads such a stream). A
+    /// skipping reader counts a failed decompression as a region running
+    /// to the end, as the streaming [`Reader`] does.
     pub fn from_bytes(&self, data: Bytes) -> BytesReader {
         let c = self.compression.unwrap_or_default();
         let (data, tail_error) = match c {
@@ -236,11 +294,22 @@ impl ReaderBuilder {
                 (Bytes::from(out), err)
             }
         };
+        let policy = Policy::new(
+            &self.corrupt_records,
+            self.skip_log.clone(),
+            self.file_name.as_ref(),
+            0,
+        );
+        let len = data.len() as u64;
         BytesReader::with_decoder(
             data,
-            Decoder::new().max_record_len(self.max_record_len),
+            Decoder::new()
+                .max_record_len(self.max_record_len)
+                .resync(policy.skips())
+                .stream_len(Some(len)),
             self.file_name.clone(),
             tail_error,
+            policy,
         )
     }
 
@@ -293,6 +362,12 @@ impl ReaderBuilder {
         file: Option<Arc<str>>,
         pos: Position,
     ) -> Reader<R> {
+        let policy = Policy::new(
+            &self.corrupt_records,
+            self.skip_log.clone(),
+            file.as_ref(),
+            pos.index,
+        );
         Reader {
             src: BufReader::with_capacity(
                 self.buffer_capacity,
@@ -300,7 +375,11 @@ impl ReaderBuilder {
             ),
             decoder: Decoder::new()
                 .max_record_len(self.max_record_len)
+                .resync(policy.skips())
+                .stream_len(self.stream_len)
                 .starting_at(pos),
+            compressed: c != Compression::None,
+            policy,
             file,
             failed: None,
             reported: false,
@@ -334,6 +413,11 @@ pub struct Reader<R> {
     src: BufReader<Decompressor<R>>,
     /// The framing state machine.
     decoder: Decoder,
+    /// Whether the stream is decompressed (so that a read error may be
+    /// damage to the compressed bytes).
+    compressed: bool,
+    /// What to do with damaged records, and their count.
+    policy: Policy,
     /// The file name errors carry.
     file: Option<Arc<str>>,
     /// The error that stopped the reader; returned again on every read.
@@ -367,6 +451,13 @@ impl<R: Read> Reader<R> {
     /// short or corrupt). Every error names the file (when known) and the
     /// offset of the record being read. After an error the reader is
     /// stuck and returns the same error again.
+    ///
+    /// With [`CorruptRecords::Skip`], damaged regions are skipped and
+    /// counted instead, and a compressed stream that breaks ends the
+    /// stream as one last skipped region; the errors are then those of
+    /// the budget (DataLoss, listing the offsets skipped), I/O errors of
+    /// the source, and decompression errors of a stream read with no
+    /// skip policy.
     pub fn read_record(&mut self) -> Result<Option<Record>> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -376,19 +467,56 @@ impl<R: Read> Reader<R> {
     }
 
     fn next_record(&mut self) -> Result<Option<Record>> {
+        if self.decoder.is_abandoned() {
+            return Ok(None);
+        }
         loop {
+            match self.decoder.decode_held()? {
+                Some(Decoded::Record(frame)) => {
+                    return Ok(Some(Record {
+                        data: Bytes::from(self.decoder.take_buffered()),
+                        offset: frame.offset,
+                        index: frame.index,
+                    }));
+                }
+                Some(Decoded::Skipped(skip)) => {
+                    self.policy.on_skip(&skip)?;
+                    continue;
+                }
+                _ => {}
+            }
             let buf = match self.src.fill_buf() {
                 Ok(buf) => buf,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     let at = self.decoder.next_position().offset;
-                    return Err(Error::io(e).with_offset(at));
+                    let e = Error::io(e).with_offset(at);
+                    if self.compressed
+                        && self.policy.skips()
+                        && e.kind() == crate::Kind::DataLoss
+                    {
+                        // The compressed stream is broken: nothing after
+                        // this point can be read.
+                        let skip = self.decoder.abandon(e);
+                        self.policy.on_skip(&skip)?;
+                        self.policy.on_end(self.decoder.next_position().index)?;
+                        return Ok(None);
+                    }
+                    return Err(e);
                 }
             };
             let (what, used) = self.decoder.decode(buf)?;
             let record = match what {
                 Decoded::NeedMore => None,
-                Decoded::End => return Ok(None),
+                Decoded::End => {
+                    self.policy.on_end(self.decoder.next_position().index)?;
+                    return Ok(None);
+                }
+                Decoded::Skipped(skip) => {
+                    self.src.consume(used);
+                    self.policy.on_skip(&skip)?;
+                    continue;
+                }
                 Decoded::Record(frame) => {
                     let data = match frame.payload {
                         Payload::Input(range) => {
@@ -422,6 +550,16 @@ impl<R: Read> Reader<R> {
     /// The file name errors carry, if any.
     pub fn file_name(&self) -> Option<&str> {
         self.file.as_deref()
+    }
+
+    /// The log this reader counts its skipped regions in.
+    pub fn skip_log(&self) -> &SkipLog {
+        self.policy.log()
+    }
+
+    /// How many damaged regions this reader has skipped.
+    pub fn num_skipped(&self) -> u64 {
+        self.policy.skipped()
     }
 
     /// The underlying reader.
