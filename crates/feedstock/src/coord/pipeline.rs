@@ -7,6 +7,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::error::Result;
+use crate::io::tfrecord::SkipLog;
 use crate::queue::Queue;
 
 use super::coordinator::{Coordinator, ThreadHandle};
@@ -65,6 +66,8 @@ pub struct Pipeline {
     stages: Vec<Stage>,
     /// What a [`PipelineCanceller`] acts on, shared with it.
     control: Arc<Mutex<Control>>,
+    /// Where the pipeline's readers count the corrupt regions they skip.
+    skip_log: SkipLog,
 }
 
 /// The part of a pipeline its cancel and default timeout act on.
@@ -248,7 +251,19 @@ impl Pipeline {
     pub fn stats(&self) -> PipelineStats {
         PipelineStats {
             stages: self.stages.iter().map(Stage::stats).collect(),
+            skips: self.skip_log.stats(),
         }
+    }
+
+    /// The pipeline's log of skipped corrupt records: give it to the
+    /// readers of the pipeline
+    /// ([`TfRecordReaderBuilder::skip_log`](crate::reader::TfRecordReaderBuilder::skip_log))
+    /// so that [`Pipeline::stats`] and the summaries of a
+    /// [`Monitor`](crate::summary::Monitor) watching the pipeline count
+    /// every region they skip, per file, and so that a per-run budget
+    /// covers all of them. Clones share the one log.
+    pub fn skip_log(&self) -> SkipLog {
+        self.skip_log.clone()
     }
 
     /// Starts every runner added since the last start, and returns their

@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::io::tfrecord::SkipStats;
 use crate::queue::{Queue, QueueStats};
 
 /// The counters a batching stage keeps, shared by its sources and the
@@ -149,6 +150,11 @@ impl StageStats {
 pub struct PipelineStats {
     /// One entry per queue.
     pub stages: Vec<StageStats>,
+    /// The corrupt regions the pipeline's readers skipped (those given
+    /// [`Pipeline::skip_log`](super::Pipeline::skip_log)), per file with
+    /// offsets and lengths: records never delivered, counted so that the
+    /// loss is not silent.
+    pub skips: SkipStats,
 }
 
 impl PipelineStats {

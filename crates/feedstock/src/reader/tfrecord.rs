@@ -32,6 +32,10 @@ pub struct TfRecordReader {
     /// Read an empty file as one with no records instead of failing.
     allow_empty_files: bool,
     compression: Compression,
+    /// What to do with a damaged record.
+    corrupt_records: tfrecord::CorruptRecords,
+    /// Where skipped regions are counted.
+    skip_log: tfrecord::SkipLog,
     file: Option<OpenFile>,
 }
 
@@ -67,6 +71,10 @@ pub struct TfRecordReaderBuilder {
     /// See [`TfRecordReaderBuilder::allow_empty_files`].
     allow_empty_files: bool,
     compression: Compression,
+    /// See [`TfRecordReaderBuilder::corrupt_records`].
+    corrupt_records: tfrecord::CorruptRecords,
+    /// See [`TfRecordReaderBuilder::skip_log`].
+    skip_log: Option<tfrecord::SkipLog>,
 }
 
 impl TfRecordReaderBuilder {
@@ -85,11 +93,53 @@ impl TfRecordReaderBuilder {
         self
     }
 
+    /// What the reader does with a damaged record (default
+    /// [`CorruptRecords::Fail`](tfrecord::CorruptRecords::Fail): a
+    /// DataLoss error naming the file and offset, as TensorFlow's
+    /// `TFRecordReader`). With
+    /// [`CorruptRecords::Skip`](tfrecord::CorruptRecords::Skip) each
+    /// damaged region is skipped and counted in the
+    /// [`skip_log`](Self::skip_log), within the budget; past it, the read
+    /// fails DataLoss saying so.
+    ///
+    /// ```
+    /// use feedstock::io::tfrecord::{CorruptRecords, SkipBudget, SkipLog};
+    /// use feedstock::reader::TfRecordReader;
+    ///
+    /// let log = SkipLog::new();
+    /// let reader = TfRecordReader::builder()
+    ///     .corrupt_records(CorruptRecords::Skip(
+    ///         SkipBudget::new().max_per_file(10).max_fraction(0.01),
+    ///     ))
+    ///     .skip_log(log.clone())
+    ///     .build();
+    /// assert!(reader.skip_log().same(&log));
+    /// ```
+    pub fn corrupt_records(
+        &mut self,
+        policy: tfrecord::CorruptRecords,
+    ) -> &mut Self {
+        self.corrupt_records = policy;
+        self
+    }
+
+    /// The log that counts skipped regions and whose total the per-run
+    /// budget limits: pass a
+    /// [`Pipeline::skip_log`](crate::coord::Pipeline::skip_log) to have
+    /// the pipeline's statistics and summaries report them. By default
+    /// the reader has a log of its own ([`TfRecordReader::skip_log`]).
+    pub fn skip_log(&mut self, log: tfrecord::SkipLog) -> &mut Self {
+        self.skip_log = Some(log);
+        self
+    }
+
     /// Builds the reader.
     pub fn build(&self) -> TfRecordReader {
         TfRecordReader {
             allow_empty_files: self.allow_empty_files,
             compression: self.compression,
+            corrupt_records: self.corrupt_records.clone(),
+            skip_log: self.skip_log.clone().unwrap_or_default(),
             file: None,
         }
     }
@@ -111,12 +161,34 @@ impl TfRecordReader {
         self.compression
     }
 
+    /// What the reader does with a damaged record.
+    pub fn corrupt_records(&self) -> &tfrecord::CorruptRecords {
+        &self.corrupt_records
+    }
+
+    /// The log the reader counts skipped regions in.
+    pub fn skip_log(&self) -> &tfrecord::SkipLog {
+        &self.skip_log
+    }
+
     fn records(
         &self,
         file: &str,
+        fs: &dyn FileSystem,
         input: Box<dyn Read + Send>,
-    ) -> tfrecord::Reader<Box<dyn Read + Send>> {
-        self.records_of(file, input, self.compression)
+        from: u64,
+    ) -> Result<tfrecord::Reader<Box<dyn Read + Send>>> {
+        // A skipping reader rejects a length that runs past the end of
+        // an uncompressed file without reading to the end.
+        let len = if self.corrupt_records.skips()
+            && self.compression == Compression::None
+            && !fs.is_stream(file)?
+        {
+            Some(fs.size(file)?.saturating_sub(from))
+        } else {
+            None
+        };
+        Ok(self.records_of(file, input, self.compression, len))
     }
 
     fn records_of(
@@ -124,10 +196,14 @@ impl TfRecordReader {
         file: &str,
         input: Box<dyn Read + Send>,
         compression: Compression,
+        stream_len: Option<u64>,
     ) -> tfrecord::Reader<Box<dyn Read + Send>> {
         tfrecord::ReaderBuilder::new()
             .compression(compression)
             .file_name(file)
+            .corrupt_records(self.corrupt_records.clone())
+            .skip_log(self.skip_log.clone())
+            .stream_len(stream_len)
             .from_reader(input)
     }
 }
@@ -146,9 +222,10 @@ impl RecordReader for TfRecordReader {
                     file,
                     Box::new(std::io::empty()),
                     Compression::None,
+                    None,
                 )
             } else {
-                self.records(file, fs.open(file)?)
+                self.records(file, fs, fs.open(file)?, 0)?
             };
         self.file = Some(OpenFile {
             records,
@@ -191,7 +268,12 @@ impl RecordReader for TfRecordReader {
         let open = if self.compression == Compression::None {
             // Seek straight to the record.
             OpenFile {
-                records: self.records(file, fs.open_at(file, pos.offset)?),
+                records: self.records(
+                    file,
+                    fs,
+                    fs.open_at(file, pos.offset)?,
+                    pos.offset,
+                )?,
                 base: tfrecord::Position {
                     offset: pos.offset,
                     index: pos.index,
@@ -201,7 +283,7 @@ impl RecordReader for TfRecordReader {
             // A compressed stream cannot seek: decode and verify the
             // records before the saved one.
             let mut open = OpenFile {
-                records: self.records(file, fs.open(file)?),
+                records: self.records(file, fs, fs.open(file)?, 0)?,
                 base: tfrecord::Position::default(),
             };
             while open.next_position().index < pos.index {

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::coord::{Pipeline, Stage, StageStats};
+use crate::io::tfrecord::SkipLog;
 use crate::input::BatchSource;
 use crate::queue::Queue;
 
@@ -38,6 +39,8 @@ impl Scalar {
 #[derive(Debug, Clone, Default)]
 pub struct Monitor {
     stages: Vec<Stage>,
+    /// Logs of skipped corrupt records.
+    skip_logs: Vec<SkipLog>,
 }
 
 impl Monitor {
@@ -51,6 +54,16 @@ impl Monitor {
     pub fn watch_pipeline(mut self, pipeline: &Pipeline) -> Monitor {
         for stage in pipeline.stages() {
             self.add(stage.clone());
+        }
+        self.watch_skips(&pipeline.skip_log())
+    }
+
+    /// Watches a log of skipped corrupt records (a reader's; a
+    /// pipeline's is watched with the pipeline). A log watched twice is
+    /// reported once.
+    pub fn watch_skips(mut self, log: &SkipLog) -> Monitor {
+        if !self.skip_logs.iter().any(|l| l.same(log)) {
+            self.skip_logs.push(log.clone());
         }
         self
     }
@@ -106,7 +119,14 @@ impl Monitor {
     ///   min_after_dequeue) / (capacity - min_after_dequeue), at least 0;
     /// * `{name}/size`, `{name}/enqueued`, `{name}/dequeued`;
     /// * for a batching stage, `{name}/batches`, `{name}/held_back` and
-    ///   `{name}/filtered`.
+    ///   `{name}/filtered`;
+    /// * for each watched skip log (the pipeline's included),
+    ///   `corrupt_records/skipped` and `corrupt_records/skipped_bytes` in
+    ///   all, and per file with a skip
+    ///   `corrupt_records/{file}/skipped`,
+    ///   `corrupt_records/{file}/skipped_bytes` and
+    ///   `corrupt_records/{file}/last_offset` (the offset of the last
+    ///   region listed); a second log gets `corrupt_records_1/...`.
     pub fn scalars(&self) -> Vec<Scalar> {
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut out = Vec::new();
@@ -140,6 +160,36 @@ impl Monitor {
                 out.push(Scalar::new(tag("batches"), b.batches as f64));
                 out.push(Scalar::new(tag("held_back"), b.held_back as f64));
                 out.push(Scalar::new(tag("filtered"), b.filtered as f64));
+            }
+        }
+        for (i, log) in self.skip_logs.iter().enumerate() {
+            let prefix = match i {
+                0 => "corrupt_records".to_owned(),
+                i => format!("corrupt_records_{i}"),
+            };
+            let stats = log.stats();
+            let tag = |what: &str| format!("{prefix}/{what}");
+            out.push(Scalar::new(tag("skipped"), stats.skipped as f64));
+            out.push(Scalar::new(
+                tag("skipped_bytes"),
+                stats.skipped_bytes as f64,
+            ));
+            for f in &stats.files {
+                let file = &f.file;
+                out.push(Scalar::new(
+                    tag(&format!("{file}/skipped")),
+                    f.skipped as f64,
+                ));
+                out.push(Scalar::new(
+                    tag(&format!("{file}/skipped_bytes")),
+                    f.skipped_bytes as f64,
+                ));
+                if let Some(r) = f.regions.last() {
+                    out.push(Scalar::new(
+                        tag(&format!("{file}/last_offset")),
+                        r.offset as f64,
+                    ));
+                }
             }
         }
         out
