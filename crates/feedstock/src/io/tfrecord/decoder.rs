@@ -887,8 +887,97 @@ mod tests {
                     out.push((data, f.offset, f.index));
                 }
                 Decoded::End => return Ok(out),
+                Decoded::Skipped(s) => panic!("a strict decoder skipped {s:?}"),
             }
         }
+    }
+
+    /// What a resynchronising decoder fed `chunk` bytes at a time
+    /// reports: records as (data, offset, index) and skips as (offset,
+    /// len).
+    type Resynced = (Vec<(Vec<u8>, u64, u64)>, Vec<(u64, u64)>);
+
+    fn run_resync(input: &[u8], chunk: usize) -> Resynced {
+        let mut dec = Decoder::new().resync(true);
+        let (mut records, mut skips) = (Vec::new(), Vec::new());
+        let mut start = 0;
+        loop {
+            let end = (start + chunk).min(input.len());
+            let piece = &input[start..end];
+            let (what, used) = dec.decode(piece).unwrap();
+            start += used;
+            match what {
+                Decoded::NeedMore => assert_eq!(used, piece.len()),
+                Decoded::Record(f) => {
+                    let data = match f.payload {
+                        Payload::Input(r) => piece[r].to_vec(),
+                        Payload::Buffered => dec.take_buffered(),
+                    };
+                    records.push((data, f.offset, f.index));
+                }
+                Decoded::Skipped(s) => {
+                    assert_eq!(s.end(), dec.next_position().offset);
+                    skips.push((s.offset, s.len));
+                }
+                Decoded::End => return (records, skips),
+            }
+        }
+    }
+
+    #[test]
+    fn resync_agrees_for_every_chunk_size() {
+        let records: [&[u8]; 5] = [b"", b"a", &[7; 300], b"four", b"last"];
+        let mut input = stream(&records);
+        // Damage record 2's data, and insert garbage before record 4.
+        input[33 + 12 + 100] ^= 1;
+        let at = 33 + 316 + 20;
+        input.splice(at..at, [9u8; 25]);
+        input.extend_from_slice(b"tail");
+        let whole = run_resync(&input, input.len());
+        let data: Vec<&[u8]> = whole.0.iter().map(|r| &r.0[..]).collect();
+        assert_eq!(data, [&b""[..], b"a", b"four", b"last"]);
+        // Indices count the records reported.
+        let idx: Vec<u64> = whole.0.iter().map(|r| r.2).collect();
+        assert_eq!(idx, [0, 1, 2, 3]);
+        assert_eq!(whole.1, [(33, 316), (369, 25), (414, 4)]);
+        for chunk in 1..=input.len() {
+            assert_eq!(run_resync(&input, chunk), whole, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn decode_held_returns_what_the_scan_left_before_new_input() {
+        let mut input = stream(&[b"zero", b"one", b"two"]);
+        input[12] ^= 1;
+        let mut dec = Decoder::new().resync(true);
+        let (what, used) = dec.decode(&input).unwrap();
+        assert!(matches!(what, Decoded::Skipped(_)), "{what:?}");
+        assert_eq!(used, input.len());
+        // Everything is consumed; the records are held.
+        for want in [&b"one"[..], b"two"] {
+            let Some(Decoded::Record(f)) = dec.decode_held().unwrap() else {
+                panic!("no record held")
+            };
+            assert_eq!(f.payload, Payload::Buffered);
+            assert_eq!(dec.take_buffered(), want);
+        }
+        assert_eq!(dec.decode_held().unwrap(), None);
+        assert_eq!(dec.decode(&[]).unwrap(), (Decoded::End, 0));
+    }
+
+    #[test]
+    fn abandon_covers_what_was_consumed_since_the_last_record() {
+        let input = stream(&[b"zero", b"one"]);
+        let mut dec = Decoder::new().resync(true);
+        let (what, used) = dec.decode(&input[..30]).unwrap();
+        assert!(matches!(what, Decoded::Record(_)));
+        assert_eq!(dec.decode(&input[used..30]).unwrap().0, Decoded::NeedMore);
+        let skip = dec.abandon(Error::data_loss("broken"));
+        assert_eq!((skip.offset, skip.len), (20, 10));
+        assert!(skip.unreadable_rest);
+        assert_eq!(skip.cause.offset(), Some(20));
+        assert!(dec.is_abandoned());
+        assert_eq!(dec.decode(&input[30..]).unwrap(), (Decoded::End, 0));
     }
 
     #[test]
