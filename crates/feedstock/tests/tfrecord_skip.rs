@@ -220,6 +220,16 @@ fn cases() -> Vec<Case> {
             shift: no_shift,
         },
         Case {
+            name: "adjacent records with bad data are one region each",
+            damage: |s, o| {
+                s[o[4] as usize + 12] ^= 1;
+                s[o[5] as usize + 12] ^= 1;
+            },
+            kept: all_but(&[4, 5]),
+            skips: |o| vec![(o[4], o[5] - o[4]), (o[5], o[6] - o[5])],
+            shift: |_, _| 0,
+        },
+        Case {
             name: "two damaged records apart make two regions",
             damage: |s, o| {
                 s[o[1] as usize + 12] ^= 1;
@@ -532,7 +542,9 @@ proptest! {
 
     /// Random records, random bits flipped, maybe a cut at the end: the
     /// records delivered are exactly the untouched ones, in order, and
-    /// the skipped regions are exactly the runs of damaged records.
+    /// the skipped regions are the runs of damaged records, a record
+    /// hit only in its data ending its run when the next header is
+    /// intact.
     #[test]
     fn flipped_bits_cost_exactly_the_damaged_records(
         recs in prop::collection::vec(
@@ -543,11 +555,14 @@ proptest! {
         let o = offsets(&recs);
         let mut s = stream(&recs);
         let mut hit = vec![false; recs.len()];
+        let mut header_hit = vec![false; recs.len()];
         let record_at = |at: u64| o.iter().rposition(|&x| x <= at).unwrap();
         for (i, bit) in &flips {
             let at = i.index(s.len());
             s[at] ^= 1 << bit;
-            hit[record_at(at as u64)] = true;
+            let k = record_at(at as u64);
+            hit[k] = true;
+            header_hit[k] |= (at as u64) < o[k] + 12;
         }
         let mut end = s.len() as u64;
         if let Some(c) = cut {
@@ -566,7 +581,19 @@ proptest! {
                 }
                 want.push((r.clone(), o[k]));
             } else if o[k] < end {
-                open.get_or_insert(o[k]);
+                // Decoded from its own header (not met by a scan), only
+                // its data was hit, it is whole, and a header that checks
+                // (or the end) follows it: the region ends with it.
+                let fresh = open.is_none();
+                let start = *open.get_or_insert(o[k]);
+                let next_ok = o[k + 1] == end
+                    || (k + 1 < recs.len()
+                        && !header_hit[k + 1]
+                        && o[k + 1] + 12 <= end);
+                if fresh && !header_hit[k] && o[k + 1] <= end && next_ok {
+                    skips.push((start, o[k + 1] - start));
+                    open = None;
+                }
             }
         }
         if let Some(start) = open {
@@ -580,8 +607,15 @@ proptest! {
 
     /// Random damage of any kind (flips, inserted and deleted bytes) in
     /// plain and compressed files: never an error under an unlimited
-    /// budget, never a panic, and the records delivered are a
-    /// subsequence of the originals: none altered, none twice.
+    /// budget, never a panic, and every record delivered is one of the
+    /// originals. When the damage was done before compression, they are
+    /// a subsequence of the originals: none altered, none twice, in
+    /// order. Damage to the compressed bytes can make inflate repeat
+    /// earlier output (a back-reference into good data), which may hold
+    /// a whole valid frame: a streaming reader cannot tell such a copy
+    /// from a record before the stream's trailer check fails, so there
+    /// only "none altered" is promised (strict readers, TensorFlow's
+    /// included, hand out such copies too).
     #[test]
     fn random_damage_delivers_a_subsequence_of_the_originals(
         recs in prop::collection::vec(
@@ -614,6 +648,10 @@ proptest! {
         prop_assert!(out.error.is_none(), "{:?}", out.error);
         let got: Vec<Vec<u8>> =
             out.records.into_iter().map(|r| r.0).collect();
-        prop_assert!(is_subsequence(&got, &recs));
+        if on_compressed && c != Compression::None {
+            prop_assert!(got.iter().all(|r| recs.contains(r)));
+        } else {
+            prop_assert!(is_subsequence(&got, &recs));
+        }
     }
 }

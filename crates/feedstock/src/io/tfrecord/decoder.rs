@@ -97,6 +97,10 @@ pub struct Decoder {
     cand: usize,
     /// The damage that started the resynchronisation in progress.
     cause: Option<Error>,
+    /// During a resynchronisation after a bad data CRC under a header
+    /// that checked: the index in `held` where that header says the next
+    /// frame starts, tried before any scan.
+    trusted: Option<usize>,
     /// The stream offset just after the last byte consumed.
     fed: u64,
     /// The error that stopped the decoder, returned again on every call.
@@ -232,6 +236,7 @@ impl Decoder {
             scan_base: 0,
             cand: 0,
             cause: None,
+            trusted: None,
             fed: 0,
             failed: None,
         }
@@ -263,9 +268,18 @@ impl Decoder {
     /// [`Skip`], then decoding goes on from the frame found; if none is
     /// found, the region runs to the end of the input.
     ///
-    /// Caveat: a complete, valid TFRecord frame stored *inside* the
-    /// payload of a damaged record checks like any other frame and is
-    /// returned as a record.
+    /// One shortcut comes first: when only a record's data CRC failed
+    /// (its header checked), the record's own length is trusted if a
+    /// header whose length CRC checks, or the end of the stream, follows
+    /// where it
+    /// says the record ends. The region is then exactly that record, so
+    /// adjacent damaged records are counted one by one and a frame
+    /// stored in the damaged payload is not mistaken for a record.
+    /// Otherwise (bytes lost or added inside the record) the scan runs.
+    ///
+    /// Caveat: when the scan runs, a complete, valid TFRecord frame
+    /// stored *inside* the payload of the damaged record checks like any
+    /// other frame and is returned as a record.
     ///
     /// Memory stays bounded: the scan holds at most one candidate frame
     /// (so at most the record length limit plus 16 bytes) and 64 KiB of
@@ -516,7 +530,7 @@ impl Decoder {
                     )
                 }
             };
-            self.damaged(err, frame)?;
+            self.damaged(err, frame, false)?;
             return Ok((Decoded::NeedMore, 0));
         }
         let mut at = 0;
@@ -535,7 +549,7 @@ impl Decoder {
                     match self.check_header(header) {
                         Ok(len) => self.len = len,
                         Err(e) => {
-                            self.damaged(e, header.to_vec())?;
+                            self.damaged(e, header.to_vec(), false)?;
                             return Ok((Decoded::NeedMore, at));
                         }
                     }
@@ -561,7 +575,7 @@ impl Decoder {
                     match self.check_header(&header) {
                         Ok(len) => self.len = len,
                         Err(e) => {
-                            self.damaged(e, header.to_vec())?;
+                            self.damaged(e, header.to_vec(), false)?;
                             return Ok((Decoded::NeedMore, at));
                         }
                     }
@@ -600,7 +614,7 @@ impl Decoder {
                     {
                         let footer = self.scratch;
                         let frame = self.damaged_frame(&footer[..FOOTER_LEN]);
-                        self.damaged(e, frame)?;
+                        self.damaged(e, frame, true)?;
                         return Ok((Decoded::NeedMore, at));
                     }
                     let frame = self.finish_record(Payload::Buffered);
@@ -630,7 +644,8 @@ impl Decoder {
         if let Err(e) =
             self.check_data_crc(stored, masked_crc32c(&input[at..end]))
         {
-            self.damaged(e, input[at - HEADER_LEN..end + FOOTER_LEN].to_vec())?;
+            let frame = input[at - HEADER_LEN..end + FOOTER_LEN].to_vec();
+            self.damaged(e, frame, true)?;
             return Ok(Some((Decoded::NeedMore, end + FOOTER_LEN)));
         }
         let frame = self.finish_record(Payload::Input(at..end));
@@ -669,12 +684,20 @@ impl Decoder {
 
     /// A damaged frame: without resynchronisation, the error; with it,
     /// the start of a scan from the frame's second byte, `frame` holding
-    /// the frame's bytes consumed so far.
-    fn damaged(&mut self, err: Error, frame: Vec<u8>) -> Result<()> {
+    /// the frame's bytes consumed so far. `trusted`: the frame's header
+    /// checked and only its data CRC failed, so its end is likely the
+    /// next frame's start.
+    fn damaged(
+        &mut self,
+        err: Error,
+        frame: Vec<u8>,
+        trusted: bool,
+    ) -> Result<()> {
         if !self.resync {
             return Err(err);
         }
         self.cause = Some(err);
+        self.trusted = trusted.then_some(frame.len());
         self.held = frame;
         self.held_start = 0;
         self.scan_base = self.pos.offset;
@@ -714,6 +737,39 @@ impl Decoder {
     fn scan(&mut self, input: &[u8], eof: bool) -> (Decoded, usize) {
         let mut at = 0;
         loop {
+            if let Some(t) = self.trusted {
+                // A record whose header checked but whose data did not:
+                // if a header that checks (or the end of the stream)
+                // follows where it says it ends, the damage is that one
+                // record. Adjacent damaged records then count one each,
+                // and a frame stored in its payload is never taken.
+                let have = self.held.len() - t;
+                if have < HEADER_LEN {
+                    if at < input.len() {
+                        self.pull(input, &mut at, HEADER_LEN - have);
+                        continue;
+                    }
+                    if !eof {
+                        return (Decoded::NeedMore, at);
+                    }
+                    if have == 0 {
+                        return (self.resume_at(t), at);
+                    }
+                } else {
+                    // Only the length CRC: what the next frame holds is
+                    // for the decoding from there to judge, so that the
+                    // region is the same whether the stream's length is
+                    // known or not.
+                    let header = &self.held[t..t + HEADER_LEN];
+                    let crc = le_u32(&header[8..HEADER_LEN]);
+                    if masked_crc32c(&header[..8]) == crc {
+                        return (self.resume_at(t), at);
+                    }
+                }
+                // Not so: the length was damaged after all, or bytes
+                // were lost or added inside the record. Scan.
+                self.trusted = None;
+            }
             let have = self.held.len() - self.cand;
             if have < HEADER_LEN {
                 if at < input.len() {
@@ -727,6 +783,7 @@ impl Decoder {
                 let end = self.scan_base + self.held.len() as u64;
                 self.held = Vec::new();
                 self.cand = 0;
+                self.trusted = None;
                 return (self.skipped_to(end), at);
             }
             let here = self.scan_base + self.cand as u64;
@@ -748,14 +805,7 @@ impl Decoder {
                     let end = data + len as usize;
                     let stored = le_u32(&self.held[end..end + FOOTER_LEN]);
                     if masked_crc32c(&self.held[data..end]) == stored {
-                        // Found: decode on from here.
-                        self.held_start = self.cand;
-                        self.cand = 0;
-                        if self.held_start == self.held.len() {
-                            self.held.clear();
-                            self.held_start = 0;
-                        }
-                        return (self.skipped_to(here), at);
+                        return (self.resume_at(self.cand), at);
                     }
                 }
             }
@@ -766,6 +816,20 @@ impl Decoder {
                 self.cand = 0;
             }
         }
+    }
+
+    /// Ends the resynchronisation in progress at index `i` of the scan
+    /// window: decoding goes on from there.
+    fn resume_at(&mut self, i: usize) -> Decoded {
+        let here = self.scan_base + i as u64;
+        self.held_start = i;
+        self.cand = 0;
+        self.trusted = None;
+        if self.held_start == self.held.len() {
+            self.held.clear();
+            self.held_start = 0;
+        }
+        self.skipped_to(here)
     }
 
     /// Ends the resynchronisation in progress at stream offset `end`,

@@ -76,6 +76,13 @@
 //! TensorFlow fails there; a skipping reader counts it as one region
 //! running to the end of the file ([`Skip::unreadable_rest`]), whose
 //! length is the bytes decompressed before the break, and ends the file.
+//! Damage done before compression resynchronises as in a plain file.
+//! Caveat: damaged compressed bytes can make inflate repeat earlier
+//! output, which may contain whole valid frames; no streaming reader
+//! (strict or skipping, TensorFlow's included) can tell such a copy from
+//! a record before the stream's trailer check fails, so records read
+//! from a compressed file that ends in a broken stream may repeat
+//! earlier ones. They are never altered: every CRC is still checked.
 
 mod bytes_reader;
 mod decoder;
