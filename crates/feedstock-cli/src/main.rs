@@ -11,7 +11,8 @@
 //!
 //! - `0`: success (also when a reader of the output closed the pipe, as
 //!   `feedstock cat f | head` does).
-//! - `1`: the data is damaged: `verify` found problems, or another
+//! - `1`: the data is damaged: `verify` found problems, `repair`
+//!   skipped damaged regions (its output is written), or another
 //!   subcommand stopped at a corrupt or truncated record (an error of
 //!   kind `DataLoss`); or a limit was hit (`ResourceExhausted`: a record
 //!   or line beyond its limit, memory that ran out).
@@ -43,6 +44,7 @@ mod files;
 mod inspect;
 mod json;
 mod payload;
+mod repair;
 mod signal;
 mod verify;
 
@@ -50,7 +52,8 @@ mod verify;
 const EXIT_STATUS: &str = "\
 Exit status:
   0  success
-  1  the data is damaged: verify found problems, or a corrupt or truncated
+  1  the data is damaged: verify found problems, repair skipped damaged
+     regions (its output is still written), or a corrupt or truncated
      record stopped the command; or a limit was hit (a line or record
      too long, memory ran out)
   2  usage or bad input: a malformed command line or a value out of its
@@ -91,6 +94,10 @@ enum Command {
     /// Check every record of every file and report each damaged one.
     #[command(long_about = verify::LONG_ABOUT, after_help = EXIT_STATUS)]
     Verify(verify::Args),
+    /// Write every intact record of a damaged TFRecord file to a new
+    /// file, skipping the damaged regions.
+    #[command(long_about = repair::LONG_ABOUT, after_help = EXIT_STATUS)]
+    Repair(repair::Args),
     /// Infer the feature schema of Example files, with record statistics.
     #[command(long_about = inspect::LONG_ABOUT, after_help = EXIT_STATUS)]
     Inspect(inspect::Args),
@@ -112,6 +119,7 @@ fn main() -> ExitCode {
         Command::Cat(args) => cat::run(&args),
         Command::Count(args) => count::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Repair(args) => repair::run(&args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Convert(cmd) => convert::run(&cmd),
         Command::Bench(args) => bench::run(&args),

@@ -99,7 +99,7 @@ fn every_bad_data_crc_is_reported_with_file_key_and_offset() {
 }
 
 #[test]
-fn a_truncated_file_stops_there_and_later_files_are_still_checked() {
+fn a_truncated_file_is_skipped_to_its_end_and_later_files_are_checked() {
     let dir = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(golden("examples.tfrecord")).unwrap();
     let offs = offsets(&bytes);
@@ -111,16 +111,66 @@ fn a_truncated_file_stops_there_and_later_files_are_still_checked() {
     let text = stdout(&out);
     assert!(text.contains("truncated record"), "{text}");
     assert!(
-        text.contains(&format!("offset {}); the rest of the file", offs[4])),
+        text.contains(&format!(
+            "offset {}); skipped 5 bytes to the end of the file",
+            offs[4]
+        )),
         "{text}"
     );
-    assert!(
-        text.contains(&format!("checking stopped at offset {}", offs[4])),
-        "{text}"
-    );
+    assert!(text.contains("4 records ok"), "{text}");
     assert!(
         text.contains("total: 2 files, 12 records ok, 1 problem in 1 file")
     );
+}
+
+#[test]
+fn verify_resynchronises_after_a_bad_length_and_inserted_garbage() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(golden("examples.tfrecord")).unwrap();
+    let offs = offsets(&bytes);
+    // Record 1's length CRC is damaged; 50 bytes of garbage go before
+    // record 5.
+    bytes[offs[1] + 9] ^= 0x40;
+    let at = offs[5];
+    bytes.splice(at..at, [0x5au8; 50]);
+    let bad = dir.path().join("bad.tfrecord");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out = feedstock(&["verify", path_str(&bad)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = stdout(&out);
+    let name = path_str(&bad);
+    assert!(
+        text.contains(&format!(
+            "offset {}); skipped {} bytes, resumed at offset {}",
+            offs[1],
+            offs[2] - offs[1],
+            offs[2]
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "offset {}); skipped 50 bytes, resumed at offset {}",
+            offs[5],
+            offs[5] + 50
+        )),
+        "{text}"
+    );
+    let skipped = offs[2] - offs[1] + 50;
+    assert!(
+        text.contains(&format!(
+            "{name}: 7 records ok ({} bytes), 2 problems, {skipped} bytes \
+             skipped",
+            golden_data_bytes() - (offs[2] - offs[1] - 16) as u64
+        )),
+        "{text}"
+    );
+}
+
+/// The data bytes of the golden file's records.
+fn golden_data_bytes() -> u64 {
+    let bytes = std::fs::read(golden("examples.tfrecord")).unwrap();
+    bytes.len() as u64 - 16 * offsets(&bytes).len() as u64
 }
 
 #[test]

@@ -1,0 +1,183 @@
+//! `feedstock repair`, run as the built binary on damaged copies of the
+//! golden files: every intact record is written, atomically, with a
+//! report of the regions skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use feedstock::io::tfrecord::ReaderBuilder;
+use feedstock::io::Compression;
+
+fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../feedstock/tests/data/golden")
+        .join(name)
+}
+
+fn feedstock(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_feedstock"))
+        .args(args)
+        .output()
+        .expect("run feedstock")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// The offset of each record of an uncompressed TFRecord file.
+fn offsets(bytes: &[u8]) -> Vec<usize> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    while at < bytes.len() {
+        out.push(at);
+        let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        at += 16 + len as usize;
+    }
+    out
+}
+
+/// The records of a (strictly) sound file.
+fn records(path: &Path, c: Compression) -> Vec<Vec<u8>> {
+    let mut b = ReaderBuilder::new();
+    b.compression(c);
+    b.open(path)
+        .unwrap()
+        .map(|r| r.unwrap().data.to_vec())
+        .collect()
+}
+
+#[test]
+fn repair_writes_every_intact_record_and_reports_each_region() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden_path = golden("examples.tfrecord");
+    let originals = records(&golden_path, Compression::None);
+    let mut bytes = std::fs::read(&golden_path).unwrap();
+    let offs = offsets(&bytes);
+    bytes[offs[2] + 14] ^= 0x10; // data of record 2
+    bytes[offs[6] + 3] ^= 0x01; // length of record 6
+    let bad = dir.path().join("bad.tfrecord");
+    std::fs::write(&bad, &bytes).unwrap();
+    let out_path = dir.path().join("fixed.tfrecord.gz");
+
+    let out = feedstock(&["repair", s(&bad), s(&out_path)]);
+    // Damage was found: status 1, and the output is written anyway.
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = stdout(&out);
+    for i in [2, 6] {
+        let want = format!(
+            "offset {}); skipped {} bytes, resumed at offset {}",
+            offs[i],
+            offs[i + 1] - offs[i],
+            offs[i + 1]
+        );
+        assert!(text.contains(&want), "{want} in {text}");
+    }
+    assert!(
+        text.contains(&format!(
+            "{}: 6 records kept",
+            s(&out_path)
+        )),
+        "{text}"
+    );
+    assert!(text.contains("2 regions skipped"), "{text}");
+    // The output is gzip (from its extension) and holds exactly the
+    // intact records, in order.
+    let kept = records(&out_path, Compression::Gzip);
+    let want: Vec<_> = originals
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| ![2, 6].contains(i))
+        .map(|(_, r)| r.clone())
+        .collect();
+    assert_eq!(kept, want);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("is damaged: skipped 2 regions"), "{err}");
+}
+
+#[test]
+fn a_sound_input_is_copied_with_status_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = golden("examples.gzip.tfrecord");
+    let out_path = dir.path().join("copy.tfrecord");
+    let out = feedstock(&[
+        "repair",
+        "--input-compression",
+        "gzip",
+        s(&gz),
+        s(&out_path),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(stdout(&out).contains("8 records kept"), "{out:?}");
+    assert!(stdout(&out).contains("0 regions skipped"), "{out:?}");
+    assert_eq!(
+        records(&out_path, Compression::None),
+        records(&gz, Compression::Gzip)
+    );
+}
+
+#[test]
+fn a_broken_gzip_input_keeps_the_records_before_the_break() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = golden("examples.gzip.tfrecord");
+    let bytes = std::fs::read(&gz).unwrap();
+    let cut = dir.path().join("cut.tfrecord.gz");
+    std::fs::write(&cut, &bytes[..bytes.len() - 6]).unwrap();
+    let out_path = dir.path().join("fixed.tfrecord");
+    let out = feedstock(&["repair", s(&cut), s(&out_path)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.contains("the rest of the file cannot be read"), "{text}");
+    // The trailer was cut: every record is before the break.
+    assert_eq!(records(&out_path, Compression::None).len(), 8);
+}
+
+#[test]
+fn repair_refuses_its_input_as_output_and_an_existing_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.tfrecord");
+    std::fs::copy(golden("examples.tfrecord"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let out = feedstock(&["repair", s(&input), s(&input)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("is the input"), "{err}");
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+
+    let existing = dir.path().join("out.tfrecord");
+    std::fs::write(&existing, b"keep me").unwrap();
+    let out = feedstock(&["repair", s(&input), s(&existing)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(std::fs::read(&existing).unwrap(), b"keep me");
+    let out = feedstock(&["repair", "--force", s(&input), s(&existing)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(std::fs::read(&existing).unwrap(), before);
+}
+
+#[test]
+fn a_missing_input_is_status_two_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("out.tfrecord");
+    let out = feedstock(&[
+        "repair",
+        s(&dir.path().join("absent.tfrecord")),
+        s(&out_path),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(!out_path.exists());
+    let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(leftovers, 0, "no temporary file is left behind");
+}
+
+#[test]
+fn help_documents_the_exit_status() {
+    let out = feedstock(&["repair", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("Exit status"), "{text}");
+    assert!(text.contains("--force"), "{text}");
+}
