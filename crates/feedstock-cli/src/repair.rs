@@ -93,7 +93,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let src = open_input(&args.input)?;
     let compression = compression_of(&args.input, args.input_compression);
     let to_stdout = out_name == STDIO;
-    let mut report_line = |line: String| -> io::Result<()> {
+    let report_line = |line: String| -> io::Result<()> {
         if to_stdout {
             // The records go to stdout: the report goes to stderr.
             eprintln!("{line}");

@@ -24,9 +24,9 @@ use crate::args::{cli_words, name_of, open_input, parse_compression};
 /// `feedstock verify --help`.
 pub(crate) const LONG_ABOUT: &str = "\
 Check every record of every file (framing, length CRC and data CRC) and
-report each damaged region with its file, key (FILE:INDEX, the index of
-the next intact record), offset and length: what a reader with the skip
-policy (CorruptRecords::Skip) would skip.
+report each damaged region with its file, key (FILE:INDEX, counting each
+earlier region as one record), offset and length: what a reader with the
+skip policy (CorruptRecords::Skip) would skip.
 
 After a damaged record, checking goes on at the next intact frame: the
 next offset where a header's length CRC checks and the data CRC after it
@@ -39,9 +39,10 @@ Offsets are in the decompressed stream.
 
 Prints one line per problem as it is found (nothing is kept in memory but
 the counts), one summary line per file (records intact, problems, bytes
-skipped) and a total line. FILE `-` is standard input. Exit status: 0
-when every file is sound, 1 when any problem was found, 2 when a file
-cannot be opened (a missing file, a directory) and no record is damaged.
+skipped) and a total line. FILE `-` is standard input.
+Exit status: 0 when every file is sound, 1 when any problem was found, 2
+when a file cannot be opened (a missing file, a directory) and no record
+is damaged.
 `feedstock repair` writes the intact records of a damaged file to a new
 file.";
 
@@ -86,8 +87,8 @@ pub(crate) struct FileReport {
 pub(crate) enum Event<'a> {
     /// An intact record's data.
     Record(&'a [u8]),
-    /// A damaged region; its cause names the file, the key of the next
-    /// intact record and the offset.
+    /// A damaged region; its cause names the file, the offset, and the
+    /// key `FILE:N` where N counts intact records and earlier regions.
     Skip {
         /// The region.
         skip: Skip,
@@ -187,7 +188,8 @@ impl FileReport {
         if skip.unreadable_rest {
             self.stopped_at = Some(skip.offset);
         }
-        let index = decoder.next_position().index;
+        // Each earlier region counts as one record in the key.
+        let index = decoder.next_position().index + self.problems - 1;
         skip.cause = skip
             .cause
             .with_file(name)
@@ -394,7 +396,7 @@ mod tests {
             w.skips,
             [
                 (off1, framed_len(3), false, false, "f:1".into()),
-                (off3, to_end, true, false, "f:2".into()),
+                (off3, to_end, true, false, "f:3".into()),
             ]
         );
         assert_eq!(w.report.problems, 2);
