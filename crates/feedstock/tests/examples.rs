@@ -25,6 +25,7 @@ macro_rules! run_examples {
 
 run_examples! {
     batching => "../examples/batching.rs",
+    corrupt_records => "../examples/corrupt_records.rs",
     csv_files => "../examples/csv_files.rs",
     custom_decoder => "../examples/custom_decoder.rs",
     custom_reader => "../examples/custom_reader.rs",
