@@ -1,13 +1,17 @@
 //! Any bytes, read as a TFRecord stream (plain, gzip and zlib) by every
 //! reader: no panic, no unbounded allocation, and all readers agree on
-//! the records and on the error that ends them.
+//! the records and on the error that ends them; with the skip policy,
+//! they agree on the records and on every region skipped, and never
+//! fail.
 
 #![no_main]
 
 use std::io::Read;
 
 use bytes::Bytes;
-use feedstock::io::tfrecord::{Record, ReaderBuilder};
+use feedstock::io::tfrecord::{
+    CorruptRecords, Record, ReaderBuilder, SkipBudget, SkipLog,
+};
 use feedstock::io::Compression;
 use feedstock::Kind;
 use libfuzzer_sys::fuzz_target;
@@ -46,6 +50,28 @@ fn drain(it: impl Iterator<Item = feedstock::Result<Record>>) -> Outcome {
     (out, None)
 }
 
+/// The records and the regions (offset, length) a skipping reader made
+/// by `read` delivers and skips.
+fn skipping(
+    b: &ReaderBuilder,
+    read: impl Fn(&ReaderBuilder) -> Box<dyn Iterator<Item = feedstock::Result<Record>> + '_>,
+) -> (Vec<Record>, Vec<(u64, u64)>) {
+    let mut b = b.clone();
+    let log = SkipLog::new();
+    b.corrupt_records(CorruptRecords::Skip(SkipBudget::new()))
+        .skip_log(log.clone());
+    let records = read(&b)
+        .collect::<feedstock::Result<Vec<_>>>()
+        .expect("an unlimited skip policy never fails");
+    let regions = log
+        .stats()
+        .files
+        .iter()
+        .flat_map(|f| f.regions.iter().map(|r| (r.offset, r.len)))
+        .collect();
+    (records, regions)
+}
+
 fuzz_target!(|data: &[u8]| {
     // The first byte picks the chunk size; a small record limit keeps a
     // valid-CRC huge length from looking like a hang.
@@ -69,5 +95,18 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(file.as_deref(), Some("fuzz"));
             assert!(offset.is_some());
         }
+        let whole = skipping(&b, |b| {
+            Box::new(b.from_bytes(Bytes::copy_from_slice(data)))
+        });
+        let streamed = skipping(&b, |b| Box::new(b.from_reader(data)));
+        let trickled = skipping(&b, |b| {
+            Box::new(
+                b.clone()
+                    .buffer_capacity(chunk)
+                    .from_reader(Trickle { data, n: chunk }),
+            )
+        });
+        assert_eq!(whole, streamed);
+        assert_eq!(whole, trickled);
     }
 });

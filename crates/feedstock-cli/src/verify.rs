@@ -432,12 +432,21 @@ mod tests {
         assert!(walked.report.stopped_at.is_some());
         let line = {
             let mut out = Vec::new();
-            check(&gz[..gz.len() - 3], Compression::Gzip, 1 << 20, "f", &mut out)
-                .unwrap();
+            check(
+                &gz[..gz.len() - 3],
+                Compression::Gzip,
+                1 << 20,
+                "f",
+                &mut out,
+            )
+            .unwrap();
             String::from_utf8(out).unwrap()
         };
         assert!(line.starts_with("DataLoss"), "{line}");
-        assert!(line.contains("the rest of the file cannot be read"), "{line}");
+        assert!(
+            line.contains("the rest of the file cannot be read"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -78,10 +78,7 @@ fn repair_writes_every_intact_record_and_reports_each_region() {
         assert!(text.contains(&want), "{want} in {text}");
     }
     assert!(
-        text.contains(&format!(
-            "{}: 6 records kept",
-            s(&out_path)
-        )),
+        text.contains(&format!("{}: 6 records kept", s(&out_path))),
         "{text}"
     );
     assert!(text.contains("2 regions skipped"), "{text}");
@@ -131,7 +128,10 @@ fn a_broken_gzip_input_keeps_the_records_before_the_break() {
     let out = feedstock(&["repair", s(&cut), s(&out_path)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = stdout(&out);
-    assert!(text.contains("the rest of the file cannot be read"), "{text}");
+    assert!(
+        text.contains("the rest of the file cannot be read"),
+        "{text}"
+    );
     // The trailer was cut: every record is before the break.
     assert_eq!(records(&out_path, Compression::None).len(), 8);
 }

@@ -80,6 +80,7 @@ fn read(c: &mut Criterion) {
                     Decoded::Record(f) => n += f.offset,
                     Decoded::End => break,
                     Decoded::NeedMore => {}
+                    Decoded::Skipped(s) => unreachable!("skipped {s:?}"),
                 }
             }
             black_box(n)

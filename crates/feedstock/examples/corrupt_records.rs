@@ -32,14 +32,17 @@ fn record(i: u64) -> Vec<u8> {
     format!("record {i:013}").into_bytes()
 }
 
+/// What one run gave: the numbers read (or the error that stopped the
+/// run), the pipeline and a monitor of it.
+type Run = (Result<Vec<u64>, feedstock::Error>, Pipeline, Monitor);
+
 /// Reads every record of `files` with `policy` through a pipeline;
 /// returns the numbers read (or the error that stopped the run) and the
 /// pipeline, for its statistics.
 fn read_all(
     files: &[String],
     policy: CorruptRecords,
-) -> Result<(Result<Vec<u64>, feedstock::Error>, Pipeline, Monitor), Box<dyn Error>>
-{
+) -> Result<Run, Box<dyn Error>> {
     let mut pipeline = Pipeline::new();
     let queue = string_input_producer(&mut pipeline, files.to_vec())
         .num_epochs(1)
@@ -140,7 +143,8 @@ pub fn main() -> Result<(), Box<dyn Error>> {
         read_all(&files, CorruptRecords::Skip(budget))?;
     let read = read?;
     // Every intact record, exactly once, in order: all but 3 and 7.
-    let want: Vec<u64> = (0..2 * PER_SHARD).filter(|&i| i != 3 && i != 7).collect();
+    let want: Vec<u64> =
+        (0..2 * PER_SHARD).filter(|&i| i != 3 && i != 7).collect();
     assert_eq!(read, want);
 
     // Each skip, per file, with its offset and length.
@@ -161,9 +165,8 @@ pub fn main() -> Result<(), Box<dyn Error>> {
 
     // The same counts as TensorBoard scalars.
     let scalars = monitor.scalars();
-    let value = |tag: &str| {
-        scalars.iter().find(|s| s.tag == tag).map(|s| s.value)
-    };
+    let value =
+        |tag: &str| scalars.iter().find(|s| s.tag == tag).map(|s| s.value);
     assert_eq!(value("corrupt_records/skipped"), Some(3.0));
     let tag = format!("corrupt_records/{}/skipped_bytes", files[1]);
     assert_eq!(value(&tag), Some(100.0));

@@ -118,18 +118,24 @@ fn builder(c: Compression, budget: SkipBudget) -> ReaderBuilder {
     b
 }
 
+/// Records, as every reader yields them.
+type Records = Box<
+    dyn Iterator<Item = feedstock::Result<feedstock::io::tfrecord::Record>>,
+>;
+
+/// Makes one kind of reader from a builder.
+type MakeReader<'a> = dyn Fn(&ReaderBuilder) -> Records + 'a;
+
 /// Reads `file` every way with `budget`; checks they agree.
 fn read_every_way(file: &[u8], c: Compression, budget: SkipBudget) -> Outcome {
-    let run = |make: &dyn Fn(&ReaderBuilder) -> Box<
-        dyn Iterator<Item = feedstock::Result<feedstock::io::tfrecord::Record>>,
-    >| {
+    let run = |make: &MakeReader<'_>| {
         let b = builder(c, budget);
-        let out = drain(make(&b), b.get_skip_log());
-        out
+        drain(make(&b), b.get_skip_log())
     };
     let whole = run(&|b| Box::new(b.from_bytes(Bytes::copy_from_slice(file))));
     let owned = file.to_vec();
-    let stream = run(&|b| Box::new(b.from_reader(std::io::Cursor::new(owned.clone()))));
+    let stream =
+        run(&|b| Box::new(b.from_reader(std::io::Cursor::new(owned.clone()))));
     let trickle = run(&|b| {
         Box::new(
             b.clone()
@@ -271,7 +277,8 @@ fn cases() -> Vec<Case> {
             name: "garbage inserted between records",
             damage: |s, o| {
                 let at = o[4] as usize;
-                let junk: Vec<u8> = (0..100u8).map(|i| i.wrapping_mul(7)).collect();
+                let junk: Vec<u8> =
+                    (0..100u8).map(|i| i.wrapping_mul(7)).collect();
                 s.splice(at..at, junk);
             },
             kept: all_but(&[]),
@@ -365,7 +372,8 @@ fn a_fake_header_inside_a_payload_is_not_taken_for_a_record() {
     let recs = vec![b"zero".to_vec(), inner.clone(), b"two".to_vec()];
     let o = offsets(&recs);
     // Intact, the record reads as itself.
-    let out = read_every_way(&stream(&recs), Compression::None, SkipBudget::new());
+    let out =
+        read_every_way(&stream(&recs), Compression::None, SkipBudget::new());
     assert_eq!(out.records.len(), 3);
     assert_eq!(out.records[1].0, inner);
     // Damaged (its data CRC flipped), the scan meets the fake header
@@ -425,8 +433,11 @@ fn three_damaged() -> (Vec<u8>, Vec<u64>) {
 #[test]
 fn the_per_file_budget_fails_at_the_skip_past_it() {
     let (s, o) = three_damaged();
-    let out =
-        read_every_way(&s, Compression::None, SkipBudget::new().max_per_file(2));
+    let out = read_every_way(
+        &s,
+        Compression::None,
+        SkipBudget::new().max_per_file(2),
+    );
     // Records 0, 2 and 4 are read; the third skip fails.
     assert_eq!(out.records.len(), 3);
     let e = out.error.unwrap();
@@ -436,11 +447,17 @@ fn the_per_file_budget_fails_at_the_skip_past_it() {
     let m = e.message();
     assert!(m.contains("max_per_file = 2"), "{m}");
     for i in [1, 3, 5] {
-        assert!(m.contains(&format!("{} ({} bytes)", o[i], o[i + 1] - o[i])), "{m}");
+        assert!(
+            m.contains(&format!("{} ({} bytes)", o[i], o[i + 1] - o[i])),
+            "{m}"
+        );
     }
     // Within the budget, nothing fails.
-    let out =
-        read_every_way(&s, Compression::None, SkipBudget::new().max_per_file(3));
+    let out = read_every_way(
+        &s,
+        Compression::None,
+        SkipBudget::new().max_per_file(3),
+    );
     assert!(out.error.is_none());
     assert_eq!(out.records.len(), 5);
     assert_eq!(out.skips.len(), 3);
@@ -511,10 +528,8 @@ fn a_broken_compressed_stream_is_one_skip_to_the_end() {
         // Cut in the middle: a prefix of the records, then one skip.
         let cut = &full[..full.len() / 2];
         let b = builder(c, SkipBudget::new());
-        let got: Vec<_> = b
-            .from_reader(cut)
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap();
+        let got: Vec<_> =
+            b.from_reader(cut).collect::<Result<Vec<_>, _>>().unwrap();
         for (r, orig) in got.iter().zip(&recs) {
             assert_eq!(&r.data[..], &orig[..]);
         }

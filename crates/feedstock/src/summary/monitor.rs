@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::coord::{Pipeline, Stage, StageStats};
-use crate::io::tfrecord::SkipLog;
 use crate::input::BatchSource;
+use crate::io::tfrecord::SkipLog;
 use crate::queue::Queue;
 
 /// One tagged value, as TensorBoard shows it.

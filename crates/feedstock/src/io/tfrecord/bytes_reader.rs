@@ -53,12 +53,8 @@ impl BytesReader {
     /// A reader over `data`, an uncompressed stream, with the default
     /// settings.
     pub fn new(data: Bytes) -> BytesReader {
-        let policy = Policy::new(
-            &super::CorruptRecords::Fail,
-            SkipLog::new(),
-            None,
-            0,
-        );
+        let policy =
+            Policy::new(&super::CorruptRecords::Fail, SkipLog::new(), None, 0);
         BytesReader::with_decoder(data, Decoder::new(), None, None, policy)
     }
 

@@ -407,8 +407,7 @@ impl Decoder {
     ///
     /// As [`decode`](Self::decode).
     pub fn decode_held(&mut self) -> Result<Option<Decoded>> {
-        if self.held_start == self.held.len() && self.state != State::Resync
-        {
+        if self.held_start == self.held.len() && self.state != State::Resync {
             return Ok(None);
         }
         if let Some(e) = &self.failed {
@@ -453,8 +452,9 @@ impl Decoder {
             Decoded::Record(mut f) => {
                 if let Payload::Input(r) = &f.payload {
                     self.buf.clear();
-                    self.buf
-                        .extend_from_slice(&held[start + r.start..start + r.end]);
+                    self.buf.extend_from_slice(
+                        &held[start + r.start..start + r.end],
+                    );
                     f.payload = Payload::Buffered;
                 }
                 Some(Decoded::Record(f))
@@ -951,7 +951,9 @@ mod tests {
                     out.push((data, f.offset, f.index));
                 }
                 Decoded::End => return Ok(out),
-                Decoded::Skipped(s) => panic!("a strict decoder skipped {s:?}"),
+                Decoded::Skipped(s) => {
+                    panic!("a strict decoder skipped {s:?}")
+                }
             }
         }
     }

@@ -499,7 +499,8 @@ impl<R: Read> Reader<R> {
                         // this point can be read.
                         let skip = self.decoder.abandon(e);
                         self.policy.on_skip(&skip)?;
-                        self.policy.on_end(self.decoder.next_position().index)?;
+                        self.policy
+                            .on_end(self.decoder.next_position().index)?;
                         return Ok(None);
                     }
                     return Err(e);
