@@ -59,6 +59,7 @@
 mod bytes_reader;
 mod decoder;
 mod reader;
+mod shared_buf;
 mod writer;
 
 pub use bytes_reader::BytesReader;
