@@ -5,7 +5,8 @@
 //! `string_input_producer` (no shuffle, `--epochs` epochs) feeding
 //! `--threads` worker threads, each with its own reader of the format
 //! (as `shuffle_batch_join` pipelines are built, so threads read different
-//! files in parallel). Workers take records `read_up_to` 256 at a time.
+//! files in parallel). Workers take records 256 at a time with `read_batch`
+//! (keys are built only for an error).
 //!
 //! - `read`: the records only.
 //! - `read+parse`: each batch of records decoded too: `parse_example`
@@ -36,14 +37,14 @@ use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::{parse_example, FeatureKind, FeatureSpec};
 use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
-use feedstock::decode::Records;
 use feedstock::input::{
     batch_join, shuffle_batch_join, string_input_producer,
 };
 use feedstock::io::Compression;
 use feedstock::queue::{ComponentSpec, FifoQueue, QueueSpec};
 use feedstock::reader::{
-    FixedLengthRecordReader, Reader, Record, TextLineReader, TfRecordReader,
+    FixedLengthRecordReader, Reader, RecordBatch, TextLineReader,
+    TfRecordReader,
 };
 use feedstock::{DType, Error, Result, Value};
 
@@ -74,7 +75,7 @@ Reports records/s and MB/s (record data, decompressed) for each stage, and
 how full the batching queue was on average when a batch was taken (a queue
 that is often empty means the readers are the bottleneck).";
 
-/// Records read per `read_up_to` call.
+/// Records read per `read_batch` call.
 const READ_BATCH: usize = 256;
 
 /// Records of the first file used to infer an Example spec.
@@ -275,27 +276,25 @@ enum Parser {
 impl Parser {
     /// Decodes a batch of records into components with a leading batch
     /// axis (none for [`Parser::None`]).
-    fn parse(&self, batch: &[Record]) -> Result<Vec<Value>> {
+    fn parse(&self, batch: &RecordBatch) -> Result<Vec<Value>> {
         match self {
             Parser::None => Ok(Vec::new()),
-            Parser::Example(spec) => {
-                let (values, keys) = split(batch);
-                let records = Records::new(&values).with_keys(&keys)?;
-                Ok(parse_example(records, spec)?.into_values())
-            }
+            Parser::Example(spec) => Ok(batch
+                .decode(|records| parse_example(records, spec))?
+                .into_values()),
             Parser::Csv(dec) => {
-                let (values, keys) = split(batch);
-                let records = Records::new(&values).with_keys(&keys)?;
-                let columns = dec.decode_batch(records)?;
+                let columns =
+                    batch.decode(|records| dec.decode_batch(records))?;
                 Ok(columns.into_iter().map(Value::from).collect())
             }
             Parser::Raw => {
-                let (values, keys) = split(batch);
-                let t = decode_raw_batch(
-                    Records::new(&values).with_keys(&keys)?,
-                    DType::U8,
-                    ByteOrder::LittleEndian,
-                )?;
+                let t = batch.decode(|records| {
+                    decode_raw_batch(
+                        records,
+                        DType::U8,
+                        ByteOrder::LittleEndian,
+                    )
+                })?;
                 Ok(vec![t.into()])
             }
         }
@@ -356,13 +355,6 @@ fn feature_component(name: &str, kind: &FeatureKind) -> Result<ComponentSpec> {
             .with_field(name))
         }
     })
-}
-
-fn split(batch: &[Record]) -> (Vec<Bytes>, Vec<&str>) {
-    batch
-        .iter()
-        .map(|r| (r.value.clone(), r.key.as_str()))
-        .unzip()
 }
 
 /// Runs each stage and prints a table.
@@ -567,13 +559,13 @@ fn work(
 ) -> Result<(u64, u64)> {
     let (mut n, mut bytes) = (0u64, 0u64);
     loop {
-        let batch = match reader.read_up_to(queue, READ_BATCH) {
+        let batch = match reader.read_batch(queue, READ_BATCH) {
             Ok(b) => b,
             Err(e) if e.is_out_of_range() => return Ok((n, bytes)),
             Err(e) => return Err(e),
         };
         n += batch.len() as u64;
-        bytes += batch.iter().map(|r| r.value.len() as u64).sum::<u64>();
+        bytes += batch.values().iter().map(|v| v.len() as u64).sum::<u64>();
         parser.parse(&batch)?;
     }
 }
@@ -606,8 +598,9 @@ fn batch_stage(
             let (queue, bytes, parser) =
                 (Arc::clone(&queue), Arc::clone(&bytes), Arc::clone(&parser));
             Ok(move || {
-                let batch = reader.read_up_to(&*queue, READ_BATCH)?;
-                let n: u64 = batch.iter().map(|r| r.value.len() as u64).sum();
+                let batch = reader.read_batch(&*queue, READ_BATCH)?;
+                let n: u64 =
+                    batch.values().iter().map(|v| v.len() as u64).sum();
                 bytes.fetch_add(n, Ordering::Relaxed);
                 parser.parse(&batch)
             })

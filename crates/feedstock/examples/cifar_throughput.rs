@@ -10,7 +10,8 @@
 //!
 //! Prints one line per form: `form records seconds records_per_second`.
 //!
-//! `cargo run --release --example cifar_throughput -- FILE [PASSES]`
+//! `cargo run --release --example cifar_throughput -- FILE [PASSES [FORM]]`
+//! (FORM: run that form only, e.g. to profile it)
 
 use std::collections::VecDeque;
 use std::error::Error;
@@ -94,7 +95,11 @@ fn main() -> Result<(), Box<dyn Error>> {
             }),
         ),
     ];
+    let only = args.get(2);
     for (name, body) in &forms {
+        if only.is_some_and(|o| o != name) {
+            continue;
+        }
         let (n, secs) = run(file, passes, body)?;
         println!("{name} {n} {secs:.4} {:.0}", n as f64 / secs);
     }

@@ -189,7 +189,14 @@ impl FixedImageDecoder {
         let n = records.len();
         let (lb, ib) = (self.label_bytes, self.image_bytes());
         let mut labels = Vec::with_capacity(n * lb);
-        let mut images = vec![0u8; n * ib];
+        // The batch's images are written once, appended to an allocation
+        // made once: not zeroed first (a pass over the whole batch, out
+        // of cache for a batch of any size). An image whose layout
+        // changes is rearranged in `scratch`, one image that stays in
+        // the L1 cache, then appended.
+        let mut images = Vec::with_capacity(n * ib);
+        let same = self.stored == self.output;
+        let mut scratch = if same { Vec::new() } else { vec![0u8; ib] };
         for (i, record) in records.values().iter().enumerate() {
             if record.len() != lb + ib {
                 let e = Error::invalid_argument(format!(
@@ -202,7 +209,12 @@ impl FixedImageDecoder {
             }
             let (label, image) = record.split_at(lb);
             labels.extend(label.iter().map(|&b| i32::from(b)));
-            self.copy_image(image, &mut images[i * ib..(i + 1) * ib]);
+            if same {
+                images.extend_from_slice(image);
+            } else {
+                self.copy_image(image, &mut scratch);
+                images.extend_from_slice(&scratch);
+            }
         }
         let labels = if lb == 1 {
             Tensor::new([n], labels)?

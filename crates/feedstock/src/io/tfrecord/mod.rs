@@ -87,6 +87,7 @@
 mod bytes_reader;
 mod decoder;
 mod reader;
+mod shared_buf;
 mod skip;
 mod writer;
 

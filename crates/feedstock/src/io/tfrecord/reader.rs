@@ -2,12 +2,13 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::shared_buf::SharedBuf;
 use super::skip::Policy;
 use super::{
     BytesReader, CorruptRecords, Decoded, Decoder, Payload, Position, Record,
@@ -141,7 +142,11 @@ impl ReaderBuilder {
         self
     }
 
-    /// Sets the size of the read buffer (of decompressed bytes).
+    /// Sets the size of the chunks the stream is read in (of
+    /// decompressed bytes; default 64 KiB). A record that lies inside one
+    /// chunk is a slice of it, not a copy, and keeps the chunk alive
+    /// while it lives; a record spanning chunks is copied into a buffer
+    /// of its own.
     pub fn buffer_capacity(&mut self, bytes: usize) -> &mut ReaderBuilder {
         self.buffer_capacity = bytes.max(1);
         self
@@ -369,7 +374,7 @@ impl ReaderBuilder {
             pos.index,
         );
         Reader {
-            src: BufReader::with_capacity(
+            src: SharedBuf::with_capacity(
                 self.buffer_capacity,
                 Decompressor::new(c, rdr),
             ),
@@ -409,8 +414,9 @@ impl ReaderBuilder {
 /// # Ok::<(), feedstock::Error>(())
 /// ```
 pub struct Reader<R> {
-    /// The (decompressed) stream.
-    src: BufReader<Decompressor<R>>,
+    /// The (decompressed) stream, read in chunks that the records
+    /// inside them share.
+    src: SharedBuf<Decompressor<R>>,
     /// The framing state machine.
     decoder: Decoder,
     /// Whether the stream is decompressed (so that a read error may be
@@ -520,9 +526,7 @@ impl<R: Read> Reader<R> {
                 }
                 Decoded::Record(frame) => {
                     let data = match frame.payload {
-                        Payload::Input(range) => {
-                            Bytes::copy_from_slice(&buf[range])
-                        }
+                        Payload::Input(range) => self.src.share(range),
                         Payload::Buffered => {
                             Bytes::from(self.decoder.take_buffered())
                         }
