@@ -40,6 +40,7 @@ mod convert;
 mod count;
 mod demo;
 mod files;
+mod index;
 mod inspect;
 mod json;
 mod payload;
@@ -91,6 +92,9 @@ enum Command {
     /// Check every record of every file and report each damaged one.
     #[command(long_about = verify::LONG_ABOUT, after_help = EXIT_STATUS)]
     Verify(verify::Args),
+    /// Write (or check) the record index of each TFRecord file.
+    #[command(long_about = index::LONG_ABOUT, after_help = EXIT_STATUS)]
+    Index(index::Args),
     /// Infer the feature schema of Example files, with record statistics.
     #[command(long_about = inspect::LONG_ABOUT, after_help = EXIT_STATUS)]
     Inspect(inspect::Args),
@@ -112,6 +116,7 @@ fn main() -> ExitCode {
         Command::Cat(args) => cat::run(&args),
         Command::Count(args) => count::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Index(args) => index::run(&args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Convert(cmd) => convert::run(&cmd),
         Command::Bench(args) => bench::run(&args),

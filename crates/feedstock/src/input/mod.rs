@@ -6,6 +6,7 @@ mod limit;
 pub mod producer;
 pub mod shard;
 mod source;
+pub mod stream;
 
 pub use batch::{
     batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
@@ -21,3 +22,4 @@ pub use producer::{
 };
 pub use shard::{Remainder, Shard, ShardedReader};
 pub use source::{Batch, BatchSource, Batches};
+pub use stream::{Checkpoint, Order, RecordStream, StreamRecord};
