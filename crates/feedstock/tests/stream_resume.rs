@@ -507,3 +507,105 @@ fn a_killed_process_resumes_from_its_last_checkpoint() {
     assert!(got == all, "{} records after resume", got.len());
 }
 
+
+/// A file system whose reads block, in the stream's reader threads only,
+/// until released: a stand-in for a stalled network store.
+#[derive(Debug, Default)]
+struct Stalled {
+    released: parking_lot::Mutex<bool>,
+    cv: parking_lot::Condvar,
+    /// Reader threads waiting inside the file system.
+    waiting: parking_lot::Mutex<usize>,
+    waiting_cv: parking_lot::Condvar,
+}
+
+impl Stalled {
+    fn gate(&self) {
+        let reader = std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with("feedstock-stream"));
+        if !reader {
+            return;
+        }
+        *self.waiting.lock() += 1;
+        self.waiting_cv.notify_all();
+        let mut released = self.released.lock();
+        while !*released {
+            self.cv.wait(&mut released);
+        }
+    }
+
+    fn release(&self) {
+        *self.released.lock() = true;
+        self.cv.notify_all();
+    }
+
+    fn wait_for_a_reader(&self) {
+        let mut n = self.waiting.lock();
+        while *n == 0 {
+            self.waiting_cv.wait(&mut n);
+        }
+    }
+}
+
+impl feedstock::io::fs::FileSystem for Stalled {
+    fn open(
+        &self,
+        path: &str,
+    ) -> feedstock::Result<Box<dyn std::io::Read + Send>> {
+        self.gate();
+        LocalFs.open(path)
+    }
+    fn open_at(
+        &self,
+        path: &str,
+        offset: u64,
+    ) -> feedstock::Result<Box<dyn std::io::Read + Send>> {
+        self.gate();
+        LocalFs.open_at(path, offset)
+    }
+    fn size(&self, path: &str) -> feedstock::Result<u64> {
+        LocalFs.size(path)
+    }
+    fn glob(&self, pattern: &str) -> feedstock::Result<Vec<String>> {
+        LocalFs.glob(pattern)
+    }
+}
+
+
+#[test]
+fn next_timeout_expires_while_the_readers_are_stalled() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = std::sync::Arc::new(Stalled::default());
+    let mut b = RecordStream::builder(files(dir.path()));
+    b.file_system(fs.clone()).threads(2);
+    let mut stream = b.build().unwrap();
+    let e = stream
+        .next_timeout(std::time::Duration::from_millis(20))
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::DeadlineExceeded);
+    // The stream is unchanged and goes on once the store answers.
+    fs.release();
+    assert_eq!(drain(stream).len(), TOTAL);
+}
+
+#[test]
+fn cancel_wakes_a_next_blocked_on_stalled_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = std::sync::Arc::new(Stalled::default());
+    let mut b = RecordStream::builder(files(dir.path()));
+    b.file_system(fs.clone());
+    let mut stream = b.build().unwrap();
+    let canceller = stream.canceller();
+    let fs2 = fs.clone();
+    let t = std::thread::spawn(move || {
+        fs2.wait_for_a_reader();
+        canceller.cancel();
+    });
+    let e = stream.next_record().unwrap_err();
+    assert_eq!(e.kind(), Kind::Cancelled);
+    t.join().unwrap();
+    // Dropping joins the reader threads once the store lets them go.
+    fs.release();
+    drop(stream);
+}
