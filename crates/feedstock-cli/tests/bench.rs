@@ -317,8 +317,10 @@ fn the_stream_stages_see_every_record_of_every_epoch() {
         "5",
     ]);
     let counts = stage_counts(&out);
-    let stream: Vec<_> =
-        counts.iter().filter(|c| c.0.starts_with("stream")).collect();
+    let stream: Vec<_> = counts
+        .iter()
+        .filter(|c| c.0.starts_with("stream"))
+        .collect();
     let names: Vec<&str> = stream.iter().map(|c| c.0.as_str()).collect();
     assert_eq!(
         names,
@@ -332,7 +334,8 @@ fn the_stream_stages_see_every_record_of_every_epoch() {
     );
     assert!(stream.iter().all(|c| c.1 == 48), "{stream:?}");
     let csv = golden("stations.csv");
-    let out = feedstock(&["bench", "--format", "csv", "--stream", path_str(&csv)]);
+    let out =
+        feedstock(&["bench", "--format", "csv", "--stream", path_str(&csv)]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(stderr(&out).contains("TFRecord files only"));
 }

@@ -30,7 +30,8 @@ fn copy(dir: &Path, name: &str) -> String {
 
 fn records_in_sidecar(name: &str) -> usize {
     let text = std::fs::read_to_string(golden(&format!("{name}.json")));
-    let side: serde_json::Value = serde_json::from_str(&text.unwrap()).unwrap();
+    let side: serde_json::Value =
+        serde_json::from_str(&text.unwrap()).unwrap();
     side["records"].as_array().unwrap().len()
 }
 
@@ -42,10 +43,7 @@ fn index_writes_a_sidecar_that_reads_every_record() {
     assert!(out.status.success(), "{out:?}");
     let n = records_in_sidecar("examples.tfrecord");
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(
-        stdout,
-        format!("{n}\t{path}\t{path}.index written\n"),
-    );
+    assert_eq!(stdout, format!("{n}\t{path}\t{path}.index written\n"),);
     let index =
         RecordIndex::load(&LocalFs, &path, None, IndexCheck::Full).unwrap();
     assert_eq!(index.len() as usize, n);
@@ -73,8 +71,11 @@ fn index_of_a_compressed_file_gives_decompressed_offsets() {
         IndexCheck::Sampled,
     )
     .unwrap();
-    let plain = RecordIndex::build(&LocalFs, &golden("examples.tfrecord")
-        .to_string_lossy(), None)
+    let plain = RecordIndex::build(
+        &LocalFs,
+        &golden("examples.tfrecord").to_string_lossy(),
+        None,
+    )
     .unwrap();
     assert_eq!(index.len(), plain.len());
     assert_eq!(index.position(3), plain.position(3));

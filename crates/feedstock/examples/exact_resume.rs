@@ -15,6 +15,7 @@ use feedstock::input::stream::{Checkpoint, Order, RecordStream};
 use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
 
+/// Runs the example; `cargo test` runs it too (tests/examples.rs).
 pub fn main() -> Result<(), Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
     let mut files = Vec::new();
@@ -67,6 +68,9 @@ pub fn main() -> Result<(), Box<dyn Error>> {
         seen.push(record?);
     }
     assert_eq!(seen, all);
-    println!("resumed: {} records, identical to the uninterrupted run", seen.len());
+    println!(
+        "resumed: {} records, identical to the uninterrupted run",
+        seen.len()
+    );
     Ok(())
 }

@@ -18,6 +18,7 @@ use feedstock::input::shard::Shard;
 use feedstock::input::stream::{Order, RecordStream};
 use feedstock::io::tfrecord::WriterBuilder;
 
+/// Runs the example; `cargo test` runs it too (tests/examples.rs).
 pub fn main() -> Result<(), Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
     let mut files = Vec::new();

@@ -69,7 +69,8 @@ fn counts(seen: &Seen) -> HashMap<(Bytes, u64), usize> {
     m
 }
 
-const ORDERS: [Order; 3] = [Order::Sequential, Order::Buffer(64), Order::Global];
+const ORDERS: [Order; 3] =
+    [Order::Sequential, Order::Buffer(64), Order::Global];
 
 #[test]
 fn every_order_delivers_every_record_once_per_epoch() {
@@ -215,7 +216,11 @@ fn a_checkpoint_anywhere_continues_exactly() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     for order in ORDERS {
         let mut b = RecordStream::builder(files.clone());
-        b.order(order).seed(21).num_epochs(2).threads(2).block_size(50);
+        b.order(order)
+            .seed(21)
+            .num_epochs(2)
+            .threads(2)
+            .block_size(50);
         let all = drain(b.build().unwrap());
         assert_eq!(all.len(), 2 * TOTAL);
         // The edges, the gzip file (records 400..650 of the first epoch
@@ -320,8 +325,8 @@ fn a_stale_index_is_refused_never_used() {
     let path = dir.path().join("big.tfrecord");
     let path = path.to_str().unwrap();
     // Over 128 KiB, so that the middle is outside the sampled check.
-    let mut w = WriterBuilder::new()
-        .from_writer(std::fs::File::create(path).unwrap());
+    let mut w =
+        WriterBuilder::new().from_writer(std::fs::File::create(path).unwrap());
     for i in 0..2000 {
         w.write_record(format!("{i:0>100}").as_bytes()).unwrap();
     }
@@ -339,8 +344,8 @@ fn a_stale_index_is_refused_never_used() {
     let mid = index.position(1000).unwrap().offset as usize + 20;
     bytes[mid] ^= 1;
     std::fs::write(path, &bytes).unwrap();
-    let e = RecordIndex::load(&LocalFs, path, None, IndexCheck::Full)
-        .unwrap_err();
+    let e =
+        RecordIndex::load(&LocalFs, path, None, IndexCheck::Full).unwrap_err();
     assert_eq!(e.kind(), Kind::FailedPrecondition);
     assert_eq!(e.file(), Some(path));
     let sampled = RecordIndex::open(&LocalFs, path, None).unwrap();
@@ -399,7 +404,10 @@ fn cancel_ends_waiting_and_later_calls() {
 /// The settings the process-kill test's child streams with.
 fn child_builder(files: Vec<String>) -> RecordStreamBuilder {
     let mut b = RecordStream::builder(files);
-    b.order(Order::Buffer(200)).seed(77).num_epochs(3).threads(2);
+    b.order(Order::Buffer(200))
+        .seed(77)
+        .num_epochs(3)
+        .threads(2);
     b
 }
 
@@ -429,11 +437,8 @@ fn child_streams_and_checkpoints() {
     let mut stream = b.build().unwrap();
     let stdout = std::io::stdout();
     while let Some(r) = stream.next_record().unwrap() {
-        let line = format!(
-            "@@R {} {}\n",
-            String::from_utf8_lossy(&r.data),
-            r.epoch
-        );
+        let line =
+            format!("@@R {} {}\n", String::from_utf8_lossy(&r.data), r.epoch);
         stdout.lock().write_all(line.as_bytes()).unwrap();
         if stream.delivered() % 37 == 0 {
             let mut out =
@@ -498,7 +503,12 @@ fn a_killed_process_resumes_from_its_last_checkpoint() {
     let done = Checkpoint::from_bytes(&cp).unwrap().delivered() as usize;
     assert!(done <= printed.len() && done > 400, "{done}");
     let first_diff = (0..done).find(|&i| printed[i] != all[i]);
-    assert_eq!(first_diff, None, "{:?}", first_diff.map(|i| (&printed[i], &all[i])));
+    assert_eq!(
+        first_diff,
+        None,
+        "{:?}",
+        first_diff.map(|i| (&printed[i], &all[i]))
+    );
 
     // The records after the checkpoint, each exactly once, in order.
     let rest = run_child(dir.path(), None);
@@ -506,7 +516,6 @@ fn a_killed_process_resumes_from_its_last_checkpoint() {
     got.extend(rest);
     assert!(got == all, "{} records after resume", got.len());
 }
-
 
 /// A file system whose reads block, in the stream's reader threads only,
 /// until released: a stand-in for a stalled network store.
@@ -571,7 +580,6 @@ impl feedstock::io::fs::FileSystem for Stalled {
         LocalFs.glob(pattern)
     }
 }
-
 
 #[test]
 fn next_timeout_expires_while_the_readers_are_stalled() {

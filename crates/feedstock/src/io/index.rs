@@ -402,8 +402,7 @@ impl RecordIndex {
         let mut out = Vec::with_capacity(16 + msg.lengths.len() * 2);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        prost::Message::encode(&msg, &mut out)
-            .expect("a Vec grows as needed");
+        prost::Message::encode(&msg, &mut out).expect("a Vec grows as needed");
         let crc = tfrecord::masked_crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -441,9 +440,8 @@ impl RecordIndex {
                  {FORMAT_VERSION}"
             )));
         }
-        let msg: IndexProto =
-            prost::Message::decode(&body[MAGIC.len() + 4..])
-                .map_err(|e| bad(e.to_string()))?;
+        let msg: IndexProto = prost::Message::decode(&body[MAGIC.len() + 4..])
+            .map_err(|e| bad(e.to_string()))?;
         let compression = msg
             .compression
             .parse::<Compression>()
@@ -518,7 +516,10 @@ impl RecordIndex {
 
     /// The length of the (decompressed) stream in bytes.
     pub fn stream_len(&self) -> u64 {
-        *self.offsets.last().expect("offsets end with the stream length")
+        *self
+            .offsets
+            .last()
+            .expect("offsets end with the stream length")
     }
 
     /// The position of record `i` (its offset and index), if there is one.
@@ -601,7 +602,10 @@ impl RecordIndex {
             *at = pos.offset + got as u64;
             out[k] = Some(self.decode_one(buf, pos, len)?);
         }
-        Ok(out.into_iter().map(|r| r.expect("every slot read")).collect())
+        Ok(out
+            .into_iter()
+            .map(|r| r.expect("every slot read"))
+            .collect())
     }
 
     fn short(&self, e: Error, at: u64) -> Error {
@@ -624,19 +628,23 @@ impl RecordIndex {
             return Ok(Box::new(BufReader::with_capacity(64 * 1024, raw)));
         }
         let raw = fs.open(&self.path)?;
-        let mut src: Box<dyn BufRead + Send> = Box::new(
-            BufReader::with_capacity(
+        let mut src: Box<dyn BufRead + Send> =
+            Box::new(BufReader::with_capacity(
                 64 * 1024,
                 Decompressor::new(self.compression, raw),
-            ),
-        );
+            ));
         skip_exactly(&mut src, offset).map_err(|e| self.short(e, 0))?;
         Ok(src)
     }
 
     /// Decodes the framed bytes of record `pos`, which the index says has
     /// `len` bytes of data.
-    fn decode_one(&self, buf: Vec<u8>, pos: Position, len: u64) -> Result<Record> {
+    fn decode_one(
+        &self,
+        buf: Vec<u8>,
+        pos: Position,
+        len: u64,
+    ) -> Result<Record> {
         let stale = |why: String| {
             Error::data_loss(format!(
                 "record {} is not what the index says: {why} (stale index?)",
@@ -652,9 +660,8 @@ impl RecordIndex {
             )));
         }
         let mut decoder = Decoder::new().starting_at(pos);
-        let (what, used) = decoder
-            .decode(&buf)
-            .map_err(|e| e.with_file(&self.path))?;
+        let (what, used) =
+            decoder.decode(&buf).map_err(|e| e.with_file(&self.path))?;
         match what {
             Decoded::Record(frame) if used == buf.len() => {
                 let Payload::Input(range) = frame.payload else {

@@ -399,10 +399,8 @@ impl RecordStreamBuilder {
             state.next_block = p.next_block;
             state.next_dispatch = p.next_block;
             state.ahead = p.ahead.iter().copied().collect();
-            incoming = ctx
-                .fetch_refs(&p.incoming.refs()?)?
-                .into_iter()
-                .collect();
+            incoming =
+                ctx.fetch_refs(&p.incoming.refs()?)?.into_iter().collect();
             buffer = ctx.fetch_refs(&p.buffer.refs()?)?;
             rng.set_word_pos(
                 u128::from(p.rng_word_pos_hi) << 64
@@ -630,7 +628,8 @@ fn work(shared: &Shared, ctx: &Context) {
                 if st.next_dispatch >= shared.end_block {
                     return;
                 }
-                if st.next_dispatch < st.next_block.saturating_add(shared.window)
+                if st.next_dispatch
+                    < st.next_block.saturating_add(shared.window)
                 {
                     st.next_dispatch += 1;
                     break st.next_dispatch - 1;
@@ -850,7 +849,10 @@ impl RecordStream {
 
     /// Takes the next block: the first not taken (deterministic), or any
     /// block already read, the lowest first. `None` past the last epoch.
-    fn pull(&mut self, deadline: Option<Instant>) -> Result<Option<Vec<Item>>> {
+    fn pull(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Vec<Item>>> {
         let shared = &*self.shared;
         let mut guard = shared.state.lock();
         loop {
@@ -977,8 +979,8 @@ impl Checkpoint {
     /// [`InvalidArgument`](crate::Kind::InvalidArgument) for bytes that
     /// are not a checkpoint, or one of another format version.
     pub fn from_bytes(bytes: &[u8]) -> Result<Checkpoint> {
-        let proto: CheckpointProto = prost::Message::decode(bytes)
-            .map_err(|e| {
+        let proto: CheckpointProto =
+            prost::Message::decode(bytes).map_err(|e| {
                 Error::invalid_argument(format!("not a checkpoint: {e}"))
             })?;
         if proto.magic != CHECKPOINT_MAGIC {
