@@ -89,7 +89,7 @@
 //! tracked by position, and its shuffle depends on which thread enqueues
 //! first. Its producers and readers can save their own positions
 //! ([`ProducerState`](crate::input::ProducerState),
-//! [`Reader::save_state`](crate::reader::Reader::save_state)), as
+//! [`Reader::serialize_state`](crate::reader::Reader::serialize_state)), as
 //! TensorFlow's can, which resumes near the stop point but not exactly.
 //! Use this stream where exact resume matters.
 //!
