@@ -622,6 +622,10 @@ fn work(shared: &Shared, ctx: &Context) {
                 if st.stop {
                     return;
                 }
+                // Blocks taken already are never read again: those below
+                // `next_block` (the stream may have passed blocks restored
+                // as taken before a thread got here) and those in `ahead`.
+                st.next_dispatch = st.next_dispatch.max(st.next_block);
                 while st.ahead.contains(&st.next_dispatch) {
                     st.next_dispatch += 1;
                 }
