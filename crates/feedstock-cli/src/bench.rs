@@ -37,6 +37,7 @@ use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::{parse_example, FeatureKind, FeatureSpec};
 use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
+use feedstock::input::stream::{Order, RecordStream};
 use feedstock::input::{
     batch_join, shuffle_batch_join, string_input_producer,
 };
@@ -71,6 +72,11 @@ reader. Stages:
               queue keeping --min-after-dequeue examples), from which
               the main thread takes --batch-size batches; every example
               is delivered (the last batch may be smaller)
+  --stream    (tfrecord) the resumable record stream, records only:
+              stream-seq in order; stream-buffer through a shuffle buffer
+              of --stream-buffer records; stream-global a permutation of
+              every record per epoch; -nd: not deterministic (blocks are
+              taken as they are read)
 Reports records/s and MB/s (record data, decompressed) for each stage, and
 how full the batching queue was on average when a batch was taken (a queue
 that is often empty means the readers are the bottleneck).";
@@ -146,6 +152,20 @@ pub(crate) struct Args {
     /// guide suggests.
     #[arg(long, value_parser = parse_capacity)]
     capacity: Option<u64>,
+    /// tfrecord: also run the resumable record stream over the files
+    /// (records only): in order, through a shuffle buffer, and globally
+    /// shuffled, the last two deterministic and not.
+    #[arg(long)]
+    stream: bool,
+    /// With --stream: the shuffle buffer's size in records (1 to
+    /// 10000000).
+    #[arg(long, requires = "stream", default_value_t = 10_000, value_parser = parse_stream_buffer)]
+    stream_buffer: usize,
+}
+
+/// Parses `--stream-buffer`: 1 to ten million records.
+fn parse_stream_buffer(s: &str) -> std::result::Result<usize, String> {
+    crate::args::in_range(s, 1, 10_000_000)
 }
 
 /// Parses `--epochs` or `--batch-size`: 1 to a million.
@@ -378,6 +398,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         )
         .into());
     }
+    if args.stream && args.format != Format::TfRecord {
+        return Err(Error::invalid_argument(
+            "--stream reads TFRecord files only",
+        )
+        .into());
+    }
     if args.format == Format::Fixed && args.record_bytes.is_none() {
         return Err(Error::invalid_argument(
             "--format fixed needs --record-bytes",
@@ -432,6 +458,19 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     let (m, batches) =
         batch_stage(args, &files, compression, parser, spec, capacity)?;
     writeln!(out, "{name:<18}  {m}")?;
+    if args.stream {
+        let buffer = Order::Buffer(args.stream_buffer);
+        for (name, order, det) in [
+            ("stream-seq", Order::Sequential, true),
+            ("stream-buffer", buffer, true),
+            ("stream-buffer-nd", buffer, false),
+            ("stream-global", Order::Global, true),
+            ("stream-global-nd", Order::Global, false),
+        ] {
+            let m = stream_stage(args, &files, compression, order, det)?;
+            writeln!(out, "{name:<18}  {m}")?;
+        }
+    }
     write!(
         out,
         "{} batches of up to {} examples; queue capacity {capacity}",
@@ -442,6 +481,37 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     }
     writeln!(out)?;
     Ok(())
+}
+
+/// Runs one stage of the resumable [`RecordStream`]: records only, every
+/// epoch, `--threads` reader threads. The files are indexed when the
+/// stream is built, before the clock starts.
+fn stream_stage(
+    args: &Args,
+    files: &[String],
+    compression: Compression,
+    order: Order,
+    deterministic: bool,
+) -> Result<Measure> {
+    let mut b = RecordStream::builder(files.iter().cloned());
+    b.compression(compression)
+        .num_epochs(args.epochs)
+        .threads(args.threads as usize)
+        .order(order)
+        .deterministic(deterministic);
+    let mut stream = b.build()?;
+    let start = Instant::now();
+    let (mut records, mut bytes) = (0u64, 0u64);
+    while let Some(r) = stream.next_record()? {
+        records += 1;
+        bytes += r.data.len() as u64;
+    }
+    Ok(Measure {
+        records,
+        bytes,
+        elapsed: start.elapsed(),
+        fullness: None,
+    })
 }
 
 /// A reader of the format, for one worker thread.

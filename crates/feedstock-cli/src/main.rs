@@ -41,6 +41,7 @@ mod convert;
 mod count;
 mod demo;
 mod files;
+mod index;
 mod inspect;
 mod json;
 mod payload;
@@ -98,6 +99,9 @@ enum Command {
     /// file, skipping the damaged regions.
     #[command(long_about = repair::LONG_ABOUT, after_help = EXIT_STATUS)]
     Repair(repair::Args),
+    /// Write (or check) the record index of each TFRecord file.
+    #[command(long_about = index::LONG_ABOUT, after_help = EXIT_STATUS)]
+    Index(index::Args),
     /// Infer the feature schema of Example files, with record statistics.
     #[command(long_about = inspect::LONG_ABOUT, after_help = EXIT_STATUS)]
     Inspect(inspect::Args),
@@ -120,6 +124,7 @@ fn main() -> ExitCode {
         Command::Count(args) => count::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Repair(args) => repair::run(&args),
+        Command::Index(args) => index::run(&args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Convert(cmd) => convert::run(&cmd),
         Command::Bench(args) => bench::run(&args),

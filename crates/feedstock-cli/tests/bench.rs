@@ -37,7 +37,7 @@ fn stdout(out: &Output) -> String {
 fn stage_counts(out: &Output) -> Vec<(String, u64)> {
     stdout(out)
         .lines()
-        .filter(|l| l.starts_with("read"))
+        .filter(|l| l.starts_with("read") || l.starts_with("stream"))
         .map(|l| {
             let cols: Vec<&str> = l.split_whitespace().collect();
             assert_eq!(cols.len(), 6, "{l}");
@@ -301,4 +301,41 @@ fn bad_input_gives_the_documented_exit_status() {
     assert!(stderr(&out).contains("--record-bytes"));
     let out = feedstock(&["bench", "--format", "parquet", path_str(&cifar)]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn the_stream_stages_see_every_record_of_every_epoch() {
+    let plain = golden("examples.tfrecord");
+    let out = feedstock(&[
+        "bench",
+        path_str(&plain),
+        path_str(&plain),
+        "--epochs",
+        "3",
+        "--stream",
+        "--stream-buffer",
+        "5",
+    ]);
+    let counts = stage_counts(&out);
+    let stream: Vec<_> = counts
+        .iter()
+        .filter(|c| c.0.starts_with("stream"))
+        .collect();
+    let names: Vec<&str> = stream.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "stream-seq",
+            "stream-buffer",
+            "stream-buffer-nd",
+            "stream-global",
+            "stream-global-nd"
+        ]
+    );
+    assert!(stream.iter().all(|c| c.1 == 48), "{stream:?}");
+    let csv = golden("stations.csv");
+    let out =
+        feedstock(&["bench", "--format", "csv", "--stream", path_str(&csv)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("TFRecord files only"));
 }

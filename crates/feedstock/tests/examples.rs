@@ -29,10 +29,12 @@ run_examples! {
     csv_files => "../examples/csv_files.rs",
     custom_decoder => "../examples/custom_decoder.rs",
     custom_reader => "../examples/custom_reader.rs",
+    exact_resume => "../examples/exact_resume.rs",
     feeding => "../examples/feeding.rs",
     filtering_and_multiple_examples =>
         "../examples/filtering_and_multiple_examples.rs",
     fixed_length_cifar => "../examples/fixed_length_cifar.rs",
+    global_shuffle => "../examples/global_shuffle.rs",
     multiple_pipelines => "../examples/multiple_pipelines.rs",
     plan => "../examples/plan.rs",
     preloaded => "../examples/preloaded.rs",

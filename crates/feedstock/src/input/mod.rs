@@ -1,4 +1,10 @@
 //! Producers and batching: the stages a caller composes into a pipeline.
+//!
+//! A pipeline of queues and queue-runner threads cannot be checkpointed
+//! exactly: records in flight between its threads are not tracked, and
+//! its shuffle depends on which thread enqueues first. Where a job must
+//! stop and resume without repeating or skipping a record, read through
+//! [`stream::RecordStream`], whose checkpoint continues exactly.
 
 pub mod batch;
 pub mod feed;
@@ -6,6 +12,7 @@ mod limit;
 pub mod producer;
 pub mod shard;
 mod source;
+pub mod stream;
 
 pub use batch::{
     batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
@@ -21,3 +28,4 @@ pub use producer::{
 };
 pub use shard::{Remainder, Shard, ShardedReader};
 pub use source::{Batch, BatchSource, Batches};
+pub use stream::{Checkpoint, Order, RecordStream, StreamRecord};

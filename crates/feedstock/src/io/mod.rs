@@ -10,11 +10,15 @@
 //!   every file reader reuses.
 //! - [`fs`]: the file-system layer the pipeline's readers open files
 //!   through; [`default_fs`](fs::default_fs) takes paths and URLs.
+//! - [`index`]: the offset of every record of a TFRecord file, for random
+//!   access, exact sharding, global shuffling and exact resume; kept in a
+//!   sidecar file (`FILE.index`) or built in memory.
 //! - `store` (feature `object-store`, on by default): S3, GCS, Azure and
 //!   HTTP(S) objects behind the same seam.
 
 pub mod compression;
 pub mod fs;
+pub mod index;
 #[cfg(feature = "object-store")]
 pub mod store;
 pub mod tfrecord;

@@ -1,0 +1,190 @@
+//! The order of a [`RecordStream`](super::RecordStream): which record comes
+//! at each place of each epoch, as a pure function of the settings, the
+//! seed and the epoch. Nothing here reads a file.
+
+use rand::seq::SliceRandom;
+
+use super::Order;
+use crate::input::producer::epoch_order_rng;
+use crate::input::shard::{Remainder, Shard};
+
+/// A record of the stream's files, by file number and record number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Ref {
+    /// The file's place in the list given, or [`PAD`].
+    pub(crate) file: u32,
+    /// The record's number in its file.
+    pub(crate) ordinal: u64,
+}
+
+/// The `file` of a padding record ([`Remainder::Pad`]).
+pub(crate) const PAD: u32 = u32::MAX;
+
+/// The record counts of the files and the split: everything the order of
+/// an epoch depends on besides the seed.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    /// Records in each file.
+    pub(crate) counts: Vec<u64>,
+    /// All records.
+    pub(crate) total: u64,
+    /// The shuffle.
+    pub(crate) order: Order,
+    /// The seed.
+    pub(crate) seed: u64,
+    /// This host's part.
+    pub(crate) shard: Shard,
+    /// What to do with an uneven split.
+    pub(crate) remainder: Remainder,
+}
+
+impl Layout {
+    /// Records each host takes per epoch.
+    pub(crate) fn per_host(&self) -> u64 {
+        let c = self.shard.count() as u64;
+        match self.remainder {
+            Remainder::Drop => self.total / c,
+            Remainder::Pad => self.total.div_ceil(c),
+        }
+    }
+
+    /// The files' order in `epoch`, and the running sums of their counts
+    /// in that order (`files + 1` entries, starting at 0).
+    pub(crate) fn epoch_files(&self, epoch: u64) -> (Vec<u32>, Vec<u64>) {
+        let mut files: Vec<u32> = (0..self.counts.len() as u32).collect();
+        if let Order::Buffer(_) = self.order {
+            files.shuffle(&mut epoch_order_rng(self.seed, epoch));
+        }
+        let mut cum = Vec::with_capacity(files.len() + 1);
+        let mut at = 0;
+        cum.push(0);
+        for &f in &files {
+            at += self.counts[f as usize];
+            cum.push(at);
+        }
+        (files, cum)
+    }
+
+    /// The records at places `from..to` of this host's part of `epoch`.
+    pub(crate) fn refs(&self, epoch: u64, from: u64, to: u64) -> Vec<Ref> {
+        let (files, cum) = self.epoch_files(epoch);
+        let base = self.shard.index() as u64 * self.per_host();
+        let perm = Feistel::new(self.total, self.seed, epoch);
+        (from..to)
+            .map(|j| {
+                let g = base + j;
+                if g >= self.total {
+                    return Ref {
+                        file: PAD,
+                        ordinal: 0,
+                    };
+                }
+                let r = match self.order {
+                    Order::Global => perm.apply(g),
+                    _ => g,
+                };
+                // The last file whose first record is at or before r.
+                let k = cum.partition_point(|&c| c <= r) - 1;
+                Ref {
+                    file: files[k],
+                    ordinal: r - cum[k],
+                }
+            })
+            .collect()
+    }
+}
+
+/// A pseudo-random permutation of `0..n`, computed one element at a time:
+/// a balanced Feistel network over the smallest even number of bits that
+/// holds `n`, with cycle walking to stay below `n`.
+///
+/// Written here rather than taken from a crate: the stream needs
+/// "the record at place `g` of epoch `e`" in O(1) time and memory, for
+/// any `g` (to shard, to resume, to read blocks in parallel), over
+/// billions of records; a shuffled array of `n` numbers would hold 8
+/// bytes per record. The round function is SplitMix64's finaliser keyed
+/// by (seed, epoch, round); six rounds.
+#[derive(Debug, Clone)]
+pub(crate) struct Feistel {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; 6],
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Feistel {
+    pub(crate) fn new(n: u64, seed: u64, epoch: u64) -> Feistel {
+        let bits = 64 - n.saturating_sub(1).leading_zeros();
+        let half_bits = bits.div_ceil(2).max(1);
+        let mut keys = [0; 6];
+        let base = mix(seed ^ mix(epoch ^ 0x5eed_0f0e_9c4b_0001_u64));
+        for (r, k) in keys.iter_mut().enumerate() {
+            *k = mix(base.wrapping_add(r as u64));
+        }
+        Feistel { n, half_bits, keys }
+    }
+
+    fn round_trip(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut l, mut r) = (x >> self.half_bits, x & mask);
+        for k in self.keys {
+            let f = mix(r ^ k) & mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half_bits) | r
+    }
+
+    /// Where `x` (below `n`) goes.
+    pub(crate) fn apply(&self, x: u64) -> u64 {
+        debug_assert!(x < self.n);
+        let mut y = self.round_trip(x);
+        // The network permutes 0..4^half_bits, at most 4n numbers, so the
+        // walk ends after about 4 steps on average; it cannot loop, as x
+        // itself lies on its own cycle below n.
+        while y >= self.n {
+            y = self.round_trip(y);
+        }
+        y
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feistel_is_a_permutation_for_many_sizes() {
+        for n in [1u64, 2, 3, 5, 16, 17, 100, 1000, 4097] {
+            for seed in 0..3 {
+                let p = Feistel::new(n, seed, 7);
+                let mut seen = vec![false; n as usize];
+                for x in 0..n {
+                    let y = p.apply(x);
+                    assert!(!seen[y as usize], "n {n}: {y} twice");
+                    seen[y as usize] = true;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn feistel_differs_by_epoch_and_seed() {
+        let a: Vec<u64> =
+            (0..100).map(|x| Feistel::new(100, 1, 0).apply(x)).collect();
+        let b: Vec<u64> =
+            (0..100).map(|x| Feistel::new(100, 1, 1).apply(x)).collect();
+        let c: Vec<u64> =
+            (0..100).map(|x| Feistel::new(100, 2, 0).apply(x)).collect();
+        assert_ne!(a, b);
+        assert_ne!(a, c);
+        // Not the identity, nor close to it.
+        let fixed = a.iter().enumerate().filter(|(i, &y)| *i as u64 == y);
+        assert!(fixed.count() < 10);
+    }
+}

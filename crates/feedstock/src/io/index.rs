@@ -1,0 +1,781 @@
+//! A record index: where every record of a TFRecord file starts, so that
+//! record `i` can be read without reading the records before it.
+//!
+//! # Brief overview
+//!
+//! - [`RecordIndex::build`] scans a file once, checking its framing and
+//!   both CRCs of every record, and notes each record's offset and length
+//!   together with a [`Fingerprint`] of the file.
+//! - [`RecordIndex::to_bytes`] / [`RecordIndex::from_bytes`]: the sidecar
+//!   format, written beside the file as `FILE.index` ([`sidecar_path`]) by
+//!   `feedstock index FILE` or [`RecordIndex::write_sidecar`].
+//! - [`RecordIndex::open`] loads the sidecar when there is one, refusing a
+//!   stale one (the file changed since it was written), and otherwise
+//!   builds the same index in memory.
+//! - [`RecordIndex::read`] reads record `i`; [`RecordIndex::read_many`]
+//!   reads any set of records, in ascending offset order whatever the
+//!   order asked for, so that scattered reads stay forward reads.
+//!
+//! ```
+//! use feedstock::io::fs::LocalFs;
+//! use feedstock::io::index::RecordIndex;
+//! use feedstock::io::tfrecord::Writer;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("data.tfrecord");
+//! let path = path.to_str().unwrap();
+//! let mut w = Writer::new(std::fs::File::create(path)?);
+//! for i in 0..100 {
+//!     w.write_record(format!("record {i}").as_bytes())?;
+//! }
+//! w.finish()?;
+//!
+//! let index = RecordIndex::open(&LocalFs, path, None)?;
+//! assert_eq!(index.len(), 100);
+//! assert_eq!(&index.read(&LocalFs, 42)?.data[..], b"record 42");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Compressed files
+//!
+//! The offsets of a gzip or zlib file are offsets in its *decompressed*
+//! stream (the same offsets every reader and error message uses). A
+//! compressed stream cannot be entered in the middle, so random access to
+//! a compressed file inflates it from the start and skips to the record:
+//! it works, and [`RecordIndex::read_many`] needs one pass per call, but
+//! each call costs up to a pass over the file. Shuffle globally over
+//! uncompressed files; compressed ones are best read in order.
+//!
+//! # Staleness
+//!
+//! An index describes one version of one file. Its [`Fingerprint`] holds
+//! the file's size, the CRC32C of its first and last 64 KiB and the CRC32C
+//! of the whole file (computed during the building scan, for free).
+//! [`RecordIndex::open`] and [`RecordIndex::load`] check the size, head and
+//! tail by default ([`IndexCheck::Sampled`]: 128 KiB read, whatever the
+//! file's size), or the whole file with [`IndexCheck::Full`]; a mismatch
+//! is a [`FailedPrecondition`](crate::Kind::FailedPrecondition) error
+//! naming the file and its sidecar, and the index is never used. The
+//! sampled check cannot see a same-size rewrite of the middle of a file;
+//! every read through an index therefore also checks that the record at
+//! the indexed offset has the indexed length and both CRCs, so a stale
+//! index can fail a read but never hand out wrong bytes silently.
+//!
+//! # The sidecar format (version 1)
+//!
+//! ```text
+//! 8 bytes   magic "fsindex\0"
+//! u32 LE    format version (1)
+//! [u8]      a protobuf message: compression (TensorFlow's name), the
+//!           fingerprint, and the data length of every record as packed
+//!           varints (offsets are their running sums: TFRecord has no gaps)
+//! u32 LE    masked CRC32C of everything before it
+//! ```
+//!
+//! A record of a few hundred bytes costs two bytes of sidecar.
+
+use std::io::{self, BufRead, BufReader, Read};
+
+use bytes::Bytes;
+
+use super::compression::{Compression, Decompressor};
+use super::fs::{skip_exactly, FileSystem};
+use super::tfrecord::{
+    self, framed_len, Decoded, Decoder, Payload, Position, Record,
+};
+use crate::error::{Error, Result};
+
+/// What a sidecar's name adds to its file's name: `train.tfrecord` has
+/// its index in `train.tfrecord.index`.
+pub const SIDECAR_SUFFIX: &str = ".index";
+
+/// The sidecar's first bytes.
+const MAGIC: &[u8; 8] = b"fsindex\0";
+
+/// The sidecar format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// How many bytes of the head and of the tail of a file the sampled
+/// fingerprint covers.
+const SAMPLE_LEN: u64 = 64 * 1024;
+
+/// A forward gap (in bytes) past which [`RecordIndex::read_many`] reopens
+/// an uncompressed file at the next offset rather than reading through.
+const REOPEN_GAP: u64 = 256 * 1024;
+
+/// The path of the sidecar index of `path`: `path` + [`SIDECAR_SUFFIX`].
+///
+/// ```
+/// use feedstock::io::index::sidecar_path;
+/// assert_eq!(sidecar_path("a/train.tfrecord"), "a/train.tfrecord.index");
+/// ```
+pub fn sidecar_path(path: &str) -> String {
+    format!("{path}{SIDECAR_SUFFIX}")
+}
+
+/// What identifies the version of a file an index describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fingerprint {
+    /// The file's size in bytes (as stored: compressed for a compressed
+    /// file).
+    pub size: u64,
+    /// The CRC32C of its first 64 KiB (the whole file if smaller).
+    pub head_crc: u32,
+    /// The CRC32C of its last 64 KiB (the whole file if smaller).
+    pub tail_crc: u32,
+    /// The CRC32C of the whole file.
+    pub file_crc: u32,
+}
+
+/// How much of a file [`RecordIndex::load`] reads to check that an index
+/// still describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum IndexCheck {
+    /// The size, and the CRC32C of the first and last 64 KiB: at most
+    /// 128 KiB read, whatever the file's size (the default). Every read
+    /// through the index still checks each record's length and CRCs.
+    #[default]
+    Sampled,
+    /// The size and the CRC32C of the whole file: one full read.
+    Full,
+}
+
+/// The offset and length of every record of one TFRecord file.
+///
+/// Built by [`RecordIndex::build`] (one verifying scan), loaded from a
+/// sidecar by [`RecordIndex::load`], or either by [`RecordIndex::open`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordIndex {
+    /// The file the index describes, as given.
+    path: String,
+    /// The file's compression.
+    compression: Compression,
+    /// The version of the file described.
+    fingerprint: Fingerprint,
+    /// The offset of each record in the (decompressed) stream, then the
+    /// stream's length: `len() + 1` entries.
+    offsets: Vec<u64>,
+}
+
+/// The sidecar's message (after magic and version).
+#[derive(Clone, PartialEq, prost::Message)]
+struct IndexProto {
+    /// TensorFlow's name of the compression: "", "GZIP" or "ZLIB".
+    #[prost(string, tag = "1")]
+    compression: String,
+    /// [`Fingerprint::size`].
+    #[prost(uint64, tag = "2")]
+    size: u64,
+    /// [`Fingerprint::head_crc`].
+    #[prost(fixed32, tag = "3")]
+    head_crc: u32,
+    /// [`Fingerprint::tail_crc`].
+    #[prost(fixed32, tag = "4")]
+    tail_crc: u32,
+    /// [`Fingerprint::file_crc`].
+    #[prost(fixed32, tag = "5")]
+    file_crc: u32,
+    /// The data length of every record, in order.
+    #[prost(uint64, repeated, tag = "6")]
+    lengths: Vec<u64>,
+}
+
+/// Passes reads through, keeping the CRC32C and count of the bytes read.
+struct Hashing<R> {
+    inner: R,
+    crc: u32,
+    len: u64,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.crc = crc32c::crc32c_append(self.crc, &buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+}
+
+impl RecordIndex {
+    /// Builds the index of `path` by reading it once through `fs`,
+    /// checking the framing and both CRCs of every record. The
+    /// compression, unless given, is detected from the extension.
+    ///
+    /// # Errors
+    ///
+    /// Those of opening and reading the file, naming it; any damaged
+    /// record is [`DataLoss`](crate::Kind::DataLoss) with its offset, as
+    /// the readers report it; [`Aborted`](crate::Kind::Aborted) if the
+    /// file changed size during the scan.
+    pub fn build(
+        fs: &dyn FileSystem,
+        path: &str,
+        compression: Option<Compression>,
+    ) -> Result<RecordIndex> {
+        let c = compression.unwrap_or_else(|| Compression::from_path(path));
+        let raw = fs.open(path)?;
+        let mut src = BufReader::with_capacity(
+            256 * 1024,
+            Decompressor::new(
+                c,
+                Hashing {
+                    inner: raw,
+                    crc: 0,
+                    len: 0,
+                },
+            ),
+        );
+        let mut decoder = Decoder::new();
+        let mut offsets = Vec::new();
+        loop {
+            let buf = match src.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let at = decoder.next_position().offset;
+                    return Err(Error::io(e).with_offset(at).with_file(path));
+                }
+            };
+            let (what, used) =
+                decoder.decode(buf).map_err(|e| e.with_file(path))?;
+            match what {
+                Decoded::NeedMore => {}
+                Decoded::End => break,
+                // The decoder is strict (no resync): damage is an error
+                // above, never a region to index around.
+                Decoded::Skipped(skip) => {
+                    return Err(Error::data_loss(format!(
+                        "damaged region of {} bytes at offset {}",
+                        skip.len, skip.offset
+                    ))
+                    .with_file(path));
+                }
+                Decoded::Record(frame) => {
+                    if let Payload::Buffered = frame.payload {
+                        decoder.take_buffered();
+                    }
+                    offsets.push(frame.offset);
+                }
+            }
+            src.consume(used);
+        }
+        offsets.push(decoder.next_position().offset);
+        // Bytes after a compressed stream's end still belong to the file.
+        let hashing = src.get_mut().get_mut();
+        io::copy(hashing, &mut io::sink())
+            .map_err(|e| Error::io(e).with_file(path))?;
+        let (file_crc, size) = (hashing.crc, hashing.len);
+        let (sampled_size, head_crc, tail_crc) = sample(fs, path)?;
+        if sampled_size != size {
+            return Err(Error::new(
+                crate::Kind::Aborted,
+                format!(
+                    "the file changed while it was indexed ({size} bytes \
+                     read, now {sampled_size})"
+                ),
+            )
+            .with_file(path));
+        }
+        Ok(RecordIndex {
+            path: path.to_owned(),
+            compression: c,
+            fingerprint: Fingerprint {
+                size,
+                head_crc,
+                tail_crc,
+                file_crc,
+            },
+            offsets,
+        })
+    }
+
+    /// Loads the sidecar of `path` ([`sidecar_path`]) and checks, as
+    /// `check` says, that it still describes the file.
+    ///
+    /// # Errors
+    ///
+    /// [`NotFound`](crate::Kind::NotFound) naming the sidecar if there is
+    /// none; [`InvalidArgument`](crate::Kind::InvalidArgument) if it is
+    /// not a valid index; [`FailedPrecondition`](crate::Kind::FailedPrecondition)
+    /// naming the file if the index is stale (the file changed) or was
+    /// written for another compression than `compression` (or the one the
+    /// extension says).
+    pub fn load(
+        fs: &dyn FileSystem,
+        path: &str,
+        compression: Option<Compression>,
+        check: IndexCheck,
+    ) -> Result<RecordIndex> {
+        let side = sidecar_path(path);
+        let mut bytes = Vec::new();
+        fs.open(&side)?
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(e).with_file(&side))?;
+        let index = RecordIndex::from_bytes(path, &bytes)
+            .map_err(|e| e.with_file(&side))?;
+        let c = compression.unwrap_or_else(|| Compression::from_path(path));
+        if index.compression != c {
+            return Err(Error::failed_precondition(format!(
+                "the index {side} was written for compression {:?}, the \
+                 file is read as {:?}",
+                index.compression.tf_name(),
+                c.tf_name()
+            ))
+            .with_file(path));
+        }
+        index.check(fs, check)?;
+        Ok(index)
+    }
+
+    /// The index of `path`: its sidecar if there is one (checked with
+    /// [`IndexCheck::Sampled`]), else one built in memory by
+    /// [`build`](Self::build).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`load`](Self::load) other than a missing sidecar (a stale
+    /// sidecar is an error, not a reason to rebuild: remove or rewrite
+    /// it), and those of [`build`](Self::build).
+    pub fn open(
+        fs: &dyn FileSystem,
+        path: &str,
+        compression: Option<Compression>,
+    ) -> Result<RecordIndex> {
+        match RecordIndex::load(fs, path, compression, IndexCheck::Sampled) {
+            Ok(index) => Ok(index),
+            Err(e)
+                if e.kind() == crate::Kind::NotFound
+                    && e.file() == Some(sidecar_path(path).as_str()) =>
+            {
+                RecordIndex::build(fs, path, compression)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Checks that the file still is the one this index describes.
+    ///
+    /// # Errors
+    ///
+    /// [`FailedPrecondition`](crate::Kind::FailedPrecondition) naming the
+    /// file if it is not; those of reading it.
+    pub fn check(&self, fs: &dyn FileSystem, check: IndexCheck) -> Result<()> {
+        let fp = &self.fingerprint;
+        let stale = |what: &str| {
+            Error::failed_precondition(format!(
+                "the index {} is stale: the file's {what} changed since it \
+                 was written (rewrite it with `feedstock index --force`)",
+                sidecar_path(&self.path)
+            ))
+            .with_file(&self.path)
+        };
+        let (size, head, tail) = sample(fs, &self.path)?;
+        if size != fp.size {
+            return Err(stale("size"));
+        }
+        if head != fp.head_crc || tail != fp.tail_crc {
+            return Err(stale("content"));
+        }
+        if check == IndexCheck::Full {
+            let mut h = Hashing {
+                inner: fs.open(&self.path)?,
+                crc: 0,
+                len: 0,
+            };
+            io::copy(&mut h, &mut io::sink())
+                .map_err(|e| Error::io(e).with_file(&self.path))?;
+            if h.len != fp.size || h.crc != fp.file_crc {
+                return Err(stale("content"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sidecar bytes of this index (see the [module docs](self)).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let lengths = self
+            .offsets
+            .windows(2)
+            .map(|w| w[1] - w[0] - framed_len(0))
+            .collect();
+        let fp = &self.fingerprint;
+        let msg = IndexProto {
+            compression: self.compression.tf_name().to_owned(),
+            size: fp.size,
+            head_crc: fp.head_crc,
+            tail_crc: fp.tail_crc,
+            file_crc: fp.file_crc,
+            lengths,
+        };
+        let mut out = Vec::with_capacity(16 + msg.lengths.len() * 2);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        prost::Message::encode(&msg, &mut out).expect("a Vec grows as needed");
+        let crc = tfrecord::masked_crc32c(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Reads sidecar bytes written by [`to_bytes`](Self::to_bytes) for
+    /// the file `path`. The index is not checked against the file: call
+    /// [`check`](Self::check), or use [`load`](Self::load).
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::Kind::InvalidArgument) for bytes that are
+    /// not a sidecar index, are damaged (the CRC), or are of another
+    /// format version.
+    pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<RecordIndex> {
+        let bad = |why: String| {
+            Error::invalid_argument(format!("not a record index: {why}"))
+        };
+        if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(bad("no index header".into()));
+        }
+        let (body, crc) = bytes.split_at(bytes.len() - 4);
+        let crc = u32::from_le_bytes(crc.try_into().expect("4 bytes"));
+        if tfrecord::masked_crc32c(body) != crc {
+            return Err(bad("its checksum does not match (damaged)".into()));
+        }
+        let version = u32::from_le_bytes(
+            body[MAGIC.len()..MAGIC.len() + 4]
+                .try_into()
+                .expect("4 bytes"),
+        );
+        if version != FORMAT_VERSION {
+            return Err(bad(format!(
+                "format version {version}, this build reads version \
+                 {FORMAT_VERSION}"
+            )));
+        }
+        let msg: IndexProto = prost::Message::decode(&body[MAGIC.len() + 4..])
+            .map_err(|e| bad(e.to_string()))?;
+        let compression = msg
+            .compression
+            .parse::<Compression>()
+            .map_err(|_| bad(format!("compression {:?}", msg.compression)))?;
+        let mut offsets = Vec::with_capacity(msg.lengths.len() + 1);
+        let mut at = 0u64;
+        offsets.push(0);
+        for len in msg.lengths {
+            at = at
+                .checked_add(framed_len(len))
+                .filter(|&a| a < u64::MAX)
+                .ok_or_else(|| bad("record lengths overflow".into()))?;
+            offsets.push(at);
+        }
+        Ok(RecordIndex {
+            path: path.to_owned(),
+            compression,
+            fingerprint: Fingerprint {
+                size: msg.size,
+                head_crc: msg.head_crc,
+                tail_crc: msg.tail_crc,
+                file_crc: msg.file_crc,
+            },
+            offsets,
+        })
+    }
+
+    /// Writes the sidecar ([`sidecar_path`]) atomically, replacing an
+    /// existing one only if `force` is set.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`OutputOptions::create`](super::fs::OutputOptions::create)
+    /// and of writing.
+    pub fn write_sidecar(&self, force: bool) -> Result<String> {
+        use std::io::Write;
+        let side = sidecar_path(&self.path);
+        let mut out = super::fs::OutputOptions::new()
+            .force(force)
+            .input(&self.path)
+            .create(&side)?;
+        out.write_all(&self.to_bytes())
+            .map_err(|e| Error::io(e).with_file(&side))?;
+        out.commit()?;
+        Ok(side)
+    }
+
+    /// The file the index describes.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The file's compression.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// The version of the file the index describes.
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+    }
+
+    /// The number of records.
+    pub fn len(&self) -> u64 {
+        self.offsets.len() as u64 - 1
+    }
+
+    /// True if the file holds no records.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The length of the (decompressed) stream in bytes.
+    pub fn stream_len(&self) -> u64 {
+        *self
+            .offsets
+            .last()
+            .expect("offsets end with the stream length")
+    }
+
+    /// The position of record `i` (its offset and index), if there is one.
+    pub fn position(&self, i: u64) -> Option<Position> {
+        let offset = *self.offsets.get(usize::try_from(i).ok()?)?;
+        (i < self.len()).then_some(Position { offset, index: i })
+    }
+
+    /// The data length of record `i`, if there is one.
+    pub fn data_len(&self, i: u64) -> Option<u64> {
+        let i = usize::try_from(i).ok()?;
+        let (a, b) = (self.offsets.get(i)?, self.offsets.get(i + 1)?);
+        Some(b - a - framed_len(0))
+    }
+
+    /// Reads record `i`.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_many`](Self::read_many).
+    pub fn read(&self, fs: &dyn FileSystem, i: u64) -> Result<Record> {
+        Ok(self.read_many(fs, &[i])?.pop().expect("one record asked"))
+    }
+
+    /// Reads the records numbered `ordinals`, returned in the order asked
+    /// (a number may appear more than once).
+    ///
+    /// The file is read forward, in ascending offset order: an
+    /// uncompressed file is opened at the first offset and reopened at a
+    /// later one when the gap to it is over 256 KiB; a compressed one is
+    /// inflated from its start once per call.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::Kind::InvalidArgument) for a number not
+    /// below [`len`](Self::len); those of opening and reading the file;
+    /// [`DataLoss`](crate::Kind::DataLoss) naming the file and offset if
+    /// the record there is damaged, or is not the record the index
+    /// describes (a stale index).
+    pub fn read_many(
+        &self,
+        fs: &dyn FileSystem,
+        ordinals: &[u64],
+    ) -> Result<Vec<Record>> {
+        let mut order: Vec<usize> = (0..ordinals.len()).collect();
+        order.sort_unstable_by_key(|&k| ordinals[k]);
+        let mut out: Vec<Option<Record>> = vec![None; ordinals.len()];
+        let mut cursor: Option<(Box<dyn BufRead + Send>, u64)> = None;
+        for k in order {
+            let i = ordinals[k];
+            let (Some(pos), Some(len)) = (self.position(i), self.data_len(i))
+            else {
+                return Err(Error::invalid_argument(format!(
+                    "record {i} asked of a file of {} records",
+                    self.len()
+                ))
+                .with_file(&self.path));
+            };
+            let reopen = match &cursor {
+                None => true,
+                Some((_, at)) => {
+                    *at > pos.offset
+                        || (self.compression == Compression::None
+                            && pos.offset - at > REOPEN_GAP)
+                }
+            };
+            if reopen {
+                cursor = Some((self.open_at(fs, pos.offset)?, pos.offset));
+            }
+            let (src, at) = cursor.as_mut().expect("opened above");
+            let skip = pos.offset - *at;
+            skip_exactly(src, skip).map_err(|e| self.short(e, *at))?;
+            let frame_len = framed_len(len);
+            let mut buf = Vec::new();
+            let got = src
+                .take(frame_len)
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io(e).with_offset(pos.offset))
+                .map_err(|e| e.with_file(&self.path))?;
+            *at = pos.offset + got as u64;
+            out[k] = Some(self.decode_one(buf, pos, len)?);
+        }
+        Ok(out
+            .into_iter()
+            .map(|r| r.expect("every slot read"))
+            .collect())
+    }
+
+    fn short(&self, e: Error, at: u64) -> Error {
+        Error::data_loss(format!(
+            "the file ended before an indexed record ({}; stale index?)",
+            e.message()
+        ))
+        .with_offset(at)
+        .with_file(&self.path)
+    }
+
+    /// A forward reader of the (decompressed) stream from `offset`.
+    fn open_at(
+        &self,
+        fs: &dyn FileSystem,
+        offset: u64,
+    ) -> Result<Box<dyn BufRead + Send>> {
+        if self.compression == Compression::None {
+            let raw = fs.open_at(&self.path, offset)?;
+            return Ok(Box::new(BufReader::with_capacity(64 * 1024, raw)));
+        }
+        let raw = fs.open(&self.path)?;
+        let mut src: Box<dyn BufRead + Send> =
+            Box::new(BufReader::with_capacity(
+                64 * 1024,
+                Decompressor::new(self.compression, raw),
+            ));
+        skip_exactly(&mut src, offset).map_err(|e| self.short(e, 0))?;
+        Ok(src)
+    }
+
+    /// Decodes the framed bytes of record `pos`, which the index says has
+    /// `len` bytes of data.
+    fn decode_one(
+        &self,
+        buf: Vec<u8>,
+        pos: Position,
+        len: u64,
+    ) -> Result<Record> {
+        let stale = |why: String| {
+            Error::data_loss(format!(
+                "record {} is not what the index says: {why} (stale index?)",
+                pos.index
+            ))
+            .with_offset(pos.offset)
+            .with_file(&self.path)
+        };
+        if (buf.len() as u64) < framed_len(len) {
+            return Err(stale(format!(
+                "the file ends {} bytes into it",
+                buf.len()
+            )));
+        }
+        let mut decoder = Decoder::new().starting_at(pos);
+        let (what, used) =
+            decoder.decode(&buf).map_err(|e| e.with_file(&self.path))?;
+        match what {
+            Decoded::Record(frame) if used == buf.len() => {
+                let Payload::Input(range) = frame.payload else {
+                    return Err(Error::internal(
+                        "a whole frame was buffered by the decoder",
+                    ));
+                };
+                Ok(Record {
+                    data: Bytes::from(buf).slice(range),
+                    offset: pos.offset,
+                    index: pos.index,
+                })
+            }
+            _ => {
+                let header_len = buf
+                    .get(..8)
+                    .map(|b| u64::from_le_bytes(b.try_into().expect("8")));
+                Err(stale(format!(
+                    "its header gives {} bytes of data, the index {len}",
+                    header_len.unwrap_or(0)
+                )))
+            }
+        }
+    }
+}
+
+/// The size of `path` and the CRC32C of its first and last 64 KiB.
+fn sample(fs: &dyn FileSystem, path: &str) -> Result<(u64, u32, u32)> {
+    let size = fs.size(path)?;
+    let read = |from: u64| -> Result<u32> {
+        let mut buf = Vec::new();
+        fs.open_at(path, from)?
+            .take(SAMPLE_LEN)
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io(e).with_file(path))?;
+        Ok(crc32c::crc32c(&buf))
+    };
+    let head = read(0)?;
+    let tail = read(size.saturating_sub(SAMPLE_LEN))?;
+    Ok((size, head, tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::fs::LocalFs;
+    use crate::io::tfrecord::WriterBuilder;
+    use crate::Kind;
+
+    fn write(path: &str, c: Compression, n: usize) -> Vec<Vec<u8>> {
+        let records: Vec<Vec<u8>> = (0..n)
+            .map(|i| format!("rec-{i}-{}", "x".repeat(i % 50)).into_bytes())
+            .collect();
+        let mut w = WriterBuilder::new()
+            .compression(c)
+            .from_writer(std::fs::File::create(path).unwrap());
+        for r in &records {
+            w.write_record(r).unwrap();
+        }
+        w.finish().unwrap();
+        records
+    }
+
+    #[test]
+    fn random_access_reads_every_record_in_any_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, c) in [
+            ("a.tfrecord", Compression::None),
+            ("a.tfrecord.gz", Compression::Gzip),
+            ("a.tfrecord.zz", Compression::Zlib),
+        ] {
+            let p = dir.path().join(name);
+            let p = p.to_str().unwrap();
+            let records = write(p, c, 300);
+            let index = RecordIndex::build(&LocalFs, p, None).unwrap();
+            assert_eq!(index.len(), 300);
+            assert_eq!(index.compression(), c);
+            let ask: Vec<u64> = vec![299, 0, 17, 17, 150, 1, 298];
+            let got = index.read_many(&LocalFs, &ask).unwrap();
+            for (i, r) in ask.iter().zip(&got) {
+                assert_eq!(r.data, records[*i as usize], "{name} {i}");
+                assert_eq!(r.index, *i);
+            }
+            let e = index.read(&LocalFs, 300).unwrap_err();
+            assert_eq!(e.kind(), Kind::InvalidArgument);
+        }
+    }
+
+    #[test]
+    fn sidecar_round_trips_and_refuses_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.tfrecord");
+        let p = p.to_str().unwrap();
+        write(p, Compression::None, 1000);
+        let index = RecordIndex::build(&LocalFs, p, None).unwrap();
+        let bytes = index.to_bytes();
+        // Two bytes or less per record of under 128 bytes, plus a header.
+        assert!(bytes.len() < 1000 + 64, "{}", bytes.len());
+        assert_eq!(RecordIndex::from_bytes(p, &bytes).unwrap(), index);
+        let mut bad = bytes.clone();
+        bad[20] ^= 1;
+        let e = RecordIndex::from_bytes(p, &bad).unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument);
+        assert!(e.message().contains("checksum"), "{e}");
+        let e = RecordIndex::from_bytes(p, b"garbage!garbage!").unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument);
+    }
+}
