@@ -800,7 +800,7 @@ class Session:
         timeout = None
         if options is not None and getattr(options, "timeout_in_ms", 0):
             timeout = options.timeout_in_ms / 1000.0
-        values = self._s.run(native_fetches, feeds, timeout, len(waits) <= 1) if native_fetches else []
+        values = self._s.run(native_fetches, feeds, timeout) if native_fetches else []
         out = []
         for leaf in leaves:
             if isinstance(leaf, _SummaryFetch):
