@@ -16,9 +16,8 @@ use feedstock::decode::image::Channels;
 use feedstock::decode::math::BinaryOp;
 use feedstock::plan::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
-    ProducerOptions,
-    QueueRef, ReaderKind, ReaderRef, RunOptions, Session, ShuffleOptions,
-    SliceDim, Strings,
+    ProducerOptions, QueueRef, ReaderKind, ReaderRef, RunOptions, Session,
+    ShuffleOptions, SliceDim, Strings,
 };
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Error, Kind, Value};
@@ -775,7 +774,8 @@ impl PySession {
         };
         let sess = &self.0;
         let r = py.detach(|| sess.run_with(&fetches, &fv, &opts));
-        if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take()
+        if let Some(e) =
+            raised.lock().unwrap_or_else(|p| p.into_inner()).take()
         {
             // The caller's `finally: coord.request_stop()` stops the
             // runners; the session stays usable.

@@ -33,13 +33,14 @@ def never(n):
 
 # The guide's loop: the run waits on `fetch`; the finally stops and joins.
 GUIDE_LOOP = """
+fetch = FETCH
 with tf.Session() as sess:
     coord = tf.train.Coordinator()
     threads = tf.train.start_queue_runners(coord=coord)
     try:
         print("ready", flush=True)
         while not coord.should_stop():
-            sess.run(FETCH)
+            sess.run(fetch)
     finally:
         coord.request_stop()
         coord.join(threads)
@@ -57,7 +58,7 @@ CASES = {
     "pipeline_iterator": PRELUDE
     + """
 def blocked(ex):
-    [inner] = tf.train.maybe_batch([ex["x"]], keep_input=False, batch_size=1)
+    inner = tf.train.maybe_batch([ex["x"]], keep_input=False, batch_size=1)
     return {"x": tf.reshape(inner, [])}
 
 pipe = fs.Pipeline(arrays={"x": np.arange(8)}, map=blocked, batch_size=2, num_epochs=None, shuffle=False)
@@ -129,10 +130,11 @@ def test_ctrl_c_without_cleanup_still_exits():
     KeyboardInterrupt although the runner threads were never joined (the
     session's last handle closes its queues)."""
     script = PRELUDE + """
+fetch = never(2)
 sess = tf.Session()
 threads = tf.train.start_queue_runners(sess=sess, coord=tf.train.Coordinator())
 print("ready", flush=True)
-sess.run(never(2))
+sess.run(fetch)
 """
     code, _, err = _interrupt(script)
     assert code in (1, -signal.SIGINT), (code, err)

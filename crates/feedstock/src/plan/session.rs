@@ -747,4 +747,3 @@ fn keep_of(t: &Tensor) -> Result<KeepInput> {
         KeepInput::Each(v.to_vec())
     })
 }
-
