@@ -20,7 +20,7 @@ use feedstock::plan::{
     ShuffleOptions, SliceDim, Strings,
 };
 use feedstock::queue::PartialShape;
-use feedstock::{DType, Error, Kind, Value};
+use feedstock::{DType, Error, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};

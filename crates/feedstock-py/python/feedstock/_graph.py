@@ -33,12 +33,21 @@ class DType:
 
     @property
     def as_numpy_dtype(self):
-        """The numpy type of the values (``object`` for strings)."""
-        return np.dtype(object).type if self._native == "string" else np.dtype(self._native).type
+        """The numpy type of the values (``object`` for strings;
+        ``ml_dtypes.bfloat16`` for bfloat16, which numpy lacks)."""
+        if self._native == "string":
+            return np.dtype(object).type
+        if self._native == "bfloat16":
+            return _ml_dtypes().bfloat16
+        return np.dtype(self._native).type
 
     @property
     def is_floating(self):
-        return self._native in ("float32", "float64")
+        return self._native in ("float16", "bfloat16", "float32", "float64")
+
+    @property
+    def is_complex(self):
+        return self._native in ("complex64", "complex128")
 
     @property
     def is_integer(self):
@@ -69,9 +78,32 @@ uint32 = DType("uint32", "uint32")
 uint64 = DType("uint64", "uint64")
 bool_ = DType("bool", "bool")
 string = DType("string", "string")
+float16 = DType("float16", "float16")
+half = float16
+bfloat16 = DType("bfloat16", "bfloat16")
+complex64 = DType("complex64", "complex64")
+complex128 = DType("complex128", "complex128")
 
-_BY_NATIVE = {d._native: d for d in (float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_, string)}
+_BY_NATIVE = {
+    d._native: d
+    for d in (
+        float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_, string,
+        complex64, complex128,
+    )
+}
 _BY_NATIVE["object"] = string
+
+
+def _ml_dtypes():
+    """``ml_dtypes``, which gives numpy its ``bfloat16``; an ImportError
+    that says what to do when it is missing."""
+    try:
+        import ml_dtypes
+    except ImportError as e:
+        raise ImportError(
+            "bfloat16 arrays need the ml_dtypes package (pip install ml_dtypes), or tf.cast the tensor to float32"
+        ) from e
+    return ml_dtypes
 
 
 def as_dtype(x):
@@ -497,6 +529,9 @@ def _infer_dtype(value):
         return int32
     if isinstance(flat, (float, np.floating)):
         return float32
+    if isinstance(flat, (complex, np.complexfloating)):
+        # As TensorFlow: a Python complex is a complex128.
+        return complex128
     raise TypeError(f"cannot make a tensor of {type(flat).__name__}")
 
 
@@ -504,7 +539,7 @@ def _const_array(value, dtype):
     if dtype == string:
         arr = np.asarray(value, dtype=object)
         return np.vectorize(lambda v: v.encode() if isinstance(v, str) else v, otypes=[object])(arr) if arr.size else arr
-    return np.asarray(value, dtype=dtype._native)
+    return np.asarray(value, dtype=dtype.as_numpy_dtype)
 
 
 def constant(value, dtype=None, shape=None, name=None, verify_shape=False):
