@@ -1,7 +1,8 @@
 //! Tensors to numpy arrays, without copying.
 //!
-//! A dense numeric [`Tensor`] becomes an `ndarray` that owns the tensor's
-//! buffer: the `Vec` moves into a numpy base object and the array points
+//! A dense numeric [`Tensor`] (every dtype: float16 as `numpy.float16`,
+//! bfloat16 as `ml_dtypes.bfloat16`, complex64/128 as numpy's) becomes
+//! an `ndarray` that owns the tensor's buffer: the `Vec` moves into a numpy base object and the array points
 //! at it, so a 128×784 batch crosses into Python without a copy. Strings
 //! become object arrays of `bytes`, as TensorFlow's `Session.run` returns
 //! them (a Python `bytes` per element is the one copy numpy's object
@@ -13,7 +14,7 @@ use numpy::{
     IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArray,
     PyUntypedArrayMethods,
 };
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyImportError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -40,6 +41,13 @@ pub fn tensor_to_numpy<'py>(
         Data::I64(v) => v.into_pyarray(py).into_any(),
         Data::F32(v) => v.into_pyarray(py).into_any(),
         Data::F64(v) => v.into_pyarray(py).into_any(),
+        Data::F16(v) => v.into_pyarray(py).into_any(),
+        Data::BF16(v) => {
+            bfloat16_dtype(py)?;
+            v.into_pyarray(py).into_any()
+        }
+        Data::C64(v) => v.into_pyarray(py).into_any(),
+        Data::C128(v) => v.into_pyarray(py).into_any(),
         Data::String(v) => {
             let objs: Vec<Py<PyAny>> = v
                 .iter()
@@ -90,17 +98,30 @@ pub fn sparse_to_py<'py>(
 }
 
 /// The feedstock dtype named as numpy names it (`"float32"`, ...): the
-/// dtype's own name where numpy has the same one, and `"object"` for bytes
-/// and for the dtypes that [`tensor_to_numpy`] does not convert.
+/// dtype's own name, and `"object"` for bytes. `"bfloat16"` is numpy's
+/// name only once `ml_dtypes` is imported (see [`bfloat16_dtype`]).
 pub fn numpy_name(dtype: DType) -> &'static str {
     match dtype {
-        DType::String
-        | DType::F16
-        | DType::BF16
-        | DType::C64
-        | DType::C128 => "object",
+        DType::String => "object",
         numeric => numeric.name(),
     }
+}
+
+/// Makes sure numpy knows `bfloat16`: numpy has no such dtype of its own;
+/// the `ml_dtypes` package (the one JAX and TensorFlow use) registers it
+/// on import, and bfloat16 arrays then hold `ml_dtypes.bfloat16` values
+/// whose bytes are exactly [`half::bf16`]'s.
+///
+/// Without `ml_dtypes` the conversion fails with an ImportError that says
+/// so, rather than handing out the raw bits as `uint16`, which would read
+/// as wrong numbers: cast to float32 in the graph to do without it.
+pub fn bfloat16_dtype(py: Python<'_>) -> PyResult<()> {
+    py.import("ml_dtypes").map(drop).map_err(|e| {
+        PyImportError::new_err(format!(
+            "bfloat16 arrays need the ml_dtypes package (pip install \
+             ml_dtypes), or tf.cast the tensor to float32: {e}"
+        ))
+    })
 }
 
 /// Copies a numpy array (or anything `numpy.asarray` accepts) into a
@@ -135,6 +156,9 @@ pub fn numpy_to_tensor(
         }
         return Tensor::from_data(shape, Data::String(out)).py_err();
     }
+    if dtype == DType::BF16 {
+        bfloat16_dtype(py)?;
+    }
     // asarray (not ascontiguousarray, which makes scalars 1-d).
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item("dtype", numpy_name(dtype))?;
@@ -163,6 +187,10 @@ pub fn numpy_to_tensor(
         DType::I64 => copy!(i64, I64),
         DType::F32 => copy!(f32, F32),
         DType::F64 => copy!(f64, F64),
+        DType::F16 => copy!(half::f16, F16),
+        DType::BF16 => copy!(half::bf16, BF16),
+        DType::C64 => copy!(num_complex::Complex32, C64),
+        DType::C128 => copy!(num_complex::Complex64, C128),
         other => {
             return Err(PyTypeError::new_err(format!(
                 "unsupported dtype {other}"

@@ -3,9 +3,10 @@
 //! Each method stands for one builder call of [`feedstock::plan`]; the
 //! Python layer (`feedstock.compat.v1`) turns TensorFlow's signatures
 //! into these. Symbolic tensors are [`PyOutput`] handles. Runs release
-//! the GIL; a run that waits is cut into short slices between which
+//! the GIL; each wait of a run is cut into short slices between which
 //! Python's signal handlers get to run, so Ctrl-C interrupts it.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use feedstock::coord::{Coordinator, ThreadHandle};
@@ -14,12 +15,12 @@ use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
 use feedstock::decode::image::Channels;
 use feedstock::decode::math::BinaryOp;
 use feedstock::plan::{
-    BatchOptions, CsvOptions, Graph, ImageFormat, Output, ProducerOptions,
-    QueueRef, ReaderKind, ReaderRef, RunOptions, Session, ShuffleOptions,
-    SliceDim, Strings,
+    BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
+    ProducerOptions, QueueRef, ReaderKind, ReaderRef, RunOptions, Session,
+    ShuffleOptions, SliceDim, Strings,
 };
 use feedstock::queue::PartialShape;
-use feedstock::{DType, Error, Kind, Value};
+use feedstock::{DType, Error, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -735,19 +736,19 @@ impl PySession {
     /// Evaluates `fetches` with `feeds` (a list of `(Output, value)`),
     /// returning one numpy array (or `SparseTensorValue`) per fetch.
     ///
-    /// With `sliced`, a wait is cut into slices between which Python's
-    /// signal handlers run (Ctrl-C raises `KeyboardInterrupt`); the caller passes `sliced` only when at most one
-    /// node of the run can wait, so that a slice that times out leaves
-    /// nothing half-done. `timeout` (seconds) is TensorFlow's
+    /// The GIL is released while the run works and waits. Each wait is
+    /// cut into slices between which Python's signal handlers run (see
+    /// [`Interrupt`]): Ctrl-C raises `KeyboardInterrupt` however many
+    /// queues the run waits on, and a run that is not interrupted loses
+    /// nothing to the slicing. `timeout` (seconds) is TensorFlow's
     /// `timeout_in_ms`: DeadlineExceeded past it.
-    #[pyo3(signature = (fetches, feeds, timeout=None, sliced=true))]
+    #[pyo3(signature = (fetches, feeds, timeout=None))]
     fn run<'py>(
         &self,
         py: Python<'py>,
         fetches: Vec<PyOutput>,
         feeds: Vec<(PyOutput, Bound<'py, PyAny>)>,
         timeout: Option<f64>,
-        sliced: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let fetches = ins(&fetches);
         let mut fv = Vec::with_capacity(feeds.len());
@@ -755,36 +756,32 @@ impl PySession {
             let t = numpy_to_tensor(py, v, o.0.dtype())?;
             fv.push((o.0, Value::from(t)));
         }
-        let end = timeout.map(|s| Instant::now() + Duration::from_secs_f64(s));
-        let values = loop {
-            let slice_end = if sliced {
-                let s = Instant::now() + SLICE;
-                Some(end.map_or(s, |e| e.min(s)))
-            } else {
-                end
-            };
-            let opts = RunOptions {
-                timeout: slice_end
-                    .map(|e| e.saturating_duration_since(Instant::now())),
-            };
-            let sess = &self.0;
-            let r = py.detach(|| sess.run_with(&fetches, &fv, &opts));
-            match r {
-                Ok(v) => break v,
-                Err(e)
-                    if e.kind() == Kind::DeadlineExceeded
-                        && sliced
-                        && end.is_none_or(|e| Instant::now() < e) =>
-                {
-                    // Nothing was consumed by the slice that timed out; the
-                    // caller's `finally: coord.request_stop()` stops the
-                    // runners (closing the session here would make them
-                    // fail Cancelled before the stop request).
-                    py.check_signals()?;
+        // The exception a signal handler raised, for the run to re-raise.
+        let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+        let slot = Arc::clone(&raised);
+        let interrupt = Interrupt::new(SLICE, move || {
+            Python::attach(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    true
                 }
-                Err(e) => return Err(to_py(&e)),
-            }
+            })
+        });
+        let opts = RunOptions {
+            timeout: timeout.map(Duration::from_secs_f64),
+            interrupt: Some(interrupt),
         };
+        let sess = &self.0;
+        let r = py.detach(|| sess.run_with(&fetches, &fv, &opts));
+        if let Some(e) =
+            raised.lock().unwrap_or_else(|p| p.into_inner()).take()
+        {
+            // The caller's `finally: coord.request_stop()` stops the
+            // runners; the session stays usable.
+            return Err(e);
+        }
+        let values = r.py_err()?;
         values.into_iter().map(|v| value_to_py(py, v)).collect()
     }
 

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -16,8 +17,8 @@ use feedstock::decode::example::FeatureSpec;
 use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
 use feedstock::plan::{
-    BatchOptions, CsvOptions, Graph, Output, ProducerOptions, ReaderKind,
-    RunOptions, Session, ShuffleOptions, SliceDim, Strings,
+    BatchOptions, CsvOptions, Graph, Interrupt, Output, ProducerOptions,
+    ReaderKind, RunOptions, Session, ShuffleOptions, SliceDim, Strings,
 };
 use feedstock::proto::ExampleBuilder;
 use feedstock::{DType, Kind, Result, Tensor, Value};
@@ -567,6 +568,7 @@ fn close_wakes_a_blocked_run() -> Result<()> {
             &[],
             &RunOptions {
                 timeout: Some(Duration::from_millis(20)),
+                ..Default::default()
             },
         )
         .unwrap_err();
@@ -580,6 +582,150 @@ fn close_wakes_a_blocked_run() -> Result<()> {
     let err = blocked.join().unwrap().unwrap_err();
     assert_eq!(err.kind(), Kind::Cancelled, "{err}");
     assert_eq!(sess.run(&batch, &[]).unwrap_err().kind(), Kind::Cancelled);
+    coord.join(threads, JOIN)
+}
+
+/// Two batching stages that never fill, over one endless producer.
+fn two_empty_batches(g: &Graph) -> Result<Vec<Output>> {
+    let q = g.range_input_producer(
+        4,
+        ProducerOptions {
+            shuffle: false,
+            ..Default::default()
+        },
+    )?;
+    let d = g.dequeue(q)?;
+    let never = g.constant(Tensor::scalar(false))?;
+    let mut out = Vec::new();
+    for _ in 0..2 {
+        out.extend(g.batch(
+            &[vec![d]],
+            Some(never),
+            BatchOptions {
+                batch_size: 2,
+                ..Default::default()
+            },
+        )?);
+    }
+    Ok(out)
+}
+
+/// An interrupt that counts its checks and says "stop" at the `at`-th.
+fn counting_interrupt(at: usize) -> (Interrupt, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&calls);
+    let interrupt = Interrupt::new(Duration::from_millis(1), move || {
+        c.fetch_add(1, Ordering::SeqCst) + 1 >= at
+    });
+    (interrupt, calls)
+}
+
+/// A run waiting on two batching stages at once gives up Cancelled when
+/// its interrupt says so, after exactly that many checks; the session
+/// stays usable.
+#[test]
+fn interrupt_wakes_a_run_waiting_on_two_queues() -> Result<()> {
+    let g = Graph::new();
+    let batches = two_empty_batches(&g)?;
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let (interrupt, calls) = counting_interrupt(3);
+    let opts = RunOptions {
+        interrupt: Some(interrupt),
+        ..Default::default()
+    };
+    let err = sess.run_with(&batches, &[], &opts).unwrap_err();
+    assert_eq!(err.kind(), Kind::Cancelled, "{err}");
+    assert!(err.to_string().contains("interrupted"), "{err}");
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    // Not closed: a run with a timeout still waits and times out.
+    let opts = RunOptions {
+        timeout: Some(Duration::from_millis(5)),
+        ..Default::default()
+    };
+    let err = sess.run_with(&batches, &[], &opts).unwrap_err();
+    assert_eq!(err.kind(), Kind::DeadlineExceeded, "{err}");
+    coord.request_stop();
+    coord.join(threads, JOIN)
+}
+
+/// A sliced wait still honours the session's operation timeout (which
+/// the slices' own timeouts would otherwise replace), and the run's
+/// timeout.
+#[test]
+fn interrupt_keeps_the_timeouts() -> Result<()> {
+    let g = Graph::new();
+    let batches = two_empty_batches(&g)?;
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let (interrupt, _) = counting_interrupt(usize::MAX);
+    sess.set_operation_timeout(Some(Duration::from_millis(10)));
+    let opts = RunOptions {
+        interrupt: Some(interrupt.clone()),
+        ..Default::default()
+    };
+    let err = sess.run_with(&batches, &[], &opts).unwrap_err();
+    assert_eq!(err.kind(), Kind::DeadlineExceeded, "{err}");
+    sess.set_operation_timeout(None);
+    let opts = RunOptions {
+        interrupt: Some(interrupt),
+        timeout: Some(Duration::from_millis(10)),
+    };
+    let err = sess.run_with(&batches, &[], &opts).unwrap_err();
+    assert_eq!(err.kind(), Kind::DeadlineExceeded, "{err}");
+    coord.request_stop();
+    // The operation timeout applied to the runners too: the producer's
+    // enqueue, blocked on a full queue, may have timed out while it was
+    // set, which the join reports.
+    match coord.join(threads, JOIN) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == Kind::DeadlineExceeded => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Waits sliced into 1 ms pieces lose and repeat nothing: two batch
+/// fetches per run over one producer give every element exactly once.
+#[test]
+fn interrupt_slices_lose_nothing() -> Result<()> {
+    let g = Graph::new();
+    let data = g.constant(Tensor::vector((0..400i64).collect()))?;
+    let row = g.slice_input_producer(&[data], ordered(1))?;
+    let opts = BatchOptions {
+        batch_size: 3,
+        capacity: 4,
+        allow_smaller_final_batch: true,
+        ..Default::default()
+    };
+    let a = g.batch(&[vec![row[0]]], None, opts.clone())?;
+    let b = g.batch(&[vec![row[0]]], None, opts)?;
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let (interrupt, _) = counting_interrupt(usize::MAX);
+    let run = RunOptions {
+        interrupt: Some(interrupt),
+        ..Default::default()
+    };
+    let mut seen = Vec::new();
+    let mut done = [false, false];
+    while done != [true, true] {
+        for (i, fetch) in [&a, &b].into_iter().enumerate() {
+            if done[i] {
+                continue;
+            }
+            match sess.run_with(fetch, &[], &run) {
+                Ok(v) => seen.extend(i64s(&v[0])),
+                Err(e) if e.kind() == Kind::OutOfRange => done[i] = true,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (0..400).collect::<Vec<i64>>());
+    coord.request_stop();
     coord.join(threads, JOIN)
 }
 

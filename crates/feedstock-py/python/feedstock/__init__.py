@@ -15,7 +15,7 @@ Also here: ``feedstock.errors`` (TensorFlow's exception classes),
 """
 
 from . import errors, example, tfrecord
-from ._graph import float32, float64, int32, int64, string, uint8
+from ._graph import bfloat16, complex64, complex128, float16, float32, float64, int32, int64, string, uint8
 from ._native import __version__
 from ._ops import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
 from ._types import SparseTensorValue
@@ -33,8 +33,12 @@ __all__ = [
     "VarLenFeature",
     "SparseFeature",
     "FixedLenSequenceFeature",
+    "float16",
+    "bfloat16",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     "int32",
     "int64",
     "string",

@@ -33,12 +33,21 @@ class DType:
 
     @property
     def as_numpy_dtype(self):
-        """The numpy type of the values (``object`` for strings)."""
-        return np.dtype(object).type if self._native == "string" else np.dtype(self._native).type
+        """The numpy type of the values (``object`` for strings;
+        ``ml_dtypes.bfloat16`` for bfloat16, which numpy lacks)."""
+        if self._native == "string":
+            return np.dtype(object).type
+        if self._native == "bfloat16":
+            return _ml_dtypes().bfloat16
+        return np.dtype(self._native).type
 
     @property
     def is_floating(self):
-        return self._native in ("float32", "float64")
+        return self._native in ("float16", "bfloat16", "float32", "float64")
+
+    @property
+    def is_complex(self):
+        return self._native in ("complex64", "complex128")
 
     @property
     def is_integer(self):
@@ -69,9 +78,32 @@ uint32 = DType("uint32", "uint32")
 uint64 = DType("uint64", "uint64")
 bool_ = DType("bool", "bool")
 string = DType("string", "string")
+float16 = DType("float16", "float16")
+half = float16
+bfloat16 = DType("bfloat16", "bfloat16")
+complex64 = DType("complex64", "complex64")
+complex128 = DType("complex128", "complex128")
 
-_BY_NATIVE = {d._native: d for d in (float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_, string)}
+_BY_NATIVE = {
+    d._native: d
+    for d in (
+        float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_, string,
+        complex64, complex128,
+    )
+}
 _BY_NATIVE["object"] = string
+
+
+def _ml_dtypes():
+    """``ml_dtypes``, which gives numpy its ``bfloat16``; an ImportError
+    that says what to do when it is missing."""
+    try:
+        import ml_dtypes
+    except ImportError as e:
+        raise ImportError(
+            "bfloat16 arrays need the ml_dtypes package (pip install ml_dtypes), or tf.cast the tensor to float32"
+        ) from e
+    return ml_dtypes
 
 
 def as_dtype(x):
@@ -247,19 +279,13 @@ def reset_default_graph():
 
 
 class Tensor:
-    """A symbolic tensor: an output of a node of a :class:`Graph`.
+    """A symbolic tensor: an output of a node of a :class:`Graph`."""
 
-    ``waits`` is the set of node ids of this tensor's inputs that can
-    block (reads, dequeues, batches): a run of at most one of them can be
-    interrupted by Ctrl-C at no risk of losing data.
-    """
+    __slots__ = ("graph", "_o", "_const", "__weakref__")
 
-    __slots__ = ("graph", "_o", "waits", "_const", "__weakref__")
-
-    def __init__(self, graph, output, waits=frozenset(), const=None):
+    def __init__(self, graph, output, const=None):
         self.graph = graph
         self._o = output
-        self.waits = waits
         self._const = const
 
     @property
@@ -359,7 +385,7 @@ class Tensor:
                 dims.append(("at", int(k)))
             else:
                 raise TypeError(f"unsupported index {k!r}: ints, slices, None and ... are")
-        return _wrap1(self.graph, self.graph._g.strided_slice(self._o, dims), self.waits)
+        return _wrap1(self.graph, self.graph._g.strided_slice(self._o, dims))
 
 
 def _opt_int(x):
@@ -376,13 +402,13 @@ class SparseTensor(Tensor):
         return f"<tf.SparseTensor '{self.name}' dtype={self.dtype.name}>"
 
 
-def _wrap1(graph, output, waits=frozenset(), const=None):
+def _wrap1(graph, output, const=None):
     cls = SparseTensor if output.sparse else Tensor
-    return cls(graph, output, waits, const)
+    return cls(graph, output, const)
 
 
-def _wrap(graph, outputs, waits=frozenset()):
-    return [_wrap1(graph, o, waits) for o in outputs]
+def _wrap(graph, outputs):
+    return [_wrap1(graph, o) for o in outputs]
 
 
 class Operation:
@@ -413,10 +439,10 @@ class Variable(Tensor):
         init = convert_to_tensor(initial_value, dtype=dtype)
         g = init.graph
         value, initializer = g._g.variable(init._o, name)
-        super().__init__(g, value, init.waits)
+        super().__init__(g, value)
         self.initial_value = init
         self.trainable = bool(trainable) if trainable is not None else True
-        self.initializer = Operation(g, [Tensor(g, initializer, init.waits)], name=g._g.name(initializer))
+        self.initializer = Operation(g, [Tensor(g, initializer)], name=g._g.name(initializer))
         if collections is None:
             collections = [GLOBAL_VARIABLES]
         for c in collections:
@@ -503,6 +529,9 @@ def _infer_dtype(value):
         return int32
     if isinstance(flat, (float, np.floating)):
         return float32
+    if isinstance(flat, (complex, np.complexfloating)):
+        # As TensorFlow: a Python complex is a complex128.
+        return complex128
     raise TypeError(f"cannot make a tensor of {type(flat).__name__}")
 
 
@@ -510,7 +539,7 @@ def _const_array(value, dtype):
     if dtype == string:
         arr = np.asarray(value, dtype=object)
         return np.vectorize(lambda v: v.encode() if isinstance(v, str) else v, otypes=[object])(arr) if arr.size else arr
-    return np.asarray(value, dtype=dtype._native)
+    return np.asarray(value, dtype=dtype.as_numpy_dtype)
 
 
 def constant(value, dtype=None, shape=None, name=None, verify_shape=False):
@@ -563,7 +592,7 @@ def _like(x, t):
 def _binary(op, a, b):
     a, b = _operands(a, b)
     g = a.graph
-    return _wrap1(g, g._g.binary(op, a._o, b._o), a.waits | b.waits)
+    return _wrap1(g, g._g.binary(op, a._o, b._o))
 
 
 def add(x, y, name=None):
@@ -603,13 +632,13 @@ div = divide
 
 def negative(x, name=None):
     x = convert_to_tensor(x)
-    return _wrap1(x.graph, x.graph._g.neg(x._o), x.waits)
+    return _wrap1(x.graph, x.graph._g.neg(x._o))
 
 
 def cast(x, dtype, name=None):
     """``tf.cast``."""
     x = convert_to_tensor(x)
-    return _wrap1(x.graph, x.graph._g.cast(x._o, as_dtype(dtype)._native), x.waits)
+    return _wrap1(x.graph, x.graph._g.cast(x._o, as_dtype(dtype)._native))
 
 
 to_float = lambda x, name=None: cast(x, float32)  # noqa: E731
@@ -625,7 +654,7 @@ def reshape(tensor, shape, name=None):
             raise TypeError("tf.reshape: the shape must be known when the graph is built")
         shape = shape._const.tolist()
     shape = [int(d) for d in np.asarray(shape).reshape(-1)]
-    return _wrap1(tensor.graph, tensor.graph._g.reshape(tensor._o, shape), tensor.waits)
+    return _wrap1(tensor.graph, tensor.graph._g.reshape(tensor._o, shape))
 
 
 def transpose(a, perm=None, name=None):
@@ -636,39 +665,39 @@ def transpose(a, perm=None, name=None):
         if rank is None:
             raise ValueError("tf.transpose without perm needs a known rank")
         perm = list(range(rank))[::-1]
-    return _wrap1(a.graph, a.graph._g.transpose(a._o, [int(p) for p in perm]), a.waits)
+    return _wrap1(a.graph, a.graph._g.transpose(a._o, [int(p) for p in perm]))
 
 
 def _tensor_list(values):
     ts = [convert_to_tensor(v) for v in values]
     if not ts:
         raise ValueError("needs at least one tensor")
-    return ts, frozenset().union(*(t.waits for t in ts))
+    return ts
 
 
 def stack(values, axis=0, name="stack"):
     """``tf.stack``."""
-    ts, waits = _tensor_list(values)
+    ts = _tensor_list(values)
     g = ts[0].graph
-    return _wrap1(g, g._g.stack([t._o for t in ts], int(axis)), waits)
+    return _wrap1(g, g._g.stack([t._o for t in ts], int(axis)))
 
 
 def concat(values, axis, name="concat"):
     """``tf.concat``."""
-    ts, waits = _tensor_list(values)
+    ts = _tensor_list(values)
     g = ts[0].graph
-    return _wrap1(g, g._g.concat([t._o for t in ts], int(axis)), waits)
+    return _wrap1(g, g._g.concat([t._o for t in ts], int(axis)))
 
 
 def identity(x, name=None):
     x = convert_to_tensor(x)
-    return _wrap1(x.graph, x.graph._g.identity(x._o), x.waits)
+    return _wrap1(x.graph, x.graph._g.identity(x._o))
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
     """``tf.slice`` (a size of -1 runs to the end)."""
     x = convert_to_tensor(input_)
-    return _wrap1(x.graph, x.graph._g.slice(x._o, [int(b) for b in begin], [int(s) for s in size]), x.waits)
+    return _wrap1(x.graph, x.graph._g.slice(x._o, [int(b) for b in begin], [int(s) for s in size]))
 
 
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):
@@ -680,7 +709,6 @@ def strided_slice(input_, begin, end, strides=None, name=None, **masks):
     return _wrap1(
         x.graph,
         x.graph._g.strided_slice_ranges(x._o, [int(v) for v in begin], [int(v) for v in end], [int(v) for v in strides]),
-        x.waits,
     )
 
 
@@ -774,7 +802,7 @@ class Session:
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         leaves = []
         spec = _flatten(fetches, leaves)
-        native_fetches, index, waits = [], {}, set()
+        native_fetches, index = [], {}
         summaries = []
         for leaf in leaves:
             if isinstance(leaf, _SummaryFetch):
@@ -784,7 +812,6 @@ class Session:
             for t in tensors:
                 if t.graph is not self.graph:
                     raise ValueError(f"Tensor {t!r} is not an element of this graph.")
-                waits |= t.waits
                 if t._o not in index:
                     index[t._o] = len(native_fetches)
                     native_fetches.append(t._o)
@@ -800,7 +827,7 @@ class Session:
         timeout = None
         if options is not None and getattr(options, "timeout_in_ms", 0):
             timeout = options.timeout_in_ms / 1000.0
-        values = self._s.run(native_fetches, feeds, timeout, len(waits) <= 1) if native_fetches else []
+        values = self._s.run(native_fetches, feeds, timeout) if native_fetches else []
         out = []
         for leaf in leaves:
             if isinstance(leaf, _SummaryFetch):

@@ -38,15 +38,15 @@ class QueueBase:
 
     def dequeue(self, name=None):
         o = self.graph._g.dequeue(self._q)
-        return _wrap1(self.graph, o, frozenset({o.node}))
+        return _wrap1(self.graph, o)
 
     def dequeue_many(self, n, name=None):
         o = self.graph._g.dequeue_many(self._q, int(n), False)
-        return _wrap1(self.graph, o, frozenset({o.node}))
+        return _wrap1(self.graph, o)
 
     def dequeue_up_to(self, n, name=None):
         o = self.graph._g.dequeue_many(self._q, int(n), True)
-        return _wrap1(self.graph, o, frozenset({o.node}))
+        return _wrap1(self.graph, o)
 
     def __repr__(self):
         return f"<FIFOQueue '{self.name}'>"
@@ -115,7 +115,7 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
     ts = [convert_to_tensor(t) for t in tensor_list]
     g = ts[0].graph
     outs = g._g.slice_input_producer([t._o for t in ts], _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
-    return [_wrap1(g, o, frozenset({o.node})) for o in outs]
+    return [_wrap1(g, o) for o in outs]
 
 
 def limit_epochs(tensor, num_epochs=None, name=None):
@@ -123,7 +123,7 @@ def limit_epochs(tensor, num_epochs=None, name=None):
     t = convert_to_tensor(tensor)
     if num_epochs is None:
         return t
-    return _wrap1(t.graph, t.graph._g.limit_epochs(t._o, _epochs(num_epochs)), t.waits)
+    return _wrap1(t.graph, t.graph._g.limit_epochs(t._o, _epochs(num_epochs)))
 
 
 # ---------------------------------------------------------------- readers
@@ -142,15 +142,13 @@ class ReaderBase:
     def read(self, queue, name=None):
         """The next record, as ``(key, value)`` string scalars."""
         k, v = self.graph._g.read(self._r, _queue(queue))
-        waits = frozenset({k.node})
-        return Tensor(self.graph, k, waits), Tensor(self.graph, v, waits)
+        return Tensor(self.graph, k), Tensor(self.graph, v)
 
     def read_up_to(self, queue, num_records, name=None):
         """Up to ``num_records`` records of one file, as ``(keys,
         values)`` string vectors."""
         k, v = self.graph._g.read_up_to(self._r, _queue(queue), int(num_records))
-        waits = frozenset({k.node})
-        return Tensor(self.graph, k, waits), Tensor(self.graph, v, waits)
+        return Tensor(self.graph, k), Tensor(self.graph, v)
 
     @property
     def supports_serialize(self):
@@ -248,7 +246,7 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
         records._o, defaults, field_delim, bool(use_quote_delim), na_value or None,
         None if select_cols is None else [int(c) for c in select_cols],
     )
-    return _wrap(g, outs, records.waits)
+    return _wrap(g, outs)
 
 
 def _default_dtype(v):
@@ -268,7 +266,7 @@ def _default_dtype(v):
 def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None, bytes=None):  # noqa: A002
     """Reinterprets the bytes of each string as a vector of ``out_type``."""
     x = convert_to_tensor(input_bytes if input_bytes is not None else bytes)
-    return _wrap1(x.graph, x.graph._g.decode_raw(x._o, as_dtype(out_type)._native, bool(little_endian)), x.waits)
+    return _wrap1(x.graph, x.graph._g.decode_raw(x._o, as_dtype(out_type)._native, bool(little_endian)))
 
 
 class FixedLenFeature:
@@ -341,7 +339,7 @@ def _parse(serialized, features, batched):
     s = convert_to_tensor(serialized)
     g = s.graph
     outs = g._g.parse_example(s._o, _spec(features), batched)
-    return dict(zip(features.keys(), _wrap(g, outs, s.waits)))
+    return dict(zip(features.keys(), _wrap(g, outs)))
 
 
 def parse_single_example(serialized, features=None, name=None, example_names=None):
@@ -361,12 +359,12 @@ def parse_example(serialized, features=None, name=None, example_names=None):
 
 def _image(op, image):
     x = convert_to_tensor(image)
-    return _wrap1(x.graph, x.graph._g.image_op(op, x._o), x.waits)
+    return _wrap1(x.graph, x.graph._g.image_op(op, x._o))
 
 
 def _decode_image(contents, fmt, channels):
     x = convert_to_tensor(contents)
-    return _wrap1(x.graph, x.graph._g.decode_image(x._o, fmt, int(channels or 0)), x.waits)
+    return _wrap1(x.graph, x.graph._g.decode_image(x._o, fmt, int(channels or 0)))
 
 
 def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,
@@ -400,7 +398,7 @@ def per_image_standardization(image):
 
 def random_flip_left_right(image, seed=None):
     x = convert_to_tensor(image)
-    return _wrap1(x.graph, x.graph._g.random_flip_left_right(x._o, _seed(seed)), x.waits)
+    return _wrap1(x.graph, x.graph._g.random_flip_left_right(x._o, _seed(seed)))
 
 
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
@@ -408,13 +406,12 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
     return _wrap1(
         x.graph,
         x.graph._g.crop_to_bounding_box(x._o, int(offset_height), int(offset_width), int(target_height), int(target_width)),
-        x.waits,
     )
 
 
 def random_crop(value, size, seed=None, name=None):
     x = convert_to_tensor(value)
-    return _wrap1(x.graph, x.graph._g.random_crop(x._o, [int(s) for s in size], _seed(seed)), x.waits)
+    return _wrap1(x.graph, x.graph._g.random_crop(x._o, [int(s) for s in size], _seed(seed)))
 
 
 # ---------------------------------------------------------------- batching
@@ -470,8 +467,7 @@ def _batch(tensors_list, original, batch_size, keep_input=None, num_threads=1, c
         seed=_seed(seed),
         name=name,
     )
-    node = frozenset({outs[0].node}) if outs else frozenset()
-    wrapped = _wrap(g, outs, node)
+    wrapped = _wrap(g, outs)
     g.add_to_collection(SUMMARIES, ("queue", name or ("shuffle_batch" if min_after_dequeue is not None else "batch")))
     return _as_original(original, keys, wrapped)
 

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
@@ -27,7 +27,7 @@ use crate::queue::Queue;
 use crate::tensor::{Tensor, Value};
 
 use super::graph::{Graph, ImageFormat, ImageOp, Node, Op, Output, SliceDim};
-use super::session::{Deadlined, Inner, NodeState, Resource};
+use super::session::{Inner, Interrupt, NodeState, Resource};
 
 /// Where a step finds an input.
 #[derive(Debug, Clone)]
@@ -69,6 +69,11 @@ pub(crate) struct Ctx<'a> {
     pub(crate) feeds: &'a [(Output, Value)],
     pub(crate) deadline: Option<Instant>,
     pub(crate) closed: &'a AtomicBool,
+    /// Checked between the slices of each wait.
+    pub(crate) interrupt: Option<&'a Interrupt>,
+    /// The session's default operation timeout, applied by sliced waits
+    /// when the run has no deadline.
+    pub(crate) op_timeout: Option<Duration>,
 }
 
 /// Checks a fed value against its output's static dtype and shape.
@@ -402,13 +407,54 @@ fn queue_of(st: &NodeState) -> Result<&Arc<crate::queue::FifoQueue>> {
     }
 }
 
-fn dequeue(q: &dyn Queue, deadline: Option<Instant>) -> Result<Vec<Value>> {
-    match deadline {
-        None => q.dequeue(),
-        Some(d) => {
-            q.dequeue_timeout(d.saturating_duration_since(Instant::now()))
+/// Runs the blocking call `f` (given a timeout, or `None` to wait for
+/// ever) under the run's deadline.
+///
+/// With an interrupt, the wait is cut into slices: `f` is called with
+/// the slice's timeout and, when it fails DeadlineExceeded before the
+/// run's own deadline, the interrupt is checked and `f` called again.
+/// Every blocking call used here takes nothing when it times out, so the
+/// slicing cannot lose or repeat an element.
+fn wait<T>(
+    ctx: &Ctx<'_>,
+    mut f: impl FnMut(Option<Duration>) -> Result<T>,
+) -> Result<T> {
+    let Some(interrupt) = ctx.interrupt else {
+        return f(ctx
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now())));
+    };
+    let end = ctx.deadline.or_else(|| {
+        ctx.op_timeout.and_then(|t| Instant::now().checked_add(t))
+    });
+    loop {
+        let now = Instant::now();
+        let slice = interrupt.every();
+        let (timeout, last) = match end {
+            Some(e) if e.saturating_duration_since(now) <= slice => {
+                (e.saturating_duration_since(now), true)
+            }
+            _ => (slice, false),
+        };
+        match f(Some(timeout)) {
+            Err(e) if !last && e.kind() == Kind::DeadlineExceeded => {
+                if ctx.closed.load(Ordering::Relaxed) {
+                    return Err(Error::cancelled("the session was closed"));
+                }
+                if interrupt.interrupted() {
+                    return Err(Error::cancelled("the run was interrupted"));
+                }
+            }
+            r => return r,
         }
     }
+}
+
+fn dequeue(q: &dyn Queue, ctx: &Ctx<'_>) -> Result<Vec<Value>> {
+    wait(ctx, |t| match t {
+        None => q.dequeue(),
+        Some(t) => q.dequeue_timeout(t),
+    })
 }
 
 fn run_step<'a>(
@@ -472,7 +518,7 @@ fn run_step<'a>(
             let Some(Resource::Slice(p)) = step.state.res.get() else {
                 return Err(Error::internal("not a slice producer"));
             };
-            let idx = dequeue(&**p.indices(), ctx.deadline)?;
+            let idx = dequeue(&**p.indices(), ctx)?;
             let i = idx[0].dense()?.scalar_value::<i32>()? as usize;
             for t in p.tensors().iter() {
                 out.push(t.index(i)?.into());
@@ -492,32 +538,28 @@ fn run_step<'a>(
         }
         Op::Dequeue { .. } => {
             let q = queue_of(&step.uses[0])?;
-            out.extend(dequeue(&**q, ctx.deadline)?);
+            out.extend(dequeue(&**q, ctx)?);
         }
         Op::DequeueMany { n, up_to, .. } => {
             let q = queue_of(&step.uses[0])?;
-            let t = ctx
-                .deadline
-                .map(|d| d.saturating_duration_since(Instant::now()));
-            let v = match (up_to, t) {
-                (false, None) => q.dequeue_many(*n)?,
-                (false, Some(t)) => q.dequeue_many_timeout(*n, t)?,
-                (true, None) => q.dequeue_up_to(*n)?,
-                (true, Some(t)) => q.dequeue_up_to_timeout(*n, t)?,
-            };
+            let v = wait(ctx, |t| match (up_to, t) {
+                (false, None) => q.dequeue_many(*n),
+                (false, Some(t)) => q.dequeue_many_timeout(*n, t),
+                (true, None) => q.dequeue_up_to(*n),
+                (true, Some(t)) => q.dequeue_up_to_timeout(*n, t),
+            })?;
             out.extend(v);
         }
         Op::Read { .. } | Op::ReadUpTo { .. } => {
             let Some(Resource::Reader(reader)) = step.uses[0].res.get() else {
                 return Err(Error::internal("not a reader"));
             };
-            let q = queue_of(&step.uses[1])?;
-            let work = Deadlined {
-                queue: q,
-                deadline: ctx.deadline,
-            };
+            let q: &crate::queue::FifoQueue = queue_of(&step.uses[1])?;
             if let Op::ReadUpTo { n, .. } = node.op {
-                let records = reader.read_up_to(&work, n)?;
+                let records = wait(ctx, |t| match t {
+                    None => reader.read_up_to(q, n),
+                    Some(t) => reader.read_up_to_timeout(q, n, t),
+                })?;
                 let mut keys = Vec::with_capacity(records.len());
                 let mut values = Vec::with_capacity(records.len());
                 for r in records {
@@ -527,7 +569,10 @@ fn run_step<'a>(
                 out.push(Tensor::vector(keys).into());
                 out.push(Tensor::vector(values).into());
             } else {
-                let r = reader.read(&work)?;
+                let r = wait(ctx, |t| match t {
+                    None => reader.read(q),
+                    Some(t) => reader.read_timeout(q, t),
+                })?;
                 out.push(Tensor::string(r.key).into());
                 out.push(Tensor::string(r.value).into());
             }
@@ -656,12 +701,10 @@ fn run_step<'a>(
             let Some(Resource::Batch(source)) = step.state.res.get() else {
                 return Err(Error::internal("not a batching stage"));
             };
-            let batch = match ctx.deadline {
-                None => source.next_batch()?,
-                Some(d) => source.next_batch_timeout(
-                    d.saturating_duration_since(Instant::now()),
-                )?,
-            };
+            let batch = wait(ctx, |t| match t {
+                None => source.next_batch(),
+                Some(t) => source.next_batch_timeout(t),
+            })?;
             out.extend(batch.into_components());
         }
     }

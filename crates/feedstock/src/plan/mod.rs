@@ -169,4 +169,4 @@ pub use graph::{
     QueueRef, ReaderKind, ReaderRef, ShuffleOptions, SliceDim, StaticShape,
     Strings, Variable,
 };
-pub use session::{QueueSummary, RunOptions, Session};
+pub use session::{Interrupt, QueueSummary, RunOptions, Session};

@@ -20,7 +20,7 @@ use crate::input::{
 use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
 use crate::reader::{
     FixedLengthRecordReader, IdentityReader, Reader, TextLineReader,
-    TfRecordReader, WholeFileReader, WorkQueue,
+    TfRecordReader, WholeFileReader,
 };
 use crate::tensor::{Tensor, Value};
 
@@ -100,7 +100,89 @@ pub struct RunOptions {
     /// Fail DeadlineExceeded when a queue or reader waits longer than
     /// this (TensorFlow's `RunOptions.timeout_in_ms`).
     pub timeout: Option<Duration>,
+    /// A check made while the run waits: when it says so, the run gives
+    /// up with Cancelled. See [`Interrupt`].
+    pub interrupt: Option<Interrupt>,
 }
+
+/// A way to give up a [`Session::run_with`] that is waiting, without
+/// closing the session: how a binding lets Ctrl-C through a run that
+/// waits on several queues.
+///
+/// While a run has an interrupt, each of its waits (a dequeue, a batch,
+/// a reader waiting for its next file) is cut into slices of
+/// [`Interrupt::every`]; between two slices the run calls the check, and
+/// when it returns `true` the run fails Cancelled. A slice that ends
+/// takes nothing from its queue (a timed-out dequeue gives back what it
+/// held), so a run that is not interrupted returns exactly what it would
+/// have without the interrupt. A run interrupted after one of its waits
+/// succeeded drops what that wait took, as a run that fails for any other
+/// reason does: interrupting is for stopping the pipeline.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use feedstock::plan::{Interrupt, RunOptions};
+///
+/// let stop = Arc::new(AtomicBool::new(false));
+/// let flag = Arc::clone(&stop);
+/// let opts = RunOptions {
+///     interrupt: Some(Interrupt::new(Duration::from_millis(50), move || {
+///         flag.load(Ordering::Relaxed)
+///     })),
+///     ..Default::default()
+/// };
+/// assert!(!opts.interrupt.as_ref().unwrap().interrupted());
+/// stop.store(true, Ordering::Relaxed);
+/// assert!(opts.interrupt.as_ref().unwrap().interrupted());
+/// ```
+#[derive(Clone)]
+pub struct Interrupt {
+    check: Arc<dyn Fn() -> bool + Send + Sync>,
+    every: Duration,
+}
+
+impl Interrupt {
+    /// An interrupt that calls `check` every `every` (at least 1 ms)
+    /// while a run waits.
+    pub fn new(
+        every: Duration,
+        check: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Interrupt {
+        Interrupt {
+            check: Arc::new(check),
+            every: every.max(Duration::from_millis(1)),
+        }
+    }
+
+    /// How long a wait lasts between two checks.
+    pub fn every(&self) -> Duration {
+        self.every
+    }
+
+    /// Calls the check: whether the run should give up.
+    pub fn interrupted(&self) -> bool {
+        (self.check)()
+    }
+}
+
+impl std::fmt::Debug for Interrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interrupt")
+            .field("every", &self.every)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Two interrupts are equal when they are the same check.
+impl PartialEq for Interrupt {
+    fn eq(&self, other: &Interrupt) -> bool {
+        Arc::ptr_eq(&self.check, &other.check) && self.every == other.every
+    }
+}
+
+impl Eq for Interrupt {}
 
 /// One queue-fullness scalar, named as TensorFlow's summary.
 #[derive(Debug, Clone, PartialEq)]
@@ -195,7 +277,8 @@ impl Session {
         let deadline = opts
             .timeout
             .map(|t| Instant::now().checked_add(t).unwrap_or_else(far_future));
-        self.inner.run(fetches, feeds, deadline)
+        self.inner
+            .run(fetches, feeds, deadline, opts.interrupt.as_ref())
     }
 
     /// Makes every queue, reader and batching stage of the graph, then
@@ -334,6 +417,7 @@ impl Inner {
         fetches: &[Output],
         feeds: &[(Output, Value)],
         deadline: Option<Instant>,
+        interrupt: Option<&Interrupt>,
     ) -> Result<Vec<Value>> {
         self.check_open()?;
         let fed: Vec<Output> = feeds.iter().map(|(o, _)| *o).collect();
@@ -341,10 +425,18 @@ impl Inner {
             eval::check_feed(&self.graph, *o, v)?;
         }
         let compiled = self.compiled(fetches, &fed)?;
+        // A sliced wait passes its own timeouts, which would replace the
+        // queues' default one: the run applies that one itself.
+        let op_timeout = match interrupt {
+            Some(_) => *self.op_timeout.lock(),
+            None => None,
+        };
         let ctx = Ctx {
             feeds,
             deadline,
             closed: &self.closed,
+            interrupt,
+            op_timeout,
         };
         let mut slots = Vec::new();
         compiled
@@ -419,7 +511,7 @@ impl Inner {
 
     /// Evaluates outputs once, with no feeds (a producer's input).
     fn eval_once(self: &Arc<Self>, outs: &[Output]) -> Result<Vec<Value>> {
-        self.run(outs, &[], None)
+        self.run(outs, &[], None, None)
     }
 
     fn make(self: &Arc<Self>, node: &Node) -> Result<Resource> {
@@ -625,6 +717,8 @@ impl Runner {
             feeds: &[],
             deadline: None,
             closed: &RUNNING,
+            interrupt: None,
+            op_timeout: None,
         };
         self.compiled.exec(&mut self.slots, &ctx)?;
         let mut values = self.compiled.take_outputs(&mut self.slots, &[]);
@@ -652,24 +746,4 @@ fn keep_of(t: &Tensor) -> Result<KeepInput> {
     } else {
         KeepInput::Each(v.to_vec())
     })
-}
-
-/// A filename queue read with a deadline.
-pub(crate) struct Deadlined<'a> {
-    pub(crate) queue: &'a FifoQueue,
-    pub(crate) deadline: Option<Instant>,
-}
-
-impl WorkQueue for Deadlined<'_> {
-    fn next_work(&self) -> Result<String> {
-        match self.deadline {
-            None => self.queue.next_work(),
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                crate::reader::work::filename(
-                    self.queue.dequeue_timeout(left)?,
-                )
-            }
-        }
-    }
 }

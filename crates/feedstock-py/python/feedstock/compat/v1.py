@@ -39,11 +39,16 @@ from .._graph import (
     constant,
     convert_to_tensor,
     divide,
+    bfloat16,
+    complex64,
+    complex128,
+    float16,
     float32,
     float64,
     get_default_graph,
     get_default_session,
     global_variables,
+    half,
     global_variables_initializer,
     group,
     identity,
@@ -178,4 +183,5 @@ summary = _NS(merge_all=_merge_all)
 dtypes = _NS(
     float32=float32, float64=float64, int8=int8, int16=int16, int32=int32, int64=int64, uint8=uint8,
     uint16=uint16, uint32=uint32, uint64=uint64, bool=bool, string=string, as_dtype=as_dtype, DType=DType,
+    float16=float16, half=half, bfloat16=bfloat16, complex64=complex64, complex128=complex128,
 )
