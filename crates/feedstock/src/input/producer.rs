@@ -2,7 +2,7 @@
 //! epoch by one runner thread.
 //!
 //! * [`string_input_producer`]: filenames (or any strings), for a
-//!   [`Reader`](crate::reader::Reader) to take one at a time;
+//!   [`Reader`] to take one at a time;
 //! * [`range_input_producer`]: the integers `0..limit`;
 //! * [`input_producer`]: the rows of any tensor;
 //! * [`slice_input_producer`]: rows of several preloaded tensors at once,
@@ -357,7 +357,7 @@ fn start_producer(
 /// producer's position: what `build_resumable` returns.
 ///
 /// The queue is used as usual (it is also a [`WorkQueue`], so a
-/// [`Reader`](crate::reader::Reader) can take filenames from the
+/// [`Reader`] can take filenames from the
 /// `Producer` itself); [`Producer::state`] says how far its consumers
 /// have got.
 #[derive(Debug, Clone)]
@@ -380,7 +380,7 @@ impl Producer {
     /// enqueues them again. What it cannot know is what the consumers did
     /// with the elements they took: save it when they are quiet (between
     /// two steps of the thread that consumes, for instance) together with
-    /// their own state — for a [`Reader`](crate::reader::Reader), its
+    /// their own state — for a [`Reader`], its
     /// [`serialize_state`](crate::reader::Reader::serialize_state), which
     /// holds the file in progress. Elements that went on into later
     /// queues (a batching queue) are beyond both: save after draining
@@ -497,7 +497,7 @@ impl StringInputProducerBuilder<'_> {
     /// host gets the same number of records per epoch (so the same
     /// number of batches); see [`plan_epoch`] for the split.
     ///
-    /// The queue then holds [`WorkUnit`](crate::reader::WorkUnit)s
+    /// The queue then holds [`WorkUnit`]s
     /// rather than plain file names when a reader must keep only some
     /// records of a file (record level, or a file cut short or read
     /// again by the [`remainder`](Self::remainder) policy); a
@@ -586,7 +586,7 @@ impl StringInputProducerBuilder<'_> {
     }
 
     /// Makes the queue and registers its runner in the pipeline. A
-    /// [`Reader`](crate::reader::Reader) takes its work from the queue
+    /// [`Reader`] takes its work from the queue
     /// returned.
     ///
     /// # Errors

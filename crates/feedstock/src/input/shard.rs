@@ -595,7 +595,7 @@ impl EpochPlan {
 }
 
 /// Host `shard`'s part of one epoch, as work units for a
-/// [`Reader`](crate::reader::Reader): a pure function of the epoch's file
+/// [`Reader`]: a pure function of the epoch's file
 /// order (`order`, indices into `files`, the same on every host), the
 /// files' record counts, the shard and the remainder policy.
 ///
