@@ -480,6 +480,29 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         write!(out, ", min_after_dequeue {}", args.min_after_dequeue)?;
     }
     writeln!(out)?;
+    store_stats(&mut out, &files)?;
+    Ok(())
+}
+
+/// The object store's counters over every stage, when any file is a URL:
+/// requests sent (retries included), bytes received, retries, and
+/// operations that failed for good.
+fn store_stats(out: &mut impl Write, files: &[String]) -> anyhow::Result<()> {
+    use feedstock::io::store::{shared_fs, AnyFs};
+    if !files.iter().any(|f| AnyFs::is_url(f)) {
+        return Ok(());
+    }
+    let fs = shared_fs();
+    let store = fs.store()?;
+    let s = store.stats();
+    writeln!(
+        out,
+        "object store: {} requests, {} bytes, {} retries, {} failures",
+        s.requests(),
+        s.bytes_read(),
+        s.retries(),
+        s.failures()
+    )?;
     Ok(())
 }
 

@@ -101,3 +101,61 @@ fn a_failed_convert_leaves_no_object_in_the_bucket() {
         .unwrap_err();
     assert_eq!(e.kind(), Kind::NotFound, "{e}");
 }
+
+#[test]
+fn bench_over_urls_prints_the_store_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.csv");
+    let lines: String = (0..20).map(|i| format!("{i},x{i}\n")).collect();
+    std::fs::write(&input, lines).unwrap();
+    let out = format!("s3://{BUCKET}/cli-bench/data.tfrecord");
+    let run = feedstock(&[
+        "convert",
+        "csv",
+        input.to_str().unwrap(),
+        &out,
+        "--columns",
+        "i:int64,s:bytes",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let run = feedstock(&["bench", &out, "--threads", "1"]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let stdout = text(&run.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("object store: "))
+        .unwrap_or_else(|| panic!("no store counters in:\n{stdout}"));
+    // "object store: R requests, B bytes, T retries, F failures"
+    let numbers: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let size = ObjectStoreFs::with_options(shared().options())
+        .unwrap()
+        .size(&out)
+        .unwrap();
+    let [requests, bytes, retries, failures] = numbers[..] else {
+        panic!("{line}");
+    };
+    // Three stages read the object, plus the spec inference: at least a
+    // request and the object's bytes for each stage.
+    assert!(requests >= 3, "{line}");
+    assert!(bytes >= 3 * size, "{line} (object of {size} bytes)");
+    assert_eq!((retries, failures), (0, 0), "{line}");
+
+    // Local files print no store line.
+    let local = dir.path().join("local.tfrecord");
+    let run = feedstock(&[
+        "convert",
+        "csv",
+        input.to_str().unwrap(),
+        local.to_str().unwrap(),
+        "--columns",
+        "i:int64,s:bytes",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let run = feedstock(&["bench", local.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert!(!text(&run.stdout).contains("object store"), "{run:?}");
+}

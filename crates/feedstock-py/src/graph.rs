@@ -209,6 +209,47 @@ impl PyGraph {
             .map(PyQueue)
     }
 
+    /// A `string_input_producer` of host `index` of `count`'s part of
+    /// the files, `remainder` `"drop"` or `"pad"`.
+    #[pyo3(signature = (strings, index, count, remainder="drop", num_epochs=None, shuffle=true, seed=None, capacity=32, name=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn sharded_string_input_producer(
+        &self,
+        strings: &Bound<'_, PyAny>,
+        index: usize,
+        count: usize,
+        remainder: &str,
+        num_epochs: Option<u64>,
+        shuffle: bool,
+        seed: Option<u64>,
+        capacity: usize,
+        name: Option<String>,
+    ) -> PyResult<PyQueue> {
+        let strings = match strings.extract::<PyOutput>() {
+            Ok(o) => Strings::Output(o.0),
+            Err(_) => Strings::List(strings.extract::<Vec<String>>()?),
+        };
+        let remainder = match remainder {
+            "drop" => feedstock::input::Remainder::Drop,
+            "pad" => feedstock::input::Remainder::Pad,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "remainder must be \"drop\" or \"pad\", not {other:?}"
+                )))
+            }
+        };
+        let opts = producer_opts(num_epochs, shuffle, seed, capacity, name);
+        let shard = feedstock::plan::ShardOptions {
+            index,
+            count,
+            remainder,
+        };
+        self.0
+            .sharded_string_input_producer(strings, opts, shard)
+            .py_err()
+            .map(PyQueue)
+    }
+
     /// `tf.train.input_producer`.
     #[pyo3(signature = (input, num_epochs=None, shuffle=true, seed=None, capacity=32, name=None))]
     fn input_producer(

@@ -163,3 +163,60 @@ def test_import_feedstock_does_not_import_torch():
     code = "import sys, feedstock; feedstock.Pipeline; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("remainder", ["drop", "pad"])
+@pytest.mark.parametrize("count", [1, 2, 3, 7])
+def test_shard_splits_the_files_across_hosts_exactly(tmp_path, count, remainder):
+    # 4 files of 5 examples over `count` hosts (file level for up to 4,
+    # record level for 7); every host the same number of batches.
+    write_shards(tmp_path, 4, 5)
+    epochs = 2
+    per_host = []
+    for rank in range(count):
+        pipe = fs.Pipeline(str(tmp_path / "part-*.tfrecord"), features=SPEC, batch_size=3,
+                           num_epochs=epochs, seed=5).shard(rank, count, remainder=remainder)
+        sizes, ids = [], []
+        for batch in pipe:
+            sizes.append(len(batch["id"]))
+            ids.extend(batch["id"].tolist())
+        per_host.append((sizes, ids))
+    assert all(sizes == per_host[0][0] for sizes, _ in per_host)
+    seen = collections.Counter(i for _, ids in per_host for i in ids)
+    if remainder == "pad" or 20 % count == 0:
+        # Padding repeats a host's own examples: every example at least
+        # once per epoch, the extra ones exactly the padding.
+        assert all(seen[i] >= epochs for i in range(20))
+    if remainder == "drop":
+        assert all(c <= epochs for c in seen.values())
+    assert set(seen) <= set(range(20))
+
+
+def test_compat_string_input_producer_takes_a_shard(tmp_path):
+    files = write_shards(tmp_path, 1, 7)
+    got = []
+    for rank in range(3):
+        with tf.Graph().as_default():
+            q = tf.train.string_input_producer(files, num_epochs=1, shuffle=False, shard=(rank, 3), remainder="pad")
+            key, value = tf.TFRecordReader().read(q)
+            with tf.Session() as sess:
+                coord = tf.train.Coordinator()
+                threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+                keys = []
+                try:
+                    while True:
+                        keys.append(sess.run(key))
+                except tf.errors.OutOfRangeError:
+                    pass
+                coord.request_stop()
+                coord.join(threads)
+        got.append(keys)
+    # 7 records over 3 hosts, padded to 3 each: host 1 and 2 pad one.
+    assert [len(k) for k in got] == [3, 3, 3]
+    pads = [k for keys in got for k in keys if k.startswith(b"<pad>")]
+    assert len(pads) == 2
+    real = {k for keys in got for k in keys if not k.startswith(b"<pad>")}
+    assert len(real) == 7
+    with pytest.raises(ValueError, match="remainder"):
+        with tf.Graph().as_default():
+            tf.train.string_input_producer(files, shard=(0, 2), seed=1, remainder="spread")

@@ -241,6 +241,27 @@ impl Error {
         self
     }
 
+    /// Renames the file already set (if any) with `rename`.
+    ///
+    /// For a layer that opens a file under another name than its caller
+    /// gave (a `file://` URL opened as a local path): the errors of the
+    /// layer below name the other name, and [`Error::with_file`] keeps
+    /// it; this puts back the name the caller knows.
+    ///
+    /// ```
+    /// use feedstock::Error;
+    ///
+    /// let e = Error::not_found("no such file").with_file("/data/a.csv");
+    /// let e = e.map_file(|f| format!("file://{f}"));
+    /// assert_eq!(e.file(), Some("file:///data/a.csv"));
+    /// ```
+    pub fn map_file(mut self, rename: impl FnOnce(&str) -> String) -> Error {
+        if let Some(file) = &self.inner.file {
+            self.inner.file = Some(rename(file));
+        }
+        self
+    }
+
     /// Adds the record key, unless one is already set.
     pub fn with_key(mut self, key: impl AsRef<str>) -> Error {
         if self.inner.key.is_none() {

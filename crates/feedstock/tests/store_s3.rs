@@ -312,7 +312,51 @@ fn file_urls_and_paths_read_the_local_disk() {
     let missing = format!("file://{}/none.txt", dir.path().display());
     let e = fs.open(&missing).err().unwrap();
     assert_eq!(e.kind(), Kind::NotFound);
-    assert!(e.file().unwrap().ends_with("/none.txt"), "{e}");
+    assert_eq!(e.file(), Some(missing.as_str()), "{e}");
+    let e = fs.size(&missing).unwrap_err();
+    assert_eq!(e.file(), Some(missing.as_str()), "{e}");
+    let e = fs.open_at(&url, 5).err().unwrap();
+    assert_eq!(e.kind(), Kind::DataLoss);
+    assert_eq!(e.file(), Some(url.as_str()), "{e}");
+    let pattern = format!("file://{}/*.csv", dir.path().display());
+    let e = fs.glob(&pattern).unwrap_err();
+    assert_eq!(e.kind(), Kind::NotFound);
+    assert_eq!(e.file(), Some(pattern.as_str()), "{e}");
     // Local paths never start the store runtime.
     assert!(format!("{fs:?}").contains("store: None"), "{fs:?}");
+}
+
+#[test]
+fn a_reader_names_the_url_it_was_given_and_the_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = tfrecord_bytes(&records(0, 3));
+    let second = 16 + records(0, 3)[0].len();
+    bytes[second + 12] ^= 1; // the second record's data
+    let path = dir.path().join("bad.tfrecord");
+    std::fs::write(&path, &bytes).unwrap();
+    let url = format!("file://{}", path.display());
+    let reader =
+        Reader::with_fs(TfRecordReader::new(), Arc::new(AnyFs::new()));
+    let files = Files::new([url.clone()]);
+    reader.read(&files).unwrap();
+    let e = reader.read(&files).unwrap_err();
+    assert_eq!(e.kind(), Kind::DataLoss, "{e}");
+    assert_eq!(e.file(), Some(url.as_str()), "{e}");
+    assert_eq!(e.offset(), Some(second as u64), "{e}");
+    assert!(e.to_string().contains(&url), "{e}");
+
+    let missing = format!("file://{}/none.tfrecord", dir.path().display());
+    let e = reader.read(&Files::new([missing.clone()])).unwrap_err();
+    assert_eq!(e.kind(), Kind::NotFound, "{e}");
+    assert_eq!(e.file(), Some(missing.as_str()), "{e}");
+
+    let server = shared();
+    let fs: Arc<dyn FileSystem> =
+        Arc::new(AnyFs::with_options(server.options()));
+    let reader = Reader::with_fs(TfRecordReader::new(), fs);
+    let missing = format!("s3://{BUCKET}/missing/by-reader.tfrecord");
+    let e = reader.read(&Files::new([missing.clone()])).unwrap_err();
+    assert_eq!(e.kind(), Kind::NotFound, "{e}");
+    assert_eq!(e.file(), Some(missing.as_str()), "{e}");
+    assert!(e.to_string().contains(&missing), "{e}");
 }

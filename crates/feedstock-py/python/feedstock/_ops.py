@@ -73,10 +73,21 @@ def match_filenames_once(pattern, name=None):
 
 
 def string_input_producer(
-    string_tensor, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None, cancel_op=None
+    string_tensor, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None, cancel_op=None,
+    shard=None, remainder="drop",
 ):
     """Outputs strings (usually filenames) to a queue, once per epoch,
-    shuffled within each epoch unless ``shuffle=False``."""
+    shuffled within each epoch unless ``shuffle=False``.
+
+    Beyond TensorFlow: ``shard=(index, count)`` (this host's rank and the
+    world size) gives the queue only this host's part of the files; the
+    hosts' parts are disjoint and together are every record, every epoch,
+    and every host reads as many records per epoch. ``remainder`` says how:
+    ``"drop"`` cuts every host to the smallest part, ``"pad"`` fills every
+    host up to the largest with its own records again, whose keys start
+    with ``<pad>``. With several hosts and ``shuffle``, ``seed`` is
+    required (the same on every host); the records of each file are
+    counted once, by the reader that reads the queue."""
     g = get_default_graph()
     if isinstance(string_tensor, Tensor):
         if string_tensor._const is not None:
@@ -87,7 +98,14 @@ def string_input_producer(
         strings = [s.decode() if isinstance(s, bytes) else str(s) for s in string_tensor]
         if not strings:
             raise ValueError("string_input_producer requires a non-empty list of strings")
-    q = g._g.string_input_producer(strings, _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
+    if shard is None:
+        q = g._g.string_input_producer(strings, _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
+    else:
+        index, count = shard
+        q = g._g.sharded_string_input_producer(
+            strings, int(index), int(count), str(remainder), _epochs(num_epochs), bool(shuffle), _seed(seed),
+            int(capacity), name,
+        )
     return QueueBase(g, q, string, name or "input_producer")
 
 

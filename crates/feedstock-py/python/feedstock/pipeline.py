@@ -106,6 +106,7 @@ class Pipeline:
         self._num_threads = int(num_threads) if num_threads is not None else (2 if shuffle else 1)
         self._capacity = capacity
         self._drop_remainder = bool(drop_remainder)
+        self._shard = None
         self._session = None
         self._coord = None
         self._threads = []
@@ -145,7 +146,13 @@ class Pipeline:
             consts = [g.constant(np.asarray(a)) for a in arrays]
             rows = ops.slice_input_producer(consts, num_epochs=epochs, shuffle=self._shuffle, seed=self._seed)
             return dict(zip(keys, rows)) if keys is not None else tuple(rows)
-        q = ops.string_input_producer(self._files, num_epochs=epochs, shuffle=self._shuffle, seed=self._seed)
+        shard = remainder = None
+        if self._shard is not None:
+            shard, remainder = self._shard[:2], self._shard[2]
+        q = ops.string_input_producer(
+            self._files, num_epochs=epochs, shuffle=self._shuffle, seed=self._seed, shard=shard,
+            remainder=remainder or "drop",
+        )
         fmt = self._format
         if fmt == "tfrecord":
             reader = ops.TFRecordReader(options=self._compression)
@@ -161,6 +168,29 @@ class Pipeline:
         if self._features is not None:
             return ops.parse_single_example(value, self._features)
         return value
+
+    def shard(self, index, count, remainder="drop"):
+        """Reads only this host's part of the files: host ``index`` (its
+        rank) of ``count`` (the world size). Every host's part is
+        disjoint, together they are every record, every epoch, and every
+        host gets the same number of batches; ``remainder`` is ``"drop"``
+        (every host stops at the smallest part) or ``"pad"`` (every host
+        reads some of its records again up to the largest, keys marked
+        ``<pad>``). With ``shuffle`` and several hosts, give the same
+        ``seed`` on every host. Call it before iterating; returns the
+        pipeline::
+
+            pipe = fs.Pipeline(files, features=spec, seed=7).shard(rank, world)
+        """
+        if self._files is None:
+            raise ValueError("shard() splits files; shard the arrays yourself")
+        if self._session is not None:
+            raise RuntimeError("shard() must be called before the pipeline starts")
+        if remainder not in ("drop", "pad"):
+            raise ValueError(f'remainder must be "drop" or "pad", not {remainder!r}')
+        self._shard = (int(index), int(count), remainder)
+        self._build()
+        return self
 
     # ------------------------------------------------------------ running
 

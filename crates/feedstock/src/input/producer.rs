@@ -2,7 +2,7 @@
 //! epoch by one runner thread.
 //!
 //! * [`string_input_producer`]: filenames (or any strings), for a
-//!   [`Reader`](crate::reader::Reader) to take one at a time;
+//!   [`Reader`] to take one at a time;
 //! * [`range_input_producer`]: the integers `0..limit`;
 //! * [`input_producer`]: the rows of any tensor;
 //! * [`slice_input_producer`]: rows of several preloaded tensors at once,
@@ -67,12 +67,16 @@ use std::sync::Arc;
 use bytes::Bytes;
 use rand::seq::SliceRandom;
 
+use super::shard::{
+    count_records, epoch_order, plan_epoch, EpochPlan, Remainder, Shard,
+    ShardStats,
+};
 use crate::coord::{Pipeline, QueueRunner};
 use crate::error::{Error, Result};
 use crate::io::fs::{default_fs, FileSystem};
 use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
-use crate::reader::WorkQueue;
-use crate::tensor::{Data, Tensor};
+use crate::reader::{Reader, WorkQueue, WorkUnit};
+use crate::tensor::{DType, Data, Tensor};
 
 mod state;
 
@@ -353,7 +357,7 @@ fn start_producer(
 /// producer's position: what `build_resumable` returns.
 ///
 /// The queue is used as usual (it is also a [`WorkQueue`], so a
-/// [`Reader`](crate::reader::Reader) can take filenames from the
+/// [`Reader`] can take filenames from the
 /// `Producer` itself); [`Producer::state`] says how far its consumers
 /// have got.
 #[derive(Debug, Clone)]
@@ -376,7 +380,7 @@ impl Producer {
     /// enqueues them again. What it cannot know is what the consumers did
     /// with the elements they took: save it when they are quiet (between
     /// two steps of the thread that consumes, for instance) together with
-    /// their own state — for a [`Reader`](crate::reader::Reader), its
+    /// their own state — for a [`Reader`], its
     /// [`serialize_state`](crate::reader::Reader::serialize_state), which
     /// holds the file in progress. Elements that went on into later
     /// queues (a batching queue) are beyond both: save after draining
@@ -446,13 +450,143 @@ pub struct StringInputProducerBuilder<'p> {
     pipeline: &'p mut Pipeline,
     strings: Vec<String>,
     epochs: Epochs,
+    sharding: Option<Sharding>,
+}
+
+/// A producer's shard settings; see
+/// [`StringInputProducerBuilder::shard`].
+#[derive(Clone)]
+struct Sharding {
+    index: usize,
+    count: usize,
+    remainder: Remainder,
+    counts: Option<Vec<u64>>,
+    counter: Option<Arc<dyn Fn() -> Reader + Send + Sync>>,
+    stats: Arc<ShardStats>,
+}
+
+impl std::fmt::Debug for Sharding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sharding")
+            .field("index", &self.index)
+            .field("count", &self.count)
+            .field("remainder", &self.remainder)
+            .field("counts", &self.counts.as_ref().map(Vec::len))
+            .field("counter", &self.counter.is_some())
+            .finish()
+    }
 }
 
 impl StringInputProducerBuilder<'_> {
     epoch_setters!();
 
+    fn sharding(&mut self) -> &mut Sharding {
+        self.sharding.get_or_insert_with(|| Sharding {
+            index: 0,
+            count: 1,
+            remainder: Remainder::Drop,
+            counts: None,
+            counter: None,
+            stats: Arc::new(ShardStats::default()),
+        })
+    }
+
+    /// Reads only host `index`'s part of the files, of `count` hosts
+    /// (its rank and the world size): the parts of all hosts are
+    /// disjoint and together are every record, every epoch, and every
+    /// host gets the same number of records per epoch (so the same
+    /// number of batches); see [`plan_epoch`] for the split.
+    ///
+    /// The queue then holds [`WorkUnit`]s
+    /// rather than plain file names when a reader must keep only some
+    /// records of a file (record level, or a file cut short or read
+    /// again by the [`remainder`](Self::remainder) policy); a
+    /// [`Reader`] understands them.
+    ///
+    /// With `count > 1` the build needs:
+    /// - the same [`seed`](Self::seed) on every host when shuffling (a
+    ///   random seed would give each host its own order: refused);
+    /// - each file's record count, to even out the hosts:
+    ///   [`record_counts`](Self::record_counts), or
+    ///   [`count_records_with`](Self::count_records_with) a reader of the
+    ///   files' format (the runner thread then reads every file once,
+    ///   before the first epoch).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use feedstock::coord::{Coordinator, Pipeline};
+    /// use feedstock::input::string_input_producer;
+    /// use feedstock::reader::{Reader, TextLineReader};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let mut files = Vec::new();
+    /// # for f in 0..2 {
+    /// #     let p = dir.path().join(format!("part-{f}.csv"));
+    /// #     std::fs::write(&p, "a\nb\nc\n")?;
+    /// #     files.push(p.to_str().unwrap().to_owned());
+    /// # }
+    /// let (rank, world) = (1, 3); // from the job's launcher
+    /// let mut pipeline = Pipeline::new();
+    /// let queue = string_input_producer(&mut pipeline, files)
+    ///     .num_epochs(1)
+    ///     .seed(7)
+    ///     .shard(rank, world)
+    ///     .count_records_with(|| Reader::new(TextLineReader::new()))
+    ///     .build()?;
+    /// let coord = Coordinator::new();
+    /// let threads = pipeline.start(&coord)?;
+    /// let reader = Reader::new(TextLineReader::new());
+    /// let mut mine = 0;
+    /// while reader.read(&queue).is_ok() {
+    ///     mine += 1;
+    /// }
+    /// assert_eq!(mine, 2); // 6 records over 3 hosts
+    /// coord.join(threads, Duration::from_secs(10))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shard(&mut self, index: usize, count: usize) -> &mut Self {
+        let s = self.sharding();
+        s.index = index;
+        s.count = count;
+        self
+    }
+
+    /// What to do with the records some hosts have and others do not
+    /// (default [`Remainder::Drop`]); counted in
+    /// [`shard_stats`](Self::shard_stats).
+    pub fn remainder(&mut self, remainder: Remainder) -> &mut Self {
+        self.sharding().remainder = remainder;
+        self
+    }
+
+    /// The number of records in each file, in the order given, for
+    /// [`shard`](Self::shard).
+    pub fn record_counts(&mut self, counts: Vec<u64>) -> &mut Self {
+        self.sharding().counts = Some(counts);
+        self
+    }
+
+    /// Counts each file's records for [`shard`](Self::shard) with
+    /// readers from `make` (of the files' format), once, in the runner
+    /// thread before the first epoch.
+    pub fn count_records_with(
+        &mut self,
+        make: impl Fn() -> Reader + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.sharding().counter = Some(Arc::new(make));
+        self
+    }
+
+    /// The counters of the [`remainder`](Self::remainder) policy
+    /// (records dropped and padding added, counted as each epoch is
+    /// enqueued), once [`shard`](Self::shard) was called. Records other
+    /// hosts read are counted by each reader,
+    /// [`Reader::num_records_skipped`].
+    pub fn shard_stats(&self) -> Option<Arc<ShardStats>> {
+        self.sharding.as_ref().map(|s| Arc::clone(&s.stats))
+    }
+
     /// Makes the queue and registers its runner in the pipeline. A
-    /// [`Reader`](crate::reader::Reader) takes its work from the queue
+    /// [`Reader`] takes its work from the queue
     /// returned.
     ///
     /// # Errors
@@ -460,6 +594,14 @@ impl StringInputProducerBuilder<'_> {
     /// [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) for an
     /// empty list of strings or a zero capacity.
     pub fn build(&mut self) -> Result<Arc<FifoQueue>> {
+        if let Some(sharding) = &self.sharding {
+            return start_sharded(
+                self.pipeline,
+                self.strings.clone(),
+                &self.epochs,
+                sharding.clone(),
+            );
+        }
         Ok(self.build_resumable()?.tracker.queue)
     }
 
@@ -471,7 +613,14 @@ impl StringInputProducerBuilder<'_> {
     ///
     /// As [`build`](Self::build); also InvalidArgument when resuming
     /// from a state saved for a different number of strings.
+    /// Unimplemented for a sharded producer.
     pub fn build_resumable(&mut self) -> Result<Producer> {
+        if self.sharding.is_some() {
+            return Err(Error::unimplemented(format!(
+                "{}: a sharded producer cannot report its position",
+                self.epochs.name
+            )));
+        }
         let values: Vec<Bytes> = self
             .strings
             .iter()
@@ -495,6 +644,170 @@ pub fn string_input_producer<S: Into<String>>(
         pipeline,
         strings: strings.into_iter().map(Into::into).collect(),
         epochs: Epochs::new("input_producer"),
+        sharding: None,
+    }
+}
+
+/// Builds a sharded string producer's queue and registers its runner.
+fn start_sharded(
+    pipeline: &mut Pipeline,
+    files: Vec<String>,
+    epochs: &Epochs,
+    sharding: Sharding,
+) -> Result<Arc<FifoQueue>> {
+    let name = &epochs.name;
+    let shard = Shard::new(sharding.index, sharding.count).map_err(|e| {
+        let message = format!("{name}: {}", e.message());
+        e.with_message(message)
+    })?;
+    if epochs.num_epochs == Some(0) {
+        return Err(Error::invalid_argument(format!(
+            "{name}: num_epochs must be > 0, got 0"
+        )));
+    }
+    if files.is_empty() {
+        return Err(Error::invalid_argument(format!(
+            "{name}: the input is empty"
+        )));
+    }
+    if epochs.resume.is_some() {
+        return Err(Error::unimplemented(format!(
+            "{name}: a sharded producer cannot resume from a saved state"
+        )));
+    }
+    let seed = match epochs.seed {
+        Some(s) => s,
+        None if epochs.shuffle && shard.count() > 1 => {
+            return Err(Error::invalid_argument(format!(
+                "{name}: a sharded producer that shuffles needs a seed, the \
+                 same on every host (each host would draw its own order)"
+            )))
+        }
+        None => 0,
+    };
+    let counts = match (&sharding.counts, &sharding.counter) {
+        (Some(c), _) if c.len() != files.len() => {
+            return Err(Error::invalid_argument(format!(
+                "{name}: {} record counts for {} files",
+                c.len(),
+                files.len()
+            )))
+        }
+        (Some(c), _) => Some(c.clone()),
+        (None, _) if shard.count() == 1 => Some(vec![0; files.len()]),
+        (None, Some(_)) => None,
+        (None, None) => {
+            return Err(Error::invalid_argument(format!(
+                "{name}: sharding over {} hosts needs each file's record \
+                 count, to give every host as many: give record_counts or \
+                 count_records_with a reader of the files",
+                shard.count()
+            )))
+        }
+    };
+    let spec = QueueSpec::new().component(
+        ComponentSpec::new(DType::String).shape(Vec::<Option<usize>>::new()),
+    );
+    let queue = FifoQueue::builder(epochs.capacity, spec)
+        .name(name.clone())
+        .build()?;
+    let mut feeder = ShardFeeder {
+        files,
+        counts,
+        counter: sharding.counter,
+        shard,
+        remainder: sharding.remainder,
+        epochs: epochs.clone(),
+        seed,
+        epoch: 0,
+        queue: queue.clone(),
+        stats: sharding.stats,
+    };
+    let dyn_queue: Arc<dyn Queue> = queue.clone();
+    pipeline.add_runner(
+        QueueRunner::new(dyn_queue).with_op(move || feeder.step()),
+    )?;
+    Ok(queue)
+}
+
+/// The runner thread of a sharded string producer.
+struct ShardFeeder {
+    files: Vec<String>,
+    /// Each file's records; counted on the first step when `None`.
+    counts: Option<Vec<u64>>,
+    counter: Option<Arc<dyn Fn() -> Reader + Send + Sync>>,
+    shard: Shard,
+    remainder: Remainder,
+    epochs: Epochs,
+    seed: u64,
+    epoch: u64,
+    queue: Arc<FifoQueue>,
+    stats: Arc<ShardStats>,
+}
+
+impl ShardFeeder {
+    /// Enqueues this host's work units of one epoch, or fails OutOfRange
+    /// after the last.
+    fn step(&mut self) -> Result<()> {
+        let name = &self.epochs.name;
+        if let Some(limit) = self.epochs.num_epochs {
+            if self.epoch >= limit {
+                return Err(Error::out_of_range(format!(
+                    "{name}: epoch limit of {limit} reached"
+                )));
+            }
+        }
+        let counts = match &mut self.counts {
+            Some(c) => c,
+            None => {
+                let make = self.counter.as_deref().ok_or_else(|| {
+                    Error::internal("no record counts and no counter")
+                })?;
+                self.counts.insert(count_records(make, &self.files)?)
+            }
+        };
+        let order = epoch_order(
+            self.files.len(),
+            self.seed,
+            self.epoch,
+            self.epochs.shuffle,
+        );
+        let plan = if self.shard.count() == 1 {
+            // One host: every file whole, nothing to even out.
+            EpochPlan {
+                units: order
+                    .iter()
+                    .map(|&i| WorkUnit::file(self.files[i].clone()))
+                    .collect(),
+                own: 0,
+                target: 0,
+            }
+        } else {
+            plan_epoch(&order, &self.files, counts, self.shard, self.remainder)
+        };
+        self.stats.add_plan(&plan);
+        if plan.units.is_empty() && self.epochs.num_epochs.is_none() {
+            // Every epoch would be empty, and the readers would wait
+            // forever.
+            return Err(Error::failed_precondition(format!(
+                "{name}: shard {} of {} gets no records in epoch {} ({} \
+                 records of its own, {} to yield): with no epoch limit \
+                 its readers would wait forever",
+                self.shard.index(),
+                self.shard.count(),
+                self.epoch,
+                plan.own,
+                plan.target
+            )));
+        }
+        if !plan.units.is_empty() {
+            let units: Vec<Bytes> =
+                plan.units.iter().map(|u| Bytes::from(u.encode())).collect();
+            self.queue
+                .enqueue_many(vec![Tensor::vector(units).into()])?;
+        }
+        self.epoch += 1;
+        Ok(())
     }
 }
 

@@ -71,7 +71,7 @@ use rand::seq::SliceRandom;
 
 use super::producer::epoch_order_rng;
 use crate::error::{Error, Result};
-use crate::reader::{Reader, WorkQueue};
+use crate::reader::{Reader, WorkQueue, WorkUnit};
 
 /// Which part of the data this host reads: host `index` of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,6 +144,12 @@ pub struct ShardStats {
 }
 
 impl ShardStats {
+    /// Counts an epoch's plan.
+    pub(crate) fn add_plan(&self, plan: &EpochPlan) {
+        self.dropped.fetch_add(plan.dropped(), Ordering::Relaxed);
+        self.padded.fetch_add(plan.padded(), Ordering::Relaxed);
+    }
+
     /// Records of this host left out by [`Remainder::Drop`].
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
@@ -236,21 +242,7 @@ impl ShardedReaderBuilder {
             }
             Some(c) => Some(c),
             None if file_level && self.shard.count > 1 => {
-                let mut counts = Vec::with_capacity(self.files.len());
-                for f in &self.files {
-                    let reader = (self.make)();
-                    let work = List::new([f.clone()]);
-                    let mut n = 0u64;
-                    loop {
-                        match reader.read(&work) {
-                            Ok(_) => n += 1,
-                            Err(e) if e.is_out_of_range() => break,
-                            Err(e) => return Err(e),
-                        }
-                    }
-                    counts.push(n);
-                }
-                Some(counts)
+                Some(count_records(&*self.make, &self.files)?)
             }
             None => None,
         };
@@ -323,11 +315,7 @@ impl ShardedReader {
 
     /// The files of epoch `epoch` in the order every host uses.
     pub fn epoch_order(&self, epoch: u64) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.files.len()).collect();
-        if self.shuffle {
-            order.shuffle(&mut epoch_order_rng(self.seed, epoch));
-        }
-        order
+        epoch_order(self.files.len(), self.seed, epoch, self.shuffle)
     }
 
     /// The files host `index` reads in epoch `epoch` at file level (at
@@ -537,6 +525,191 @@ impl Iterator for EpochRecords {
             }
         }
     }
+}
+
+/// The order of `files` files in epoch `epoch`, the same on every host:
+/// `0..files`, or with `shuffle` a permutation drawn from
+/// `(seed, epoch)` alone (the generator the producers' shuffles use).
+pub fn epoch_order(
+    files: usize,
+    seed: u64,
+    epoch: u64,
+    shuffle: bool,
+) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..files).collect();
+    if shuffle {
+        order.shuffle(&mut epoch_order_rng(seed, epoch));
+    }
+    order
+}
+
+/// The number of records in each of `files`, read once by a reader from
+/// `make`.
+///
+/// # Errors
+///
+/// Any error reading a file, naming it.
+pub(crate) fn count_records(
+    make: &dyn Fn() -> Reader,
+    files: &[String],
+) -> Result<Vec<u64>> {
+    let mut counts = Vec::with_capacity(files.len());
+    for f in files {
+        let reader = make();
+        let work = List::new([f.clone()]);
+        let mut n = 0u64;
+        loop {
+            match reader.read_batch(&work, 4096) {
+                Ok(b) => n += b.len() as u64,
+                Err(e) if e.is_out_of_range() => break,
+                Err(e) => return Err(e),
+            }
+        }
+        counts.push(n);
+    }
+    Ok(counts)
+}
+
+/// What one host reads in one epoch of a sharded producer; see
+/// [`plan_epoch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpochPlan {
+    /// The work units, in order, for the host's filename queue.
+    pub units: Vec<WorkUnit>,
+    /// The host's own records in the epoch, before the remainder policy.
+    pub own: u64,
+    /// The records every host yields in the epoch, padding included.
+    pub target: u64,
+}
+
+impl EpochPlan {
+    /// Records of this host left out by [`Remainder::Drop`].
+    pub fn dropped(&self) -> u64 {
+        self.own.saturating_sub(self.target)
+    }
+
+    /// Padding records added by [`Remainder::Pad`].
+    pub fn padded(&self) -> u64 {
+        self.target.saturating_sub(self.own)
+    }
+}
+
+/// Host `shard`'s part of one epoch, as work units for a
+/// [`Reader`]: a pure function of the epoch's file
+/// order (`order`, indices into `files`, the same on every host), the
+/// files' record counts, the shard and the remainder policy.
+///
+/// The split is the one [`ShardedReader`] makes: file level when there
+/// are at least as many files as hosts (host `index` takes the files at
+/// positions `index`, `index + count`, ... of the order), record level
+/// otherwise (the records of the epoch are numbered across the files in
+/// order, and host `index` takes those whose number `g` has
+/// `g % count == index`). Every host then yields
+/// [`target`](EpochPlan::target) records: with [`Remainder::Drop`] the
+/// smallest host's count (a host with more stops early in its last
+/// files), with [`Remainder::Pad`] the largest's (a host with fewer reads
+/// some of its own records again, marked as padding: their keys start
+/// with [`PAD_KEY_PREFIX`](crate::reader::PAD_KEY_PREFIX)).
+///
+/// ```
+/// use feedstock::input::shard::{plan_epoch, Remainder, Shard};
+///
+/// let files = ["a".to_owned(), "b".to_owned()];
+/// let counts = [5, 2]; // 7 records over 3 hosts: record level
+/// let plan = plan_epoch(&[0, 1], &files, &counts, Shard::new(0, 3)?, Remainder::Drop);
+/// assert_eq!((plan.own, plan.target), (3, 2)); // records 0, 3 | 6
+/// assert_eq!(plan.dropped(), 1);
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+///
+/// # Panics
+///
+/// If `order` names a file beyond `files` or `counts`: they must match.
+pub fn plan_epoch(
+    order: &[usize],
+    files: &[String],
+    counts: &[u64],
+    shard: Shard,
+    remainder: Remainder,
+) -> EpochPlan {
+    let c = shard.count as u64;
+    let total: u64 = order.iter().map(|&i| counts[i]).sum();
+    // The host's units, each with the number of records it selects.
+    let mut mine: Vec<(WorkUnit, u64)> = Vec::new();
+    let (min, max);
+    if order.len() >= shard.count {
+        let per_host = |h: usize| -> u64 {
+            order
+                .iter()
+                .skip(h)
+                .step_by(shard.count)
+                .map(|&i| counts[i])
+                .sum()
+        };
+        let all: Vec<u64> = (0..shard.count).map(per_host).collect();
+        min = *all.iter().min().expect("one host at least");
+        max = *all.iter().max().expect("one host at least");
+        for &i in order.iter().skip(shard.index).step_by(shard.count) {
+            mine.push((WorkUnit::file(files[i].clone()), counts[i]));
+        }
+    } else {
+        min = total / c;
+        max = total.div_ceil(c);
+        let mut base = 0u64;
+        for &i in order {
+            let n = counts[i];
+            // The first record of this file that is the host's.
+            let first = (shard.index as u64 + c - base % c) % c;
+            if first < n {
+                let selected = (n - first - 1) / c + 1;
+                let unit = WorkUnit::file(files[i].clone());
+                let unit = if c == 1 { unit } else { unit.every(c, first) };
+                mine.push((unit, selected));
+            }
+            base += n;
+        }
+    }
+    let own: u64 = mine.iter().map(|(_, n)| n).sum();
+    let target = match remainder {
+        Remainder::Drop => min,
+        Remainder::Pad => max,
+    };
+    let mut units = Vec::with_capacity(mine.len());
+    let mut left = target;
+    for (unit, n) in &mine {
+        let take = (*n).min(left);
+        if take == 0 {
+            break;
+        }
+        left -= take;
+        units.push(if take < *n {
+            unit.clone().limit(take)
+        } else {
+            unit.clone()
+        });
+    }
+    // Padding: this host's own records again (or, for a host with none,
+    // anyone's), marked.
+    let source: Vec<(WorkUnit, u64)> = if own > 0 {
+        mine
+    } else {
+        order
+            .iter()
+            .filter(|&&i| counts[i] > 0)
+            .map(|&i| (WorkUnit::file(files[i].clone()), counts[i]))
+            .collect()
+    };
+    while left > 0 && !source.is_empty() {
+        for (unit, n) in &source {
+            let take = (*n).min(left);
+            if take == 0 {
+                break;
+            }
+            left -= take;
+            units.push(unit.clone().pad(true).limit(take));
+        }
+    }
+    EpochPlan { units, own, target }
 }
 
 /// A closed list of files as a work queue.

@@ -168,6 +168,40 @@ impl StoreOptions {
         self
     }
 
+    /// The defaults, overridden by the environment variables
+    /// `FEEDSTOCK_STORE_CHUNK_SIZE`, `FEEDSTOCK_STORE_READ_AHEAD` (bytes)
+    /// and `FEEDSTOCK_STORE_THREADS`: how the process's shared store
+    /// ([`shared_fs`]) is tuned without code, from the CLI for instance.
+    ///
+    /// # Errors
+    ///
+    /// [`Kind::InvalidArgument`] naming the variable whose value is not a
+    /// positive integer.
+    pub fn from_env() -> Result<StoreOptions> {
+        let var = |name: &str| -> Result<Option<usize>> {
+            match std::env::var(name) {
+                Err(_) => Ok(None),
+                Ok(v) => match v.trim().parse::<usize>() {
+                    Ok(n) if n > 0 => Ok(Some(n)),
+                    _ => Err(Error::invalid_argument(format!(
+                        "{name} must be a positive integer, got {v:?}"
+                    ))),
+                },
+            }
+        };
+        let mut opts = StoreOptions::new();
+        if let Some(n) = var("FEEDSTOCK_STORE_CHUNK_SIZE")? {
+            opts = opts.chunk_size(n);
+        }
+        if let Some(n) = var("FEEDSTOCK_STORE_READ_AHEAD")? {
+            opts = opts.read_ahead(n);
+        }
+        if let Some(n) = var("FEEDSTOCK_STORE_THREADS")? {
+            opts = opts.worker_threads(n);
+        }
+        Ok(opts)
+    }
+
     fn chunks_ahead(&self) -> usize {
         (self.read_ahead / self.chunk_size).max(1)
     }
@@ -886,6 +920,16 @@ impl AnyFs {
         }
     }
 
+    /// Paths, with a store that fails with `e` when first used.
+    fn failed(e: Error) -> AnyFs {
+        let store = std::sync::OnceLock::new();
+        let _ = store.set(Err(e));
+        AnyFs {
+            opts: StoreOptions::new(),
+            store,
+        }
+    }
+
     /// Whether `path` is a URL of a store (not a local path or `file://`).
     pub fn is_url(path: &str) -> bool {
         [
@@ -925,14 +969,20 @@ impl AnyFs {
     }
 }
 
-/// The process's one [`AnyFs`] with the default options, behind
+/// The process's one [`AnyFs`], with [`StoreOptions::from_env`] (the defaults unless the environment tunes them), behind
 /// [`default_fs`](super::fs::default_fs) and
 /// [`OutputOptions`](super::fs::OutputOptions): one runtime, one client per bucket.
 /// Its [`store`](AnyFs::store)'s [`stats`](ObjectStoreFs::stats) count the
 /// requests, bytes and retries of every pipeline that uses the defaults.
 pub fn shared_fs() -> Arc<AnyFs> {
     static FS: std::sync::OnceLock<Arc<AnyFs>> = std::sync::OnceLock::new();
-    Arc::clone(FS.get_or_init(|| Arc::new(AnyFs::new())))
+    Arc::clone(FS.get_or_init(|| {
+        // A bad setting is reported when the store is first used.
+        Arc::new(match StoreOptions::from_env() {
+            Ok(opts) => AnyFs::with_options(opts),
+            Err(e) => AnyFs::failed(e),
+        })
+    }))
 }
 
 /// `file:///a/b` as the local path `/a/b`; anything else unchanged.
@@ -955,9 +1005,8 @@ impl FileSystem for AnyFs {
         if AnyFs::is_url(path) {
             return self.store()?.open(path);
         }
-        LocalFs
-            .open(&local_path(path))
-            .map_err(|e| e.with_file(path))
+        let local = local_path(path);
+        LocalFs.open(&local).map_err(|e| as_given(e, &local, path))
     }
 
     fn open_at(
@@ -968,37 +1017,39 @@ impl FileSystem for AnyFs {
         if AnyFs::is_url(path) {
             return self.store()?.open_at(path, offset);
         }
+        let local = local_path(path);
         LocalFs
-            .open_at(&local_path(path), offset)
-            .map_err(|e| e.with_file(path))
+            .open_at(&local, offset)
+            .map_err(|e| as_given(e, &local, path))
     }
 
     fn size(&self, path: &str) -> Result<u64> {
         if AnyFs::is_url(path) {
             return self.store()?.size(path);
         }
-        LocalFs
-            .size(&local_path(path))
-            .map_err(|e| e.with_file(path))
+        let local = local_path(path);
+        LocalFs.size(&local).map_err(|e| as_given(e, &local, path))
     }
 
     fn is_stream(&self, path: &str) -> Result<bool> {
         if AnyFs::is_url(path) {
             return self.store()?.is_stream(path);
         }
+        let local = local_path(path);
         LocalFs
-            .is_stream(&local_path(path))
-            .map_err(|e| e.with_file(path))
+            .is_stream(&local)
+            .map_err(|e| as_given(e, &local, path))
     }
 
     fn glob(&self, pattern: &str) -> Result<Vec<String>> {
         if AnyFs::is_url(pattern) {
             return self.store()?.glob(pattern);
         }
-        if let Some(rest) = pattern.strip_prefix("file://") {
+        if pattern.starts_with("file://") {
             let local = local_path(pattern);
-            let found = LocalFs.glob(&local)?;
-            let _ = rest;
+            let found = LocalFs
+                .glob(&local)
+                .map_err(|e| as_given(e, &local, pattern))?;
             return Ok(found
                 .into_iter()
                 .map(|p| format!("file://{p}"))
@@ -1006,4 +1057,22 @@ impl FileSystem for AnyFs {
         }
         LocalFs.glob(pattern)
     }
+}
+
+/// An error of the local file system about `local`, the local form of
+/// the `given` name (a `file://` URL, or the same path), renamed to name
+/// what the caller gave: `given` itself, or another local file (a match
+/// of a glob) as a `file://` URL.
+fn as_given(e: Error, local: &str, given: &str) -> Error {
+    if local == given {
+        return e.with_file(given);
+    }
+    e.map_file(|f| {
+        if f == local {
+            given.to_owned()
+        } else {
+            format!("file://{f}")
+        }
+    })
+    .with_file(given)
 }

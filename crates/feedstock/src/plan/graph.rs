@@ -12,6 +12,7 @@ use crate::decode::image::Channels;
 use crate::decode::math::{self, BinaryOp};
 use crate::decode::raw::ByteOrder;
 use crate::error::{Error, Result};
+use crate::input::shard::{Remainder, Shard};
 use crate::io::Compression;
 use crate::queue::PartialShape;
 use crate::tensor::{DType, Tensor, Value};
@@ -114,6 +115,20 @@ impl Default for ProducerOptions {
             name: None,
         }
     }
+}
+
+/// Which part of the files a [`Graph::sharded_string_input_producer`]
+/// reads: host `index` of `count` (its rank and the world size), with a
+/// remainder policy; see
+/// [`StringInputProducerBuilder::shard`](crate::input::StringInputProducerBuilder::shard).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardOptions {
+    /// This host's index (rank), below `count`.
+    pub index: usize,
+    /// The number of hosts (world size).
+    pub count: usize,
+    /// What to do with the records some hosts have and others do not.
+    pub remainder: Remainder,
 }
 
 /// Where a [`Graph::string_input_producer`] gets its strings.
@@ -306,6 +321,7 @@ pub(crate) enum Op {
     StringProducer {
         opts: ProducerOptions,
         list: Option<Vec<String>>,
+        shard: Option<ShardOptions>,
     },
     InputProducer {
         opts: ProducerOptions,
@@ -537,6 +553,25 @@ impl Graph {
     /// Whether the graph has no nodes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The kinds of the readers that read from queue node `queue`.
+    pub(crate) fn readers_of(&self, queue: u32) -> Vec<ReaderKind> {
+        let g = self.inner.read();
+        let mut kinds = Vec::new();
+        for n in &g.nodes {
+            let reader = match n.op {
+                Op::Read { reader, queue: q }
+                | Op::ReadUpTo {
+                    reader, queue: q, ..
+                } if q == queue => reader,
+                _ => continue,
+            };
+            if let Op::Reader(kind) = &g.nodes[reader as usize].op {
+                kinds.push(kind.clone());
+            }
+        }
+        kinds
     }
 
     pub(crate) fn node(&self, id: u32) -> Arc<Node> {
@@ -791,8 +826,44 @@ impl Graph {
         strings: impl Into<Strings>,
         opts: ProducerOptions,
     ) -> Result<QueueRef> {
+        self.string_producer(strings.into(), opts, None)
+    }
+
+    /// A [`string_input_producer`](Graph::string_input_producer) of this
+    /// host's part of the files: see [`ShardOptions`]. The files' record
+    /// counts, which even out the hosts, are read when the queue is first
+    /// used, by a reader like the one that reads from the queue (a
+    /// [`Graph::read`] or [`Graph::read_up_to`] of it must exist by
+    /// then).
+    ///
+    /// # Errors
+    /// As [`Graph::string_input_producer`]; InvalidArgument for an index
+    /// not below the count, or a shuffle across several hosts with no
+    /// seed (each host would draw its own order).
+    pub fn sharded_string_input_producer(
+        &self,
+        strings: impl Into<Strings>,
+        opts: ProducerOptions,
+        shard: ShardOptions,
+    ) -> Result<QueueRef> {
+        Shard::new(shard.index, shard.count)?;
+        if shard.count > 1 && opts.shuffle && opts.seed.is_none() {
+            return Err(invalid(
+                "a sharded producer that shuffles needs a seed, the same on \
+                 every host",
+            ));
+        }
+        self.string_producer(strings.into(), opts, Some(shard))
+    }
+
+    fn string_producer(
+        &self,
+        strings: Strings,
+        opts: ProducerOptions,
+        shard: Option<ShardOptions>,
+    ) -> Result<QueueRef> {
         check_producer(&opts)?;
-        let (list, inputs) = match strings.into() {
+        let (list, inputs) = match strings {
             Strings::List(l) => {
                 if l.is_empty() {
                     return Err(invalid(
@@ -817,7 +888,7 @@ impl Graph {
         let out = self.add1(
             name.as_deref(),
             "input_producer",
-            Op::StringProducer { opts, list },
+            Op::StringProducer { opts, list, shard },
             inputs,
             dense(known(&[]), DType::String),
         )?;

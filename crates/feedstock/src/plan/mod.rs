@@ -166,7 +166,7 @@ mod session;
 
 pub use graph::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Output, ProducerOptions,
-    QueueRef, ReaderKind, ReaderRef, ShuffleOptions, SliceDim, StaticShape,
-    Strings, Variable,
+    QueueRef, ReaderKind, ReaderRef, ShardOptions, ShuffleOptions, SliceDim,
+    StaticShape, Strings, Variable,
 };
 pub use session::{Interrupt, QueueSummary, RunOptions, Session};

@@ -522,7 +522,7 @@ impl Inner {
                     files.into_iter().map(Bytes::from).collect();
                 Resource::Once(Tensor::vector(v).into())
             }
-            Op::StringProducer { opts, list } => {
+            Op::StringProducer { opts, list, shard } => {
                 let strings = match list {
                     Some(l) => l.clone(),
                     None => {
@@ -530,9 +530,22 @@ impl Inner {
                         strings_of(&v.into_dense()?, &node.name)?
                     }
                 };
+                // One reader counts the files one after the other.
+                let counter = match shard {
+                    Some(s) if s.count > 1 => {
+                        Some(self.record_counter(node.id, &node.name)?)
+                    }
+                    _ => None,
+                };
                 let mut p = self.pipeline.lock();
                 let mut b = string_input_producer(&mut p, strings);
                 set_epochs!(b, opts, node);
+                if let Some(s) = shard {
+                    b.shard(s.index, s.count).remainder(s.remainder);
+                }
+                if let Some(reader) = counter {
+                    b.count_records_with(move || reader.clone());
+                }
                 Resource::Queue(b.build()?)
             }
             Op::InputProducer { opts } => {
@@ -577,6 +590,25 @@ impl Inner {
                 )))
             }
         })
+    }
+
+    /// The format a sharded producer's files are counted with: that of
+    /// the readers reading from it, which must agree.
+    fn record_counter(&self, queue: u32, name: &str) -> Result<Reader> {
+        let kinds = self.graph.readers_of(queue);
+        let Some(kind) = kinds.first() else {
+            return Err(Error::failed_precondition(format!(
+                "{name}: a sharded producer counts its files' records with \
+                 the reader that reads from it, and no reader does"
+            )));
+        };
+        if kinds.iter().any(|k| k != kind) {
+            return Err(Error::failed_precondition(format!(
+                "{name}: the readers of a sharded producer read different \
+                 formats; its files' records cannot be counted"
+            )));
+        }
+        make_reader(kind)
     }
 
     fn make_batch(self: &Arc<Self>, spec: &BatchSpec) -> Result<BatchSource> {

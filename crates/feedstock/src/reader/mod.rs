@@ -81,6 +81,7 @@ pub use text_line::{
 };
 pub use tfrecord::{TfRecordReader, TfRecordReaderBuilder};
 pub use whole_file::WholeFileReader;
+pub use work::{WorkUnit, PAD_KEY_PREFIX};
 pub use wrapper::Reader;
 
 /// Where a [`Reader`] gets its work: the next filename to read.

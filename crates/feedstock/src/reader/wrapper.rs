@@ -11,6 +11,7 @@ use prost::Message;
 use super::state::{ReaderState, MAGIC};
 use bytes::Bytes;
 
+use super::work::{WorkUnit, PAD_KEY_PREFIX};
 use super::{
     RawRecord, Record, RecordBatch, RecordKey, RecordReader, WorkQueue,
 };
@@ -59,6 +60,8 @@ struct Shared {
     work_finished: AtomicU64,
     /// Records returned.
     records_produced: AtomicU64,
+    /// Records passed over: not kept by a [`WorkUnit`].
+    records_skipped: AtomicU64,
 }
 
 /// The part of the state only the lock holder touches.
@@ -69,6 +72,38 @@ struct Locked {
     /// An error met by [`Reader::read_up_to`] after it had records in hand:
     /// the records are returned first, the error by the next call.
     pending: Option<Error>,
+    /// Which records of the current file to keep, when its work unit
+    /// does not keep them all.
+    unit: Option<UnitFilter>,
+}
+
+/// A [`WorkUnit`]'s choice of records, and how far the file has got.
+struct UnitFilter {
+    every: u64,
+    offset: u64,
+    limit: Option<u64>,
+    pad: bool,
+    /// The number of the file's next record.
+    next: u64,
+    /// Records kept so far.
+    kept: u64,
+}
+
+impl UnitFilter {
+    fn new(unit: &WorkUnit) -> Option<UnitFilter> {
+        (!unit.is_whole_file()).then_some(UnitFilter {
+            every: unit.every,
+            offset: unit.offset,
+            limit: unit.limit,
+            pad: unit.pad,
+            next: 0,
+            kept: 0,
+        })
+    }
+
+    fn is_full(&self) -> bool {
+        self.limit.is_some_and(|l| self.kept >= l)
+    }
 }
 
 impl Reader {
@@ -91,10 +126,12 @@ impl Reader {
                     reader: Box::new(reader),
                     current: None,
                     pending: None,
+                    unit: None,
                 }),
                 work_started: AtomicU64::new(0),
                 work_finished: AtomicU64::new(0),
                 records_produced: AtomicU64::new(0),
+                records_skipped: AtomicU64::new(0),
             }),
         }
     }
@@ -279,6 +316,13 @@ impl Reader {
         self.shared.records_produced.load(Ordering::Acquire)
     }
 
+    /// How many records this reader passed over because their file's
+    /// [`WorkUnit`] did not keep them (another host's records, in a
+    /// sharded pipeline).
+    pub fn num_records_skipped(&self) -> u64 {
+        self.shared.records_skipped.load(Ordering::Acquire)
+    }
+
     /// How many files this reader has finished (read to the end, or
     /// abandoned after an error).
     pub fn num_work_units_completed(&self) -> u64 {
@@ -300,6 +344,12 @@ impl Reader {
     /// in progress and the record reader cannot save its place in it.
     pub fn serialize_state(&self) -> Result<Vec<u8>> {
         let locked = self.shared.locked.lock();
+        if locked.unit.is_some() {
+            return Err(Error::unimplemented(
+                "cannot save the position inside a sharded work unit: \
+                 save between files",
+            ));
+        }
         let reader_state = match &locked.current {
             Some(file) => Some(
                 locked
@@ -381,10 +431,12 @@ impl Reader {
         let result = locked.reader.reset();
         locked.current = None;
         locked.pending = None;
+        locked.unit = None;
         let s = &self.shared;
         s.work_started.store(0, Ordering::Release);
         s.work_finished.store(0, Ordering::Release);
         s.records_produced.store(0, Ordering::Release);
+        s.records_skipped.store(0, Ordering::Release);
         result
     }
 
@@ -414,18 +466,20 @@ impl Reader {
         if locked.current.is_some() {
             return Ok(());
         }
-        let file = match deadline {
+        let work = match deadline {
             Some(d) => work.next_work_timeout(Some(
                 d.saturating_duration_since(Instant::now()),
             ))?,
             None => work.next_work()?,
         };
+        let unit = WorkUnit::parse(&work)?;
         locked
             .reader
-            .on_work_started(&file, &*self.shared.fs)
-            .map_err(|e| e.with_file(&file))?;
+            .on_work_started(&unit.file, &*self.shared.fs)
+            .map_err(|e| e.with_file(&unit.file))?;
         self.shared.work_started.fetch_add(1, Ordering::AcqRel);
-        locked.current = Some(file);
+        locked.unit = UnitFilter::new(&unit);
+        locked.current = Some(unit.file);
         Ok(())
     }
 
@@ -448,6 +502,66 @@ impl Reader {
         &self,
         locked: &mut Locked,
     ) -> Result<Option<(RecordKey, Bytes)>> {
+        loop {
+            if locked.unit.as_ref().is_some_and(UnitFilter::is_full) {
+                // The unit has all it keeps: the rest of the file is
+                // not even read.
+                self.finish_work(locked)?;
+                return Ok(None);
+            }
+            match self.read_raw_unfiltered(locked)? {
+                None => return Ok(None),
+                Some((key, value, last)) => {
+                    let Some(unit) = &mut locked.unit else {
+                        return Ok(Some((key, value)));
+                    };
+                    let number = unit.next;
+                    unit.next += 1;
+                    let kept = number % unit.every == unit.offset;
+                    let pad = unit.pad;
+                    if kept {
+                        unit.kept += 1;
+                    }
+                    let key = if kept && pad {
+                        let file = locked.current.as_deref().unwrap_or("");
+                        RecordKey::Full(format!(
+                            "{PAD_KEY_PREFIX}{}",
+                            full_key(file, key)
+                        ))
+                    } else {
+                        key
+                    };
+                    if last && locked.current.is_some() {
+                        // A skipped last record still ends the file.
+                        if let Err(e) = self.finish_work(locked) {
+                            locked.pending = Some(e);
+                        }
+                    }
+                    if !kept {
+                        self.shared
+                            .records_skipped
+                            .fetch_add(1, Ordering::AcqRel);
+                        if last {
+                            return Ok(None);
+                        }
+                        continue;
+                    }
+                    self.shared
+                        .records_produced
+                        .fetch_add(1, Ordering::AcqRel);
+                    return Ok(Some((key, value)));
+                }
+            }
+        }
+    }
+
+    /// Reads one record of the current file, with whether it was the
+    /// file's last; `None` when the file ended (and has been finished).
+    /// Counts the record as produced unless a work unit filters it.
+    fn read_raw_unfiltered(
+        &self,
+        locked: &mut Locked,
+    ) -> Result<Option<(RecordKey, Bytes, bool)>> {
         let Some(file) = locked.current.as_deref() else {
             return Err(Error::internal("no file in progress"));
         };
@@ -457,13 +571,17 @@ impl Reader {
                 value,
                 last_in_file,
             })) => {
-                self.shared.records_produced.fetch_add(1, Ordering::AcqRel);
-                if last_in_file {
-                    if let Err(e) = self.finish_work(locked) {
-                        locked.pending = Some(e);
+                if locked.unit.is_none() {
+                    self.shared
+                        .records_produced
+                        .fetch_add(1, Ordering::AcqRel);
+                    if last_in_file {
+                        if let Err(e) = self.finish_work(locked) {
+                            locked.pending = Some(e);
+                        }
                     }
                 }
-                Ok(Some((key, value)))
+                Ok(Some((key, value, last_in_file)))
             }
             Ok(None) => {
                 self.finish_work(locked)?;
@@ -481,6 +599,7 @@ impl Reader {
 
     fn finish_work(&self, locked: &mut Locked) -> Result<()> {
         let result = locked.reader.on_work_finished();
+        locked.unit = None;
         let started = self.shared.work_started.load(Ordering::Acquire);
         self.shared.work_finished.store(started, Ordering::Release);
         let file = locked.current.take().unwrap_or_default();
