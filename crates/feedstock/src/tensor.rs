@@ -529,6 +529,22 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    /// Gives every byte string of a string tensor an allocation of its
+    /// own when it shares one (a record sliced out of a read chunk keeps
+    /// the whole chunk alive). Returns how many strings were copied; a
+    /// tensor of another dtype is left as it is.
+    pub(crate) fn own_strings(&mut self) -> usize {
+        let Data::String(strings) = &mut self.data else {
+            return 0;
+        };
+        let mut copied = 0;
+        for b in strings.iter_mut().filter(|b| !b.is_unique()) {
+            *b = Bytes::copy_from_slice(b);
+            copied += 1;
+        }
+        copied
+    }
+
     /// A marker left where a tensor was moved out of a slot that is never
     /// read again; it allocates nothing. It breaks the shape/element-count
     /// invariant (a scalar with no element), so it must never escape the
@@ -1171,6 +1187,11 @@ impl SparseTensor {
     /// The `nnz` values.
     pub fn values(&self) -> &Tensor {
         &self.values
+    }
+
+    /// [`Tensor::own_strings`] on the values.
+    pub(crate) fn own_strings(&mut self) -> usize {
+        self.values.own_strings()
     }
 
     /// The shape of the dense tensor this stands for.

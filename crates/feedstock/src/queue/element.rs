@@ -52,29 +52,48 @@ impl Element {
             .collect()
     }
 
-    /// The element as a tuple of values, copying a row out of its batch.
-    /// Copies this row out of its batch into a tuple of its own when fewer
-    /// than half of the batch's rows are still alive (queued, or held by
-    /// an enqueue waiting for room). Returns true if it did.
+    /// Stops this element from keeping more memory alive than its own
+    /// data, and returns true if it copied anything:
+    /// - a row whose batch has fewer than half of its rows still alive
+    ///   (queued, or held by an enqueue waiting for room) is copied out
+    ///   of the batch into a tuple of its own;
+    /// - the byte strings of a tuple that share an allocation (records
+    ///   sliced out of a reader's 64 KiB chunk, values sliced out of a
+    ///   record) are copied into allocations of their own, so that one
+    ///   held record does not keep its whole chunk alive. A string is
+    ///   copied at most once: the copy is unique.
     pub(crate) fn detach_if_sparse(&mut self) -> bool {
-        let Element::Row { batch, index } = self else {
-            return false;
-        };
-        let rows = batch.first().map_or(0, |t| t.dims()[0]);
-        if Arc::strong_count(batch) * 2 >= rows {
-            return false;
-        }
-        let row: Result<Vec<Value>> = batch
-            .iter()
-            .map(|t| t.index(*index).map(Value::Dense))
-            .collect();
-        match row {
-            Ok(values) => {
-                *self = Element::Tuple(values);
-                true
+        let detached = match self {
+            Element::Row { batch, index } => {
+                let rows = batch.first().map_or(0, |t| t.dims()[0]);
+                if Arc::strong_count(batch) * 2 >= rows {
+                    return false;
+                }
+                let row: Result<Vec<Value>> = batch
+                    .iter()
+                    .map(|t| t.index(*index).map(Value::Dense))
+                    .collect();
+                match row {
+                    Ok(values) => {
+                        *self = Element::Tuple(values);
+                        true
+                    }
+                    Err(_) => return false,
+                }
             }
-            Err(_) => false,
-        }
+            Element::Tuple(_) => false,
+        };
+        let Element::Tuple(values) = self else {
+            return detached;
+        };
+        let copied: usize = values
+            .iter_mut()
+            .map(|v| match v {
+                Value::Dense(t) => t.own_strings(),
+                Value::Sparse(s) => s.own_strings(),
+            })
+            .sum();
+        detached || copied > 0
     }
 
     #[cfg(test)]

@@ -56,7 +56,9 @@ impl<T> ShuffleBuf<T> {
 
 impl ShuffleBuf<Element> {
     /// Copies out every held row whose batch has fewer than half of its
-    /// rows left, so that the batch can be freed, once an eighth of the
+    /// rows left, so that the batch can be freed, and every held byte
+    /// string that shares its allocation (a record sliced out of a read
+    /// chunk), so that the chunk can be freed, once an eighth of the
     /// held elements (at least 16) have been dequeued since the last
     /// time. The scan is paid for by those dequeues: eight element checks
     /// per dequeue, amortised, and each row is copied at most once.
@@ -273,7 +275,7 @@ impl RandomShuffleQueueBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::Tensor;
+    use crate::tensor::{Tensor, Value};
 
     /// Bytes per row of the test batches: a `[ROW]` f32 image and an
     /// i64 label.
@@ -356,5 +358,69 @@ mod tests {
         let row = e.pop().unwrap().into_tuple().unwrap();
         assert_eq!(row[1].dense().unwrap().scalar_value::<i64>().unwrap(), 0);
         assert_eq!(row[0].dense().unwrap().dims(), &[ROW]);
+    }
+
+    #[test]
+    fn held_records_do_not_keep_their_read_chunks_alive() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+
+        use bytes::Bytes;
+
+        /// A read chunk that counts itself while alive.
+        struct Chunk(Vec<u8>, Arc<AtomicUsize>);
+        impl AsRef<[u8]> for Chunk {
+            fn as_ref(&self) -> &[u8] {
+                &self.0
+            }
+        }
+        impl Drop for Chunk {
+            fn drop(&mut self) {
+                self.1.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+
+        // Records of 1 KiB, 64 to a chunk, as a reader slices them; a
+        // shuffle queue holding 1 000 of them, steady state.
+        const REC: usize = 1024;
+        const PER_CHUNK: usize = 64;
+        let live = Arc::new(AtomicUsize::new(0));
+        let mut buf = ShuffleBuf::new(1_000, 7);
+        let (mut worst, mut seen) = (0, Vec::new());
+        for c in 0..200u32 {
+            live.fetch_add(1, Ordering::SeqCst);
+            let mut data = vec![0u8; REC * PER_CHUNK];
+            for (i, rec) in data.chunks_mut(REC).enumerate() {
+                rec[..4].copy_from_slice(&(c * 64 + i as u32).to_le_bytes());
+            }
+            let chunk = Bytes::from_owner(Chunk(data, Arc::clone(&live)));
+            for i in 0..PER_CHUNK {
+                let rec = chunk.slice(i * REC..(i + 1) * REC);
+                buf.push(Element::Tuple(vec![Value::Dense(Tensor::string(
+                    rec,
+                ))]));
+                if buf.len() > 1_000 {
+                    let row = buf.pop().unwrap().into_tuple().unwrap();
+                    let t = row[0].dense().unwrap();
+                    let b = &t.as_slice::<Bytes>().unwrap()[0];
+                    seen.push(u32::from_le_bytes(b[..4].try_into().unwrap()));
+                }
+            }
+            drop(chunk);
+            worst = worst.max(live.load(Ordering::SeqCst));
+        }
+        // 1 000 held records are 16 chunks' worth of data (all of it
+        // while the queue fills, before the first compaction); without
+        // copying the held ones out, nearly every chunk that one of them
+        // came from stays alive: about 80 of the run's 200.
+        assert!(worst <= 20, "{worst} read chunks alive");
+        while let Some(e) = buf.pop() {
+            let row = e.into_tuple().unwrap();
+            let b = &row[0].dense().unwrap().as_slice::<Bytes>().unwrap()[0];
+            seen.push(u32::from_le_bytes(b[..4].try_into().unwrap()));
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, (0..200 * 64).collect::<Vec<u32>>());
+        assert_eq!(live.load(Ordering::SeqCst), 0);
     }
 }
