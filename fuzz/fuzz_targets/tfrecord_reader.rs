@@ -52,9 +52,9 @@ fn drain(it: impl Iterator<Item = feedstock::Result<Record>>) -> Outcome {
 
 /// The records and the regions (offset, length) a skipping reader made
 /// by `read` delivers and skips.
-fn skipping(
+fn skipping<'a>(
     b: &ReaderBuilder,
-    read: impl Fn(&ReaderBuilder) -> Box<dyn Iterator<Item = feedstock::Result<Record>> + '_>,
+    read: impl Fn(&ReaderBuilder) -> Box<dyn Iterator<Item = feedstock::Result<Record>> + 'a>,
 ) -> (Vec<Record>, Vec<(u64, u64)>) {
     let mut b = b.clone();
     let log = SkipLog::new();
