@@ -198,10 +198,7 @@ impl PyGraph {
         capacity: usize,
         name: Option<String>,
     ) -> PyResult<PyQueue> {
-        let strings = match strings.extract::<PyOutput>() {
-            Ok(o) => Strings::Output(o.0),
-            Err(_) => Strings::List(strings.extract::<Vec<String>>()?),
-        };
+        let strings = strings_arg(strings)?;
         let opts = producer_opts(num_epochs, shuffle, seed, capacity, name);
         self.0
             .string_input_producer(strings, opts)
@@ -225,10 +222,7 @@ impl PyGraph {
         capacity: usize,
         name: Option<String>,
     ) -> PyResult<PyQueue> {
-        let strings = match strings.extract::<PyOutput>() {
-            Ok(o) => Strings::Output(o.0),
-            Err(_) => Strings::List(strings.extract::<Vec<String>>()?),
-        };
+        let strings = strings_arg(strings)?;
         let remainder = match remainder {
             "drop" => feedstock::input::Remainder::Drop,
             "pad" => feedstock::input::Remainder::Pad,
@@ -1025,4 +1019,13 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyThread>()?;
     m.add_class::<PyCoordinator>()?;
     Ok(())
+}
+
+/// A producer's `strings` argument: an Output (e.g. of
+/// `match_filenames_once`) or a list of str.
+fn strings_arg(strings: &Bound<'_, PyAny>) -> PyResult<Strings> {
+    Ok(match strings.extract::<PyOutput>() {
+        Ok(o) => Strings::Output(o.0),
+        Err(_) => Strings::List(strings.extract::<Vec<String>>()?),
+    })
 }
