@@ -97,19 +97,8 @@ impl BytesReader {
             if self.decoder.is_abandoned() {
                 return Ok(None);
             }
-            match self.decoder.decode_held()? {
-                Some(Decoded::Record(frame)) => {
-                    return Ok(Some(Record {
-                        data: Bytes::from(self.decoder.take_buffered()),
-                        offset: frame.offset,
-                        index: frame.index,
-                    }));
-                }
-                Some(Decoded::Skipped(skip)) => {
-                    self.policy.on_skip(&skip)?;
-                    continue;
-                }
-                _ => {}
+            if let Some(record) = self.policy.next_held(&mut self.decoder)? {
+                return Ok(Some(record));
             }
             let rest = &self.data[self.at..];
             if rest.is_empty() {

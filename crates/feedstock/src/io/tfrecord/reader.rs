@@ -477,19 +477,8 @@ impl<R: Read> Reader<R> {
             return Ok(None);
         }
         loop {
-            match self.decoder.decode_held()? {
-                Some(Decoded::Record(frame)) => {
-                    return Ok(Some(Record {
-                        data: Bytes::from(self.decoder.take_buffered()),
-                        offset: frame.offset,
-                        index: frame.index,
-                    }));
-                }
-                Some(Decoded::Skipped(skip)) => {
-                    self.policy.on_skip(&skip)?;
-                    continue;
-                }
-                _ => {}
+            if let Some(record) = self.policy.next_held(&mut self.decoder)? {
+                return Ok(Some(record));
             }
             let buf = match self.src.fill_buf() {
                 Ok(buf) => buf,

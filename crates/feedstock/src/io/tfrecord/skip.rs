@@ -10,9 +10,10 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use parking_lot::Mutex;
 
-use super::Skip;
+use super::{Decoded, Decoder, Record, Skip};
 use crate::error::{Error, Result};
 
 /// What a TFRecord reader does with a corrupt record.
@@ -336,6 +337,28 @@ impl Policy {
 
     pub(super) fn skipped(&self) -> u64 {
         self.skipped
+    }
+
+    /// The next record the decoder already holds, counting (and
+    /// checking against the budget) every damaged region it reports on
+    /// the way; `None` when it needs more input or has ended.
+    pub(super) fn next_held(
+        &mut self,
+        decoder: &mut Decoder,
+    ) -> Result<Option<Record>> {
+        loop {
+            match decoder.decode_held()? {
+                Some(Decoded::Record(frame)) => {
+                    return Ok(Some(Record {
+                        data: Bytes::from(decoder.take_buffered()),
+                        offset: frame.offset,
+                        index: frame.index,
+                    }));
+                }
+                Some(Decoded::Skipped(skip)) => self.on_skip(&skip)?,
+                _ => return Ok(None),
+            }
+        }
     }
 
     /// Counts a skipped region; fails once the budget is exceeded.
