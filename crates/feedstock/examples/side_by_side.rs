@@ -39,6 +39,9 @@ use prost::Message;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 type Main = std::result::Result<(), Box<dyn Error>>;
 
 /// Files of the MNIST-like set (the seed pipeline reads them with two

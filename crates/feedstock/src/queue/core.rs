@@ -73,6 +73,11 @@ pub(crate) trait Buffer<T>: Send {
     /// Returns elements taken by a dequeue that then failed, in the order
     /// they were taken, so that a FIFO gives them out again first.
     fn put_back(&mut self, items: Vec<T>);
+    /// Whether elements leave in an order unrelated to the order they
+    /// came in (a shuffle buffer), so that rows of one `enqueue_many`
+    /// batch leave at scattered times: such a queue stores each row on
+    /// its own rather than as a view of the shared batch.
+    const SCATTERS_ROWS: bool = false;
 }
 
 /// One blocked caller: what it needs and how to wake it.
@@ -239,6 +244,13 @@ impl<T, B: Buffer<T>> Core<T, B> {
             }),
             _element: std::marker::PhantomData,
         }
+    }
+
+    /// Calls `f` with the buffer, under the lock (for tests that inspect
+    /// what a queue holds).
+    #[cfg(test)]
+    pub(crate) fn with_buf<R>(&self, f: impl FnOnce(&B) -> R) -> R {
+        f(&self.state.lock().buf)
     }
 
     pub(crate) fn name(&self) -> &str {

@@ -2,17 +2,15 @@
 //! stack dense elements into a batch.
 //!
 //! An element enqueued on its own is stored as its tuple of values. The
-//! rows of an all-dense `enqueue_many` batch are not split into tuples of
-//! their own (one allocation and one copy per component per row): each
-//! row is stored as a reference to the shared, already checked batch and
-//! its index, and is copied once, straight into the output batch, when
-//! dequeued. The price is memory: a batch stays alive until its last row
-//! has left the queue, which in a shuffle queue can take a while (about
-//! `min_after_dequeue × ln(rows)` dequeues). So the shuffle queue calls
-//! [`Element::detach_if_sparse`] on what it holds from time to time: a
-//! row whose batch has fewer than half of its rows left is copied
-//! out into a tuple of its own, and the batch is freed once its last
-//! row is detached or dequeued.
+//! rows of an all-dense `enqueue_many` batch going into a queue whose
+//! elements leave in order are not split into tuples of their own (one
+//! allocation and one copy per component per row): each row is stored as
+//! a reference to the shared, already checked batch and its index, and
+//! is copied once, straight into the output batch, when dequeued; the
+//! batch is freed when its last row has left. A shuffle queue, whose rows
+//! leave at scattered times, would keep batches alive for about
+//! `min_after_dequeue × ln(rows)` dequeues, so it stores every row as a
+//! tuple of its own ([`Element::split`]).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -52,13 +50,31 @@ impl Element {
             .collect()
     }
 
-    /// Whether this element may keep more memory alive than its own data
-    /// (what [`Element::detach_if_sparse`] undoes): a row of a shared
-    /// batch, or a byte string, which may be a slice of a larger
-    /// allocation. Numeric tuples never do.
+    /// The rows of an all-dense batch of `n` rows, already checked, each
+    /// copied into a tuple of its own (byte strings are shared, not
+    /// copied).
+    pub(crate) fn split(batch: &[Tensor], n: usize) -> Vec<Element> {
+        let mut columns: Vec<_> =
+            batch.iter().map(|t| t.unstack().into_iter()).collect();
+        (0..n)
+            .map(|_| {
+                Element::Tuple(
+                    columns
+                        .iter_mut()
+                        .filter_map(|rows| rows.next().map(Value::Dense))
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// Whether this element holds byte strings, which may be slices of a
+    /// larger allocation (what [`Element::own_strings`] undoes). Numeric
+    /// tuples never share, and rows are never held by a shuffle queue,
+    /// the only queue that asks.
     pub(crate) fn may_share(&self) -> bool {
         match self {
-            Element::Row { .. } => true,
+            Element::Row { .. } => false,
             Element::Tuple(values) => values.iter().any(|v| {
                 let t = match v {
                     Value::Dense(t) => t,
@@ -69,39 +85,15 @@ impl Element {
         }
     }
 
-    /// Stops this element from keeping more memory alive than its own
-    /// data, and returns true if it copied anything:
-    /// - a row whose batch has fewer than half of its rows still alive
-    ///   (queued, or held by an enqueue waiting for room) is copied out
-    ///   of the batch into a tuple of its own;
-    /// - the byte strings of a tuple that share an allocation (records
-    ///   sliced out of a reader's 64 KiB chunk, values sliced out of a
-    ///   record) are copied into allocations of their own, so that one
-    ///   held record does not keep its whole chunk alive. A string is
-    ///   copied at most once: the copy is unique.
-    pub(crate) fn detach_if_sparse(&mut self) -> bool {
-        let detached = match self {
-            Element::Row { batch, index } => {
-                let rows = batch.first().map_or(0, |t| t.dims()[0]);
-                if Arc::strong_count(batch) * 2 >= rows {
-                    return false;
-                }
-                let row: Result<Vec<Value>> = batch
-                    .iter()
-                    .map(|t| t.index(*index).map(Value::Dense))
-                    .collect();
-                match row {
-                    Ok(values) => {
-                        *self = Element::Tuple(values);
-                        true
-                    }
-                    Err(_) => return false,
-                }
-            }
-            Element::Tuple(_) => false,
-        };
+    /// Copies the byte strings of a tuple that share an allocation
+    /// (records sliced out of a reader's 64 KiB chunk, values sliced out
+    /// of a record) into allocations of their own, so that one held
+    /// record does not keep its whole chunk alive, and returns true if it
+    /// copied anything. A string is copied at most once: the copy is
+    /// unique.
+    pub(crate) fn own_strings(&mut self) -> bool {
         let Element::Tuple(values) = self else {
-            return detached;
+            return false;
         };
         let copied: usize = values
             .iter_mut()
@@ -110,7 +102,7 @@ impl Element {
                 Value::Sparse(s) => s.own_strings(),
             })
             .sum();
-        detached || copied > 0
+        copied > 0
     }
 
     #[cfg(test)]

@@ -32,8 +32,8 @@ pub(crate) struct ShuffleBuf<T> {
     /// Elements kept back while the queue is open.
     min_after_dequeue: usize,
     rng: ChaCha8Rng,
-    /// Dequeues since the held rows were last checked for batches that
-    /// are mostly gone (see [`ShuffleBuf::compact`]).
+    /// Dequeues since the held strings were last checked for shared
+    /// allocations (see [`ShuffleBuf::compact`]).
     pops_since_compact: usize,
     /// Whether any element that may share memory was ever held
     /// ([`Element::may_share`]); until then there is nothing to compact,
@@ -60,24 +60,16 @@ impl<T> ShuffleBuf<T> {
 }
 
 impl ShuffleBuf<Element> {
-    /// Copies out every held row whose batch has fewer than half of its
-    /// rows left, so that the batch can be freed, and every held byte
-    /// string that shares its allocation (a record sliced out of a read
-    /// chunk), so that the chunk can be freed, once an eighth of the
-    /// held elements (at least 16) have been dequeued since the last
-    /// time. The scan is paid for by those dequeues: eight element checks
-    /// per dequeue, amortised, and each row is copied at most once.
-    ///
-    /// The bound it keeps: right after a scan every batch still
-    /// referenced has at least half of its rows held, so the batches
-    /// take at most 2× the bytes of the rows held; the dequeues until the
-    /// next scan (an eighth of the held count) free no batch memory. With
-    /// at most `L` elements of `S` bytes held, the data kept alive stays
-    /// under about `2.3 × L × S`, plus the batches of enqueues in
-    /// progress, whatever the size of the batches the rows came from.
-    /// Without it, a batch of `B` rows in a shuffle queue lives for about
-    /// `min_after_dequeue × ln(B)` dequeues, which keeps several times
-    /// the queue's contents alive.
+    /// Copies every held byte string that shares its allocation (a
+    /// record sliced out of a read chunk) into one of its own, so that the
+    /// chunk can be freed, once an eighth of the held elements (at least
+    /// 16) have been dequeued since the last time. The scan is paid for by
+    /// those dequeues: eight element checks per dequeue, amortised, and
+    /// each string is copied at most once. Without it, one held record
+    /// keeps its whole 64 KiB chunk alive, and a queue of records keeps
+    /// nearly every chunk they came from. (Rows of `enqueue_many` batches
+    /// need no such care: a shuffle queue stores them split, see
+    /// [`Element::split`].)
     fn compact(&mut self) {
         if !self.may_share {
             return;
@@ -88,7 +80,7 @@ impl ShuffleBuf<Element> {
         }
         self.pops_since_compact = 0;
         for e in self.pool.iter_mut().chain(self.overflow.iter_mut()) {
-            e.detach_if_sparse();
+            e.own_strings();
         }
     }
 
@@ -106,6 +98,8 @@ impl ShuffleBuf<Element> {
 }
 
 impl Buffer<Element> for ShuffleBuf<Element> {
+    const SCATTERS_ROWS: bool = true;
+
     fn len(&self) -> usize {
         self.pool.len() + self.overflow.len()
     }
@@ -284,96 +278,74 @@ impl RandomShuffleQueueBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::{Tensor, Value};
-
-    /// Bytes per row of the test batches: a `[ROW]` f32 image and an
-    /// i64 label.
-    const ROW: usize = 64;
-    const ROW_BYTES: usize = ROW * 4 + 8;
-
-    /// A batch of `n` rows as `enqueue_many` stores it.
-    fn batch(n: usize, first: i64) -> Vec<Element> {
-        let images = Tensor::new([n, ROW], vec![0.5f32; n * ROW]).unwrap();
-        let labels = Tensor::vector((first..first + n as i64).collect());
-        Element::rows(vec![images, labels], n)
-    }
-
-    /// Runs a shuffle buffer as a steady pipeline does (fill it, then one
-    /// dequeue per element enqueued) with rows arriving in batches of
-    /// `batch_rows`, and returns the most data it kept alive, in rows,
-    /// and every label dequeued.
-    fn steady(
-        min_after: usize,
-        batch_rows: usize,
-        total: usize,
-    ) -> (f64, Vec<i64>) {
-        let mut buf = ShuffleBuf::new(min_after, 7);
-        let (mut worst, mut out, mut next) = (0f64, Vec::new(), 0i64);
-        while (next as usize) < total {
-            for e in batch(batch_rows, next) {
-                buf.push(e);
-            }
-            next += batch_rows as i64;
-            while buf.len() > min_after {
-                let e = buf.pop().unwrap();
-                let row = e.into_tuple().unwrap();
-                out.push(
-                    row[1].dense().unwrap().scalar_value::<i64>().unwrap(),
-                );
-                let held = buf.retained_bytes() as f64 / ROW_BYTES as f64;
-                worst = worst.max(held / (min_after + batch_rows) as f64);
-            }
-        }
-        while let Some(e) = buf.pop() {
-            let row = e.into_tuple().unwrap();
-            out.push(row[1].dense().unwrap().scalar_value::<i64>().unwrap());
-        }
-        (worst, out)
-    }
+    use crate::queue::{ComponentSpec, Queue};
+    use crate::tensor::{DType, Tensor, Value};
 
     #[test]
-    fn rows_of_big_batches_do_not_keep_their_batches_alive() {
-        // min_after_dequeue 1 000, rows arriving 1 024 at a time: without
-        // compaction a batch lives ~ln(1024) × 1 000 dequeues, and the
-        // queue keeps about 4× its contents alive.
-        let (worst, mut out) = steady(1_000, 1_024, 8_000);
-        assert!(worst <= 2.5, "kept {worst:.2}x the rows held alive");
+    fn rows_of_enqueue_many_batches_keep_no_batch_alive() {
+        // min_after_dequeue 1 000, rows arriving 1 024 at a time: were
+        // rows views of their batch, a batch would live ~ln(1024) × 1 000
+        // dequeues and the queue would keep about 4× its contents alive.
+        const ROW: usize = 64;
+        const ROW_BYTES: usize = ROW * 4 + 8;
+        let q = RandomShuffleQueue::builder(
+            3_000,
+            QueueSpec::new()
+                .component(ComponentSpec::new(DType::F32).shape([ROW]))
+                .component(ComponentSpec::new(DType::I64).shape([])),
+        )
+        .min_after_dequeue(1_000)
+        .seed(7)
+        .build()
+        .unwrap();
+        let held_bytes = || {
+            q.inner.core.with_buf(|buf| {
+                let rows = buf.len();
+                (buf.retained_bytes(), rows * ROW_BYTES)
+            })
+        };
+        let (n, mut out) = (1_024, Vec::new());
+        for b in 0..8 {
+            let first = (b * n) as i64;
+            q.enqueue_many(vec![
+                Value::Dense(
+                    Tensor::new([n, ROW], vec![0.5f32; n * ROW]).unwrap(),
+                ),
+                Value::Dense(Tensor::vector(
+                    (first..first + n as i64).collect(),
+                )),
+            ])
+            .unwrap();
+            let (kept, held) = held_bytes();
+            assert_eq!(kept, held, "only the rows held are kept alive");
+            // A dequeue of 128 leaves min_after_dequeue behind.
+            while q.size() >= 1_000 + 128 {
+                let batch = q.dequeue_many(128).unwrap();
+                let labels = batch[1].dense().unwrap();
+                out.extend_from_slice(labels.as_slice::<i64>().unwrap());
+                let (kept, held) = held_bytes();
+                assert_eq!(kept, held, "only the rows held are kept alive");
+            }
+        }
+        q.close(false);
+        while q.size() > 0 {
+            let batch = q.dequeue_up_to(128).unwrap();
+            out.extend_from_slice(
+                batch[1].dense().unwrap().as_slice::<i64>().unwrap(),
+            );
+        }
         out.sort_unstable();
-        let want: Vec<i64> = (0..out.len() as i64).collect();
-        assert_eq!(out, want, "every row exactly once");
-        assert_eq!(out.len(), 8_192);
+        assert_eq!(
+            out,
+            (0..8 * 1_024).collect::<Vec<i64>>(),
+            "every row once"
+        );
     }
 
     #[test]
-    fn compaction_is_bounded_for_every_batch_size() {
-        for batch_rows in [1, 7, 128, 1_000, 3_000] {
-            let (worst, out) = steady(300, batch_rows, 3_000);
-            assert!(worst <= 2.5, "batch {batch_rows}: {worst:.2}x");
-            assert!(out.len() >= 3_000);
-        }
-    }
-
-    #[test]
-    fn a_dense_batch_is_shared_until_it_thins_out() {
-        let mut e = batch(8, 0);
-        // All eight rows alive: nothing to copy.
-        assert!(!e[3].detach_if_sparse());
-        // Half of them left: still shared.
-        e.truncate(4);
-        assert!(!e[1].detach_if_sparse());
-        // Fewer than half: copied out, with the same values.
-        e.truncate(1);
-        assert!(e[0].detach_if_sparse());
-        let row = e.pop().unwrap().into_tuple().unwrap();
-        assert_eq!(row[1].dense().unwrap().scalar_value::<i64>().unwrap(), 0);
-        assert_eq!(row[0].dense().unwrap().dims(), &[ROW]);
-    }
-
-    #[test]
-    fn only_rows_and_strings_may_share_memory() {
+    fn only_strings_may_share_memory() {
         use crate::tensor::SparseTensor;
 
-        assert!(batch(2, 0)[0].may_share());
         let numbers = Element::Tuple(vec![
             Value::Dense(Tensor::new([2], vec![1.0f32, 2.0]).unwrap()),
             Value::Dense(Tensor::scalar(3i64)),

@@ -171,13 +171,24 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             .check_dense_batch(&components)
             .map_err(|e| self.context(e))?;
         let elements = match rows {
-            // Checked as a whole: store the rows without splitting them.
+            // Checked as a whole: in a queue whose rows leave in order,
+            // store them as views of the shared batch, which is freed
+            // when its last row has left. In a shuffle queue that would
+            // take about `min_after_dequeue × ln(rows)` dequeues, keeping
+            // several times the queue's contents alive: there each row
+            // is copied out here, on the enqueuing thread and outside
+            // the queue's lock, so that the single dequeuing thread only
+            // stacks.
             Some(n) => {
                 let tensors = components
                     .into_iter()
                     .map(Value::into_dense)
                     .collect::<Result<Vec<_>>>()?;
-                Element::rows(tensors, n)
+                if B::SCATTERS_ROWS {
+                    Element::split(&tensors, n)
+                } else {
+                    Element::rows(tensors, n)
+                }
             }
             None => spec
                 .split_batch(components)
