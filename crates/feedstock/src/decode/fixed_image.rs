@@ -41,6 +41,7 @@
 
 use bytes::Bytes;
 
+use crate::decode::ops;
 use crate::decode::Records;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -237,23 +238,8 @@ impl FixedImageDecoder {
             (Layout::Hwc, Layout::Hwc) | (Layout::Chw, Layout::Chw) => {
                 out.copy_from_slice(image)
             }
-            (Layout::Chw, Layout::Hwc) if d == 3 => {
-                // RGB, the common case: one pixel per step, which the
-                // compiler turns into an interleaving store.
-                let (r, gb) = image.split_at(plane);
-                let (g, b) = gb.split_at(plane);
-                let px = out.chunks_exact_mut(3).zip(r).zip(g).zip(b);
-                for (((o, &r), &g), &b) in px {
-                    o.copy_from_slice(&[r, g, b]);
-                }
-            }
             (Layout::Chw, Layout::Hwc) => {
-                for (c, src) in image.chunks_exact(plane).enumerate() {
-                    let dst = out[c..].iter_mut().step_by(d);
-                    for (o, &v) in dst.zip(src) {
-                        *o = v;
-                    }
-                }
+                ops::interleave_rows(image, (0, plane), d, out)
             }
             (Layout::Hwc, Layout::Chw) => {
                 for (c, dst) in out.chunks_exact_mut(plane).enumerate() {
