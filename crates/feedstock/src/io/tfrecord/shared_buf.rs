@@ -5,9 +5,12 @@
 //! `std::io::BufReader` reuses one buffer, so every record has to be
 //! copied out of it into an allocation of its own. Here each chunk is a
 //! fresh buffer that the records taken from it share; it is freed when
-//! the reader has moved on and the last of those records is dropped. No
-//! crate offers a `BufRead` over `Bytes` chunks, hence this small type.
+//! the reader has moved on and the last of those records is dropped, or,
+//! if it is among the last few chunks, filled again in place (no
+//! allocation, no zeroing, memory the cache still holds). No crate offers
+//! a `BufRead` over `Bytes` chunks, hence this small type.
 
+use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::ops::Range;
 
@@ -22,7 +25,15 @@ pub(super) struct SharedBuf<R> {
     pos: usize,
     /// How many bytes to read at a time.
     capacity: usize,
+    /// The last chunks read before the current one, oldest first, to be
+    /// filled again once no record refers to them.
+    spare: VecDeque<Bytes>,
 }
+
+/// How many past chunks a reader keeps for reuse: enough to cover a
+/// batch of records handed out and dropped together (1024 records of
+/// 1 KiB span 16 chunks of 64 KiB).
+const SPARE_CHUNKS: usize = 16;
 
 impl<R: Read> SharedBuf<R> {
     pub(super) fn with_capacity(capacity: usize, inner: R) -> SharedBuf<R> {
@@ -31,6 +42,7 @@ impl<R: Read> SharedBuf<R> {
             chunk: Bytes::new(),
             pos: 0,
             capacity: capacity.max(1),
+            spare: VecDeque::new(),
         }
     }
 
@@ -38,15 +50,40 @@ impl<R: Read> SharedBuf<R> {
     /// they are all consumed. Empty only at the end of the stream.
     pub(super) fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.pos >= self.chunk.len() {
-            // A new buffer rather than the old one: records still hold
-            // slices of it. Zeroing costs a memset, far less than the read.
-            let mut buf = BytesMut::zeroed(self.capacity);
+            let old = std::mem::take(&mut self.chunk);
+            let mut buf = self.free_chunk(old);
             let n = self.inner.read(&mut buf)?;
             buf.truncate(n);
             self.chunk = buf.freeze();
             self.pos = 0;
         }
         Ok(&self.chunk[self.pos..])
+    }
+
+    /// A buffer of `capacity` bytes to read into: a past chunk that no
+    /// record refers to any more, or else a new one (records still hold
+    /// slices of the past ones).
+    fn free_chunk(&mut self, old: Bytes) -> BytesMut {
+        if !old.is_empty() {
+            if self.spare.len() == SPARE_CHUNKS {
+                self.spare.pop_front();
+            }
+            self.spare.push_back(old);
+        }
+        if let Some(i) = self.spare.iter().position(Bytes::is_unique) {
+            if let Some(Ok(mut buf)) =
+                self.spare.remove(i).map(Bytes::try_into_mut)
+            {
+                if buf.capacity() >= self.capacity {
+                    // Only bytes past the last read's length are written:
+                    // none after a full read.
+                    buf.resize(self.capacity, 0);
+                    return buf;
+                }
+            }
+        }
+        // Zeroing costs a memset, far less than the read.
+        BytesMut::zeroed(self.capacity)
     }
 
     /// Marks `n` more bytes as consumed.
@@ -87,6 +124,28 @@ mod tests {
         b.consume(56);
         assert!(b.fill_buf().unwrap().is_empty());
         assert_eq!(&s[..], &data[10..15]);
+    }
+
+    #[test]
+    fn a_chunk_no_record_holds_is_filled_again_in_place() {
+        let data: Vec<u8> = (0..=255).collect();
+        let mut b = SharedBuf::with_capacity(100, &data[..]);
+        let first = b.fill_buf().unwrap().as_ptr();
+        let held = b.share(0..10);
+        b.consume(100);
+        // The first chunk is still held: the second is a new buffer.
+        let second = b.fill_buf().unwrap().as_ptr();
+        assert_ne!(second, first);
+        assert_eq!(b.fill_buf().unwrap(), &data[100..200]);
+        b.consume(100);
+        // The second chunk is free again: it takes the last 56 bytes.
+        assert_eq!(b.fill_buf().unwrap().as_ptr(), second);
+        assert_eq!(b.fill_buf().unwrap(), &data[200..]);
+        // The held record kept its bytes through all of it.
+        assert_eq!(&held[..], &data[..10]);
+        drop(held);
+        b.consume(56);
+        assert!(b.fill_buf().unwrap().is_empty());
     }
 
     #[test]
