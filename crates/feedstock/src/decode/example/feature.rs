@@ -158,11 +158,21 @@ fn float_list(
                                multiple of 4",
                     });
                 }
-                out.extend(
-                    buf[packed]
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-                );
+                let bytes = &buf[packed];
+                let start = out.len();
+                out.resize(start + bytes.len() / 4, 0.0);
+                let floats = &mut out[start..];
+                if cfg!(target_endian = "little") {
+                    // The wire's bytes are the floats: one memcpy, which
+                    // the per-float loop below is not reliably compiled to.
+                    bytemuck::cast_slice_mut::<f32, u8>(floats)
+                        .copy_from_slice(bytes);
+                } else {
+                    for (f, c) in floats.iter_mut().zip(bytes.chunks_exact(4))
+                    {
+                        *f = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    }
+                }
             }
             (1, _) => return Err(wrong_wire(at)),
             (tag, wire) => r.skip(tag, wire)?,
