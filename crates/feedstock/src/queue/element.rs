@@ -7,9 +7,10 @@
 //! allocation and one copy per component per row): each row is stored as
 //! a reference to the shared, already checked batch and its index, and
 //! is copied once, straight into the output batch, when dequeued; the
-//! batch is freed when its last row has left. A shuffle queue, whose rows
-//! leave at scattered times, would keep batches alive for about
-//! `min_after_dequeue × ln(rows)` dequeues, so it stores every row as a
+//! batch is freed when its last row has left. A shuffle or priority
+//! queue, whose rows leave at scattered times, would keep batches alive
+//! long after most of their rows have gone (a shuffle queue for about
+//! `min_after_dequeue × ln(rows)` dequeues), so it stores every row as a
 //! tuple of its own ([`Element::split`]).
 
 use std::ops::Range;

@@ -60,6 +60,9 @@ impl PriorityBuf {
 }
 
 impl Buffer<Element> for PriorityBuf {
+    /// Rows leave by priority, not in the order their batch came in.
+    const SCATTERS_ROWS: bool = true;
+
     fn len(&self) -> usize {
         self.heap.len()
     }
@@ -181,5 +184,38 @@ impl PriorityQueueBuilder {
                 PriorityBuf::default(),
             ),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::Queue;
+    use crate::tensor::{Tensor, Value};
+
+    #[test]
+    fn rows_of_an_enqueue_many_batch_are_held_on_their_own() {
+        // Rows leave by priority: were they views of their batch, the
+        // batch would stay alive until its last row left, however long
+        // the lowest priority waits.
+        let q = PriorityQueue::builder(8, QueueSpec::dtypes([DType::F32]))
+            .build()
+            .unwrap();
+        q.enqueue_many(vec![
+            Value::Dense(Tensor::vector(vec![3i64, 0, 2, 1])),
+            Value::Dense(Tensor::vector(vec![3.0f32, 0.0, 2.0, 1.0])),
+        ])
+        .unwrap();
+        q.inner.core.with_buf(|buf| {
+            assert!(buf
+                .heap
+                .iter()
+                .all(|e| matches!(e.item, Element::Tuple(_))))
+        });
+        let out = q.dequeue_many(4).unwrap();
+        assert_eq!(
+            out[1].dense().unwrap().as_slice::<f32>().unwrap(),
+            &[0.0, 1.0, 2.0, 3.0]
+        );
     }
 }

@@ -175,8 +175,9 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             // store them as views of the shared batch, which is freed
             // when its last row has left. In a shuffle queue that would
             // take about `min_after_dequeue × ln(rows)` dequeues, keeping
-            // several times the queue's contents alive: there each row
-            // is copied out here, on the enqueuing thread and outside
+            // several times the queue's contents alive (in a priority
+            // queue, as long as the lowest priority waits): there each
+            // row is copied out here, on the enqueuing thread and outside
             // the queue's lock, so that the single dequeuing thread only
             // stacks.
             Some(n) => {
