@@ -288,9 +288,10 @@ impl RecordIndex {
                 // above, never a region to index around.
                 Decoded::Skipped(skip) => {
                     return Err(Error::data_loss(format!(
-                        "damaged region of {} bytes at offset {}",
-                        skip.len, skip.offset
+                        "damaged region of {} bytes",
+                        skip.len
                     ))
+                    .with_offset(skip.offset)
                     .with_file(path));
                 }
                 Decoded::Record(frame) => {
