@@ -74,7 +74,7 @@ pub(crate) trait Buffer<T>: Send {
     /// they were taken, so that a FIFO gives them out again first.
     fn put_back(&mut self, items: Vec<T>);
     /// Whether elements leave in an order unrelated to the order they
-    /// came in (a shuffle buffer), so that rows of one `enqueue_many`
+    /// came in (a shuffle or priority buffer), so that rows of one `enqueue_many`
     /// batch leave at scattered times: such a queue stores each row on
     /// its own rather than as a view of the shared batch.
     const SCATTERS_ROWS: bool = false;

@@ -11,7 +11,8 @@
 //! queue, whose rows leave at scattered times, would keep batches alive
 //! long after most of their rows have gone (a shuffle queue for about
 //! `min_after_dequeue × ln(rows)` dequeues), so it stores every row as a
-//! tuple of its own ([`Element::split`]).
+//! tuple of its own ([`Element::into_tuple`] on each row as it
+//! arrives).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -47,24 +48,6 @@ impl Element {
             .map(|index| Element::Row {
                 batch: Arc::clone(&batch),
                 index,
-            })
-            .collect()
-    }
-
-    /// The rows of an all-dense batch of `n` rows, already checked, each
-    /// copied into a tuple of its own (byte strings are shared, not
-    /// copied).
-    pub(crate) fn split(batch: &[Tensor], n: usize) -> Vec<Element> {
-        let mut columns: Vec<_> =
-            batch.iter().map(|t| t.unstack().into_iter()).collect();
-        (0..n)
-            .map(|_| {
-                Element::Tuple(
-                    columns
-                        .iter_mut()
-                        .filter_map(|rows| rows.next().map(Value::Dense))
-                        .collect(),
-                )
             })
             .collect()
     }

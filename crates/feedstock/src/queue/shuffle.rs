@@ -69,7 +69,7 @@ impl ShuffleBuf<Element> {
     /// keeps its whole 64 KiB chunk alive, and a queue of records keeps
     /// nearly every chunk they came from. (Rows of `enqueue_many` batches
     /// need no such care: a shuffle queue stores them split, see
-    /// [`Element::split`].)
+    /// [`Element::into_tuple`].)
     fn compact(&mut self) {
         if !self.may_share {
             return;

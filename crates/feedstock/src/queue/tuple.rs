@@ -185,10 +185,13 @@ impl<B: Buffer<Element>> TensorQueue<B> {
                     .into_iter()
                     .map(Value::into_dense)
                     .collect::<Result<Vec<_>>>()?;
+                let rows = Element::rows(tensors, n);
                 if B::SCATTERS_ROWS {
-                    Element::split(&tensors, n)
+                    rows.into_iter()
+                        .map(|row| row.into_tuple().map(Element::Tuple))
+                        .collect::<Result<_>>()?
                 } else {
-                    Element::rows(tensors, n)
+                    rows
                 }
             }
             None => spec
