@@ -86,6 +86,18 @@ pub(crate) fn name_of(path: &Path) -> String {
     path.display().to_string()
 }
 
+/// The local file `path` names: the file of a `file://` URL, else `path`
+/// itself. Local checks and opens go through this; messages keep naming
+/// `path` as given.
+pub(crate) fn local_of(path: &Path) -> std::borrow::Cow<'_, Path> {
+    match path.to_str() {
+        Some(s) if s.starts_with("file://") => std::borrow::Cow::Owned(
+            PathBuf::from(feedstock::io::fs::local_path(s).into_owned()),
+        ),
+        _ => std::borrow::Cow::Borrowed(path),
+    }
+}
+
 /// Opens an input file, or standard input for `-`; a directory or a
 /// character device is refused by name (FailedPrecondition, exit 2).
 pub(crate) fn open_input(path: &Path) -> Result<Box<dyn Read + Send>> {
@@ -94,8 +106,8 @@ pub(crate) fn open_input(path: &Path) -> Result<Box<dyn Read + Send>> {
         return Ok(Box::new(io::stdin()));
     }
     if !feedstock::io::store::AnyFs::is_url(&name) {
-        let file =
-            File::open(path).map_err(|e| Error::io(e).with_file(&name))?;
+        let file = File::open(local_of(path))
+            .map_err(|e| Error::io(e).with_file(&name))?;
         let meta =
             file.metadata().map_err(|e| Error::io(e).with_file(&name))?;
         check_file_type(&meta, &name)?;
@@ -149,7 +161,7 @@ pub(crate) fn check_inputs(paths: &[PathBuf]) -> Result<()> {
         if name == STDIO || feedstock::io::store::AnyFs::is_url(&name) {
             continue;
         }
-        if let Ok(meta) = std::fs::metadata(path) {
+        if let Ok(meta) = std::fs::metadata(local_of(path)) {
             check_file_type(&meta, &name)?;
         }
     }
@@ -171,8 +183,8 @@ pub(crate) fn check_indexable(path: &Path) -> Result<()> {
     if feedstock::io::store::AnyFs::is_url(&name) {
         return Ok(());
     }
-    let meta =
-        std::fs::metadata(path).map_err(|e| Error::io(e).with_file(&name))?;
+    let meta = std::fs::metadata(local_of(path))
+        .map_err(|e| Error::io(e).with_file(&name))?;
     check_file_type(&meta, &name)?;
     if !meta.is_file() {
         return Err(Error::failed_precondition(
@@ -211,7 +223,7 @@ pub(crate) fn refuse_stdout_as_input(paths: &[PathBuf]) -> Result<()> {
             } else if feedstock::io::store::AnyFs::is_url(&name) {
                 None
             } else {
-                std::fs::metadata(path).ok()
+                std::fs::metadata(local_of(path)).ok()
             };
             if meta
                 .is_some_and(|m| m.dev() == out.dev() && m.ino() == out.ino())

@@ -195,6 +195,25 @@ pub fn default_fs() -> std::sync::Arc<dyn FileSystem> {
     }))
 }
 
+/// The local path that `path` names: the path of a `file://` URL (with
+/// the `object-store` feature, which parses them), else `path` as given.
+/// Code that works on local files directly (metadata, renames) maps its
+/// names through this and keeps naming `path` in messages.
+///
+/// ```
+/// use feedstock::io::fs::local_path;
+///
+/// assert_eq!(local_path("data/train.tfrecord"), "data/train.tfrecord");
+/// # #[cfg(feature = "object-store")]
+/// assert_eq!(local_path("file:///data/a%20b.csv"), "/data/a b.csv");
+/// ```
+pub fn local_path(path: &str) -> std::borrow::Cow<'_, str> {
+    #[cfg(feature = "object-store")]
+    return crate::io::store::local_path(path);
+    #[cfg(not(feature = "object-store"))]
+    std::borrow::Cow::Borrowed(path)
+}
+
 /// Reads and discards exactly `n` bytes of `input`.
 ///
 /// # Errors

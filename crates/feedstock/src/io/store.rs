@@ -1069,7 +1069,7 @@ pub fn shared_fs() -> Arc<AnyFs> {
 }
 
 /// `file:///a/b` as the local path `/a/b`; anything else unchanged.
-fn local_path(path: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn local_path(path: &str) -> std::borrow::Cow<'_, str> {
     match path.strip_prefix("file://") {
         Some(rest) => {
             match Url::parse(path).ok().and_then(|u| u.to_file_path().ok()) {

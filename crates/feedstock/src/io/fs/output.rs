@@ -113,7 +113,9 @@ impl OutputOptions {
         if crate::io::store::AnyFs::is_url(path) {
             return self.create_remote(path);
         }
-        let target = Path::new(path);
+        // A `file://` URL writes its local file, named as given.
+        let local = super::local_path(path);
+        let target = Path::new(local.as_ref());
         self.check_target(path, target)?;
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
@@ -135,7 +137,7 @@ impl OutputOptions {
         Ok(OutputFile {
             path: path.to_owned(),
             force: self.force,
-            sink: Sink::Temp(temp),
+            sink: Sink::Temp(temp, target.to_owned()),
         })
     }
 
@@ -180,7 +182,7 @@ impl OutputOptions {
             let same = if input == STDIO {
                 stdin_is(target)
             } else {
-                same_file(Path::new(input), target)
+                same_file(Path::new(super::local_path(input).as_ref()), target)
             };
             if same {
                 let input = if input == STDIO {
@@ -278,7 +280,8 @@ pub struct OutputFile {
 
 enum Sink {
     Stdout(io::Stdout),
-    Temp(NamedTempFile),
+    /// The temporary file, and the local path it is renamed to.
+    Temp(NamedTempFile, PathBuf),
     /// An upload to an object store; dropping it aborts the upload.
     #[cfg(feature = "object-store")]
     Remote(crate::io::store::ObjectWriter),
@@ -287,7 +290,7 @@ enum Sink {
 impl fmt::Debug for OutputFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let temp = match &self.sink {
-            Sink::Temp(t) => Some(t.path()),
+            Sink::Temp(t, _) => Some(t.path()),
             _ => None,
         };
         f.debug_struct("OutputFile")
@@ -306,7 +309,7 @@ impl OutputFile {
     /// The temporary file being written, `None` for standard output.
     pub fn temp_path(&self) -> Option<&Path> {
         match &self.sink {
-            Sink::Temp(t) => Some(t.path()),
+            Sink::Temp(t, _) => Some(t.path()),
             _ => None,
         }
     }
@@ -327,13 +330,13 @@ impl OutputFile {
             Sink::Stdout(mut s) => s.flush().map_err(|e| io_error(&path, e)),
             #[cfg(feature = "object-store")]
             Sink::Remote(w) => w.commit(),
-            Sink::Temp(mut t) => {
+            Sink::Temp(mut t, target) => {
                 t.flush().map_err(|e| io_error(&path, e))?;
                 t.as_file().sync_all().map_err(|e| io_error(&path, e))?;
                 let res = if self.force {
-                    t.persist(&path)
+                    t.persist(&target)
                 } else {
-                    t.persist_noclobber(&path)
+                    t.persist_noclobber(&target)
                 };
                 // On failure `PersistError` gives the temporary file back;
                 // dropping it removes it.
@@ -357,7 +360,7 @@ impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.sink {
             Sink::Stdout(s) => s.write(buf),
-            Sink::Temp(t) => t.write(buf),
+            Sink::Temp(t, _) => t.write(buf),
             #[cfg(feature = "object-store")]
             Sink::Remote(w) => w.write(buf),
         }
@@ -366,7 +369,7 @@ impl Write for OutputFile {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match &mut self.sink {
             Sink::Stdout(s) => s.write_all(buf),
-            Sink::Temp(t) => t.write_all(buf),
+            Sink::Temp(t, _) => t.write_all(buf),
             #[cfg(feature = "object-store")]
             Sink::Remote(w) => w.write_all(buf),
         }
@@ -375,7 +378,7 @@ impl Write for OutputFile {
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.sink {
             Sink::Stdout(s) => s.flush(),
-            Sink::Temp(t) => t.flush(),
+            Sink::Temp(t, _) => t.flush(),
             #[cfg(feature = "object-store")]
             Sink::Remote(w) => w.flush(),
         }
@@ -413,6 +416,38 @@ mod tests {
         assert!(!target.exists());
         drop(out);
         assert!(names(dir.path()).is_empty());
+    }
+
+    #[cfg(feature = "object-store")]
+    #[test]
+    fn a_file_url_writes_its_local_file_and_is_named_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out file");
+        let url = format!("file://{}/out%20file", dir.path().display());
+        let mut out = OutputOptions::new().create(&url).unwrap();
+        assert_eq!(out.path(), url);
+        out.write_all(b"data").unwrap();
+        assert_eq!(out.temp_path().unwrap().parent(), Some(dir.path()));
+        out.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"data");
+        // The same file is refused without force, and as an input, by
+        // either name; the error names the URL.
+        let e = OutputOptions::new().create(&url).unwrap_err();
+        assert_eq!(e.kind(), Kind::FailedPrecondition);
+        assert_eq!(e.file(), Some(url.as_str()));
+        let e = OutputOptions::new()
+            .force(true)
+            .input(s(&target))
+            .create(&url)
+            .unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
+        let e = OutputOptions::new()
+            .force(true)
+            .input(&url)
+            .create(s(&target))
+            .unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
+        assert_eq!(names(dir.path()), ["out file"]);
     }
 
     #[test]
