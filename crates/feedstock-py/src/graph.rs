@@ -852,6 +852,25 @@ impl PySession {
             .collect()
     }
 
+    /// One dict per sharded producer: its name, the records `dropped`
+    /// and the padding `padded` by its remainder policy, and the other
+    /// hosts' records `passed_over`.
+    fn shard_stats<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let mut out = Vec::new();
+        for (name, s) in self.0.shard_stats() {
+            let d = PyDict::new(py);
+            d.set_item("name", name)?;
+            d.set_item("dropped", s.dropped())?;
+            d.set_item("padded", s.padded())?;
+            d.set_item("passed_over", s.passed_over())?;
+            out.push(d);
+        }
+        Ok(out)
+    }
+
     /// One dict of counters per queue.
     fn stats<'py>(
         &self,

@@ -1,9 +1,14 @@
 //! TFRecord files from Python: `TFRecordWriter` and
-//! `tf_record_iterator`, on the library's [`feedstock::io::tfrecord`].
+//! `tf_record_iterator`, on the library's [`feedstock::io::tfrecord`],
+//! and `glob`; each takes local paths and `file://`, `s3://`, `gs://`,
+//! `az://` and `http(s)://` URLs through the library's file system.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Read};
+use std::sync::Mutex;
 
+use feedstock::io::fs::{default_fs, local_path, OutputFile, OutputOptions};
+use feedstock::io::store::AnyFs;
 use feedstock::io::tfrecord::{Reader, ReaderBuilder, Writer, WriterBuilder};
 use feedstock::io::Compression;
 use pyo3::exceptions::PyValueError;
@@ -30,17 +35,54 @@ pub fn parse_compression(name: Option<&str>) -> PyResult<Compression> {
 /// TensorFlow's `TFRecordOptions` produce.
 #[pyclass(module = "feedstock._native")]
 pub struct RecordWriter {
-    /// The writer; `None` once closed.
-    inner: Option<Writer<BufWriter<File>>>,
+    /// The writer; `None` once closed. (In a mutex only to make the class
+    /// `Sync`, as pyo3 requires: every use has `&mut self`.)
+    inner: Mutex<Option<Sink>>,
     /// The path, for messages.
     path: String,
 }
 
+/// Where a writer's records go. (One per Python writer object: the size
+/// of the larger variant costs nothing worth a box.)
+#[allow(clippy::large_enum_variant)]
+enum Sink {
+    /// A local file, written in place as TensorFlow writes it: what is
+    /// flushed is in the file.
+    File(Writer<BufWriter<File>>),
+    /// An object: an upload that `close` completes (the object appears
+    /// whole or not at all; flushing cannot show part of it).
+    Object(Writer<BufWriter<OutputFile>>),
+}
+
+impl Sink {
+    fn write_record(&mut self, record: &[u8]) -> feedstock::Result<()> {
+        match self {
+            Sink::File(w) => w.write_record(record),
+            Sink::Object(w) => w.write_record(record),
+        }
+    }
+
+    fn flush(&mut self) -> feedstock::Result<()> {
+        match self {
+            Sink::File(w) => w.flush(),
+            Sink::Object(w) => w.flush(),
+        }
+    }
+
+    fn close(self) -> feedstock::Result<()> {
+        match self {
+            Sink::File(w) => w.finish().map(drop),
+            Sink::Object(w) => w.commit(),
+        }
+    }
+}
+
 #[pymethods]
 impl RecordWriter {
-    /// Creates (or truncates) `path`. `compression` is `""`, `"GZIP"` or
-    /// `"ZLIB"`; `level` is the deflate level (0..=9) or `None` for
-    /// zlib's default, as TensorFlow uses.
+    /// Creates (or truncates) `path`, a local path or `file://` URL, or
+    /// an object-store URL (written when closed). `compression` is `""`,
+    /// `"GZIP"` or `"ZLIB"`; `level` is the deflate level (0..=9) or
+    /// `None` for zlib's default, as TensorFlow uses.
     #[new]
     #[pyo3(signature = (path, compression=None, level=None))]
     fn new(
@@ -53,9 +95,15 @@ impl RecordWriter {
         if let Some(l) = level {
             b.level(l);
         }
-        let w = b.create(&path).py_err()?;
+        let sink = if AnyFs::is_url(&path) {
+            // Replaced whole, as TensorFlow truncates a file it opens.
+            let opts = OutputOptions::new().force(true).clone();
+            Sink::Object(b.create_output(&path, &opts).py_err()?)
+        } else {
+            Sink::File(b.create(local_path(&path).as_ref()).py_err()?)
+        };
         Ok(RecordWriter {
-            inner: Some(w),
+            inner: Mutex::new(Some(sink)),
             path,
         })
     }
@@ -76,9 +124,9 @@ impl RecordWriter {
     /// Finishes the file: writes the compressed stream's trailer and
     /// reports any error. Closing twice is harmless.
     fn close(&mut self, py: Python<'_>) -> PyResult<()> {
-        match self.inner.take() {
+        match exclusive(&mut self.inner).take() {
             None => Ok(()),
-            Some(w) => py.detach(|| w.finish().map(drop)).py_err(),
+            Some(w) => py.detach(|| w.close()).py_err(),
         }
     }
 
@@ -90,9 +138,9 @@ impl RecordWriter {
 }
 
 impl RecordWriter {
-    fn writer(&mut self) -> PyResult<&mut Writer<BufWriter<File>>> {
+    fn writer(&mut self) -> PyResult<&mut Sink> {
         let path = &self.path;
-        self.inner
+        exclusive(&mut self.inner)
             .as_mut()
             .ok_or_else(|| {
                 feedstock::Error::failed_precondition(
@@ -109,22 +157,28 @@ impl RecordWriter {
 /// once the good records before it have been yielded.
 #[pyclass(module = "feedstock._native")]
 pub struct RecordIterator {
-    /// The reader; `None` after the end or an error.
-    inner: Option<Reader<File>>,
+    /// The reader; `None` after the end or an error. (In a mutex only
+    /// to make the class `Sync`: every use has `&mut self`.)
+    inner: Mutex<Option<Reader<Box<dyn Read + Send>>>>,
 }
 
 #[pymethods]
 impl RecordIterator {
-    /// Opens `path` with `compression` (`""`, `"GZIP"`, `"ZLIB"`, or
-    /// `None` to read it uncompressed as TensorFlow does).
+    /// Opens `path` (a path or URL) with `compression` (`""`, `"GZIP"`,
+    /// `"ZLIB"`, or `None` to read it uncompressed as TensorFlow does).
     #[new]
     #[pyo3(signature = (path, compression=None))]
-    fn new(path: &str, compression: Option<&str>) -> PyResult<RecordIterator> {
-        let r = ReaderBuilder::new()
-            .compression(parse_compression(compression)?)
-            .open(path)
-            .py_err()?;
-        Ok(RecordIterator { inner: Some(r) })
+    fn new(
+        py: Python<'_>,
+        path: &str,
+        compression: Option<&str>,
+    ) -> PyResult<RecordIterator> {
+        let mut b = ReaderBuilder::new();
+        b.compression(parse_compression(compression)?);
+        let r = py.detach(|| b.open_in(&*default_fs(), path)).py_err()?;
+        Ok(RecordIterator {
+            inner: Mutex::new(Some(r)),
+        })
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -135,17 +189,18 @@ impl RecordIterator {
         &mut self,
         py: Python<'py>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let Some(r) = self.inner.as_mut() else {
+        let inner = exclusive(&mut self.inner);
+        let Some(r) = inner.as_mut() else {
             return Ok(None);
         };
         match py.detach(|| r.read_record()) {
             Ok(Some(rec)) => Ok(Some(PyBytes::new(py, &rec.data))),
             Ok(None) => {
-                self.inner = None;
+                *inner = None;
                 Ok(None)
             }
             Err(e) => {
-                self.inner = None;
+                *inner = None;
                 Err(crate::errors::to_py(&e))
             }
         }
@@ -153,20 +208,35 @@ impl RecordIterator {
 
     /// Closes the file early.
     fn close(&mut self) {
-        self.inner = None;
+        *exclusive(&mut self.inner) = None;
     }
+}
+
+/// The value in `m`, reached through `&mut` (no locking; a poisoned
+/// mutex only means a panic elsewhere, and the value is still whole).
+fn exclusive<T>(m: &mut Mutex<T>) -> &mut T {
+    m.get_mut().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The files matching `pattern`, sorted: a local glob, or a listing of
+/// the object prefix before the first wildcard of a URL. Hidden names
+/// (sidecar indexes) are left out. No match is `NotFoundError`.
+#[pyfunction]
+fn glob(py: Python<'_>, pattern: &str) -> PyResult<Vec<String>> {
+    py.detach(|| default_fs().glob(pattern)).py_err()
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RecordWriter>()?;
-    m.add_class::<RecordIterator>()
+    m.add_class::<RecordIterator>()?;
+    m.add_function(wrap_pyfunction!(glob, m)?)
 }
 
 impl std::fmt::Debug for RecordWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RecordWriter")
             .field("path", &self.path)
-            .field("open", &self.inner.is_some())
+            .field("open", &self.inner.lock().is_ok_and(|w| w.is_some()))
             .finish()
     }
 }
@@ -174,7 +244,12 @@ impl std::fmt::Debug for RecordWriter {
 impl std::fmt::Debug for RecordIterator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RecordIterator")
-            .field("file", &self.inner.as_ref().and_then(|r| r.file_name()))
+            .field(
+                "file",
+                &self.inner.lock().ok().and_then(|r| {
+                    r.as_ref().and_then(|r| r.file_name().map(str::to_owned))
+                }),
+            )
             .finish()
     }
 }

@@ -160,32 +160,68 @@ def test_torch_split_files_exactly_once(tmp_path, num_workers, world_size):
     ids = []
     for rank in range(world_size):
         ds = IterableDataset(files, rank=rank, world_size=world_size, as_torch=False, features=SPEC,
-                             batch_size=4, num_epochs=2, seed=rank)
+                             batch_size=4, num_epochs=2, seed=7)
         for w in range(num_workers):
             for batch in ds.shard(w, num_workers):
                 ids.extend(batch["id"].tolist())
     assert collections.Counter(ids) == collections.Counter(list(range(80)) * 2)
 
 
+@pytest.mark.parametrize("remainder", ["drop", "pad"])
 @pytest.mark.parametrize("num_workers", [1, 2, 4])
-def test_torch_split_arrays_exactly_once_over_two_ranks(num_workers):
+def test_torch_split_arrays_equally_over_two_ranks(num_workers, remainder):
+    # 37 rows over 2, 4 or 8 readers: every reader the same number of
+    # rows and batches each epoch; the rest dropped or padded, counted.
     x = np.arange(37)
-    ids = []
+    ids, per_reader, counted = [], [], 0
     for rank in range(2):
-        ds = IterableDataset(arrays={"x": x}, rank=rank, world_size=2, as_torch=False, batch_size=5, num_epochs=3)
+        ds = IterableDataset(arrays={"x": x}, rank=rank, world_size=2, as_torch=False, batch_size=5,
+                             num_epochs=3, remainder=remainder)
         for w in range(num_workers):
-            ids.extend(v for b in ds.shard(w, num_workers) for v in b["x"].tolist())
-    assert collections.Counter(ids) == collections.Counter(list(range(37)) * 3)
+            pipe = ds.shard(w, num_workers)
+            got = [v for b in pipe for v in b["x"].tolist()]
+            per_reader.append(len(got))
+            ids.extend(got)
+            counted += pipe.shard_stats[{"drop": "dropped", "pad": "padded"}[remainder]]
+    readers = 2 * num_workers
+    assert len(set(per_reader)) == 1
+    seen = collections.Counter(ids)
+    if remainder == "drop":
+        assert per_reader[0] == 37 // readers * 3
+        assert all(c == 3 for c in seen.values())
+        assert counted == (37 - len(seen)) * 3 == 37 * 3 - len(ids)
+    else:
+        assert per_reader[0] == -(-37 // readers) * 3
+        assert set(seen) == set(range(37))
+        assert counted == len(ids) - 37 * 3
 
 
-def test_more_readers_than_files_is_an_error_not_a_silent_gap(tmp_path):
+def test_torch_more_readers_than_files_split_by_record(tmp_path):
+    # 2 files of 3 records over 2 ranks x 2 workers: record-level, equal.
     files = write_shards(tmp_path, 2, 3)
-    ds = IterableDataset(files, rank=0, world_size=2, as_torch=False, features=SPEC)
-    with pytest.raises(ValueError, match="cannot be split"):
-        ds.shard(0, 2)
+    per_reader, ids = [], []
+    for rank in range(2):
+        ds = IterableDataset(files, rank=rank, world_size=2, as_torch=False, features=SPEC, batch_size=2,
+                             seed=3, remainder="pad", keys=True)
+        for w in range(2):
+            pipe = ds.shard(w, 2)
+            got = [(k, i) for b in pipe for k, i in zip(b["__key__"].tolist(), b["id"].tolist())]
+            per_reader.append(len(got))
+            ids.extend(got)
+            assert pipe.shard_stats["padded"] == sum(k.startswith(b"<pad>") for k, _ in got)
+    assert per_reader == [2, 2, 2, 2]
+    real = [i for k, i in ids if not k.startswith(b"<pad>")]
+    assert sorted(real) == list(range(6))
     assert _shard.shard_index(1, 2, 3, 4) == (7, 8)
     with pytest.raises(ValueError):
         _shard.shard_index(2, 2, 0, 1)
+
+
+def test_a_shuffled_split_of_files_needs_one_seed(tmp_path):
+    files = write_shards(tmp_path, 4, 2)
+    ds = IterableDataset(files, rank=0, world_size=2, as_torch=False, features=SPEC)
+    with pytest.raises(errors.InvalidArgumentError, match="needs a seed"):
+        ds.shard(0, 1)
 
 
 def test_import_feedstock_does_not_import_torch():
@@ -205,6 +241,7 @@ def test_shard_splits_the_files_across_hosts_exactly(tmp_path, count, remainder)
     write_shards(tmp_path, 4, 5)
     epochs = 2
     per_host = []
+    counted = [0, 0]  # dropped, padded
     for rank in range(count):
         pipe = fs.Pipeline(str(tmp_path / "part-*.tfrecord"), features=SPEC, batch_size=3,
                            num_epochs=epochs, seed=5).shard(rank, count, remainder=remainder)
@@ -213,7 +250,13 @@ def test_shard_splits_the_files_across_hosts_exactly(tmp_path, count, remainder)
             sizes.append(len(batch["id"]))
             ids.extend(batch["id"].tolist())
         per_host.append((sizes, ids))
+        counted[0] += pipe.shard_stats["dropped"]
+        counted[1] += pipe.shard_stats["padded"]
     assert all(sizes == per_host[0][0] for sizes, _ in per_host)
+    # What the policy left out or added is counted, exactly.
+    delivered = sum(len(ids) for _, ids in per_host)
+    assert delivered - counted[1] + counted[0] == 20 * epochs
+    assert counted[remainder == "drop"] == 0
     seen = collections.Counter(i for _, ids in per_host for i in ids)
     if remainder == "pad" or 20 % count == 0:
         # Padding repeats a host's own examples: every example at least

@@ -448,6 +448,7 @@ fn plan_hosts_split_the_files_and_agree_on_the_count() {
     let (files, all) = dataset(dir.path(), &[5, 3]);
     let n = 3;
     let mut per_host = Vec::new();
+    let mut padded = 0;
     for i in 0..n {
         let g = Graph::new();
         let q = g
@@ -492,6 +493,11 @@ fn plan_hosts_split_the_files_and_agree_on_the_count() {
         }
         coord.request_stop();
         coord.join(threads, JOIN).unwrap();
+        // The session reports the producer's remainder counters.
+        let shards = sess.shard_stats();
+        assert_eq!(shards.len(), 1);
+        assert_eq!(shards[0].1.dropped(), 0);
+        padded += shards[0].1.padded();
         per_host.push(got);
     }
     // 8 records over 3 hosts, padded to 3 each, 2 epochs.
@@ -506,6 +512,7 @@ fn plan_hosts_split_the_files_and_agree_on_the_count() {
         }
     }
     assert_eq!(pads, 2);
+    assert_eq!(padded, pads);
     assert_eq!(seen.len(), all.len());
     assert!(seen.values().all(|&c| c == 2), "{seen:?}");
 

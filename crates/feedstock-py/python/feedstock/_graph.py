@@ -854,6 +854,12 @@ class Session:
         dequeued, batches, held_back, filtered, ...)."""
         return self._s.stats()
 
+    def shard_stats(self):
+        """One dict per sharded producer (name, dropped, padded,
+        passed_over): what its remainder policy dropped or padded, and
+        the other hosts' records its readers passed over."""
+        return self._s.shard_stats()
+
     @contextlib.contextmanager
     def as_default(self):
         _session_stack.stack.append(self)

@@ -1,15 +1,24 @@
 """How work is split across DataLoader workers and distributed ranks.
 
-Shard ``rank * num_workers + worker_id`` of ``world_size * num_workers``
-takes every ``num_shards``-th file (or array row) starting at its index:
-the shards are disjoint and together cover everything, so with
-``num_epochs = N`` each example arrives exactly ``N`` times over all
-workers of all ranks. Files are split whole (a record is never read by
-two shards); a split with more shards than files is an error rather than
-workers that silently get nothing.
+Reader ``rank * num_workers + worker_id`` of ``world_size * num_workers``
+reads its part through :meth:`feedstock.Pipeline.shard`: files are split
+by the library (whole files when there are enough, else record by
+record), array rows here. The parts are disjoint, together they are
+everything, and every reader gets the same number of examples per epoch
+(so that no rank runs out of batches before the others and hangs a
+collective); the remainder is dropped or padded, as the caller chose,
+and counted.
 """
 
 from __future__ import annotations
+
+
+def check_index(index, count):
+    """Refuses an ``index`` outside ``0..count``."""
+    if count < 1:
+        raise ValueError(f"the number of shards must be at least 1, not {count}")
+    if not 0 <= index < count:
+        raise ValueError(f"shard {index} is not in 0..{count}")
 
 
 def shard_index(rank, world_size, worker_id, num_workers):
@@ -21,18 +30,24 @@ def shard_index(rank, world_size, worker_id, num_workers):
     return rank * num_workers + worker_id, world_size * num_workers
 
 
-def split_files(files, index, count):
-    """The files of shard ``index`` of ``count``."""
-    files = list(files)
-    if len(files) < count:
-        raise ValueError(
-            f"{len(files)} files cannot be split across {count} readers "
-            "(ranks x DataLoader workers) without leaving some with nothing: "
-            "write more shards or use fewer workers"
-        )
-    return files[index::count]
+def split_rows(n, index, count, remainder="drop"):
+    """The row indices of shard ``index`` of ``count`` for ``n`` rows,
+    every shard the same number of them, and what that did to this
+    shard per epoch: ``(rows, {"rows", "dropped", "padded"})``.
 
-
-def split_rows(n, index, count):
-    """The row indices of shard ``index`` of ``count`` for ``n`` rows."""
-    return list(range(index, n, count))
+    Shard ``index`` owns rows ``index, index + count, ...``. With
+    ``"drop"`` every shard keeps ``n // count`` of its rows; with
+    ``"pad"`` every shard has ``ceil(n / count)``, the short ones
+    repeating their own first rows (or row 0 if they own none)."""
+    check_index(index, count)
+    own = list(range(index, n, count))
+    if remainder == "drop":
+        keep = n // count
+        rows = own[:keep]
+        return rows, {"rows": keep, "dropped": len(own) - keep, "padded": 0}
+    if remainder != "pad":
+        raise ValueError(f'remainder must be "drop" or "pad", not {remainder!r}')
+    want = -(-n // count)
+    pool = own or [0]
+    pad = [pool[i % len(pool)] for i in range(want - len(own))] if n else []
+    return own + pad, {"rows": want if n else 0, "dropped": 0, "padded": len(pad)}

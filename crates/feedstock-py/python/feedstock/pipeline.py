@@ -22,12 +22,12 @@ thread; an exception it raises reaches the loop.
 
 from __future__ import annotations
 
-import glob as _glob
 import os
 
 import numpy as np
 
 from . import _graph as g
+from . import _native, _shard
 from . import _ops as ops
 from . import errors
 
@@ -39,7 +39,9 @@ class Pipeline:
     (shuffle) batch, iterated as dicts or tuples of numpy arrays.
 
     Sources (one of):
-      ``files``: a glob pattern or a list of paths, read with ``format``
+      ``files``: a glob pattern or a list of paths or URLs (``s3://``,
+      ``gs://``, ``az://``, ``http(s)://``, ``file://``; a pattern over a
+      bucket lists its prefix), read with ``format``
       (``"tfrecord"``, ``"text"``, ``"fixed_length"``, ``"whole_file"``;
       ``reader_options`` passes e.g. ``record_bytes`` or
       ``skip_header_lines``; ``compression`` is ``""``, ``"GZIP"`` or
@@ -60,6 +62,11 @@ class Pipeline:
     full batches (fixed shapes, for JAX), the examples left over are
     counted in ``stats`` as held back; otherwise the last batch may be
     smaller and every example arrives exactly ``num_epochs`` times.
+
+    ``keys=True`` adds each example's record key to the batches (under
+    ``"__key__"``, or as the last element of a tuple): ``file:offset``
+    or ``file:line``; padding added by ``shard(..., remainder="pad")``
+    has keys starting ``<pad>``, so that a loop can mask it.
     """
 
     def __init__(
@@ -81,11 +88,14 @@ class Pipeline:
         num_threads=None,
         capacity=None,
         drop_remainder=False,
+        keys=False,
     ):
         if (files is None) == (arrays is None):
             raise ValueError("give exactly one of files and arrays")
         if batch_size <= 0:
             raise ValueError("batch_size must be positive")
+        if keys and files is None:
+            raise ValueError("keys=True needs files: array rows have no record keys")
         self._files = _expand(files) if files is not None else None
         self._arrays = arrays
         self._format = format
@@ -106,7 +116,10 @@ class Pipeline:
         self._num_threads = int(num_threads) if num_threads is not None else (2 if shuffle else 1)
         self._capacity = capacity
         self._drop_remainder = bool(drop_remainder)
+        self._with_keys = bool(keys)
         self._shard = None
+        self._shard_counts = None
+        self._last_shard_stats = _sum_shard_stats([])
         self._session = None
         self._coord = None
         self._threads = []
@@ -120,10 +133,15 @@ class Pipeline:
     def _build(self):
         self.graph = g.Graph()
         with self.graph.as_default():
-            example = self._source()
+            key, example = self._source()
             if self._map is not None:
                 example = self._map(example)
             keys, tensors = _structure(example)
+            if self._with_keys:
+                if keys is not None and "__key__" in keys:
+                    raise ValueError('keys=True adds "__key__": the example already has one')
+                keys = None if keys is None else keys + ["__key__"]
+                tensors = tensors + [key]
             self._keys = keys
             cap = self._capacity or self._min_after_dequeue + (self._num_threads + 2) * self.batch_size
             common = dict(
@@ -143,9 +161,15 @@ class Pipeline:
         epochs = self.num_epochs
         if self._arrays is not None:
             keys, arrays = _structure(self._arrays)
-            consts = [g.constant(np.asarray(a)) for a in arrays]
+            arrays = [np.asarray(a) for a in arrays]
+            if self._shard is not None:
+                index, count, remainder = self._shard
+                rows, counts = _shard.split_rows(len(arrays[0]), index, count, remainder)
+                arrays = [a[rows] for a in arrays]
+                self._shard_counts = counts
+            consts = [g.constant(a) for a in arrays]
             rows = ops.slice_input_producer(consts, num_epochs=epochs, shuffle=self._shuffle, seed=self._seed)
-            return dict(zip(keys, rows)) if keys is not None else tuple(rows)
+            return None, (dict(zip(keys, rows)) if keys is not None else tuple(rows))
         shard = remainder = None
         if self._shard is not None:
             shard, remainder = self._shard[:2], self._shard[2]
@@ -164,33 +188,58 @@ class Pipeline:
             reader = ops.WholeFileReader()
         else:
             raise ValueError(f"unknown format {fmt!r}: tfrecord, text, fixed_length or whole_file")
-        _, value = reader.read(q)
+        key, value = reader.read(q)
         if self._features is not None:
-            return ops.parse_single_example(value, self._features)
-        return value
+            return key, ops.parse_single_example(value, self._features)
+        return key, value
 
     def shard(self, index, count, remainder="drop"):
-        """Reads only this host's part of the files: host ``index`` (its
+        """Reads only this host's part of the data: host ``index`` (its
         rank) of ``count`` (the world size). Every host's part is
         disjoint, together they are every record, every epoch, and every
-        host gets the same number of batches; ``remainder`` is ``"drop"``
-        (every host stops at the smallest part) or ``"pad"`` (every host
-        reads some of its records again up to the largest, keys marked
-        ``<pad>``). With ``shuffle`` and several hosts, give the same
+        host gets the same number of examples, hence of batches;
+        ``remainder`` is ``"drop"`` (every host stops at the smallest
+        part) or ``"pad"`` (every host reads some of its records again up
+        to the largest; with files, their keys start ``<pad>``), counted
+        in ``shard_stats``. Files are split whole when there are at least
+        as many as hosts, else record by record; arrays row by row. With
+        ``shuffle`` and several hosts reading files, give the same
         ``seed`` on every host. Call it before iterating; returns the
         pipeline::
 
             pipe = fs.Pipeline(files, features=spec, seed=7).shard(rank, world)
         """
-        if self._files is None:
-            raise ValueError("shard() splits files; shard the arrays yourself")
         if self._session is not None:
             raise RuntimeError("shard() must be called before the pipeline starts")
         if remainder not in ("drop", "pad"):
             raise ValueError(f'remainder must be "drop" or "pad", not {remainder!r}')
+        _shard.check_index(index, count)
         self._shard = (int(index), int(count), remainder)
         self._build()
         return self
+
+    @property
+    def shard_stats(self):
+        """What ``shard``'s remainder policy did, summed over the run so
+        far (or the last run): ``{"dropped": n, "padded": n,
+        "passed_over": n}`` (``passed_over``: other hosts' records
+        walked past, record-level splits only); ``None`` unless sharded.
+        For arrays the counts are those of the epochs enqueued."""
+        if self._shard is None:
+            return None
+        if self._arrays is not None:
+            # Rows are split before the producer: the same rows are left
+            # out (or repeated) in every epoch the loop has reached.
+            rows = self._shard_counts["rows"]
+            epochs = -(-self.examples // rows) if rows else 0
+            return {
+                "dropped": self._shard_counts["dropped"] * epochs,
+                "padded": self._shard_counts["padded"] * epochs,
+                "passed_over": 0,
+            }
+        if self._session is not None:
+            self._last_shard_stats = _sum_shard_stats(self._session.shard_stats())
+        return self._last_shard_stats
 
     # ------------------------------------------------------------ running
 
@@ -210,6 +259,7 @@ class Pipeline:
         if self._session is None:
             return
         sess, coord, threads = self._session, self._coord, self._threads
+        self._last_shard_stats = _sum_shard_stats(sess.shard_stats())
         self._session, self._coord, self._threads = None, None, []
         coord.request_stop()
         try:
@@ -278,6 +328,14 @@ def jax_iterator(pipeline):
     return iter(pipeline)
 
 
+def _sum_shard_stats(per_producer):
+    total = {"dropped": 0, "padded": 0, "passed_over": 0}
+    for s in per_producer:
+        for k in total:
+            total[k] += s[k]
+    return total
+
+
 def _expand(files):
     if isinstance(files, (str, os.PathLike)):
         files = [os.fspath(files)]
@@ -285,10 +343,9 @@ def _expand(files):
     for f in files:
         f = os.fspath(f)
         if any(c in f for c in "*?["):
-            matched = sorted(_glob.glob(f))
-            if not matched:
-                raise errors.NotFoundError(None, None, f"no files match {f}", file=f)
-            out.extend(matched)
+            # The library's glob: local patterns, and bucket listings for
+            # URLs (sorted; no match is NotFoundError naming the pattern).
+            out.extend(_native.glob(f))
         else:
             out.append(f)
     if not out:

@@ -8,8 +8,14 @@
     loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=4)
 
 Each DataLoader worker of each distributed rank reads its own share of
-the files (or array rows): disjoint shares that cover everything, so
-every example arrives exactly ``num_epochs`` times over the whole job.
+the files (or array rows) through :meth:`feedstock.Pipeline.shard`:
+disjoint shares that cover everything, every share the same number of
+examples per epoch, so that every rank gets the same number of batches
+(a rank that runs out first would hang the others in a collective). The
+remainder is dropped (the default) or padded (``remainder="pad"``, as
+``DistributedSampler`` pads), and counted (``Pipeline.shard_stats``).
+With files, shuffling and more than one reader, give a ``seed``, the
+same on every rank.
 The dataset yields whole batches (pass ``batch_size=None`` to the
 DataLoader) as dicts or tuples of ``torch.Tensor`` sharing memory with
 the native buffers (``torch.from_numpy``; strings stay numpy object
@@ -55,13 +61,17 @@ class IterableDataset(_Base):
     default to ``torch.distributed`` (or the ``RANK`` / ``WORLD_SIZE``
     environment variables), the worker to ``get_worker_info()``."""
 
-    def __init__(self, files=None, *, arrays=None, rank=None, world_size=None, as_torch=True, **pipeline_args):
+    def __init__(self, files=None, *, arrays=None, rank=None, world_size=None, as_torch=True, remainder="drop",
+                 **pipeline_args):
         super().__init__()
+        if (files is None) == (arrays is None):
+            raise ValueError("give exactly one of files and arrays")
         self._files = None if files is None else list(_expand_files(files))
         self._arrays = arrays
         self._rank = rank
         self._world_size = world_size
         self._as_torch = as_torch and _torch is not None
+        self._remainder = remainder
         self._args = pipeline_args
 
     def shard(self, worker_id=None, num_workers=None):
@@ -75,14 +85,10 @@ class IterableDataset(_Base):
             world = self._world_size
         index, count = _shard.shard_index(rank, world, worker_id, num_workers)
         if self._files is not None:
-            return Pipeline(_shard.split_files(self._files, index, count), **self._args)
-        if isinstance(self._arrays, dict):
-            n = len(next(iter(self._arrays.values())))
-            rows = _shard.split_rows(n, index, count)
-            return Pipeline(arrays={k: np.asarray(v)[rows] for k, v in self._arrays.items()}, **self._args)
-        n = len(self._arrays[0])
-        rows = _shard.split_rows(n, index, count)
-        return Pipeline(arrays=tuple(np.asarray(a)[rows] for a in self._arrays), **self._args)
+            pipe = Pipeline(self._files, **self._args)
+        else:
+            pipe = Pipeline(arrays=self._arrays, **self._args)
+        return pipe.shard(index, count, remainder=self._remainder)
 
     def __iter__(self):
         for batch in self.shard():

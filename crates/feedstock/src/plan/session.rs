@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::coord::{Coordinator, Pipeline, PipelineStats, ThreadHandle};
 use crate::error::{Error, Kind, Result};
+use crate::input::shard::ShardStats;
 use crate::input::{
     input_producer, match_filenames_once, maybe_batch, maybe_batch_join,
     maybe_shuffle_batch, maybe_shuffle_batch_join, range_input_producer,
@@ -91,6 +92,8 @@ pub(crate) struct Inner {
     op_timeout: Mutex<Option<Duration>>,
     /// Compiled fetch lists, most recent last.
     cache: Mutex<Vec<CachedRun>>,
+    /// The remainder counters of each sharded producer made, by name.
+    shards: Mutex<Vec<(String, Arc<ShardStats>)>>,
     pub(crate) closed: Arc<AtomicBool>,
 }
 
@@ -229,6 +232,7 @@ impl Session {
                 queues: Mutex::new(Vec::new()),
                 coords: Mutex::new(Vec::new()),
                 cache: Mutex::new(Vec::new()),
+                shards: Mutex::new(Vec::new()),
                 op_timeout: Mutex::new(None),
                 closed: Arc::new(AtomicBool::new(false)),
             }),
@@ -334,6 +338,14 @@ impl Session {
         for q in self.inner.queues.lock().iter() {
             q.set_default_timeout(timeout);
         }
+    }
+
+    /// The remainder counters of every sharded producer the session has
+    /// made, with the producer's name: records dropped and padding added
+    /// by [`Remainder`](crate::input::Remainder), and other hosts' records
+    /// passed over.
+    pub fn shard_stats(&self) -> Vec<(String, Arc<ShardStats>)> {
+        self.inner.shards.lock().clone()
     }
 
     /// Statistics of every queue the session's runners fill.
@@ -542,6 +554,9 @@ impl Inner {
                 set_epochs!(b, opts, node);
                 if let Some(s) = shard {
                     b.shard(s.index, s.count).remainder(s.remainder);
+                    if let Some(stats) = b.shard_stats() {
+                        self.shards.lock().push((node.name.clone(), stats));
+                    }
                 }
                 if let Some(reader) = counter {
                     b.count_records_with(move || reader.clone());
