@@ -132,6 +132,17 @@ pub trait FileSystem: Send + Sync + Debug {
         let _ = path;
         Ok(false)
     }
+
+    /// Whether a reader streaming `path` should read it on a thread of
+    /// its own, ahead of the records it hands out
+    /// ([`ReaderBuilder::from_reader_ahead`](crate::io::tfrecord::ReaderBuilder::from_reader_ahead)):
+    /// only where every read returns, and costs the reading thread a copy
+    /// worth moving off it. The default says no; the local file system
+    /// says yes for a regular file.
+    fn reads_ahead(&self, path: &str) -> bool {
+        let _ = path;
+        false
+    }
 }
 
 /// A file open for positioned reads ([`FileSystem::open_read_at`]): any
@@ -362,6 +373,12 @@ impl FileSystem for LocalFs {
 
     /// A handle on the open file (`pread`); `None` for standard input,
     /// a pipe or a device.
+    /// Yes for a regular file (its reads always return), not for `-`, a
+    /// pipe or a device.
+    fn reads_ahead(&self, path: &str) -> bool {
+        path != STDIO && std::fs::metadata(path).is_ok_and(|m| m.is_file())
+    }
+
     fn open_read_at(&self, path: &str) -> Result<Option<Arc<dyn ReadAt>>> {
         LocalFs::read_at_named(path, path)
     }

@@ -1133,6 +1133,12 @@ impl FileSystem for AnyFs {
             .map_err(|e| as_given(e, &local, path))
     }
 
+    /// Local files as [`LocalFs`] says; never an object, which the store
+    /// already fetches ahead on its own runtime.
+    fn reads_ahead(&self, path: &str) -> bool {
+        !AnyFs::is_url(path) && LocalFs.reads_ahead(&local_path(path))
+    }
+
     fn glob(&self, pattern: &str) -> Result<Vec<String>> {
         if AnyFs::is_url(pattern) {
             return self.store()?.glob(pattern);

@@ -159,6 +159,45 @@ impl ReaderBuilder {
         self.build(rdr, c, self.file_name.clone(), Position::default())
     }
 
+    /// As [`from_reader`](Self::from_reader), but `rdr` is read, and
+    /// decompressed, on a thread of its own, up to four chunks of at
+    /// least 256 KiB ahead of the records handed out, which share those
+    /// chunks without a copy. The reading thread is spared the source's
+    /// reads (for a file, the kernel's copy out of the page cache; for a
+    /// compressed file, the inflating too).
+    ///
+    /// The thread ends at the end of `rdr`, at its first error (which the
+    /// reader returns after the records before it), or when the reader
+    /// is dropped and the read under way returns. Use it only for
+    /// sources whose reads always return, such as regular files; a read
+    /// from a pipe could keep the thread waiting for ever.
+    /// [`Reader::get_ref`] is `None`: the thread owns `rdr`.
+    ///
+    /// ```
+    /// use feedstock::io::tfrecord::{ReaderBuilder, Writer};
+    ///
+    /// let mut w = Writer::new(Vec::new());
+    /// w.write_record(b"a")?;
+    /// w.write_record(b"bc")?;
+    /// let file = std::io::Cursor::new(w.finish()?);
+    /// let records: Vec<_> = ReaderBuilder::new()
+    ///     .from_reader_ahead(file)
+    ///     .collect::<feedstock::Result<_>>()?;
+    /// assert_eq!(&records[1].data[..], b"bc");
+    /// # Ok::<(), feedstock::Error>(())
+    /// ```
+    pub fn from_reader_ahead<R: Read + Send + 'static>(
+        &self,
+        rdr: R,
+    ) -> Reader<R> {
+        let c = self.compression.unwrap_or_default();
+        let src = SharedBuf::read_ahead(
+            self.buffer_capacity,
+            Decompressor::new(c, rdr),
+        );
+        self.assemble(src, c, self.file_name.clone(), Position::default())
+    }
+
     /// A reader of the records in `rdr` that starts at `pos`, a position
     /// saved from an earlier reader of the same stream (a record's
     /// [`Record::position`] or [`Record::next_position`], or
@@ -369,6 +408,20 @@ impl ReaderBuilder {
         file: Option<Arc<str>>,
         pos: Position,
     ) -> Reader<R> {
+        let src = SharedBuf::with_capacity(
+            self.buffer_capacity,
+            Decompressor::new(c, rdr),
+        );
+        self.assemble(src, c, file, pos)
+    }
+
+    fn assemble<R: Read>(
+        &self,
+        src: SharedBuf<Decompressor<R>>,
+        c: Compression,
+        file: Option<Arc<str>>,
+        pos: Position,
+    ) -> Reader<R> {
         let policy = Policy::new(
             &self.corrupt_records,
             self.skip_log.clone(),
@@ -376,10 +429,7 @@ impl ReaderBuilder {
             pos.index,
         );
         Reader {
-            src: SharedBuf::with_capacity(
-                self.buffer_capacity,
-                Decompressor::new(c, rdr),
-            ),
+            src,
             decoder: Decoder::new()
                 .max_record_len(self.max_record_len)
                 .resync(policy.skips())
@@ -558,9 +608,10 @@ impl<R: Read> Reader<R> {
         self.policy.skipped()
     }
 
-    /// The underlying reader.
-    pub fn get_ref(&self) -> &R {
-        self.src.get_ref().get_ref()
+    /// The underlying reader; `None` for a reader that
+    /// [reads ahead](ReaderBuilder::from_reader_ahead), whose thread owns it.
+    pub fn get_ref(&self) -> Option<&R> {
+        self.src.get_ref().map(Decompressor::get_ref)
     }
 
     fn skip_to(&mut self, pos: Position) -> Result<()> {

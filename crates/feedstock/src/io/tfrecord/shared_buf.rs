@@ -9,25 +9,35 @@
 //! if it is among the last few chunks, filled again in place (no
 //! allocation, no zeroing, memory the cache still holds). No crate offers
 //! a `BufRead` over `Bytes` chunks, hence this small type.
+//!
+//! A buffer can also [read ahead](SharedBuf::read_ahead): the source is
+//! read, and decompressed, on a thread of its own, which hands whole
+//! chunks over without a copy while the reading thread walks the records
+//! of the last one. The reading thread is then spared the kernel's copy
+//! out of the page cache (a quarter of a raw TFRecord read's time).
 
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::ops::Range;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use bytes::{Bytes, BytesMut};
 
 /// Buffered bytes of a stream, read a chunk at a time.
 pub(super) struct SharedBuf<R> {
-    inner: R,
+    source: Source<R>,
     /// The current chunk.
     chunk: Bytes,
     /// How much of `chunk` has been consumed.
     pos: usize,
-    /// How many bytes to read at a time.
-    capacity: usize,
-    /// The last chunks read before the current one, oldest first, to be
-    /// filled again once no record refers to them.
-    spare: VecDeque<Bytes>,
+}
+
+/// Where the chunks come from.
+enum Source<R> {
+    /// Read on the caller's thread.
+    Here { inner: R, chunks: Chunks },
+    /// Read on a thread of its own, which owns the source.
+    Ahead(Ahead),
 }
 
 /// How many past chunks a reader keeps for reuse: enough to cover a
@@ -35,14 +45,22 @@ pub(super) struct SharedBuf<R> {
 /// 1 KiB span 16 chunks of 64 KiB).
 const SPARE_CHUNKS: usize = 16;
 
+/// The smallest chunk a read-ahead thread hands over: each hand-over may
+/// wake a thread (tens of microseconds), so they must be few.
+const AHEAD_CHUNK: usize = 256 << 10;
+
+/// How many filled chunks wait for the reader at most.
+const AHEAD_DEPTH: usize = 4;
+
 impl<R: Read> SharedBuf<R> {
     pub(super) fn with_capacity(capacity: usize, inner: R) -> SharedBuf<R> {
         SharedBuf {
-            inner,
+            source: Source::Here {
+                inner,
+                chunks: Chunks::new(capacity),
+            },
             chunk: Bytes::new(),
             pos: 0,
-            capacity: capacity.max(1),
-            spare: VecDeque::new(),
         }
     }
 
@@ -51,18 +69,81 @@ impl<R: Read> SharedBuf<R> {
     pub(super) fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.pos >= self.chunk.len() {
             let old = std::mem::take(&mut self.chunk);
-            let mut buf = self.free_chunk(old);
-            let n = self.inner.read(&mut buf)?;
-            buf.truncate(n);
-            self.chunk = buf.freeze();
+            self.chunk = match &mut self.source {
+                Source::Here { inner, chunks } => {
+                    let mut buf = chunks.free_chunk(old);
+                    let n = inner.read(&mut buf)?;
+                    buf.truncate(n);
+                    buf.freeze()
+                }
+                Source::Ahead(ahead) => {
+                    drop(old);
+                    ahead.next()?
+                }
+            };
             self.pos = 0;
         }
         Ok(&self.chunk[self.pos..])
     }
 
+    /// Marks `n` more bytes as consumed.
+    pub(super) fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.chunk.len());
+    }
+
+    /// `range` of the bytes [`fill_buf`](Self::fill_buf) returned, without
+    /// a copy.
+    pub(super) fn share(&self, range: Range<usize>) -> Bytes {
+        self.chunk
+            .slice(self.pos + range.start..self.pos + range.end)
+    }
+
+    /// The source; `None` while a read-ahead thread owns it.
+    pub(super) fn get_ref(&self) -> Option<&R> {
+        match &self.source {
+            Source::Here { inner, .. } => Some(inner),
+            Source::Ahead(_) => None,
+        }
+    }
+}
+
+impl<R: Read + Send + 'static> SharedBuf<R> {
+    /// A buffer whose source is read on a thread of its own, chunks of at
+    /// least 256 KiB, up to four of them ahead of the reader. The thread
+    /// ends at the end of the source, at its first error (handed to the
+    /// reader after the bytes before it), or once the buffer is dropped
+    /// and the read under way returns: use it only for sources whose
+    /// reads always return (regular files), never for pipes.
+    pub(super) fn read_ahead(capacity: usize, inner: R) -> SharedBuf<R> {
+        SharedBuf {
+            source: Source::Ahead(Ahead::start(capacity, inner)),
+            chunk: Bytes::new(),
+            pos: 0,
+        }
+    }
+}
+
+/// Chunks to read into: past chunks that no record refers to any more
+/// are filled again.
+struct Chunks {
+    /// How many bytes to read at a time.
+    capacity: usize,
+    /// The last chunks read, oldest first.
+    spare: VecDeque<Bytes>,
+}
+
+impl Chunks {
+    fn new(capacity: usize) -> Chunks {
+        Chunks {
+            capacity: capacity.max(1),
+            spare: VecDeque::new(),
+        }
+    }
+
     /// A buffer of `capacity` bytes to read into: a past chunk that no
     /// record refers to any more, or else a new one (records still hold
-    /// slices of the past ones).
+    /// slices of the past ones). `old`, the chunk just read, joins the
+    /// past ones.
     fn free_chunk(&mut self, old: Bytes) -> BytesMut {
         if !old.is_empty() {
             if self.spare.len() == SPARE_CHUNKS {
@@ -85,21 +166,101 @@ impl<R: Read> SharedBuf<R> {
         // Zeroing costs a memset, far less than the read.
         BytesMut::zeroed(self.capacity)
     }
+}
 
-    /// Marks `n` more bytes as consumed.
-    pub(super) fn consume(&mut self, n: usize) {
-        self.pos = (self.pos + n).min(self.chunk.len());
+/// The reading end of a read-ahead thread.
+struct Ahead {
+    /// Filled chunks in order; an empty one is the end of the stream.
+    rx: Receiver<io::Result<Bytes>>,
+    /// Set once the end or an error was received: the thread is gone.
+    done: bool,
+}
+
+impl Ahead {
+    fn start<R: Read + Send + 'static>(capacity: usize, inner: R) -> Ahead {
+        let (tx, rx) = sync_channel(AHEAD_DEPTH);
+        let chunks = Chunks::new(capacity.max(AHEAD_CHUNK));
+        let spawned = std::thread::Builder::new()
+            .name("feedstock-read-ahead".into())
+            .spawn({
+                let tx = tx.clone();
+                move || fill(inner, chunks, &tx)
+            });
+        if let Err(e) = spawned {
+            // The source went with the thread that did not start: say so
+            // on the first read.
+            let _ = tx.send(Err(io::Error::new(
+                e.kind(),
+                format!("cannot start a read-ahead thread: {e}"),
+            )));
+        }
+        Ahead { rx, done: false }
     }
 
-    /// `range` of the bytes [`fill_buf`](Self::fill_buf) returned, without
-    /// a copy.
-    pub(super) fn share(&self, range: Range<usize>) -> Bytes {
-        self.chunk
-            .slice(self.pos + range.start..self.pos + range.end)
+    fn next(&mut self) -> io::Result<Bytes> {
+        if self.done {
+            return Ok(Bytes::new());
+        }
+        match self.rx.recv() {
+            Ok(Ok(chunk)) => {
+                self.done = chunk.is_empty();
+                Ok(chunk)
+            }
+            Ok(Err(e)) => {
+                self.done = true;
+                Err(e)
+            }
+            // Only a panic ends the thread without a last message.
+            Err(_) => {
+                self.done = true;
+                Err(io::Error::other("the read-ahead thread stopped"))
+            }
+        }
     }
+}
 
-    pub(super) fn get_ref(&self) -> &R {
-        &self.inner
+/// The read-ahead thread: fills chunks from `inner` and sends them, until
+/// the end (sent as an empty chunk), an error (sent after the bytes
+/// before it), or the reader is gone.
+fn fill<R: Read>(
+    mut inner: R,
+    mut chunks: Chunks,
+    tx: &SyncSender<io::Result<Bytes>>,
+) {
+    let mut last = Bytes::new();
+    loop {
+        let mut buf = chunks.free_chunk(last);
+        let (mut n, mut end, mut failed) = (0, false, None);
+        // A whole chunk per hand-over, however little each read returns
+        // (a decompressor's reads can be short).
+        while n < buf.len() {
+            match inner.read(&mut buf[n..]) {
+                Ok(0) => {
+                    end = true;
+                    break;
+                }
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        buf.truncate(n);
+        let chunk = buf.freeze();
+        if n > 0 && tx.send(Ok(chunk.clone())).is_err() {
+            return; // the reader is gone
+        }
+        if let Some(e) = failed {
+            let _ = tx.send(Err(e));
+            return;
+        }
+        if end {
+            let _ = tx.send(Ok(Bytes::new()));
+            return;
+        }
+        last = chunk;
     }
 }
 
@@ -148,6 +309,129 @@ mod tests {
         assert!(b.fill_buf().unwrap().is_empty());
     }
 
+    /// A source that hands out `data` in short reads, then fails with
+    /// `fail` if given, and says when it is dropped.
+    struct Source2 {
+        data: Vec<u8>,
+        at: usize,
+        fail: Option<io::ErrorKind>,
+        dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl Read for Source2 {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.data.len() - self.at).min(1000);
+            if n == 0 {
+                if let Some(kind) = self.fail {
+                    return Err(io::Error::new(kind, "the disk broke"));
+                }
+            }
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    impl Drop for Source2 {
+        fn drop(&mut self) {
+            self.dropped
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    fn source(
+        len: usize,
+        fail: Option<io::ErrorKind>,
+    ) -> (
+        Source2,
+        Vec<u8>,
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) {
+        let data: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        let dropped = std::sync::Arc::default();
+        let s = Source2 {
+            data: data.clone(),
+            at: 0,
+            fail,
+            dropped: std::sync::Arc::clone(&dropped),
+        };
+        (s, data, dropped)
+    }
+
+    /// Reads `b` to its end (or error), consuming `step` bytes at a time.
+    fn drain<R: Read>(
+        b: &mut SharedBuf<R>,
+        step: usize,
+    ) -> (Vec<u8>, Option<io::Error>) {
+        let mut out = Vec::new();
+        loop {
+            match b.fill_buf() {
+                Ok([]) => return (out, None),
+                Ok(buf) => {
+                    let n = buf.len().min(step);
+                    out.extend_from_slice(&buf[..n]);
+                    b.consume(n);
+                }
+                Err(e) => return (out, Some(e)),
+            }
+        }
+    }
+
+    #[test]
+    fn reading_ahead_hands_over_every_byte_in_whole_chunks() {
+        let len = 3 * AHEAD_CHUNK + 12345;
+        let (s, data, dropped) = source(len, None);
+        let mut b = SharedBuf::read_ahead(100, s);
+        assert!(b.get_ref().is_none());
+        // Short reads of the source still make whole chunks.
+        assert_eq!(b.fill_buf().unwrap().len(), AHEAD_CHUNK);
+        let held = b.share(0..10);
+        let (got, err) = drain(&mut b, 777);
+        assert!(err.is_none());
+        assert_eq!(got, data);
+        assert_eq!(&held[..], &data[..10]);
+        // The end is the end again, and the thread is gone.
+        assert!(b.fill_buf().unwrap().is_empty());
+        wait_for(&dropped);
+    }
+
+    #[test]
+    fn a_read_ahead_error_comes_after_the_bytes_before_it() {
+        let len = AHEAD_CHUNK + 500;
+        let (s, data, dropped) =
+            source(len, Some(io::ErrorKind::PermissionDenied));
+        let mut b = SharedBuf::read_ahead(64, s);
+        let (got, err) = drain(&mut b, 4096);
+        assert_eq!(got, data);
+        assert_eq!(err.unwrap().kind(), io::ErrorKind::PermissionDenied);
+        wait_for(&dropped);
+    }
+
+    #[test]
+    fn dropping_a_reading_ahead_buffer_ends_its_thread() {
+        // Far more than the channel holds: the thread waits to send.
+        let (s, _, dropped) = source(64 * AHEAD_CHUNK, None);
+        let mut b = SharedBuf::read_ahead(64, s);
+        assert!(!b.fill_buf().unwrap().is_empty());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!dropped.load(std::sync::atomic::Ordering::SeqCst));
+        drop(b);
+        wait_for(&dropped);
+    }
+
+    /// Waits up to 10 s for `flag`: a thread that ends drops its source.
+    fn wait_for(flag: &std::sync::atomic::AtomicBool) {
+        let deadline =
+            std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the read-ahead thread did not end"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
     #[test]
     fn records_of_one_chunk_share_it_and_spanning_ones_are_whole() {
         use crate::io::tfrecord::{ReaderBuilder, Writer, HEADER_LEN};
@@ -163,6 +447,12 @@ mod tests {
             .from_reader(&file[..])
             .collect::<crate::Result<_>>()
             .unwrap();
+        // Read ahead, the same records.
+        let ahead: Vec<_> = ReaderBuilder::new()
+            .from_reader_ahead(std::io::Cursor::new(file.clone()))
+            .collect::<crate::Result<_>>()
+            .unwrap();
+        assert_eq!(ahead, read);
         assert_eq!(read.len(), records.len());
         let mut shared = 0;
         for (pair, r) in read.windows(2).zip(&records) {
