@@ -19,6 +19,7 @@
 pub mod compression;
 pub mod fs;
 pub mod index;
+pub(crate) mod read_ahead;
 #[cfg(feature = "object-store")]
 pub mod store;
 pub mod tfrecord;

@@ -217,8 +217,9 @@ impl FixedLengthRecordReader {
                 None => input,
             })
         };
+        let ahead = fs.reads_ahead(file);
         if self.compression == Compression::None {
-            return Ok(Chunks::new(open(offset)?, offset));
+            return Ok(Chunks::maybe_ahead(open(offset)?, offset, ahead));
         }
         if size == Some(0) && offset == 0 {
             // A 0-byte file is not a gzip or zlib stream, but it holds no
@@ -228,7 +229,7 @@ impl FixedLengthRecordReader {
         }
         // A compressed stream cannot seek: decompress up to the offset.
         let input: Box<dyn Read + Send> = self.compression.reader(open(0)?);
-        let mut chunks = Chunks::new(input, 0);
+        let mut chunks = Chunks::maybe_ahead(input, 0, ahead);
         let skipped = chunks.skip(offset).map_err(|e| e.with_offset(0))?;
         if skipped < offset {
             return Err(Error::data_loss(format!(

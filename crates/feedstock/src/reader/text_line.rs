@@ -208,16 +208,17 @@ impl RecordReader for TextLineReader {
         file: &str,
         fs: &dyn FileSystem,
     ) -> Result<()> {
-        let input: Box<dyn std::io::Read + Send> =
+        let chunks =
             if super::check_not_empty(fs, file, self.allow_empty_files)? {
                 // Allowed and empty: no lines, whatever the compression
                 // (an empty file is not a gzip or zlib stream).
-                Box::new(std::io::empty())
+                Chunks::new(Box::new(std::io::empty()), 0)
             } else {
-                self.compression.reader(fs.open(file)?)
+                let input = self.compression.reader(fs.open(file)?);
+                Chunks::maybe_ahead(input, 0, fs.reads_ahead(file))
             };
         let mut open = OpenFile {
-            chunks: Chunks::new(input, 0),
+            chunks,
             max_line_bytes: self.max_line_bytes(),
             line_number: 0,
             scanned: 0,
@@ -268,12 +269,17 @@ impl RecordReader for TextLineReader {
         state: &[u8],
     ) -> Result<()> {
         let pos = Position::decode(FORMAT, state)?;
+        let ahead = fs.reads_ahead(file);
         let chunks = if self.compression == Compression::None {
-            Chunks::new(fs.open_at(file, pos.offset)?, pos.offset)
+            Chunks::maybe_ahead(
+                fs.open_at(file, pos.offset)?,
+                pos.offset,
+                ahead,
+            )
         } else {
             // A compressed stream cannot seek: decompress up to the offset.
             let input = self.compression.reader(fs.open(file)?);
-            let mut chunks = Chunks::new(input, 0);
+            let mut chunks = Chunks::maybe_ahead(input, 0, ahead);
             let skipped = chunks.skip(pos.offset)?;
             if skipped < pos.offset {
                 return Err(Error::data_loss(format!(
