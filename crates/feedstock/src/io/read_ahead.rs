@@ -14,10 +14,11 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use bytes::{Bytes, BytesMut};
 
-/// How many past chunks a pool keeps for reuse: enough to cover a batch
-/// of records handed out and dropped together (1024 records of 1 KiB span
-/// 16 chunks of 64 KiB).
-const SPARE_CHUNKS: usize = 16;
+/// How many bytes of past chunks a pool keeps for reuse: enough to cover
+/// a batch of records handed out and dropped together (1024 records of
+/// 1 KiB span 16 chunks of 64 KiB, or 4 of 256 KiB), and never more
+/// than 16 chunks, each checked at every read.
+const SPARE_BYTES: usize = 1 << 20;
 
 /// The smallest chunk a read-ahead thread hands over: each hand-over may
 /// wake a thread (tens of microseconds), so they must be few.
@@ -49,7 +50,7 @@ impl ChunkPool {
     /// past ones.
     pub(crate) fn free_chunk(&mut self, old: Bytes) -> BytesMut {
         if !old.is_empty() {
-            if self.spare.len() == SPARE_CHUNKS {
+            if self.spare.len() >= (SPARE_BYTES / self.capacity).clamp(1, 16) {
                 self.spare.pop_front();
             }
             self.spare.push_back(old);
