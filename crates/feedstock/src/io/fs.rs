@@ -77,6 +77,24 @@ pub trait FileSystem: Send + Sync + Debug {
         Ok(file)
     }
 
+    /// Opens `path` at byte `offset` as a stream of shared chunks, where
+    /// the file system holds its bytes in chunks already (an object
+    /// store's responses): a reader then takes its records out of them
+    /// without a copy. `None`, the default, where it does not: read
+    /// through [`open_at`](FileSystem::open_at).
+    ///
+    /// # Errors
+    ///
+    /// As [`FileSystem::open_at`].
+    fn open_chunks_at(
+        &self,
+        path: &str,
+        offset: u64,
+    ) -> Result<Option<Box<dyn ChunkRead>>> {
+        let _ = (path, offset);
+        Ok(None)
+    }
+
     /// The size of the file at `path` in bytes.
     ///
     /// # Errors
@@ -143,6 +161,19 @@ pub trait FileSystem: Send + Sync + Debug {
         let _ = path;
         false
     }
+}
+
+/// A stream that hands its bytes over as shared chunks, in order
+/// ([`FileSystem::open_chunks_at`]).
+pub trait ChunkRead: Send {
+    /// The next chunk of the stream; empty only at its end. An error
+    /// comes after every byte before it was handed over, and names the
+    /// file and offset as [`Read`] errors of the same stream would.
+    ///
+    /// # Errors
+    ///
+    /// Those of reading the stream.
+    fn next_chunk(&mut self) -> io::Result<bytes::Bytes>;
 }
 
 /// A file open for positioned reads ([`FileSystem::open_read_at`]): any

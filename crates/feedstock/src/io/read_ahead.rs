@@ -14,6 +14,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use bytes::{Bytes, BytesMut};
 
+use super::fs::ChunkRead;
+
 /// How many bytes of past chunks a pool keeps for reuse: enough to cover
 /// a batch of records handed out and dropped together (1024 records of
 /// 1 KiB span 16 chunks of 64 KiB, or 4 of 256 KiB), and never more
@@ -128,6 +130,12 @@ impl ReadAhead {
                 Err(io::Error::other("the read-ahead thread stopped"))
             }
         }
+    }
+}
+
+impl ChunkRead for ReadAhead {
+    fn next_chunk(&mut self) -> io::Result<Bytes> {
+        self.next()
     }
 }
 

@@ -64,7 +64,7 @@ use object_store::{
 use parking_lot::Mutex;
 use url::Url;
 
-use super::fs::{FileSystem, LocalFs, ReadAt};
+use super::fs::{ChunkRead, FileSystem, LocalFs, ReadAt};
 use crate::error::{Error, Kind, Result};
 
 /// Settings of an [`ObjectStoreFs`]; every buffer it keeps is bounded by
@@ -333,6 +333,29 @@ impl ObjectStoreFs {
         })
     }
 
+    /// The streaming reader of `url` from byte `offset` (one HEAD for the
+    /// size; the GETs start with the first read).
+    fn reader(&self, url: &str, offset: u64) -> Result<ObjectReader> {
+        let size = self.size(url)?;
+        if size < offset {
+            return Err(Error::data_loss(format!(
+                "object is {size} bytes, cannot resume at byte {offset}"
+            ))
+            .with_file(url));
+        }
+        let target = self.inner.target(url)?;
+        Ok(ObjectReader {
+            inner: Arc::clone(&self.inner),
+            _runtime: Arc::clone(&self.runtime),
+            url: url.to_owned(),
+            target: Arc::new(target),
+            size,
+            pos: offset,
+            cur: Bytes::new(),
+            rx: None,
+        })
+    }
+
     /// Deletes the object at `url` (used to clean up after a failed run).
     ///
     /// # Errors
@@ -549,24 +572,16 @@ impl FileSystem for ObjectStoreFs {
     }
 
     fn open_at(&self, url: &str, offset: u64) -> Result<Box<dyn Read + Send>> {
-        let size = self.size(url)?;
-        if size < offset {
-            return Err(Error::data_loss(format!(
-                "object is {size} bytes, cannot resume at byte {offset}"
-            ))
-            .with_file(url));
-        }
-        let target = self.inner.target(url)?;
-        Ok(Box::new(ObjectReader {
-            inner: Arc::clone(&self.inner),
-            _runtime: Arc::clone(&self.runtime),
-            url: url.to_owned(),
-            target: Arc::new(target),
-            size,
-            pos: offset,
-            cur: Bytes::new(),
-            rx: None,
-        }))
+        Ok(Box::new(self.reader(url, offset)?))
+    }
+
+    /// The chunks of the ranged GETs as they arrive, without a copy.
+    fn open_chunks_at(
+        &self,
+        url: &str,
+        offset: u64,
+    ) -> Result<Option<Box<dyn ChunkRead>>> {
+        Ok(Some(Box::new(self.reader(url, offset)?)))
     }
 
     fn size(&self, url: &str) -> Result<u64> {
@@ -776,14 +791,12 @@ fn ramped_ranges(
     })
 }
 
-impl Read for ObjectReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
+impl ObjectReader {
+    /// Makes `cur` hold the next bytes, unless the object has ended.
+    fn fill(&mut self) -> io::Result<()> {
         while self.cur.is_empty() {
             if self.pos >= self.size {
-                return Ok(0);
+                return Ok(());
             }
             if self.rx.is_none() {
                 self.rx = Some(self.start());
@@ -809,11 +822,31 @@ impl Read for ObjectReader {
                 }
             }
         }
+        Ok(())
+    }
+}
+
+impl Read for ObjectReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        self.fill()?;
         let n = buf.len().min(self.cur.len());
         buf[..n].copy_from_slice(&self.cur[..n]);
         let _ = self.cur.split_to(n);
         self.pos += n as u64;
         Ok(n)
+    }
+}
+
+/// Each response whole, as it arrived.
+impl ChunkRead for ObjectReader {
+    fn next_chunk(&mut self) -> io::Result<Bytes> {
+        self.fill()?;
+        let chunk = std::mem::take(&mut self.cur);
+        self.pos += chunk.len() as u64;
+        Ok(chunk)
     }
 }
 
@@ -1104,6 +1137,17 @@ impl FileSystem for AnyFs {
         LocalFs
             .open_at(&local, offset)
             .map_err(|e| as_given(e, &local, path))
+    }
+
+    fn open_chunks_at(
+        &self,
+        path: &str,
+        offset: u64,
+    ) -> Result<Option<Box<dyn ChunkRead>>> {
+        if AnyFs::is_url(path) {
+            return self.store()?.open_chunks_at(path, offset);
+        }
+        Ok(None)
     }
 
     fn size(&self, path: &str) -> Result<u64> {

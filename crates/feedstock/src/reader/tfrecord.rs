@@ -193,11 +193,12 @@ impl TfRecordReader {
         &self.skip_log
     }
 
+    /// The records of `file` from byte `from` (0, or a record's offset
+    /// when resuming an uncompressed file).
     fn records(
         &self,
         file: &str,
         fs: &dyn FileSystem,
-        input: Box<dyn Read + Send>,
         from: u64,
     ) -> Result<tfrecord::Reader<Box<dyn Read + Send>>> {
         // A skipping reader rejects a length that runs past the end of
@@ -210,8 +211,36 @@ impl TfRecordReader {
         } else {
             None
         };
+        if self.compression == Compression::None {
+            // An object store's responses, taken as they come.
+            if let Some(chunks) = fs.open_chunks_at(file, from)? {
+                return Ok(self
+                    .records_builder(file, Compression::None, len)
+                    .from_chunks(chunks));
+            }
+        }
+        let input = if from == 0 {
+            fs.open(file)?
+        } else {
+            fs.open_at(file, from)?
+        };
         let ahead = !self.same_thread && fs.reads_ahead(file);
         Ok(self.records_of(file, input, self.compression, len, ahead))
+    }
+
+    fn records_builder(
+        &self,
+        file: &str,
+        compression: Compression,
+        stream_len: Option<u64>,
+    ) -> tfrecord::ReaderBuilder {
+        let mut b = tfrecord::ReaderBuilder::new();
+        b.compression(compression)
+            .file_name(file)
+            .corrupt_records(self.corrupt_records.clone())
+            .skip_log(self.skip_log.clone())
+            .stream_len(stream_len);
+        b
     }
 
     fn records_of(
@@ -222,12 +251,7 @@ impl TfRecordReader {
         stream_len: Option<u64>,
         ahead: bool,
     ) -> tfrecord::Reader<Box<dyn Read + Send>> {
-        let mut b = tfrecord::ReaderBuilder::new();
-        b.compression(compression)
-            .file_name(file)
-            .corrupt_records(self.corrupt_records.clone())
-            .skip_log(self.skip_log.clone())
-            .stream_len(stream_len);
+        let b = self.records_builder(file, compression, stream_len);
         if ahead {
             b.from_reader_ahead(input)
         } else {
@@ -254,7 +278,7 @@ impl RecordReader for TfRecordReader {
                     false,
                 )
             } else {
-                self.records(file, fs, fs.open(file)?, 0)?
+                self.records(file, fs, 0)?
             };
         self.file = Some(OpenFile {
             records,
@@ -297,12 +321,7 @@ impl RecordReader for TfRecordReader {
         let open = if self.compression == Compression::None {
             // Seek straight to the record.
             OpenFile {
-                records: self.records(
-                    file,
-                    fs,
-                    fs.open_at(file, pos.offset)?,
-                    pos.offset,
-                )?,
+                records: self.records(file, fs, pos.offset)?,
                 base: tfrecord::Position {
                     offset: pos.offset,
                     index: pos.index,
@@ -312,7 +331,7 @@ impl RecordReader for TfRecordReader {
             // A compressed stream cannot seek: decode and verify the
             // records before the saved one.
             let mut open = OpenFile {
-                records: self.records(file, fs, fs.open(file)?, 0)?,
+                records: self.records(file, fs, 0)?,
                 base: tfrecord::Position::default(),
             };
             while open.next_position().index < pos.index {

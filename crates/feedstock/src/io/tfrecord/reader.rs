@@ -198,6 +198,25 @@ impl ReaderBuilder {
         self.assemble(src, c, self.file_name.clone(), Position::default())
     }
 
+    /// A reader of the uncompressed records in the chunks `source` hands
+    /// over ([`FileSystem::open_chunks_at`](crate::io::fs::FileSystem::open_chunks_at)),
+    /// taken out of them without a copy (a record spanning two chunks is
+    /// put together). Its first byte is offset 0, index 0. The
+    /// compression set is ignored: a compressed stream is read through
+    /// [`from_reader`](Self::from_reader). [`Reader::get_ref`] is `None`.
+    pub fn from_chunks(
+        &self,
+        source: Box<dyn crate::io::fs::ChunkRead>,
+    ) -> Reader<Box<dyn Read + Send>> {
+        let src = SharedBuf::from_chunks(source);
+        self.assemble(
+            src,
+            Compression::None,
+            self.file_name.clone(),
+            Position::default(),
+        )
+    }
+
     /// A reader of the records in `rdr` that starts at `pos`, a position
     /// saved from an earlier reader of the same stream (a record's
     /// [`Record::position`] or [`Record::next_position`], or

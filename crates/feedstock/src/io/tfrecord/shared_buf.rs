@@ -21,6 +21,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
+use crate::io::fs::ChunkRead;
 use crate::io::read_ahead::{ChunkPool, ReadAhead};
 
 /// Buffered bytes of a stream, read a chunk at a time.
@@ -36,8 +37,9 @@ pub(super) struct SharedBuf<R> {
 enum Source<R> {
     /// Read on the caller's thread.
     Here { inner: R, chunks: ChunkPool },
-    /// Read on a thread of its own, which owns the source.
-    Ahead(ReadAhead),
+    /// Chunks handed over whole: by a read-ahead thread, which owns the
+    /// source, or by a file system that has them already.
+    Chunks(Box<dyn ChunkRead>),
 }
 
 impl<R: Read> SharedBuf<R> {
@@ -64,9 +66,9 @@ impl<R: Read> SharedBuf<R> {
                     buf.truncate(n);
                     buf.freeze()
                 }
-                Source::Ahead(ahead) => {
+                Source::Chunks(source) => {
                     drop(old);
-                    ahead.next()?
+                    source.next_chunk()?
                 }
             };
             self.pos = 0;
@@ -86,11 +88,20 @@ impl<R: Read> SharedBuf<R> {
             .slice(self.pos + range.start..self.pos + range.end)
     }
 
-    /// The source; `None` while a read-ahead thread owns it.
+    /// The source; `None` for a buffer of chunks handed over.
     pub(super) fn get_ref(&self) -> Option<&R> {
         match &self.source {
             Source::Here { inner, .. } => Some(inner),
-            Source::Ahead(_) => None,
+            Source::Chunks(_) => None,
+        }
+    }
+
+    /// A buffer of the chunks `source` hands over, taken as they are.
+    pub(super) fn from_chunks(source: Box<dyn ChunkRead>) -> SharedBuf<R> {
+        SharedBuf {
+            source: Source::Chunks(source),
+            chunk: Bytes::new(),
+            pos: 0,
         }
     }
 }
@@ -100,11 +111,7 @@ impl<R: Read + Send + 'static> SharedBuf<R> {
     /// ([`ReadAhead`]): use it only for sources whose reads always return
     /// (regular files), never for pipes.
     pub(super) fn read_ahead(capacity: usize, inner: R) -> SharedBuf<R> {
-        SharedBuf {
-            source: Source::Ahead(ReadAhead::start(capacity, inner)),
-            chunk: Bytes::new(),
-            pos: 0,
-        }
+        SharedBuf::from_chunks(Box::new(ReadAhead::start(capacity, inner)))
     }
 }
 
@@ -292,6 +299,29 @@ mod tests {
             .from_reader(&file[..])
             .collect::<crate::Result<_>>()
             .unwrap();
+        // From chunks of every small size (records span many of them),
+        // and an error after them: the same records, then the error.
+        struct Pieces(Vec<u8>, usize, usize);
+        impl ChunkRead for Pieces {
+            fn next_chunk(&mut self) -> io::Result<Bytes> {
+                if self.1 == self.0.len() {
+                    return Err(io::Error::other("connection reset"));
+                }
+                self.2 = self.2 % 7 + 1;
+                let end = (self.1 + self.2).min(self.0.len());
+                let chunk = Bytes::copy_from_slice(&self.0[self.1..end]);
+                self.1 = end;
+                Ok(chunk)
+            }
+        }
+        let mut from_chunks = ReaderBuilder::new()
+            .from_chunks(Box::new(Pieces(file.clone(), 0, 0)));
+        for r in &read {
+            assert_eq!(&from_chunks.read_record().unwrap().unwrap(), r);
+        }
+        let e = from_chunks.read_record().unwrap_err();
+        assert!(e.to_string().contains("connection reset"), "{e}");
+        assert!(from_chunks.get_ref().is_none());
         // Read ahead, the same records.
         let ahead: Vec<_> = ReaderBuilder::new()
             .from_reader_ahead(std::io::Cursor::new(file.clone()))
