@@ -13,7 +13,7 @@ pub(crate) fn expand(args: &[PathBuf]) -> feedstock::Result<Vec<PathBuf>> {
     for a in args {
         let s = a.to_string_lossy();
         let wild = s.contains(['*', '?', '[']);
-        if wild && (s.contains("://") || !crate::args::local_of(a).exists()) {
+        if wild && (s.contains("://") || !a.exists()) {
             out.extend(fs.glob(&s)?.into_iter().map(PathBuf::from));
         } else {
             out.push(a.clone());

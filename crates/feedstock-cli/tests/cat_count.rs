@@ -373,7 +373,7 @@ fn every_subcommand_takes_file_urls_and_names_them_as_given() {
     std::fs::write(dir.path().join("in.csv"), "a,b\n1,x\n2,y\n3,z\n").unwrap();
     let input = format!("{root}/in.csv");
     let out = format!("{root}/out.tfrecord");
-    let run = feedstock(&[
+    let convert = [
         "convert",
         "csv",
         &input,
@@ -381,46 +381,39 @@ fn every_subcommand_takes_file_urls_and_names_them_as_given() {
         "--header",
         "--columns",
         "a:int64,b:bytes",
-    ]);
+    ];
+    let run = feedstock(&convert);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     assert!(dir.path().join("out.tfrecord").is_file());
     // No temporary file is left beside it.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 
-    let count = |args: &[&str]| {
+    let ok = |args: &[&str]| {
         let run = feedstock(args);
         assert_eq!(run.status.code(), Some(0), "{run:?}");
         String::from_utf8(run.stdout).unwrap()
     };
-    assert_eq!(count(&["count", &out]), format!("3\t{out}\n3\ttotal\n"));
+    assert_eq!(ok(&["count", &out]), format!("3\t{out}\n3\ttotal\n"));
     let pattern = format!("{root}/*.tfrecord");
-    assert_eq!(count(&["count", &pattern]), format!("3\t{out}\n3\ttotal\n"));
+    assert_eq!(ok(&["count", &pattern]), format!("3\t{out}\n3\ttotal\n"));
     let cat = feedstock(&["cat", &out]);
     let lines = stdout_lines(&cat);
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[2]["key"], format!("{out}:2"));
-    assert!(count(&["verify", &out]).contains("3 records ok"));
-    assert!(count(&["inspect", &out]).contains("3 records"));
-    assert!(count(&["index", &out]).contains("written"));
+    assert!(ok(&["verify", &out]).contains("3 records ok"));
+    assert!(ok(&["inspect", &out]).contains("3 records"));
+    assert!(ok(&["index", &out]).contains("written"));
     assert!(dir.path().join(".out.tfrecord.feedstock-index").is_file());
-    assert!(count(&["bench", &out]).contains("read+parse+batch"));
+    assert!(ok(&["bench", &out]).contains("read+parse+batch"));
     let repaired = format!("{root}/repaired.tfrecord");
-    count(&["repair", &out, &repaired]);
+    ok(&["repair", &out, &repaired]);
     assert_eq!(
         std::fs::read(dir.path().join("repaired.tfrecord")).unwrap(),
         std::fs::read(dir.path().join("out.tfrecord")).unwrap()
     );
 
     // Refusals and errors name the URL given.
-    let again = feedstock(&[
-        "convert",
-        "csv",
-        &input,
-        &out,
-        "--header",
-        "--columns",
-        "a:int64,b:bytes",
-    ]);
+    let again = feedstock(&convert);
     assert_eq!(again.status.code(), Some(2), "{again:?}");
     let err = String::from_utf8(again.stderr).unwrap();
     assert!(err.contains(&format!("(file {out})")), "{err}");

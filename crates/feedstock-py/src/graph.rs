@@ -853,8 +853,7 @@ impl PySession {
     }
 
     /// One dict per sharded producer: its name, the records `dropped`
-    /// and the padding `padded` by its remainder policy, and the other
-    /// hosts' records `passed_over`.
+    /// and the padding `padded` by its remainder policy.
     fn shard_stats<'py>(
         &self,
         py: Python<'py>,
@@ -865,7 +864,6 @@ impl PySession {
             d.set_item("name", name)?;
             d.set_item("dropped", s.dropped())?;
             d.set_item("padded", s.padded())?;
-            d.set_item("passed_over", s.passed_over())?;
             out.push(d);
         }
         Ok(out)

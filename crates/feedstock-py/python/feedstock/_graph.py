@@ -855,9 +855,8 @@ class Session:
         return self._s.stats()
 
     def shard_stats(self):
-        """One dict per sharded producer (name, dropped, padded,
-        passed_over): what its remainder policy dropped or padded, and
-        the other hosts' records its readers passed over."""
+        """One dict per sharded producer (name, dropped, padded): what
+        its remainder policy dropped or padded."""
         return self._s.shard_stats()
 
     @contextlib.contextmanager

@@ -221,10 +221,9 @@ class Pipeline:
     @property
     def shard_stats(self):
         """What ``shard``'s remainder policy did, summed over the run so
-        far (or the last run): ``{"dropped": n, "padded": n,
-        "passed_over": n}`` (``passed_over``: other hosts' records
-        walked past, record-level splits only); ``None`` unless sharded.
-        For arrays the counts are those of the epochs enqueued."""
+        far (or the last run): ``{"dropped": n, "padded": n}``; ``None``
+        unless sharded. For arrays, the rows left out or repeated in each
+        epoch the loop has reached."""
         if self._shard is None:
             return None
         if self._arrays is not None:
@@ -232,13 +231,9 @@ class Pipeline:
             # out (or repeated) in every epoch the loop has reached.
             rows = self._shard_counts["rows"]
             epochs = -(-self.examples // rows) if rows else 0
-            return {
-                "dropped": self._shard_counts["dropped"] * epochs,
-                "padded": self._shard_counts["padded"] * epochs,
-                "passed_over": 0,
-            }
+            return {k: self._shard_counts[k] * epochs for k in ("dropped", "padded")}
         if self._session is not None:
-            self._last_shard_stats = _sum_shard_stats(self._session.shard_stats())
+            return _sum_shard_stats(self._session.shard_stats())
         return self._last_shard_stats
 
     # ------------------------------------------------------------ running
@@ -329,7 +324,7 @@ def jax_iterator(pipeline):
 
 
 def _sum_shard_stats(per_producer):
-    total = {"dropped": 0, "padded": 0, "passed_over": 0}
+    total = {"dropped": 0, "padded": 0}
     for s in per_producer:
         for k in total:
             total[k] += s[k]

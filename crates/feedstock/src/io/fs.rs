@@ -402,14 +402,14 @@ impl FileSystem for LocalFs {
         Ok(out)
     }
 
-    /// A handle on the open file (`pread`); `None` for standard input,
-    /// a pipe or a device.
     /// Yes for a regular file (its reads always return), not for `-`, a
     /// pipe or a device.
     fn reads_ahead(&self, path: &str) -> bool {
         path != STDIO && std::fs::metadata(path).is_ok_and(|m| m.is_file())
     }
 
+    /// A handle on the open file (`pread`); `None` for standard input,
+    /// a pipe or a device.
     fn open_read_at(&self, path: &str) -> Result<Option<Arc<dyn ReadAt>>> {
         LocalFs::read_at_named(path, path)
     }

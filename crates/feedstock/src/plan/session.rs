@@ -342,8 +342,7 @@ impl Session {
 
     /// The remainder counters of every sharded producer the session has
     /// made, with the producer's name: records dropped and padding added
-    /// by [`Remainder`](crate::input::Remainder), and other hosts' records
-    /// passed over.
+    /// by [`Remainder`](crate::input::Remainder).
     pub fn shard_stats(&self) -> Vec<(String, Arc<ShardStats>)> {
         self.inner.shards.lock().clone()
     }

@@ -4,7 +4,7 @@
 //! `std::io::BufReader` would make every record a fresh allocation and
 //! copy; reading 64 KiB chunks into a `BytesMut` and splitting records off
 //! its front lets many records share one buffer. A local file can be read
-//! on a thread of its own ([`Chunks::read_ahead`]): its chunks are then
+//! on a thread of its own ([`Chunks::maybe_ahead`]): its chunks are then
 //! copied in from memory, sparing the reading thread the kernel's slower
 //! copy out of the page cache.
 
@@ -81,10 +81,11 @@ impl Chunks {
         }
         let old = self.buf.len();
         self.make_room()?;
-        // Zeroing the spare room costs a memset, far cheaper than the
-        // read itself, and avoids `unsafe` for uninitialised memory.
         let read = match &mut self.input {
             Input::Here(input) => {
+                // Zeroing the spare room costs a memset, far cheaper than
+                // the read itself, and avoids `unsafe` for uninitialised
+                // memory.
                 self.buf.resize(old + CHUNK, 0);
                 let n = loop {
                     match input.read(&mut self.buf[old..]) {
