@@ -348,14 +348,14 @@ fn normalize(parsed: &Parsed, pixels: &mut Vec<f32>) -> Result<Tensor> {
 /// parse → normalize → shuffle_batch(128), 2 threads, min_after_dequeue
 /// 10 000; per record or batched (`read_batch` → `parse_example` →
 /// `enqueue_many`).
-fn seed(dir: &str, form: &str) -> Main {
+fn seed(dir: &str, form: &str, epochs: usize) -> Main {
     let files: Vec<_> = (0..MNIST_FILES)
         .map(|f| path(dir, &format!("mnist-{f}.tfrecord")))
         .collect();
     let start = Instant::now();
     let mut pipeline = Pipeline::new();
     let q = string_input_producer(&mut pipeline, files)
-        .num_epochs(1)
+        .num_epochs(epochs as u64)
         .shuffle(true)
         .seed(1)
         .build()?;
@@ -397,7 +397,7 @@ fn seed(dir: &str, form: &str) -> Main {
     }
     coord.request_stop();
     coord.join(threads, Duration::from_secs(30))?;
-    assert_eq!(n, MNIST_EXAMPLES, "every example delivered");
+    assert_eq!(n, MNIST_EXAMPLES * epochs, "every example delivered");
     report(form, n, start);
     Ok(())
 }
@@ -416,7 +416,11 @@ fn main() -> Main {
             arg(2).unwrap_or("mnist"),
             arg(3).map_or(Ok(10), str::parse)?,
         ),
-        (Some("seed"), Some(dir)) => seed(dir, arg(2).unwrap_or("batched")),
+        (Some("seed"), Some(dir)) => seed(
+            dir,
+            arg(2).unwrap_or("batched"),
+            arg(3).map_or(Ok(1), str::parse)?,
+        ),
         _ => {
             Err("usage: side_by_side gen|raw|csv|parse|seed DIR [...]".into())
         }

@@ -451,6 +451,17 @@ impl Data {
         Ok(())
     }
 
+    /// Replaces the elements with `range` of `other`, which must have the
+    /// same dtype, reusing this vector's allocation.
+    pub(crate) fn refill_from(
+        &mut self,
+        other: &Data,
+        range: std::ops::Range<usize>,
+    ) -> Result<()> {
+        with_data!(&mut *self, v => v.clear());
+        self.extend_from(other, range)
+    }
+
     fn slice_range(&self, range: std::ops::Range<usize>) -> Data {
         map_data!(self, v => v[range].to_vec())
     }
@@ -644,6 +655,20 @@ impl Tensor {
     /// The elements.
     pub fn data(&self) -> &Data {
         &self.data
+    }
+
+    /// Replaces the elements with `range` of `other`, keeping the shape
+    /// and reusing the allocation: `range` must hold as many elements as
+    /// the shape, of the same dtype.
+    pub(crate) fn refill_from(
+        &mut self,
+        other: &Data,
+        range: std::ops::Range<usize>,
+    ) -> Result<()> {
+        if range.len() != self.num_elements() {
+            return Err(Error::internal("refilling a tensor of another size"));
+        }
+        self.data.refill_from(other, range)
     }
 
     /// Takes the elements.

@@ -36,13 +36,25 @@ pub(crate) struct ChunkPool {
     capacity: usize,
     /// The last chunks read, oldest first.
     spare: VecDeque<Bytes>,
+    /// How many past chunks to keep.
+    keep: usize,
 }
 
 impl ChunkPool {
     pub(crate) fn new(capacity: usize) -> ChunkPool {
+        ChunkPool::in_flight(capacity, 0)
+    }
+
+    /// A pool whose last `in_flight` chunks are still on their way to the
+    /// reader: they are kept too, on top of the past chunks, or the pool
+    /// would only ever hold chunks nobody has freed yet, and every read
+    /// would go to a new, zeroed chunk.
+    fn in_flight(capacity: usize, in_flight: usize) -> ChunkPool {
+        let capacity = capacity.max(1);
         ChunkPool {
-            capacity: capacity.max(1),
+            capacity,
             spare: VecDeque::new(),
+            keep: in_flight + (SPARE_BYTES / capacity).clamp(1, 16),
         }
     }
 
@@ -52,7 +64,7 @@ impl ChunkPool {
     /// past ones.
     pub(crate) fn free_chunk(&mut self, old: Bytes) -> BytesMut {
         if !old.is_empty() {
-            if self.spare.len() >= (SPARE_BYTES / self.capacity).clamp(1, 16) {
+            if self.spare.len() >= self.keep {
                 self.spare.pop_front();
             }
             self.spare.push_back(old);
@@ -91,7 +103,9 @@ impl ReadAhead {
         inner: R,
     ) -> ReadAhead {
         let (tx, rx) = sync_channel(AHEAD_DEPTH);
-        let chunks = ChunkPool::new(capacity.max(AHEAD_CHUNK));
+        // Queued in the channel, one blocked sending, one being read.
+        let chunks =
+            ChunkPool::in_flight(capacity.max(AHEAD_CHUNK), AHEAD_DEPTH + 2);
         let spawned = std::thread::Builder::new()
             .name("feedstock-read-ahead".into())
             .spawn({
@@ -181,5 +195,36 @@ fn fill<R: Read>(
             return;
         }
         last = chunk;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    #[test]
+    fn chunks_still_in_flight_do_not_crowd_out_the_freed_ones() {
+        // A read-ahead thread's last chunks wait in the channel; the
+        // reader frees each chunk once it has read past it. After the
+        // first round, every chunk must be one read before.
+        let in_flight = AHEAD_DEPTH + 2;
+        let mut pool = ChunkPool::in_flight(AHEAD_CHUNK, in_flight);
+        let mut queued: VecDeque<Bytes> = VecDeque::new();
+        let mut last = Bytes::new();
+        let mut seen = HashSet::new();
+        for step in 0..64 {
+            let mut buf = pool.free_chunk(last);
+            buf[0] = step as u8;
+            let fresh = seen.insert(buf.as_ptr() as usize);
+            last = buf.freeze();
+            queued.push_back(last.clone());
+            if queued.len() > in_flight {
+                queued.pop_front();
+            }
+            assert!(step <= in_flight + 1 || !fresh, "step {step}: new chunk");
+        }
+        assert!(seen.len() <= in_flight + 2, "{} chunks", seen.len());
     }
 }

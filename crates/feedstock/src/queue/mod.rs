@@ -84,6 +84,7 @@ mod fifo;
 mod padding;
 mod priority;
 mod shuffle;
+mod spare;
 mod spec;
 mod tuple;
 

@@ -343,6 +343,64 @@ mod tests {
     }
 
     #[test]
+    fn recycled_rows_carry_their_own_values_and_the_spares_stay_bounded() {
+        // Rows arrive one at a time and in batches of 50 while batches of
+        // 32 leave: after the first dequeue, arriving rows are copied into
+        // the tuples of rows gone. Every row must come out once, whole.
+        let q = RandomShuffleQueue::builder(
+            400,
+            QueueSpec::new()
+                .component(ComponentSpec::new(DType::F32).shape([3]))
+                .component(ComponentSpec::new(DType::I64).shape([])),
+        )
+        .min_after_dequeue(100)
+        .seed(3)
+        .build()
+        .unwrap();
+        let image = |label: i64| vec![label as f32, -(label as f32), 0.5];
+        let (mut next, mut out) = (0i64, Vec::new());
+        let mut check = |batch: Vec<Value>, out: &mut Vec<i64>| {
+            let labels = batch[1].dense().unwrap().as_slice::<i64>().unwrap();
+            let images = batch[0].dense().unwrap().as_slice::<f32>().unwrap();
+            for (l, im) in labels.iter().zip(images.chunks(3)) {
+                assert_eq!(im, image(*l), "row of label {l}");
+            }
+            out.extend_from_slice(labels);
+        };
+        for round in 0..40 {
+            if round % 2 == 0 {
+                let labels: Vec<i64> = (next..next + 50).collect();
+                let images = labels.iter().flat_map(|&l| image(l)).collect();
+                q.enqueue_many(vec![
+                    Tensor::new([50, 3], images).unwrap().into(),
+                    Tensor::vector(labels).into(),
+                ])
+                .unwrap();
+                next += 50;
+            } else {
+                for _ in 0..50 {
+                    q.enqueue(vec![
+                        Tensor::vector(image(next)).into(),
+                        Tensor::scalar(next).into(),
+                    ])
+                    .unwrap();
+                    next += 1;
+                }
+            }
+            while q.size() >= 100 + 32 {
+                check(q.dequeue_many(32).unwrap(), &mut out);
+            }
+            assert!(q.inner.spare.len() <= 2 * 50, "spares bounded");
+        }
+        q.close(false);
+        while q.size() > 0 {
+            check(q.dequeue_up_to(32).unwrap(), &mut out);
+        }
+        out.sort_unstable();
+        assert_eq!(out, (0..next).collect::<Vec<i64>>(), "every row once");
+    }
+
+    #[test]
     fn only_strings_may_share_memory() {
         use crate::tensor::SparseTensor;
 

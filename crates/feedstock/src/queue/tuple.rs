@@ -11,6 +11,7 @@ use crate::tensor::Value;
 use super::batch::Batcher;
 use super::core::{Buffer, Core};
 use super::element::stack_dense;
+use super::spare::{refill_element, refill_row, SpareRows};
 use super::spec::QueueSpec;
 use super::{DequeueMode, QueueStats};
 
@@ -25,6 +26,9 @@ pub(crate) struct TensorQueue<B> {
     /// The inferred spec, until `fixed` is set.
     template: QueueSpec,
     batcher: Batcher,
+    /// Tuples of rows already dequeued, for the next rows to reuse
+    /// (only in a queue whose [`Fixed::recycles`] holds).
+    pub(crate) spare: SpareRows,
 }
 
 /// A queue's spec and the batching shortcuts it allows.
@@ -36,6 +40,9 @@ struct Fixed {
     /// The spec's shapes are fully defined, so checked elements need no
     /// shape comparison when stacked.
     same_shapes: bool,
+    /// Every component is a numeric tensor of one fixed shape, so that a
+    /// dequeued row's tuple can hold any later row ([`SpareRows`]).
+    fixed_rows: bool,
 }
 
 impl Fixed {
@@ -44,9 +51,15 @@ impl Fixed {
             .components()
             .iter()
             .all(|c| c.layout() == super::Layout::Dense);
+        let same_shapes = spec.is_dense_fully_defined();
         Fixed {
             fast_stack: batcher == Batcher::Stack && dense,
-            same_shapes: spec.is_dense_fully_defined(),
+            fixed_rows: same_shapes
+                && spec
+                    .components()
+                    .iter()
+                    .all(|c| c.dtype() != crate::DType::String),
+            same_shapes,
             spec,
         }
     }
@@ -81,6 +94,7 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             fixed,
             template,
             batcher,
+            spare: SpareRows::new(capacity),
         }
     }
 
@@ -151,13 +165,31 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         elements: Vec<Vec<Value>>,
         timeout: Option<Duration>,
     ) -> Result<()> {
-        if let Some(first) = elements.first() {
-            let spec = &self.fixed_by(first, false)?.spec;
-            for e in &elements {
-                spec.check(e).map_err(|e| self.context(e))?;
-            }
+        let Some(first) = elements.first() else {
+            return self.core.put(Vec::new(), timeout);
+        };
+        let fixed = self.fixed_by(first, false)?;
+        for e in &elements {
+            fixed.spec.check(e).map_err(|e| self.context(e))?;
         }
-        let elements = elements.into_iter().map(Element::Tuple).collect();
+        let elements = if self.recycles(fixed) {
+            // Copied into the tuples of rows gone (still in this thread's
+            // cache), the element's own memory is freed on the thread that
+            // allocated it, ready for its next element.
+            let mut spare = self.spare.take(elements.len());
+            elements
+                .into_iter()
+                .map(|e| match spare.pop() {
+                    Some(mut tuple) => {
+                        refill_element(&mut tuple, &e)?;
+                        Ok(Element::Tuple(tuple))
+                    }
+                    None => Ok(Element::Tuple(e)),
+                })
+                .collect::<Result<_>>()?
+        } else {
+            elements.into_iter().map(Element::Tuple).collect()
+        };
         self.core.put(elements, timeout)
     }
 
@@ -166,7 +198,8 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         components: Vec<Value>,
         timeout: Option<Duration>,
     ) -> Result<()> {
-        let spec = &self.fixed_by(&components, true)?.spec;
+        let fixed = self.fixed_by(&components, true)?;
+        let spec = &fixed.spec;
         let rows = spec
             .check_dense_batch(&components)
             .map_err(|e| self.context(e))?;
@@ -185,13 +218,10 @@ impl<B: Buffer<Element>> TensorQueue<B> {
                     .into_iter()
                     .map(Value::into_dense)
                     .collect::<Result<Vec<_>>>()?;
-                let rows = Element::rows(tensors, n);
                 if B::SCATTERS_ROWS {
-                    rows.into_iter()
-                        .map(|row| row.into_tuple().map(Element::Tuple))
-                        .collect::<Result<_>>()?
+                    self.split_rows(fixed, &tensors, n)?
                 } else {
-                    rows
+                    Element::rows(tensors, n)
                 }
             }
             None => spec
@@ -202,6 +232,40 @@ impl<B: Buffer<Element>> TensorQueue<B> {
                 .collect(),
         };
         self.core.put(elements, timeout)
+    }
+
+    /// Whether this queue's rows cycle through [`SpareRows`].
+    fn recycles(&self, fixed: &Fixed) -> bool {
+        B::SCATTERS_ROWS && fixed.fixed_rows
+    }
+
+    /// Copies each of the `n` rows of a checked dense batch into a tuple
+    /// of its own, reusing the tuples of rows dequeued before when it
+    /// can.
+    fn split_rows(
+        &self,
+        fixed: &Fixed,
+        batch: &[crate::Tensor],
+        n: usize,
+    ) -> Result<Vec<Element>> {
+        let mut spare = if self.recycles(fixed) {
+            self.spare.take(n)
+        } else {
+            Vec::new()
+        };
+        (0..n)
+            .map(|i| match spare.pop() {
+                Some(mut tuple) => {
+                    refill_row(&mut tuple, batch, i)?;
+                    Ok(Element::Tuple(tuple))
+                }
+                None => batch
+                    .iter()
+                    .map(|t| t.index(i).map(Value::Dense))
+                    .collect::<Result<_>>()
+                    .map(Element::Tuple),
+            })
+            .collect()
     }
 
     pub(crate) fn dequeue_elements(
@@ -240,7 +304,12 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         if fixed.fast_stack && !elements.is_empty() {
             return match stack_dense(&fixed.spec, &elements, fixed.same_shapes)
             {
-                Ok(batch) => Ok(batch),
+                Ok(batch) => {
+                    if self.recycles(fixed) {
+                        self.spare.give(elements);
+                    }
+                    Ok(batch)
+                }
                 Err(e) => {
                     self.core.put_back(elements);
                     Err(self.context(e))
