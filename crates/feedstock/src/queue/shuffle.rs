@@ -359,7 +359,7 @@ mod tests {
         .unwrap();
         let image = |label: i64| vec![label as f32, -(label as f32), 0.5];
         let (mut next, mut out) = (0i64, Vec::new());
-        let mut check = |batch: Vec<Value>, out: &mut Vec<i64>| {
+        let check = |batch: Vec<Value>, out: &mut Vec<i64>| {
             let labels = batch[1].dense().unwrap().as_slice::<i64>().unwrap();
             let images = batch[0].dense().unwrap().as_slice::<f32>().unwrap();
             for (l, im) in labels.iter().zip(images.chunks(3)) {
