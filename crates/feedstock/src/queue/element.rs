@@ -12,7 +12,8 @@
 //! long after most of their rows have gone (a shuffle queue for about
 //! `min_after_dequeue × ln(rows)` dequeues), so it stores every row as a
 //! tuple of its own ([`Element::into_tuple`] on each row as it
-//! arrives).
+//! arrives, or a copy into the tuple of a row already gone, see
+//! [`SpareRows`](super::spare::SpareRows)).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -169,15 +170,6 @@ impl Element {
     }
 }
 
-/// Stacks elements of an all-dense spec along a new axis 0, copying each
-/// element's values once, straight into one preallocated buffer per
-/// component. `elements` must not be empty. Unless `same_shapes` (the
-/// spec's shapes are fully defined, and every element was checked against
-/// them), the shapes are compared as they are copied.
-///
-/// # Errors
-/// InvalidArgument naming the component when two elements' shapes
-/// differ.
 /// The bytes of a tensor's elements (a string's bytes for strings).
 #[cfg(test)]
 pub(crate) fn tensor_bytes(t: &Tensor) -> usize {
@@ -189,6 +181,15 @@ pub(crate) fn tensor_bytes(t: &Tensor) -> usize {
     }
 }
 
+/// Stacks elements of an all-dense spec along a new axis 0, copying each
+/// element's values once, straight into one preallocated buffer per
+/// component. `elements` must not be empty. Unless `same_shapes` (the
+/// spec's shapes are fully defined, and every element was checked against
+/// them), the shapes are compared as they are copied.
+///
+/// # Errors
+/// InvalidArgument naming the component when two elements' shapes
+/// differ.
 pub(crate) fn stack_dense(
     spec: &QueueSpec,
     elements: &[Element],
