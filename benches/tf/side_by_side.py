@@ -10,7 +10,7 @@ its own process, and prints the median of each form, the ratio against
 TensorFlow's faster form, and each process's peak RSS.
 
     python3 benches/tf/side_by_side.py --tf-python /work/venv-tf/bin/python
-        [--rounds 3] [--raw-mb 1024] [--only raw,cifar,...]
+        [--rounds 3] [--raw-mb 1024] [--seed-epochs 5] [--only raw,cifar,...]
 
 Without --tf-python (or when it cannot import tensorflow) only
 feedstock's figures are printed. parse_example rows run on one core
@@ -29,7 +29,11 @@ Workloads (TensorFlow's form first, then feedstock's):
            TFRecordReader -> parse_single_example -> normalize ->
            shuffle_batch 128, 2 threads, min_after_dequeue 10000)  |
            the same per record, and batched (read_batch -> parse_example
-           -> enqueue_many)
+           -> enqueue_many); over --seed-epochs epochs of the 60 000
+           examples on both sides, so that a run is not mostly the
+           filling of the 10 000-row queue. Alongside, feedstock's
+           `seed_parts`: the pipeline's work part by part on one thread
+           each, and the best two cores could do with it.
 """
 
 import argparse
@@ -126,7 +130,8 @@ import tensorflow.compat.v1 as tf
 tf.disable_eager_execution()
 files = [os.path.join(d, f"mnist-{f}.tfrecord") for f in range(4)]
 start = time.perf_counter()
-q = tf.train.string_input_producer(files, num_epochs=1, shuffle=True)
+q = tf.train.string_input_producer(files, num_epochs=int(sys.argv[3]),
+                                   shuffle=True)
 reader = tf.TFRecordReader()
 _, serialized = reader.read(q)
 features = tf.parse_single_example(serialized, features={
@@ -194,6 +199,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--raw-mb", type=int, default=1024)
     ap.add_argument("--parse-passes", type=int, default=10)
+    ap.add_argument("--seed-epochs", type=int, default=5)
     ap.add_argument("--only", default="raw,cifar,csv,parse,seed")
     ap.add_argument("--data", help="reuse (or keep) the data sets here")
     args = ap.parse_args()
@@ -235,8 +241,10 @@ def main():
             jobs.append(("parse", kind, True,
                          [sbs, "parse", d, kind, str(args.parse_passes)]))
     if "seed" in only:
+        epochs = str(args.seed_epochs)
         for form in ("per_record", "batched"):
-            jobs.append(("seed", form, False, [sbs, "seed", d, form]))
+            jobs.append(("seed", form, False, [sbs, "seed", d, form, epochs]))
+        jobs.append(("seed", "parts", False, [sbs, "seed_parts", d, epochs]))
 
     rates, rss = {}, {}
 
@@ -248,9 +256,10 @@ def main():
 
     for _ in range(args.rounds):
         for work, arg, pin, cmd in jobs:
-            if tf_ok and not (work == "seed" and arg == "batched"):
+            if tf_ok and not (work == "seed" and arg != "per_record"):
+                last = args.seed_epochs if work == "seed" else args.parse_passes
                 tf_cmd = [args.tf_python, "-c", TF_COMMON + TF_PROGRAMS[work],
-                          d, arg, str(args.parse_passes)]
+                          d, arg, str(last)]
                 keep("tf", work, "-" if work == "seed" else arg,
                      run(tf_cmd, tf_env, pin))
             keep("fs", work, arg, run(cmd, pin=pin))
@@ -311,9 +320,20 @@ def main():
             "≥ 700 k/s", lambda f, r: f >= 700e3, tf_arg="-")
         row("seed pipeline, batched (read_batch 128)", "seed", "batched",
             "batched", "≥ 1 M/s", lambda f, r: f >= 1e6, tf_arg="-")
+        row("  (read + parse + normalize alone, 1 thread)", "seed", "parts",
+            "read_parse_normalize", "")
+        row("  (the shuffle queue's two row copies alone, 1 thread)", "seed",
+            "parts", "queue_copies", "")
+        a = med.get(("fs", "seed", "parts", "read_parse_normalize"))
+        b = med.get(("fs", "seed", "parts", "queue_copies"))
+        if a and b:
+            # Both parts' CPU time per example, spread over two cores.
+            rows.append(("  (the best two cores could do with both parts)",
+                         None, 2 / (1 / a + 1 / b), None, "", None))
 
     print(f"median of {args.rounds} alternating rounds; raw file "
-          f"{args.raw_mb} MiB; TensorFlow = its faster form")
+          f"{args.raw_mb} MiB; seed pipeline {args.seed_epochs} epochs; "
+          f"TensorFlow = its faster form")
     print("| workload | TensorFlow /s | feedstock /s | ratio | goal | met |")
     print("|---|---:|---:|---:|---|---|")
     k = lambda v: "-" if v is None else (

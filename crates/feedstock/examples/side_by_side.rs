@@ -7,7 +7,8 @@
 //! side_by_side raw DIR               Reader over 1 KiB TFRecord records
 //! side_by_side csv DIR numeric|quoted
 //! side_by_side parse DIR mnist|dense parse_example, batches of 1024
-//! side_by_side seed DIR per_record|batched
+//! side_by_side seed DIR per_record|batched [EPOCHS]
+//! side_by_side seed_parts DIR [EPOCHS]  the seed pipeline's work, by part
 //! ```
 //!
 //! Each run prints one line per form: `form count seconds per_second`.
@@ -402,6 +403,63 @@ fn seed(dir: &str, form: &str, epochs: usize) -> Main {
     Ok(())
 }
 
+/// The seed pipeline's work measured part by part, each on one thread,
+/// with no queue between the parts: what two cores could at best do.
+/// - `first_touch`: writing a shuffle queue's worth of rows (the
+///   capacity, 784 floats each) into memory the process has never used,
+///   as filling the queue must.
+/// - `read_parse_normalize`: `read_batch` 128, `parse_example` and the
+///   normalization, over every example.
+/// - `queue_copies`: the two copies a shuffle queue makes of each row,
+///   into a random free slot of a queue-sized pool and out of a random
+///   slot into a batch of 128, with no queue around them.
+fn seed_parts(dir: &str, epochs: usize) -> Main {
+    const ROW: usize = 784;
+    let slots = SEED_MIN_AFTER + 3 * SEED_BATCH;
+    let start = Instant::now();
+    let mut pool = vec![0f32; slots * ROW];
+    for row in pool.chunks_mut(ROW) {
+        row.fill(0.5);
+    }
+    report("first_touch", slots, start);
+    let reader = Reader::new(TfRecordReader::new());
+    let spec = mnist_spec()?;
+    let mut pixels = Vec::new();
+    let start = Instant::now();
+    let mut n = 0;
+    for _ in 0..epochs {
+        let q = Files::new(
+            (0..MNIST_FILES)
+                .map(|f| path(dir, &format!("mnist-{f}.tfrecord"))),
+        );
+        n += drain(|| {
+            let recs = reader.read_batch(&q, SEED_READ)?;
+            let parsed = recs.decode(|r| parse_example(r, &spec))?;
+            pixels.clear();
+            black_box(normalize(&parsed, &mut pixels)?);
+            Ok(recs.len())
+        })?;
+    }
+    report("read_parse_normalize", n, start);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut batch = vec![0f32; SEED_BATCH * ROW];
+    let row = vec![0.25f32; ROW];
+    let start = Instant::now();
+    for _ in 0..n / SEED_BATCH {
+        for _ in 0..SEED_BATCH {
+            let s = rng.gen_range(0..slots);
+            pool[s * ROW..(s + 1) * ROW].copy_from_slice(&row);
+        }
+        for out in batch.chunks_mut(ROW) {
+            let s = rng.gen_range(0..slots);
+            out.copy_from_slice(&pool[s * ROW..(s + 1) * ROW]);
+        }
+        black_box(&batch);
+    }
+    report("queue_copies", n / SEED_BATCH * SEED_BATCH, start);
+    Ok(())
+}
+
 fn main() -> Main {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).map(String::as_str);
@@ -416,13 +474,16 @@ fn main() -> Main {
             arg(2).unwrap_or("mnist"),
             arg(3).map_or(Ok(10), str::parse)?,
         ),
+        (Some("seed_parts"), Some(dir)) => {
+            seed_parts(dir, arg(2).map_or(Ok(1), str::parse)?)
+        }
         (Some("seed"), Some(dir)) => seed(
             dir,
             arg(2).unwrap_or("batched"),
             arg(3).map_or(Ok(1), str::parse)?,
         ),
-        _ => {
-            Err("usage: side_by_side gen|raw|csv|parse|seed DIR [...]".into())
-        }
+        _ => Err("usage: side_by_side gen|raw|csv|parse|seed|seed_parts DIR \
+                 [...]"
+            .into()),
     }
 }
