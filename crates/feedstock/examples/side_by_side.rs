@@ -5,7 +5,7 @@
 //! ```text
 //! side_by_side gen DIR [RAW_MB]      write the data sets into DIR
 //! side_by_side raw DIR               Reader over 1 KiB TFRecord records
-//! side_by_side csv DIR numeric|quoted
+//! side_by_side csv DIR numeric|quoted [FORM,...]
 //! side_by_side parse DIR mnist|dense parse_example, batches of 1024
 //! side_by_side seed DIR per_record|batched [EPOCHS]
 //! side_by_side seed_parts DIR [EPOCHS]  the seed pipeline's work, by part
@@ -232,11 +232,29 @@ fn csv_decoder(kind: &str) -> Result<CsvDecoder> {
 }
 
 /// decode_csv: per line, batched, and batched on two threads (one file
-/// each).
-fn csv(dir: &str, kind: &str) -> Main {
+/// each); only the forms in `forms` when given.
+fn csv(dir: &str, kind: &str, forms: Option<&str>) -> Main {
+    let run =
+        |form: &str| forms.is_none_or(|f| f.split(',').any(|x| x == form));
     let files = || (0..2).map(|p| path(dir, &format!("{kind}-{p}.csv")));
     let dec = csv_decoder(kind)?;
-    let (r, q) = (Reader::new(TextLineReader::new()), Files::new(files()));
+    if run("per_line") {
+        csv_per_line(&dec, &files().collect::<Vec<_>>())?;
+    }
+    if run("batched") {
+        csv_batched(&dec, &files().collect::<Vec<_>>())?;
+    }
+    if run("batched_2_threads") {
+        csv_two_threads(&dec, &files().collect::<Vec<_>>())?;
+    }
+    Ok(())
+}
+
+fn csv_per_line(dec: &CsvDecoder, files: &[String]) -> Main {
+    let (r, q) = (
+        Reader::new(TextLineReader::new()),
+        Files::new(files.to_vec()),
+    );
     let start = Instant::now();
     let n = drain(|| {
         let rec = r.read(&q)?;
@@ -244,7 +262,14 @@ fn csv(dir: &str, kind: &str) -> Main {
         Ok(1)
     })?;
     report("per_line", n, start);
-    let (r, q) = (Reader::new(TextLineReader::new()), Files::new(files()));
+    Ok(())
+}
+
+fn csv_batched(dec: &CsvDecoder, files: &[String]) -> Main {
+    let (r, q) = (
+        Reader::new(TextLineReader::new()),
+        Files::new(files.to_vec()),
+    );
     let start = Instant::now();
     let n = drain(|| {
         let batch = r.read_batch(&q, BATCH)?;
@@ -252,14 +277,18 @@ fn csv(dir: &str, kind: &str) -> Main {
         Ok(batch.len())
     })?;
     report("batched", n, start);
+    Ok(())
+}
+
+fn csv_two_threads(dec: &CsvDecoder, files: &[String]) -> Main {
     let start = Instant::now();
     let n = std::thread::scope(|s| {
-        let threads: Vec<_> = files()
+        let threads: Vec<_> = files
+            .iter()
             .map(|f| {
-                let dec = &dec;
                 s.spawn(move || {
                     let r = Reader::new(TextLineReader::new());
-                    let q = Files::new([f]);
+                    let q = Files::new([f.clone()]);
                     drain(|| {
                         let batch = r.read_batch(&q, BATCH)?;
                         black_box(
@@ -468,7 +497,9 @@ fn main() -> Main {
             generate(dir, arg(2).map_or(Ok(1024), str::parse)?)
         }
         (Some("raw"), Some(dir)) => raw(dir),
-        (Some("csv"), Some(dir)) => csv(dir, arg(2).unwrap_or("numeric")),
+        (Some("csv"), Some(dir)) => {
+            csv(dir, arg(2).unwrap_or("numeric"), arg(3))
+        }
         (Some("parse"), Some(dir)) => parse(
             dir,
             arg(2).unwrap_or("mnist"),

@@ -591,6 +591,10 @@ fn unescape(raw: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Records up to this long are split in one scalar pass
+/// ([`Splitter::split_short`]); longer ones with `memchr`.
+const SHORT_RECORD: usize = 128;
+
 /// Splits records into fields with TensorFlow's rules.
 ///
 /// Written by hand rather than with `csv-core`: `csv-core` is deliberately
@@ -620,14 +624,33 @@ impl Splitter {
         }
         // Fast path: no quote, CR or LF anywhere means every field is the
         // text between two delimiters.
-        let special = if self.quoting {
-            memchr::memchr3(b'"', b'\n', b'\r', rec)
+        if n <= SHORT_RECORD {
+            if self.split_short(rec, select, spans) {
+                return Ok(());
+            }
+            spans.clear();
         } else {
-            memchr::memchr2(b'\n', b'\r', rec)
-        };
-        if special.is_none() {
-            return self.split_plain(rec, select, spans);
+            let special = if self.quoting {
+                memchr::memchr3(b'"', b'\n', b'\r', rec)
+            } else {
+                memchr::memchr2(b'\n', b'\r', rec)
+            };
+            if special.is_none() {
+                return self.split_plain(rec, select, spans);
+            }
         }
+        self.split_general(rec, select, spans)
+    }
+
+    /// `split` for any non-empty record, byte by byte, with `spans`
+    /// empty.
+    fn split_general(
+        &self,
+        rec: &[u8],
+        select: Option<&[usize]>,
+        spans: &mut Vec<Span>,
+    ) -> Result<(), FieldError> {
+        let n = rec.len();
         let mut i = 0;
         let mut column = 0;
         while i < n {
@@ -659,6 +682,46 @@ impl Splitter {
             });
         }
         Ok(())
+    }
+
+    /// `split_plain` for a short record, in one pass over its bytes that
+    /// also looks for quotes, CR and LF (a record of a few numbers is
+    /// shorter than the set-up of the two `memchr` searches). Returns
+    /// false, with `spans` partly filled, at the first of those: the
+    /// record needs the full splitter.
+    fn split_short(
+        &self,
+        rec: &[u8],
+        select: Option<&[usize]>,
+        spans: &mut Vec<Span>,
+    ) -> bool {
+        let (mut start, mut column) = (0, 0);
+        for (i, &b) in rec.iter().enumerate() {
+            if b == self.delim {
+                if select.is_none_or(|s| s[spans.len()] == column) {
+                    spans.push(Span {
+                        start,
+                        end: i,
+                        escaped: false,
+                    });
+                    if select.is_some_and(|s| s.len() == spans.len()) {
+                        return true;
+                    }
+                }
+                start = i + 1;
+                column += 1;
+            } else if b == b'\n' || b == b'\r' || (self.quoting && b == b'"') {
+                return false;
+            }
+        }
+        if select.is_none_or(|s| s[spans.len()] == column) {
+            spans.push(Span {
+                start,
+                end: rec.len(),
+                escaped: false,
+            });
+        }
+        true
     }
 
     /// `split` for a non-empty record without quotes, CR or LF.
@@ -806,6 +869,36 @@ mod tests {
             let plain = split(rec, true).unwrap();
             let general = split(&format!("\r{rec}"), true).unwrap();
             assert_eq!(plain, general, "{rec:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_path_splits_as_the_general_one(
+            rec in "[a1, \"\r\n]{1,40}",
+            quoting: bool,
+            long: bool,
+            select in proptest::option::of(
+                proptest::collection::btree_set(0usize..6, 1..4)
+            ),
+        ) {
+            // Padded past SHORT_RECORD, the record takes the memchr path.
+            let rec = if long {
+                format!("{}{rec}", "x".repeat(SHORT_RECORD))
+            } else {
+                rec
+            };
+            let s = Splitter { delim: b',', quoting };
+            let select: Option<Vec<usize>> = select.map(|s| s.into_iter().collect());
+            let (mut fast, mut general) = (Vec::new(), Vec::new());
+            let a = s.split(rec.as_bytes(), select.as_deref(), &mut fast);
+            let b = s.split_general(rec.as_bytes(), select.as_deref(), &mut general);
+            proptest::prop_assert_eq!(
+                a.map_err(|e| (e.column, e.message)),
+                b.map_err(|e| (e.column, e.message)),
+                "{:?}", rec
+            );
+            proptest::prop_assert_eq!(fast, general, "{:?}", rec);
         }
     }
 

@@ -57,6 +57,19 @@ fn parse_int(s: &[u8], min: i64, max: i64) -> Option<i64> {
     if digits.is_empty() {
         return None;
     }
+    if digits.len() <= 18 {
+        // Below 10^18, far from i64's limits: no check per digit.
+        let mut acc: i64 = 0;
+        for &b in digits {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            acc = acc * 10 + i64::from(d);
+        }
+        let v = if neg { -acc } else { acc };
+        return (min..=max).contains(&v).then_some(v);
+    }
     // Accumulate negatively so that i64::MIN is reachable.
     let mut acc: i64 = 0;
     for &b in digits {
@@ -80,13 +93,93 @@ pub(crate) fn parse_i64(s: &[u8]) -> Option<i64> {
     parse_int(s, i64::MIN, i64::MAX)
 }
 
+/// A plain decimal, `[+-]digits[.digits]` with 1 to 19 digits in all
+/// (so that they fit a `u64`): whether it is negative, its digits as an
+/// integer, and how many of them follow the point. `None` for anything
+/// else (an exponent, `inf`, `nan`, hexadecimal, more digits, junk),
+/// which the full parser decides.
+fn plain_decimal(s: &[u8]) -> Option<(bool, u64, usize)> {
+    let (neg, s) = match s.first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (mut mantissa, mut digits, mut point) = (0u64, 0usize, None);
+    for (i, &b) in s.iter().enumerate() {
+        let d = b.wrapping_sub(b'0');
+        if d <= 9 {
+            digits += 1;
+            if digits > 19 {
+                return None;
+            }
+            mantissa = mantissa * 10 + u64::from(d);
+        } else if b == b'.' && point.is_none() {
+            point = Some(i);
+        } else {
+            return None;
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    Some((neg, mantissa, point.map_or(0, |p| s.len() - p - 1)))
+}
+
+/// A float type's exact powers of ten, and the largest integer it holds
+/// exactly: below both, `mantissa / 10^k` is one correctly rounded
+/// division of two exact values, so it is the correctly rounded value of
+/// the decimal (Clinger's fast path, the first step of the standard
+/// library's own parser, taken here without its `&str` checks and
+/// general scanning, which cost more than the division for short
+/// fields).
+trait FastPath:
+    'static + Copy + std::ops::Neg<Output = Self> + std::ops::Div<Output = Self>
+{
+    const POW10: &'static [Self];
+    const MAX_EXACT: u64;
+    fn from_u64(m: u64) -> Self;
+}
+
+impl FastPath for f32 {
+    const POW10: &'static [f32] =
+        &[1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+    const MAX_EXACT: u64 = 1 << 24;
+    fn from_u64(m: u64) -> f32 {
+        m as f32
+    }
+}
+
+impl FastPath for f64 {
+    const POW10: &'static [f64] = &[
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+        1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    const MAX_EXACT: u64 = 1 << 53;
+    fn from_u64(m: u64) -> f64 {
+        m as f64
+    }
+}
+
+/// The value of a plain decimal when the fast path applies.
+fn fast_decimal<F: FastPath>(s: &[u8]) -> Option<F> {
+    let (neg, mantissa, k) = plain_decimal(s)?;
+    if mantissa > F::MAX_EXACT {
+        return None;
+    }
+    let v = F::from_u64(mantissa) / *F::POW10.get(k)?;
+    Some(if neg { -v } else { v })
+}
+
 /// Parses a float as Abseil's `SimpleAtof` / `SimpleAtod` do.
-fn parse_float<F: std::str::FromStr>(
+fn parse_float<F: std::str::FromStr + FastPath>(
     s: &[u8],
     nan: fn(bool, u64) -> F,
     from_f64: fn(f64) -> F,
 ) -> Option<F> {
     let s = trim(s);
+    if let Some(v) = fast_decimal(s) {
+        return Some(v);
+    }
     if is_hex(s) {
         return parse_hex(s).map(from_f64);
     }
@@ -372,6 +465,63 @@ mod tests {
     fn hexadecimal_f32_is_rounded_through_f64() {
         // TensorFlow 2.21 gives 1.0: the f64 value is the f32 midpoint.
         assert_eq!(parse_f32(b"0x1.00000080000001p0"), Some(1.0));
+    }
+
+    /// The full parser alone, for comparison with the fast path.
+    fn slow<F: std::str::FromStr>(s: &[u8]) -> Option<F> {
+        std::str::from_utf8(trim(s)).ok()?.parse().ok()
+    }
+
+    #[test]
+    fn the_fast_path_takes_plain_decimals_and_leaves_the_rest() {
+        assert_eq!(
+            fast_decimal::<f64>(b"-0.0").map(f64::to_bits),
+            Some((-0.0f64).to_bits())
+        );
+        assert_eq!(fast_decimal::<f32>(b"5."), Some(5.0));
+        assert_eq!(fast_decimal::<f32>(b".5"), Some(0.5));
+        assert_eq!(fast_decimal::<f64>(b"+9191.885"), Some(9191.885));
+        for s in [
+            "",
+            ".",
+            "-",
+            "+.",
+            "1e5",
+            "inf",
+            "nan",
+            "0x1p0",
+            "1.2.3",
+            "1 2",
+            "16777217",
+            "0.12345678901",
+        ] {
+            assert_eq!(fast_decimal::<f32>(s.as_bytes()), None, "{s}");
+        }
+        // Too many digits for a u64, or for an exact f64.
+        assert_eq!(fast_decimal::<f64>(b"12345678901234567890"), None);
+        assert_eq!(fast_decimal::<f64>(b"9007199254740993"), None);
+        assert_eq!(parse_f64(b"9007199254740993"), Some(9007199254740992.0));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn plain_decimals_parse_as_the_full_parser_does(
+            sign in "[-+]?",
+            int in "[0-9]{0,12}",
+            frac in proptest::option::of("[0-9]{0,12}"),
+        ) {
+            let s = format!("{sign}{int}{}", frac.map_or(String::new(), |f| format!(".{f}")));
+            let f32s = (parse_f32(s.as_bytes()), slow::<f32>(s.as_bytes()));
+            proptest::prop_assert_eq!(f32s.0.map(f32::to_bits), f32s.1.map(f32::to_bits), "{}", s);
+            let f64s = (parse_f64(s.as_bytes()), slow::<f64>(s.as_bytes()));
+            proptest::prop_assert_eq!(f64s.0.map(f64::to_bits), f64s.1.map(f64::to_bits), "{}", s);
+        }
+
+        #[test]
+        fn integers_parse_as_the_standard_library_does(s in "[-+]?[0-9]{1,21}") {
+            proptest::prop_assert_eq!(parse_i64(s.as_bytes()), s.parse::<i64>().ok(), "{}", s);
+            proptest::prop_assert_eq!(parse_i32(s.as_bytes()), s.parse::<i32>().ok(), "{}", s);
+        }
     }
 
     #[test]
