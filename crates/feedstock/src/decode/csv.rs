@@ -591,9 +591,21 @@ fn unescape(raw: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Records up to this long are split in one scalar pass
+/// Records up to this long are split in one pass over 8-byte words
 /// ([`Splitter::split_short`]); longer ones with `memchr`.
 const SHORT_RECORD: usize = 128;
+
+/// The high bit of every byte of a word.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` that equals `b`, and no other bit
+/// (exact for every byte: no carry crosses from one byte to the next).
+fn bytes_equal(word: u64, b: u8) -> u64 {
+    let low7 = !HIGH_BITS;
+    let v = word ^ (u64::from(b) * 0x0101_0101_0101_0101);
+    // A byte's high bit ends up set iff all of its bits were zero.
+    !(((v & low7) + low7) | v | low7)
+}
 
 /// Splits records into fields with TensorFlow's rules.
 ///
@@ -684,11 +696,12 @@ impl Splitter {
         Ok(())
     }
 
-    /// `split_plain` for a short record, in one pass over its bytes that
-    /// also looks for quotes, CR and LF (a record of a few numbers is
-    /// shorter than the set-up of the two `memchr` searches). Returns
-    /// false, with `spans` partly filled, at the first of those: the
-    /// record needs the full splitter.
+    /// `split_plain` for a short record, in one pass over its bytes, eight
+    /// at a time, that also looks for quotes, CR and LF (a record of a
+    /// few numbers is shorter than the set-up of two `memchr` searches,
+    /// and a loop over single bytes mispredicts a branch at every
+    /// delimiter). Returns false, with `spans` partly filled, at the first
+    /// word holding one of those: the record needs the full splitter.
     fn split_short(
         &self,
         rec: &[u8],
@@ -696,22 +709,36 @@ impl Splitter {
         spans: &mut Vec<Span>,
     ) -> bool {
         let (mut start, mut column) = (0, 0);
-        for (i, &b) in rec.iter().enumerate() {
-            if b == self.delim {
+        for (w, chunk) in rec.chunks(8).enumerate() {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            let word = u64::from_le_bytes(word);
+            // The high bit of each byte of the chunk (not the padding).
+            let valid = HIGH_BITS >> (8 * (8 - chunk.len()));
+            let mut special =
+                bytes_equal(word, b'\n') | bytes_equal(word, b'\r');
+            if self.quoting {
+                special |= bytes_equal(word, b'"');
+            }
+            if special & valid != 0 {
+                return false;
+            }
+            let mut delims = bytes_equal(word, self.delim) & valid;
+            while delims != 0 {
+                let end = 8 * w + delims.trailing_zeros() as usize / 8;
+                delims &= delims - 1;
                 if select.is_none_or(|s| s[spans.len()] == column) {
                     spans.push(Span {
                         start,
-                        end: i,
+                        end,
                         escaped: false,
                     });
                     if select.is_some_and(|s| s.len() == spans.len()) {
                         return true;
                     }
                 }
-                start = i + 1;
+                start = end + 1;
                 column += 1;
-            } else if b == b'\n' || b == b'\r' || (self.quoting && b == b'"') {
-                return false;
             }
         }
         if select.is_none_or(|s| s[spans.len()] == column) {
@@ -899,6 +926,22 @@ mod tests {
                 "{:?}", rec
             );
             proptest::prop_assert_eq!(fast, general, "{:?}", rec);
+        }
+    }
+
+    #[test]
+    fn bytes_equal_marks_exactly_the_equal_bytes() {
+        for b in [0u8, 1, b',', 0x7f, 0x80, 0xff] {
+            let word = [b, 0, 1, b, 0x80, 0xff, b ^ 1, b];
+            let mask = bytes_equal(u64::from_le_bytes(word), b);
+            for (i, &x) in word.iter().enumerate() {
+                let marked = mask >> (8 * i) & 0xff;
+                assert_eq!(
+                    marked,
+                    if x == b { 0x80 } else { 0 },
+                    "{b} at {i}"
+                );
+            }
         }
     }
 
