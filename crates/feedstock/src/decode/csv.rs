@@ -709,12 +709,21 @@ impl Splitter {
         spans: &mut Vec<Span>,
     ) -> bool {
         let (mut start, mut column) = (0, 0);
-        for (w, chunk) in rec.chunks(8).enumerate() {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            let word = u64::from_le_bytes(word);
-            // The high bit of each byte of the chunk (not the padding).
-            let valid = HIGH_BITS >> (8 * (8 - chunk.len()));
+        let words = rec.chunks_exact(8);
+        let tail = words.remainder();
+        let mut last = [0u8; 8];
+        last[..tail.len()].copy_from_slice(tail);
+        // Whole words are loaded as they are (copying each into a
+        // buffer first stalls the load on the copy's stores); only the
+        // last, partial one is padded.
+        let whole = words.map(|w| {
+            (u64::from_le_bytes(w.try_into().unwrap_or_default()), 8)
+        });
+        let partial =
+            (!tail.is_empty()).then(|| (u64::from_le_bytes(last), tail.len()));
+        for (w, (word, len)) in whole.chain(partial).enumerate() {
+            // The high bit of each byte of the record (not the padding).
+            let valid = HIGH_BITS >> (8 * (8 - len));
             let mut special =
                 bytes_equal(word, b'\n') | bytes_equal(word, b'\r');
             if self.quoting {
