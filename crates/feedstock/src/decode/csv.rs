@@ -475,13 +475,9 @@ impl CsvDecoder {
         column: &mut ColumnBuf,
     ) -> Result<(), String> {
         let raw = &record[span.start..span.end];
-        let unescaped;
-        let text: &[u8] = if span.escaped {
-            unescaped = unescape(raw);
-            &unescaped
-        } else {
-            raw
-        };
+        // Unescaped once, and for a string column kept as the value.
+        let unescaped = span.escaped.then(|| unescape(raw));
+        let text = unescaped.as_deref().unwrap_or(raw);
         let missing =
             text.is_empty() || self.na_value.as_deref() == Some(text);
         if missing {
@@ -508,10 +504,9 @@ impl CsvDecoder {
             ColumnBuf::F64(v) => {
                 v.push(number::parse_f64(text).ok_or_else(|| bad(DType::F64))?)
             }
-            ColumnBuf::String(v) => v.push(if span.escaped {
-                Bytes::from(unescape(raw))
-            } else {
-                record.slice(span.start..span.end)
+            ColumnBuf::String(v) => v.push(match unescaped {
+                Some(text) => Bytes::from(text),
+                None => record.slice(span.start..span.end),
             }),
         }
         Ok(())
@@ -583,11 +578,13 @@ struct FieldError {
 /// `raw` with every `""` replaced by `"`.
 fn unescape(raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    while i < raw.len() {
-        out.push(raw[i]);
-        i += if raw[i] == b'"' { 2 } else { 1 };
+    let mut rest = raw;
+    while let Some(q) = memchr::memchr(b'"', rest) {
+        // The text up to the first quote of the pair, then past both.
+        out.extend_from_slice(&rest[..=q]);
+        rest = &rest[(q + 2).min(rest.len())..];
     }
+    out.extend_from_slice(rest);
     out
 }
 
@@ -969,5 +966,9 @@ mod tests {
     #[test]
     fn unescape_collapses_doubled_quotes() {
         assert_eq!(unescape(br#"a""b"""#), br#"a"b""#);
+        assert_eq!(unescape(b"\"\""), b"\"");
+        assert_eq!(unescape(b"\"\"\"\""), b"\"\"");
+        assert_eq!(unescape(br#"""x"""#), br#""x""#);
+        assert_eq!(unescape(b"plain"), b"plain");
     }
 }
