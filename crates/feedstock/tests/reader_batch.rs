@@ -113,3 +113,125 @@ fn from_records_names_keys_by_offset() {
     assert_eq!(b.values().len(), 2);
     assert_eq!(b.file(), Some("f"));
 }
+
+/// Everything a reader gives over `files`, one `read` at a time: each
+/// record as `Ok(key, value)`, each error as `Err(kind, message)`, until
+/// the files run out; with the reader's counters at the end.
+type Outcome = (Vec<Result<(String, Vec<u8>), (Kind, String)>>, u64, u64);
+
+fn one_at_a_time(reader: &Reader, files: &[String]) -> Outcome {
+    let work = Files::new(files.to_vec());
+    let mut out = Vec::new();
+    loop {
+        assert!(out.len() < 1000, "the reader never reaches the end");
+        match reader.read(&work) {
+            Ok(r) => out.push(Ok((r.key, r.value.to_vec()))),
+            Err(e) if e.kind() == Kind::OutOfRange => break,
+            Err(e) => out.push(Err((e.kind(), e.to_string()))),
+        }
+    }
+    let counters = (
+        reader.num_records_produced(),
+        reader.num_work_units_completed(),
+    );
+    (out, counters.0, counters.1)
+}
+
+/// The same through `read_batch_bytes(n, max_bytes)`, batches flattened.
+fn in_batches(
+    reader: &Reader,
+    files: &[String],
+    n: usize,
+    max_bytes: u64,
+) -> Outcome {
+    let work = Files::new(files.to_vec());
+    let mut out = Vec::new();
+    loop {
+        assert!(out.len() < 1000, "the reader never reaches the end");
+        match reader.read_batch_bytes(&work, n, max_bytes) {
+            Ok(batch) => {
+                assert!(!batch.is_empty() && batch.len() <= n);
+                let total: usize =
+                    batch.values().iter().map(|v| v.len()).sum();
+                let last = batch.values().last().map_or(0, |v| v.len());
+                assert!(
+                    total - last < max_bytes as usize,
+                    "batch past max_bytes"
+                );
+                out.extend(
+                    batch
+                        .into_records()
+                        .into_iter()
+                        .map(|r| Ok((r.key, r.value.to_vec()))),
+                );
+            }
+            Err(e) if e.kind() == Kind::OutOfRange => break,
+            Err(e) => out.push(Err((e.kind(), e.to_string()))),
+        }
+    }
+    let counters = (
+        reader.num_records_produced(),
+        reader.num_work_units_completed(),
+    );
+    (out, counters.0, counters.1)
+}
+
+#[test]
+fn batches_hold_exactly_what_single_reads_give_errors_included() {
+    use feedstock::io::tfrecord::WriterBuilder;
+    use feedstock::reader::{TfRecordReader, WholeFileReader};
+
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        write(dir.path(), "a.txt", b"one\ntwo\nthree\nfour\nfive\n"),
+        write(dir.path(), "empty.txt", b""),
+        write(dir.path(), "b.txt", b"six\nseven"),
+    ];
+    // Five records, the third one damaged: an error after two records,
+    // then the next file.
+    let mut w = WriterBuilder::new().from_writer(Vec::new());
+    for r in ["r0", "r1", "r2", "r3", "r4"] {
+        w.write_record(r.as_bytes()).unwrap();
+    }
+    let mut damaged = w.finish().unwrap();
+    damaged[2 * 18 + 12] ^= 1;
+    let records = [
+        write(dir.path(), "damaged.tfrecord", &damaged),
+        write(dir.path(), "clean.tfrecord", &{
+            let mut w = WriterBuilder::new().from_writer(Vec::new());
+            w.write_record(b"c0").unwrap();
+            w.finish().unwrap()
+        }),
+    ];
+    type Make = fn() -> Reader;
+    let cases: [(&str, Make, &[String]); 3] = [
+        ("lines", || Reader::new(TextLineReader::new()), &lines),
+        ("tfrecord", || Reader::new(TfRecordReader::new()), &records),
+        (
+            "whole files",
+            || Reader::new(WholeFileReader::new()),
+            &lines,
+        ),
+    ];
+    for (name, make, files) in cases {
+        let want = one_at_a_time(&make(), files);
+        assert!(!want.0.is_empty());
+        for (n, max_bytes) in
+            [(1, u64::MAX), (2, u64::MAX), (3, 7), (100, u64::MAX)]
+        {
+            let got = in_batches(&make(), files, n, max_bytes);
+            assert_eq!(
+                got, want,
+                "{name}, batches of {n} up to {max_bytes} bytes"
+            );
+        }
+    }
+    // The damaged file's error names it, after its first two records.
+    let (tf, _, _) =
+        one_at_a_time(&Reader::new(TfRecordReader::new()), &records);
+    assert_eq!(tf.len(), 4);
+    assert!(
+        matches!(&tf[2], Err((Kind::DataLoss, m)) if m.contains("damaged.tfrecord")),
+        "{tf:?}"
+    );
+}

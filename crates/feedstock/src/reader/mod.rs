@@ -217,6 +217,48 @@ pub trait RecordReader: Send {
     /// Corrupt or unreadable data.
     fn read(&mut self) -> Result<Option<RawRecord>>;
 
+    /// Reads up to `n` records of the current file with
+    /// [`read`](RecordReader::read), appending their keys and values to
+    /// `keys` and `values`, and stopping early once the values read in
+    /// this call reach `max_bytes` (the record that reaches it
+    /// included). Returns true if the file has no record left (its end,
+    /// or a record marked [`RawRecord::last_in_file`]). On an error, the
+    /// records read before it stay in `keys` and `values`.
+    ///
+    /// [`Reader::read_batch`] calls this once per batch instead of `read`
+    /// once per record: compiled for each reader, the loop calls `read`
+    /// directly, where the batch's per-record calls went through the
+    /// `dyn RecordReader` and the reader's bookkeeping one at a time.
+    /// There is no need to override it.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](RecordReader::read).
+    fn read_many(
+        &mut self,
+        n: usize,
+        max_bytes: u64,
+        keys: &mut Vec<RecordKey>,
+        values: &mut Vec<Bytes>,
+    ) -> Result<bool> {
+        let mut bytes = 0u64;
+        for _ in 0..n {
+            let Some(record) = self.read()? else {
+                return Ok(true);
+            };
+            bytes = bytes.saturating_add(record.value.len() as u64);
+            keys.push(record.key);
+            values.push(record.value);
+            if record.last_in_file {
+                return Ok(true);
+            }
+            if bytes >= max_bytes {
+                break;
+            }
+        }
+        Ok(false)
+    }
+
     /// Closes the current file.
     ///
     /// # Errors

@@ -334,6 +334,44 @@ impl Reader {
             if batch.is_empty() {
                 batch.file = locked.current.as_deref().map(Arc::from);
             }
+            if locked.unit.is_none() {
+                // Every record is kept: the rest of the batch in one call.
+                let before = batch.len();
+                let result = locked.reader.read_many(
+                    n - before,
+                    max_bytes.saturating_sub(bytes),
+                    &mut batch.keys,
+                    &mut batch.values,
+                );
+                let got = &batch.values[before..];
+                bytes = got
+                    .iter()
+                    .fold(bytes, |b, v| b.saturating_add(v.len() as u64));
+                self.shared
+                    .records_produced
+                    .fetch_add(got.len() as u64, Ordering::AcqRel);
+                let ended = match result {
+                    Ok(ended) => ended,
+                    Err(e) => {
+                        let e = e.with_file(
+                            locked.current.as_deref().unwrap_or(""),
+                        );
+                        // The file is abandoned; an error closing it
+                        // would only hide the error that matters.
+                        let _ = self.finish_work(&mut locked);
+                        return Self::batch_or_error(batch, &mut locked, e);
+                    }
+                };
+                if ended {
+                    if let Err(e) = self.finish_work(&mut locked) {
+                        return Self::batch_or_error(batch, &mut locked, e);
+                    }
+                }
+                if batch.len() == n || bytes >= max_bytes {
+                    return Ok(batch);
+                }
+                continue;
+            }
             match self.read_raw(&mut locked) {
                 Ok(Some((key, value))) => {
                     bytes = bytes.saturating_add(value.len() as u64);
@@ -344,13 +382,23 @@ impl Reader {
                     }
                 }
                 Ok(None) => {}
-                Err(e) if batch.is_empty() => return Err(e),
-                Err(e) => {
-                    locked.pending = Some(e);
-                    return Ok(batch);
-                }
+                Err(e) => return Self::batch_or_error(batch, &mut locked, e),
             }
         }
+    }
+
+    /// The records read before `e`, with `e` kept for the next call; or
+    /// `e` itself when there are none.
+    fn batch_or_error(
+        batch: RecordBatch,
+        locked: &mut Locked,
+        e: Error,
+    ) -> Result<RecordBatch> {
+        if batch.is_empty() {
+            return Err(e);
+        }
+        locked.pending = Some(e);
+        Ok(batch)
     }
 
     /// Returns to a clean slate: no current file, counters at zero.
