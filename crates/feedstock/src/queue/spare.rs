@@ -21,12 +21,12 @@ use super::element::Element;
 /// A bounded stack of row tuples to reuse.
 ///
 /// The stack keeps at most twice the largest batch that has passed
-/// through it (and never more than the queue's capacity), so the memory
-/// it adds to a queue's is bounded by two batches.
+/// through it, and never more tuples than the queue has free places, so
+/// the rows held and the spare tuples together stay within the queue's
+/// capacity.
 #[derive(Debug)]
 pub(crate) struct SpareRows {
     inner: Mutex<Spare>,
-    capacity: usize,
 }
 
 #[derive(Debug, Default)]
@@ -37,11 +37,10 @@ struct Spare {
 }
 
 impl SpareRows {
-    /// An empty stack for a queue of `capacity` elements.
-    pub(crate) fn new(capacity: usize) -> SpareRows {
+    /// An empty stack.
+    pub(crate) fn new() -> SpareRows {
         SpareRows {
             inner: Mutex::new(Spare::default()),
-            capacity,
         }
     }
 
@@ -60,11 +59,12 @@ impl SpareRows {
     }
 
     /// Keeps the tuples of `elements`, rows just dequeued, for reuse, as
-    /// many as the bound allows; the rest are freed.
-    pub(crate) fn give(&self, elements: Vec<Element>) {
+    /// many as the bound allows with `free` places in the queue; the rest
+    /// are freed.
+    pub(crate) fn give(&self, elements: Vec<Element>, free: usize) {
         let mut s = self.inner.lock();
         s.largest = s.largest.max(elements.len());
-        let limit = (2 * s.largest).min(self.capacity);
+        let limit = (2 * s.largest).min(free);
         let room = limit.saturating_sub(s.tuples.len());
         let tuples = elements.into_iter().filter_map(|e| match e {
             Element::Tuple(t) => Some(t),
@@ -125,17 +125,18 @@ mod tests {
     }
 
     #[test]
-    fn keeps_at_most_twice_the_largest_batch_and_the_capacity() {
-        let spare = SpareRows::new(100);
+    fn keeps_at_most_twice_the_largest_batch_and_the_free_places() {
+        let spare = SpareRows::new();
         assert!(spare.take(4).is_empty());
-        spare.give(rows(20));
-        // Largest batch 20: up to 40 kept.
-        assert_eq!(spare.take(100).len(), 20);
-        spare.give(rows(60));
+        spare.give(rows(20), 100);
+        spare.give(rows(30), 100);
+        // Largest batch 30: up to 60 kept.
+        assert_eq!(spare.len(), 50);
+        spare.give(rows(30), 100);
         assert_eq!(spare.take(1000).len(), 60);
-        let small = SpareRows::new(10);
-        small.give(rows(60));
-        assert_eq!(small.take(60).len(), 10);
+        // Only as many as the queue has free places.
+        spare.give(rows(60), 10);
+        assert_eq!(spare.take(60).len(), 10);
     }
 
     #[test]

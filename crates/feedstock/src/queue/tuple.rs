@@ -26,9 +26,9 @@ pub(crate) struct TensorQueue<B> {
     /// The inferred spec, until `fixed` is set.
     template: QueueSpec,
     batcher: Batcher,
-    /// Tuples of rows already dequeued, for the next rows to reuse
-    /// (only in a queue whose [`Fixed::recycles`] holds).
-    pub(crate) spare: SpareRows,
+    /// Tuples of rows already dequeued, for the next rows to reuse (only
+    /// in a queue that [`recycles`](TensorQueue::recycles)).
+    pub(super) spare: SpareRows,
 }
 
 /// A queue's spec and the batching shortcuts it allows.
@@ -94,7 +94,7 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             fixed,
             template,
             batcher,
-            spare: SpareRows::new(capacity),
+            spare: SpareRows::new(),
         }
     }
 
@@ -306,7 +306,8 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             {
                 Ok(batch) => {
                     if self.recycles(fixed) {
-                        self.spare.give(elements);
+                        let free = self.capacity().saturating_sub(self.size());
+                        self.spare.give(elements, free);
                     }
                     Ok(batch)
                 }
