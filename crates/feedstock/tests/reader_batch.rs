@@ -9,7 +9,7 @@ use std::cell::Cell;
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::fixed_image::FixedImageDecoder;
 use feedstock::reader::{
-    FixedLengthRecordReader, Reader, RecordBatch, TextLineReader,
+    FixedLengthRecordReader, Reader, Record, RecordBatch, TextLineReader,
 };
 use feedstock::Kind;
 use reader_support::{golden, write, Files};
@@ -114,66 +114,53 @@ fn from_records_names_keys_by_offset() {
     assert_eq!(b.file(), Some("f"));
 }
 
-/// Everything a reader gives over `files`, one `read` at a time: each
-/// record as `Ok(key, value)`, each error as `Err(kind, message)`, until
-/// the files run out; with the reader's counters at the end.
+/// Everything a reader gives over `files`: each record as
+/// `Ok(key, value)`, each error as `Err(kind, message)`, until the files
+/// run out; with the reader's counters at the end.
 type Outcome = (Vec<Result<(String, Vec<u8>), (Kind, String)>>, u64, u64);
 
-fn one_at_a_time(reader: &Reader, files: &[String]) -> Outcome {
+/// Calls `step` until the files run out, collecting what it gives.
+fn drain(
+    reader: &Reader,
+    files: &[String],
+    mut step: impl FnMut(&Reader, &Files) -> feedstock::Result<Vec<Record>>,
+) -> Outcome {
     let work = Files::new(files.to_vec());
     let mut out = Vec::new();
     loop {
         assert!(out.len() < 1000, "the reader never reaches the end");
-        match reader.read(&work) {
-            Ok(r) => out.push(Ok((r.key, r.value.to_vec()))),
+        match step(reader, &work) {
+            Ok(records) => out.extend(
+                records.into_iter().map(|r| Ok((r.key, r.value.to_vec()))),
+            ),
             Err(e) if e.kind() == Kind::OutOfRange => break,
             Err(e) => out.push(Err((e.kind(), e.to_string()))),
         }
     }
-    let counters = (
-        reader.num_records_produced(),
-        reader.num_work_units_completed(),
-    );
-    (out, counters.0, counters.1)
+    let produced = reader.num_records_produced();
+    (out, produced, reader.num_work_units_completed())
 }
 
-/// The same through `read_batch_bytes(n, max_bytes)`, batches flattened.
+/// One `read` at a time.
+fn one_at_a_time(reader: &Reader, files: &[String]) -> Outcome {
+    drain(reader, files, |r, work| Ok(vec![r.read(work)?]))
+}
+
+/// Through `read_batch_bytes(n, max_bytes)`, batches flattened.
 fn in_batches(
     reader: &Reader,
     files: &[String],
     n: usize,
     max_bytes: u64,
 ) -> Outcome {
-    let work = Files::new(files.to_vec());
-    let mut out = Vec::new();
-    loop {
-        assert!(out.len() < 1000, "the reader never reaches the end");
-        match reader.read_batch_bytes(&work, n, max_bytes) {
-            Ok(batch) => {
-                assert!(!batch.is_empty() && batch.len() <= n);
-                let total: usize =
-                    batch.values().iter().map(|v| v.len()).sum();
-                let last = batch.values().last().map_or(0, |v| v.len());
-                assert!(
-                    total - last < max_bytes as usize,
-                    "batch past max_bytes"
-                );
-                out.extend(
-                    batch
-                        .into_records()
-                        .into_iter()
-                        .map(|r| Ok((r.key, r.value.to_vec()))),
-                );
-            }
-            Err(e) if e.kind() == Kind::OutOfRange => break,
-            Err(e) => out.push(Err((e.kind(), e.to_string()))),
-        }
-    }
-    let counters = (
-        reader.num_records_produced(),
-        reader.num_work_units_completed(),
-    );
-    (out, counters.0, counters.1)
+    drain(reader, files, |r, work| {
+        let batch = r.read_batch_bytes(work, n, max_bytes)?;
+        assert!(!batch.is_empty() && batch.len() <= n);
+        let total: usize = batch.values().iter().map(|v| v.len()).sum();
+        let last = batch.values().last().map_or(0, |v| v.len());
+        assert!(total - last < max_bytes as usize, "batch past max_bytes");
+        Ok(batch.into_records())
+    })
 }
 
 #[test]

@@ -51,6 +51,26 @@ fn bytes_equal(word: u64, b: u8) -> u64 {
     !(((v & low7) + low7) | v | low7)
 }
 
+/// Adds the unquoted field `bytes` of record column `column` to `spans`
+/// if it is selected; returns true once every selected column has its
+/// span (never without a selection).
+fn keep_plain(
+    spans: &mut Vec<Span>,
+    select: Option<&[usize]>,
+    column: usize,
+    bytes: std::ops::Range<usize>,
+) -> bool {
+    if select.is_none_or(|s| s[spans.len()] == column) {
+        spans.push(Span {
+            start: bytes.start,
+            end: bytes.end,
+            escaped: false,
+        });
+        return select.is_some_and(|s| s.len() == spans.len());
+    }
+    false
+}
+
 /// Splits records into fields with TensorFlow's rules.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Splitter {
@@ -174,27 +194,14 @@ impl Splitter {
             while delims != 0 {
                 let end = 8 * w + delims.trailing_zeros() as usize / 8;
                 delims &= delims - 1;
-                if select.is_none_or(|s| s[spans.len()] == column) {
-                    spans.push(Span {
-                        start,
-                        end,
-                        escaped: false,
-                    });
-                    if select.is_some_and(|s| s.len() == spans.len()) {
-                        return true;
-                    }
+                if keep_plain(spans, select, column, start..end) {
+                    return true;
                 }
                 start = end + 1;
                 column += 1;
             }
         }
-        if select.is_none_or(|s| s[spans.len()] == column) {
-            spans.push(Span {
-                start,
-                end: rec.len(),
-                escaped: false,
-            });
-        }
+        keep_plain(spans, select, column, start..rec.len());
         true
     }
 
@@ -208,15 +215,8 @@ impl Splitter {
         let mut start = 0;
         let ends = memchr::memchr_iter(self.delim, rec).chain([rec.len()]);
         for (column, end) in ends.enumerate() {
-            if select.is_none_or(|s| s[spans.len()] == column) {
-                spans.push(Span {
-                    start,
-                    end,
-                    escaped: false,
-                });
-                if select.is_some_and(|s| s.len() == spans.len()) {
-                    break;
-                }
+            if keep_plain(spans, select, column, start..end) {
+                break;
             }
             start = end + 1;
         }
