@@ -236,76 +236,57 @@ fn csv_decoder(kind: &str) -> Result<CsvDecoder> {
 fn csv(dir: &str, kind: &str, forms: Option<&str>) -> Main {
     let run =
         |form: &str| forms.is_none_or(|f| f.split(',').any(|x| x == form));
-    let files = || (0..2).map(|p| path(dir, &format!("{kind}-{p}.csv")));
+    let files: Vec<_> = (0..2)
+        .map(|p| path(dir, &format!("{kind}-{p}.csv")))
+        .collect();
     let dec = csv_decoder(kind)?;
     if run("per_line") {
-        csv_per_line(&dec, &files().collect::<Vec<_>>())?;
+        let (r, q) = (
+            Reader::new(TextLineReader::new()),
+            Files::new(files.clone()),
+        );
+        let start = Instant::now();
+        let n = drain(|| {
+            let rec = r.read(&q)?;
+            black_box(dec.decode(&rec.value, &rec.key)?);
+            Ok(1)
+        })?;
+        report("per_line", n, start);
     }
     if run("batched") {
-        csv_batched(&dec, &files().collect::<Vec<_>>())?;
+        let start = Instant::now();
+        let n = decode_batches(&dec, files.clone())?;
+        report("batched", n, start);
     }
     if run("batched_2_threads") {
-        csv_two_threads(&dec, &files().collect::<Vec<_>>())?;
+        let start = Instant::now();
+        let n = std::thread::scope(|s| {
+            let threads: Vec<_> = files
+                .iter()
+                .map(|f| {
+                    let dec = &dec;
+                    s.spawn(move || decode_batches(dec, vec![f.clone()]))
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .sum::<Result<usize>>()
+        })?;
+        report("batched_2_threads", n, start);
     }
     Ok(())
 }
 
-fn csv_per_line(dec: &CsvDecoder, files: &[String]) -> Main {
-    let (r, q) = (
-        Reader::new(TextLineReader::new()),
-        Files::new(files.to_vec()),
-    );
-    let start = Instant::now();
-    let n = drain(|| {
-        let rec = r.read(&q)?;
-        black_box(dec.decode(&rec.value, &rec.key)?);
-        Ok(1)
-    })?;
-    report("per_line", n, start);
-    Ok(())
-}
-
-fn csv_batched(dec: &CsvDecoder, files: &[String]) -> Main {
-    let (r, q) = (
-        Reader::new(TextLineReader::new()),
-        Files::new(files.to_vec()),
-    );
-    let start = Instant::now();
-    let n = drain(|| {
+/// Reads `files` in batches of `BATCH` lines and decodes each batch with
+/// one call; returns how many rows.
+fn decode_batches(dec: &CsvDecoder, files: Vec<String>) -> Result<usize> {
+    let (r, q) = (Reader::new(TextLineReader::new()), Files::new(files));
+    drain(|| {
         let batch = r.read_batch(&q, BATCH)?;
         black_box(batch.decode(|recs| dec.decode_batch(recs))?);
         Ok(batch.len())
-    })?;
-    report("batched", n, start);
-    Ok(())
-}
-
-fn csv_two_threads(dec: &CsvDecoder, files: &[String]) -> Main {
-    let start = Instant::now();
-    let n = std::thread::scope(|s| {
-        let threads: Vec<_> = files
-            .iter()
-            .map(|f| {
-                s.spawn(move || {
-                    let r = Reader::new(TextLineReader::new());
-                    let q = Files::new([f.clone()]);
-                    drain(|| {
-                        let batch = r.read_batch(&q, BATCH)?;
-                        black_box(
-                            batch.decode(|recs| dec.decode_batch(recs))?,
-                        );
-                        Ok(batch.len())
-                    })
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|t| t.join().unwrap())
-            .sum::<Result<usize>>()
-    })?;
-    report("batched_2_threads", n, start);
-    Ok(())
+    })
 }
 
 fn mnist_spec() -> Result<FeatureSpec> {
