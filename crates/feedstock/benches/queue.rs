@@ -169,5 +169,76 @@ fn dequeue_many_128(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, single_thread, two_by_two, dequeue_many_128);
+/// Rows of 784 floats and an int64 label through a shuffle queue that
+/// keeps 10 000 of them (the seed pipeline's queue): a producer thread
+/// enqueuing batches of 128 rows (`enqueue_many`), the measured thread
+/// dequeuing batches of 128 (`dequeue_many`). The baseline makes the same
+/// two copies of every row on one thread with no queue: into a random
+/// place of a pool of as many rows, and out of a random place into a
+/// batch.
+fn shuffle_rows(c: &mut Criterion) {
+    use rand::{Rng, SeedableRng};
+
+    const ROW: usize = 784;
+    const BATCH: usize = 128;
+    const HELD: usize = 10_000;
+    const CAPACITY: usize = HELD + 3 * BATCH;
+    let mut g = c.benchmark_group("shuffle_rows_784_floats");
+    g.throughput(Throughput::Elements(BATCH as u64));
+    let batch = || -> Vec<Value> {
+        vec![
+            Tensor::new([BATCH, ROW], vec![0.5f32; BATCH * ROW])
+                .unwrap()
+                .into(),
+            Tensor::vector(vec![7i64; BATCH]).into(),
+        ]
+    };
+    let q: Arc<dyn Queue> = feedstock::queue::RandomShuffleQueue::builder(
+        CAPACITY,
+        QueueSpec::new()
+            .component(ComponentSpec::new(DType::F32).shape([ROW]))
+            .component(ComponentSpec::new(DType::I64).shape([])),
+    )
+    .min_after_dequeue(HELD)
+    .seed(1)
+    .build()
+    .unwrap();
+    let producer = {
+        let q = q.clone();
+        // Ends when the queue is closed.
+        thread::spawn(move || while q.enqueue_many(batch()).is_ok() {})
+    };
+    g.bench_function("feedstock_shuffle_queue_2_threads", |b| {
+        b.iter(|| q.dequeue_many(BATCH).unwrap())
+    });
+    q.close(true);
+    producer.join().unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let mut pool = vec![0.25f32; CAPACITY * ROW];
+    g.bench_function("copies_alone_1_thread", |b| {
+        b.iter(|| {
+            let input = batch();
+            let rows = input[0].dense().unwrap().as_slice::<f32>().unwrap();
+            for row in rows.chunks(ROW) {
+                let s = rng.gen_range(0..CAPACITY);
+                pool[s * ROW..(s + 1) * ROW].copy_from_slice(row);
+            }
+            let mut out = vec![0f32; BATCH * ROW];
+            for row in out.chunks_mut(ROW) {
+                let s = rng.gen_range(0..CAPACITY);
+                row.copy_from_slice(&pool[s * ROW..(s + 1) * ROW]);
+            }
+            out
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    single_thread,
+    two_by_two,
+    dequeue_many_128,
+    shuffle_rows
+);
 criterion_main!(benches);

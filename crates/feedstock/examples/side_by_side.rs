@@ -391,10 +391,12 @@ fn seed(dir: &str, form: &str, epochs: usize) -> Main {
             Ok(vec![Tensor::vector(pixels).into(), label.into()])
         }
     });
+    let threads =
+        std::env::var("SEED_THREADS").map_or(Ok(2), |t| t.parse())?;
     b.dtypes([DType::F32, DType::I32])
         .shapes([vec![Some(784)], vec![]])
         .batch_size(SEED_BATCH)
-        .num_threads(2)
+        .num_threads(threads)
         .capacity(SEED_MIN_AFTER + 3 * SEED_BATCH)
         .min_after_dequeue(SEED_MIN_AFTER)
         .allow_smaller_final_batch(true)
@@ -451,6 +453,23 @@ fn seed_parts(dir: &str, epochs: usize) -> Main {
         })?;
     }
     report("read_parse_normalize", n, start);
+    let start = Instant::now();
+    let mut n = 0;
+    for _ in 0..epochs {
+        let q = Files::new(
+            (0..MNIST_FILES)
+                .map(|f| path(dir, &format!("mnist-{f}.tfrecord"))),
+        );
+        n += drain(|| {
+            let rec = reader.read(&q)?;
+            let parsed = parse_single_example(&rec.value, &spec, &rec.key)?;
+            let mut pixels = Vec::with_capacity(784);
+            black_box(normalize(&parsed, &mut pixels)?);
+            black_box(pixels);
+            Ok(1)
+        })?;
+    }
+    report("per_record_read_parse_normalize", n, start);
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mut batch = vec![0f32; SEED_BATCH * ROW];
     let row = vec![0.25f32; ROW];

@@ -309,6 +309,30 @@ pub enum Data {
     String(Vec<Bytes>),
 }
 
+/// `Some($body)` with `$v` bound to the inner vector of a [`Data`] whose
+/// elements are plain bytes (every fixed-size dtype but bool), else `None`.
+macro_rules! pod_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            Data::U8($v) => Some($body),
+            Data::I8($v) => Some($body),
+            Data::U16($v) => Some($body),
+            Data::I16($v) => Some($body),
+            Data::U32($v) => Some($body),
+            Data::I32($v) => Some($body),
+            Data::U64($v) => Some($body),
+            Data::I64($v) => Some($body),
+            Data::F32($v) => Some($body),
+            Data::F64($v) => Some($body),
+            Data::F16($v) => Some($body),
+            Data::BF16($v) => Some($body),
+            Data::C64($v) => Some($body),
+            Data::C128($v) => Some($body),
+            Data::Bool(_) | Data::String(_) => None,
+        }
+    };
+}
+
 /// Runs `$body` with `$v` bound to the inner vector of a [`Data`], whatever
 /// its variant. `$data` may be an owned value or a reference.
 macro_rules! with_data {
@@ -414,6 +438,18 @@ impl Data {
         }
     }
 
+    /// The bytes of the elements, in memory order, for every fixed-size
+    /// dtype but bool; `None` for bool and strings.
+    pub(crate) fn pod_bytes(&self) -> Option<&[u8]> {
+        pod_data!(self, v => bytemuck::cast_slice(v.as_slice()))
+    }
+
+    /// The bytes of the elements to write, as [`Data::pod_bytes`]: any
+    /// bytes written are valid elements.
+    pub(crate) fn pod_bytes_mut(&mut self) -> Option<&mut [u8]> {
+        pod_data!(self, v => bytemuck::cast_slice_mut(v.as_mut_slice()))
+    }
+
     /// An empty vector of `dtype` with room for `n` elements.
     pub fn with_capacity(dtype: DType, n: usize) -> Data {
         let mut d = Data::zeros(dtype, 0);
@@ -449,17 +485,6 @@ impl Data {
             C64, C128, String
         );
         Ok(())
-    }
-
-    /// Replaces the elements with `range` of `other`, which must have the
-    /// same dtype, reusing this vector's allocation.
-    pub(crate) fn refill_from(
-        &mut self,
-        other: &Data,
-        range: std::ops::Range<usize>,
-    ) -> Result<()> {
-        with_data!(&mut *self, v => v.clear());
-        self.extend_from(other, range)
     }
 
     fn slice_range(&self, range: std::ops::Range<usize>) -> Data {
@@ -655,20 +680,6 @@ impl Tensor {
     /// The elements.
     pub fn data(&self) -> &Data {
         &self.data
-    }
-
-    /// Replaces the elements with `range` of `other`, keeping the shape
-    /// and reusing the allocation: `range` must hold as many elements as
-    /// the shape, of the same dtype.
-    pub(crate) fn refill_from(
-        &mut self,
-        other: &Data,
-        range: std::ops::Range<usize>,
-    ) -> Result<()> {
-        if range.len() != self.num_elements() {
-            return Err(Error::internal("refilling a tensor of another size"));
-        }
-        self.data.refill_from(other, range)
     }
 
     /// Takes the elements.

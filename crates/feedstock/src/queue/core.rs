@@ -78,6 +78,11 @@ pub(crate) trait Buffer<T>: Send {
     /// batch leave at scattered times: such a queue stores each row on
     /// its own rather than as a view of the shared batch.
     const SCATTERS_ROWS: bool = false;
+    /// Whether elements that fit a slab are kept in one, as
+    /// [`Element::Slot`](super::element::Element::Slot)s (a shuffle
+    /// buffer: a priority buffer reads each element's priority as it
+    /// arrives, which a slot cannot give without its slab).
+    const STORES_SLOTS: bool = false;
 }
 
 /// One blocked caller: what it needs and how to wake it.
@@ -290,6 +295,30 @@ impl<T, B: Buffer<T>> Core<T, B> {
         items: Vec<T>,
         timeout: Option<Duration>,
     ) -> Result<()> {
+        self.put_or_keep(items, timeout, &mut Vec::new())
+    }
+
+    /// As [`Core::put`], but a failed enqueue moves the items it did not
+    /// add into `unput`.
+    pub(crate) fn put_or_keep(
+        &self,
+        items: Vec<T>,
+        timeout: Option<Duration>,
+        unput: &mut Vec<T>,
+    ) -> Result<()> {
+        let mut items = items.into_iter();
+        let result = self.put_iter(&mut items, timeout);
+        if result.is_err() {
+            unput.extend(items);
+        }
+        result
+    }
+
+    fn put_iter(
+        &self,
+        items: &mut std::vec::IntoIter<T>,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
         let mut st = self.state.lock();
         if st.aborted() {
             return Err(self.aborted_error("enqueue to"));
@@ -317,11 +346,10 @@ impl<T, B: Buffer<T>> Core<T, B> {
     fn put_admitted(
         &self,
         st: &mut MutexGuard<'_, State<B>>,
-        items: Vec<T>,
+        items: &mut std::vec::IntoIter<T>,
         deadline: Option<Instant>,
     ) -> Result<()> {
         let total = items.len();
-        let mut items = items.into_iter();
         // Spin at most once between two parkings.
         let mut spun = false;
         loop {

@@ -10,10 +10,9 @@
 //! batch is freed when its last row has left. A shuffle or priority
 //! queue, whose rows leave at scattered times, would keep batches alive
 //! long after most of their rows have gone (a shuffle queue for about
-//! `min_after_dequeue × ln(rows)` dequeues), so it stores every row as a
-//! tuple of its own ([`Element::into_tuple`] on each row as it
-//! arrives, or a copy into the tuple of a row already gone, see
-//! [`SpareRows`](super::spare::SpareRows)).
+//! `min_after_dequeue × ln(rows)` dequeues), so it stores every row on
+//! its own: in a slot of the queue's [`Slab`](super::slab::Slab) when
+//! every component is numeric of a fixed shape, else as a tuple.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -21,6 +20,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Data, Shape, Tensor, Value};
 
+use super::slab::Slot;
 use super::spec::QueueSpec;
 
 /// One stored element.
@@ -39,6 +39,9 @@ pub(crate) enum Element {
         /// Which row.
         index: usize,
     },
+    /// A row kept in a slot of its queue's slab, read and written only
+    /// through the slab.
+    Slot(Slot),
 }
 
 impl Element {
@@ -53,13 +56,29 @@ impl Element {
             .collect()
     }
 
+    /// The slot of a row kept in a slab.
+    pub(crate) fn slot(&self) -> Result<&Slot> {
+        match self {
+            Element::Slot(slot) => Ok(slot),
+            _ => Err(Error::internal("a slab queue holds a row of its own")),
+        }
+    }
+
+    /// The slot of a row kept in a slab, to give back.
+    pub(crate) fn into_slot(self) -> Option<Slot> {
+        match self {
+            Element::Slot(slot) => Some(slot),
+            _ => None,
+        }
+    }
+
     /// Whether this element holds byte strings, which may be slices of a
     /// larger allocation (what [`Element::own_strings`] undoes). Numeric
     /// tuples never share, and rows are never held by a shuffle queue,
     /// the only queue that asks.
     pub(crate) fn may_share(&self) -> bool {
         match self {
-            Element::Row { .. } => false,
+            Element::Row { .. } | Element::Slot(_) => false,
             Element::Tuple(values) => values.iter().any(|v| {
                 let t = match v {
                     Value::Dense(t) => t,
@@ -90,34 +109,6 @@ impl Element {
         copied > 0
     }
 
-    #[cfg(test)]
-    /// The bytes of tensor data this element keeps alive. A row counts
-    /// its whole batch, but only if `first_sight` returns true for the
-    /// batch, so that a caller can count each shared batch once.
-    pub(crate) fn retained_bytes(
-        &self,
-        mut first_sight: impl FnMut(*const Vec<Tensor>) -> bool,
-    ) -> usize {
-        match self {
-            Element::Tuple(values) => values
-                .iter()
-                .map(|v| match v {
-                    Value::Dense(t) => tensor_bytes(t),
-                    Value::Sparse(s) => {
-                        tensor_bytes(s.indices()) + tensor_bytes(s.values())
-                    }
-                })
-                .sum(),
-            Element::Row { batch, .. } => {
-                if first_sight(Arc::as_ptr(batch)) {
-                    batch.iter().map(tensor_bytes).sum()
-                } else {
-                    0
-                }
-            }
-        }
-    }
-
     pub(crate) fn into_tuple(self) -> Result<Vec<Value>> {
         match self {
             Element::Tuple(values) => Ok(values),
@@ -125,6 +116,9 @@ impl Element {
                 .iter()
                 .map(|t| t.index(index).map(Value::Dense))
                 .collect(),
+            Element::Slot(_) => {
+                Err(Error::internal("a slot's row is read through its slab"))
+            }
         }
     }
 
@@ -141,6 +135,7 @@ impl Element {
                 }
                 t.as_slice::<i64>().ok()?.get(*index).copied()
             }
+            Element::Slot(_) => None,
         }
     }
 
@@ -166,18 +161,10 @@ impl Element {
                 let len: usize = dims.iter().product();
                 Ok((t, index * len..(index + 1) * len, dims))
             }
+            Element::Slot(_) => {
+                Err(Error::internal("a slot's row is read through its slab"))
+            }
         }
-    }
-}
-
-/// The bytes of a tensor's elements (a string's bytes for strings).
-#[cfg(test)]
-pub(crate) fn tensor_bytes(t: &Tensor) -> usize {
-    match t.dtype().size() {
-        Some(size) => size * t.num_elements(),
-        None => t
-            .as_slice::<bytes::Bytes>()
-            .map_or(0, |v| v.iter().map(|b| b.len()).sum()),
     }
 }
 

@@ -84,7 +84,7 @@ mod fifo;
 mod padding;
 mod priority;
 mod shuffle;
-mod spare;
+mod slab;
 mod spec;
 mod tuple;
 

@@ -83,22 +83,11 @@ impl ShuffleBuf<Element> {
             e.own_strings();
         }
     }
-
-    /// The bytes of tensor data the held elements keep alive, each
-    /// shared batch counted once.
-    #[cfg(test)]
-    fn retained_bytes(&self) -> usize {
-        let mut seen = std::collections::HashSet::new();
-        self.pool
-            .iter()
-            .chain(&self.overflow)
-            .map(|e| e.retained_bytes(|p| seen.insert(p)))
-            .sum()
-    }
 }
 
 impl Buffer<Element> for ShuffleBuf<Element> {
     const SCATTERS_ROWS: bool = true;
+    const STORES_SLOTS: bool = true;
 
     fn len(&self) -> usize {
         self.pool.len() + self.overflow.len()
@@ -281,92 +270,46 @@ mod tests {
     use crate::queue::{ComponentSpec, Queue};
     use crate::tensor::{DType, Tensor, Value};
 
-    #[test]
-    fn rows_of_enqueue_many_batches_keep_no_batch_alive() {
-        // min_after_dequeue 1 000, rows arriving 1 024 at a time: were
-        // rows views of their batch, a batch would live ~ln(1024) × 1 000
-        // dequeues and the queue would keep about 4× its contents alive.
-        const ROW: usize = 64;
-        const ROW_BYTES: usize = ROW * 4 + 8;
-        let q = RandomShuffleQueue::builder(
-            3_000,
-            QueueSpec::new()
-                .component(ComponentSpec::new(DType::F32).shape([ROW]))
-                .component(ComponentSpec::new(DType::I64).shape([])),
-        )
-        .min_after_dequeue(1_000)
-        .seed(7)
-        .build()
-        .unwrap();
-        let held_bytes = || {
-            q.inner.core.with_buf(|buf| {
-                let rows = buf.len();
-                (buf.retained_bytes(), rows * ROW_BYTES)
-            })
-        };
-        let (n, mut out) = (1_024, Vec::new());
-        for b in 0..8 {
-            let first = (b * n) as i64;
-            q.enqueue_many(vec![
-                Value::Dense(
-                    Tensor::new([n, ROW], vec![0.5f32; n * ROW]).unwrap(),
-                ),
-                Value::Dense(Tensor::vector(
-                    (first..first + n as i64).collect(),
-                )),
-            ])
-            .unwrap();
-            let (kept, held) = held_bytes();
-            assert_eq!(kept, held, "only the rows held are kept alive");
-            // A dequeue of 128 leaves min_after_dequeue behind.
-            while q.size() >= 1_000 + 128 {
-                let batch = q.dequeue_many(128).unwrap();
-                let labels = batch[1].dense().unwrap();
-                out.extend_from_slice(labels.as_slice::<i64>().unwrap());
-                let (kept, held) = held_bytes();
-                assert_eq!(kept, held, "only the rows held are kept alive");
-            }
-        }
-        q.close(false);
-        while q.size() > 0 {
-            let batch = q.dequeue_up_to(128).unwrap();
-            out.extend_from_slice(
-                batch[1].dense().unwrap().as_slice::<i64>().unwrap(),
-            );
-        }
-        out.sort_unstable();
-        assert_eq!(
-            out,
-            (0..8 * 1_024).collect::<Vec<i64>>(),
-            "every row once"
-        );
-    }
-
-    #[test]
-    fn recycled_rows_carry_their_own_values_and_the_spares_stay_bounded() {
-        // Rows arrive one at a time and in batches of 50 while batches of
-        // 32 leave: after the first dequeue, arriving rows are copied into
-        // the tuples of rows gone. Every row must come out once, whole.
-        let q = RandomShuffleQueue::builder(
-            400,
+    fn image_queue(
+        capacity: usize,
+        min_after: usize,
+    ) -> Arc<RandomShuffleQueue> {
+        RandomShuffleQueue::builder(
+            capacity,
             QueueSpec::new()
                 .component(ComponentSpec::new(DType::F32).shape([3]))
                 .component(ComponentSpec::new(DType::I64).shape([])),
         )
-        .min_after_dequeue(100)
+        .min_after_dequeue(min_after)
         .seed(3)
         .build()
-        .unwrap();
-        let image = |label: i64| vec![label as f32, -(label as f32), 0.5];
+        .unwrap()
+    }
+
+    fn image(label: i64) -> Vec<f32> {
+        vec![label as f32, -(label as f32), 0.5]
+    }
+
+    /// Checks every row of a dequeued batch against its label, and
+    /// collects the labels.
+    fn check(batch: Vec<Value>, out: &mut Vec<i64>) {
+        let labels = batch[1].dense().unwrap().as_slice::<i64>().unwrap();
+        let images = batch[0].dense().unwrap().as_slice::<f32>().unwrap();
+        for (l, im) in labels.iter().zip(images.chunks(3)) {
+            assert_eq!(im, image(*l), "row of label {l}");
+        }
+        out.extend_from_slice(labels);
+    }
+
+    #[test]
+    fn rows_in_slots_carry_their_own_values_and_stay_within_the_capacity() {
+        // Rows arrive one at a time and in batches of 50 while batches of
+        // 32 leave: after the first dequeue, arriving rows go into the
+        // slots of rows gone. Every row must come out once, whole, and
+        // the slots ever allocated stay within the capacity: the rows
+        // held plus one batch on its way in.
+        let q = image_queue(400, 100);
         let (mut next, mut out) = (0i64, Vec::new());
-        let check = |batch: Vec<Value>, out: &mut Vec<i64>| {
-            let labels = batch[1].dense().unwrap().as_slice::<i64>().unwrap();
-            let images = batch[0].dense().unwrap().as_slice::<f32>().unwrap();
-            for (l, im) in labels.iter().zip(images.chunks(3)) {
-                assert_eq!(im, image(*l), "row of label {l}");
-            }
-            out.extend_from_slice(labels);
-        };
         for round in 0..40 {
             if round % 2 == 0 {
                 let labels: Vec<i64> = (next..next + 50).collect();
@@ -390,16 +333,52 @@ mod tests {
             while q.size() >= 100 + 32 {
                 check(q.dequeue_many(32).unwrap(), &mut out);
             }
-            let spares = q.inner.spare.len();
-            assert!(spares <= 2 * 50, "spares bounded by two batches");
-            assert!(spares + q.size() <= 400, "and by the capacity");
+            assert_eq!(q.inner.slab_slots(), Some(400), "one chunk");
         }
         q.close(false);
+        // Element by element too.
+        for row in q.dequeue_up_to_unstacked(7).unwrap() {
+            let label = row[1].dense().unwrap().scalar_value::<i64>().unwrap();
+            let im = row[0].dense().unwrap();
+            assert_eq!(im.as_slice::<f32>().unwrap(), image(label));
+            out.push(label);
+        }
         while q.size() > 0 {
             check(q.dequeue_up_to(32).unwrap(), &mut out);
         }
         out.sort_unstable();
         assert_eq!(out, (0..next).collect::<Vec<i64>>(), "every row once");
+    }
+
+    #[test]
+    fn enqueues_that_fail_give_their_slots_back() {
+        // A full queue: every enqueue times out or is cancelled, having
+        // taken slots for its rows; none of them may be lost, or a
+        // producer retrying would grow the queue's memory without bound.
+        let q = image_queue(100, 10);
+        let batch = |n: usize| {
+            vec![
+                Tensor::new([n, 3], vec![0.5f32; 3 * n]).unwrap().into(),
+                Tensor::vector(vec![7i64; n]).into(),
+            ]
+        };
+        q.enqueue_many(batch(100)).unwrap();
+        let timeout = std::time::Duration::from_millis(1);
+        for _ in 0..50 {
+            let err = q.enqueue_many_timeout(batch(60), timeout).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                crate::error::Kind::DeadlineExceeded,
+                "{err}"
+            );
+        }
+        assert_eq!(q.inner.slab_slots(), Some(200), "two chunks at most");
+        q.close(true);
+        assert!(q.enqueue_many(batch(60)).is_err());
+        assert_eq!(
+            q.dequeue_up_to(1000).unwrap()[1].dense().unwrap().dims(),
+            &[100]
+        );
     }
 
     #[test]

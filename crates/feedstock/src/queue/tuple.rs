@@ -11,7 +11,7 @@ use crate::tensor::Value;
 use super::batch::Batcher;
 use super::core::{Buffer, Core};
 use super::element::stack_dense;
-use super::spare::{refill_element, refill_row, SpareRows};
+use super::slab::Slab;
 use super::spec::QueueSpec;
 use super::{DequeueMode, QueueStats};
 
@@ -26,9 +26,6 @@ pub(crate) struct TensorQueue<B> {
     /// The inferred spec, until `fixed` is set.
     template: QueueSpec,
     batcher: Batcher,
-    /// Tuples of rows already dequeued, for the next rows to reuse (only
-    /// in a queue that [`recycles`](TensorQueue::recycles)).
-    pub(super) spare: SpareRows,
 }
 
 /// A queue's spec and the batching shortcuts it allows.
@@ -40,26 +37,27 @@ struct Fixed {
     /// The spec's shapes are fully defined, so checked elements need no
     /// shape comparison when stacked.
     same_shapes: bool,
-    /// Every component is a numeric tensor of one fixed shape, so that a
-    /// dequeued row's tuple can hold any later row ([`SpareRows`]).
-    fixed_rows: bool,
+    /// Where the elements are kept, in a queue that stores them in slots
+    /// ([`Buffer::STORES_SLOTS`]) when the spec allows it: then every
+    /// element held is an [`Element::Slot`].
+    slab: Option<Slab>,
 }
 
 impl Fixed {
-    fn new(spec: QueueSpec, batcher: Batcher) -> Fixed {
+    fn new(
+        spec: QueueSpec,
+        batcher: Batcher,
+        slots: bool,
+        capacity: usize,
+    ) -> Fixed {
         let dense = spec
             .components()
             .iter()
             .all(|c| c.layout() == super::Layout::Dense);
-        let same_shapes = spec.is_dense_fully_defined();
         Fixed {
             fast_stack: batcher == Batcher::Stack && dense,
-            fixed_rows: same_shapes
-                && spec
-                    .components()
-                    .iter()
-                    .all(|c| c.dtype() != crate::DType::String),
-            same_shapes,
+            same_shapes: spec.is_dense_fully_defined(),
+            slab: slots.then(|| Slab::for_spec(&spec, capacity)).flatten(),
             spec,
         }
     }
@@ -86,7 +84,12 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         let template = if spec.is_inferred() {
             spec
         } else {
-            let _ = fixed.set(Fixed::new(spec, batcher));
+            let _ = fixed.set(Fixed::new(
+                spec,
+                batcher,
+                B::STORES_SLOTS,
+                capacity,
+            ));
             QueueSpec::new()
         };
         TensorQueue {
@@ -94,7 +97,6 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             fixed,
             template,
             batcher,
-            spare: SpareRows::new(),
         }
     }
 
@@ -110,11 +112,19 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             .map_err(|e| self.context(e))?;
         // Two first elements racing: one wins, the other is checked
         // against it.
-        Ok(self.fixed.get_or_init(|| Fixed::new(spec, self.batcher)))
+        Ok(self.fixed.get_or_init(|| {
+            Fixed::new(spec, self.batcher, B::STORES_SLOTS, self.capacity())
+        }))
     }
 
     pub(crate) fn name(&self) -> &str {
         self.core.name()
+    }
+
+    /// The slots its slab ever allocated, if it keeps one.
+    #[cfg(test)]
+    pub(crate) fn slab_slots(&self) -> Option<usize> {
+        Some(self.fixed.get()?.slab.as_ref()?.slots())
     }
 
     pub(crate) fn spec(&self) -> &QueueSpec {
@@ -172,25 +182,15 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         for e in &elements {
             fixed.spec.check(e).map_err(|e| self.context(e))?;
         }
-        let elements = if self.recycles(fixed) {
-            // Copied into the tuples of rows gone (still in this thread's
-            // cache), the element's own memory is freed on the thread that
-            // allocated it, ready for its next element.
-            let mut spare = self.spare.take(elements.len());
-            elements
-                .into_iter()
-                .map(|e| match spare.pop() {
-                    Some(mut tuple) => {
-                        refill_element(&mut tuple, &e)?;
-                        Ok(Element::Tuple(tuple))
-                    }
-                    None => Ok(Element::Tuple(e)),
-                })
-                .collect::<Result<_>>()?
-        } else {
-            elements.into_iter().map(Element::Tuple).collect()
+        let elements = match &fixed.slab {
+            Some(slab) => {
+                self.copy_to_slots(slab, elements.len(), |s, i| {
+                    slab.write_element(s, &elements[i])
+                })?
+            }
+            None => elements.into_iter().map(Element::Tuple).collect(),
         };
-        self.core.put(elements, timeout)
+        self.put(fixed, elements, timeout)
     }
 
     pub(crate) fn enqueue_batch(
@@ -210,62 +210,79 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             // take about `min_after_dequeue × ln(rows)` dequeues, keeping
             // several times the queue's contents alive (in a priority
             // queue, as long as the lowest priority waits): there each
-            // row is copied out here, on the enqueuing thread and outside
-            // the queue's lock, so that the single dequeuing thread only
-            // stacks.
+            // row is copied out here, into a slot or a tuple of its own,
+            // on the enqueuing thread and outside the queue's lock, so
+            // that the single dequeuing thread only stacks.
             Some(n) => {
                 let tensors = components
                     .into_iter()
                     .map(Value::into_dense)
                     .collect::<Result<Vec<_>>>()?;
-                if B::SCATTERS_ROWS {
-                    self.split_rows(fixed, &tensors, n)?
-                } else {
-                    Element::rows(tensors, n)
+                match &fixed.slab {
+                    Some(slab) => self.copy_to_slots(slab, n, |s, i| {
+                        slab.write_row(s, &tensors, i)
+                    })?,
+                    None if B::SCATTERS_ROWS => (0..n)
+                        .map(|i| {
+                            tensors
+                                .iter()
+                                .map(|t| t.index(i).map(Value::Dense))
+                                .collect::<Result<_>>()
+                                .map(Element::Tuple)
+                        })
+                        .collect::<Result<_>>()?,
+                    None => Element::rows(tensors, n),
                 }
             }
-            None => spec
-                .split_batch(components)
-                .map_err(|e| self.context(e))?
-                .into_iter()
-                .map(Element::Tuple)
-                .collect(),
+            None => {
+                let rows = spec
+                    .split_batch(components)
+                    .map_err(|e| self.context(e))?;
+                match &fixed.slab {
+                    Some(slab) => {
+                        self.copy_to_slots(slab, rows.len(), |s, i| {
+                            slab.write_element(s, &rows[i])
+                        })?
+                    }
+                    None => rows.into_iter().map(Element::Tuple).collect(),
+                }
+            }
         };
-        self.core.put(elements, timeout)
+        self.put(fixed, elements, timeout)
     }
 
-    /// Whether this queue's rows cycle through [`SpareRows`].
-    fn recycles(&self, fixed: &Fixed) -> bool {
-        B::SCATTERS_ROWS && fixed.fixed_rows
+    /// `n` rows copied into slots of `slab` by `write(slot, i)`, outside
+    /// the queue's lock. On an error the slots go back.
+    fn copy_to_slots(
+        &self,
+        slab: &Slab,
+        n: usize,
+        mut write: impl FnMut(&mut super::slab::Slot, usize) -> Result<()>,
+    ) -> Result<Vec<Element>> {
+        let mut slots = slab.reserve(n);
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if let Err(e) = write(slot, i) {
+                slab.release(slots);
+                return Err(e);
+            }
+        }
+        Ok(slots.into_iter().map(Element::Slot).collect())
     }
 
-    /// Copies each of the `n` rows of a checked dense batch into a tuple
-    /// of its own, reusing the tuples of rows dequeued before when it
-    /// can.
-    fn split_rows(
+    /// Adds checked elements; the slots of those a failed enqueue did not
+    /// add go back to the slab.
+    fn put(
         &self,
         fixed: &Fixed,
-        batch: &[crate::Tensor],
-        n: usize,
-    ) -> Result<Vec<Element>> {
-        let mut spare = if self.recycles(fixed) {
-            self.spare.take(n)
-        } else {
-            Vec::new()
-        };
-        (0..n)
-            .map(|i| match spare.pop() {
-                Some(mut tuple) => {
-                    refill_row(&mut tuple, batch, i)?;
-                    Ok(Element::Tuple(tuple))
-                }
-                None => batch
-                    .iter()
-                    .map(|t| t.index(i).map(Value::Dense))
-                    .collect::<Result<_>>()
-                    .map(Element::Tuple),
-            })
-            .collect()
+        elements: Vec<Element>,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        let mut unput = Vec::new();
+        let result = self.core.put_or_keep(elements, timeout, &mut unput);
+        if let Some(slab) = &fixed.slab {
+            slab.release(unput.into_iter().filter_map(Element::into_slot));
+        }
+        result
     }
 
     pub(crate) fn dequeue_elements(
@@ -274,10 +291,39 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         mode: DequeueMode,
         timeout: Option<Duration>,
     ) -> Result<Vec<Vec<Value>>> {
-        self.take(n, mode, timeout)?
-            .into_iter()
-            .map(Element::into_tuple)
-            .collect()
+        let elements = self.take(n, mode, timeout)?;
+        match self.fixed.get().and_then(|f| f.slab.as_ref()) {
+            Some(slab) => {
+                let tuples = elements
+                    .iter()
+                    .map(|e| slab.tuple(e.slot()?))
+                    .collect::<Result<_>>();
+                self.after_copy(slab, elements, tuples)
+            }
+            None => elements.into_iter().map(Element::into_tuple).collect(),
+        }
+    }
+
+    /// Gives the slots of elements just copied out back to the slab, or
+    /// the elements back to the queue if the copy failed.
+    fn after_copy<R>(
+        &self,
+        slab: &Slab,
+        elements: Vec<Element>,
+        copied: Result<R>,
+    ) -> Result<R> {
+        match copied {
+            Ok(r) => {
+                slab.release(
+                    elements.into_iter().filter_map(Element::into_slot),
+                );
+                Ok(r)
+            }
+            Err(e) => {
+                self.core.put_back(elements);
+                Err(self.context(e))
+            }
+        }
     }
 
     fn take(
@@ -301,16 +347,18 @@ impl<B: Buffer<Element>> TensorQueue<B> {
             // Nothing was ever enqueued, so nothing was taken.
             return Ok(Vec::new());
         };
+        if let Some(slab) = &fixed.slab {
+            let batch = elements
+                .iter()
+                .map(Element::slot)
+                .collect::<Result<Vec<_>>>()
+                .and_then(|s| slab.stack(s.iter().copied(), s.len()));
+            return self.after_copy(slab, elements, batch);
+        }
         if fixed.fast_stack && !elements.is_empty() {
             return match stack_dense(&fixed.spec, &elements, fixed.same_shapes)
             {
-                Ok(batch) => {
-                    if self.recycles(fixed) {
-                        let free = self.capacity().saturating_sub(self.size());
-                        self.spare.give(elements, free);
-                    }
-                    Ok(batch)
-                }
+                Ok(batch) => Ok(batch),
                 Err(e) => {
                     self.core.put_back(elements);
                     Err(self.context(e))
