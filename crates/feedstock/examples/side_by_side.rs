@@ -370,7 +370,9 @@ fn seed(dir: &str, form: &str, epochs: usize) -> Main {
         .shuffle(true)
         .seed(1)
         .build()?;
-    let reader = Reader::new(TfRecordReader::new());
+    let ahead = std::env::var("SEED_AHEAD").map_or(true, |v| v != "0");
+    let reader =
+        Reader::new(TfRecordReader::builder().read_ahead(ahead).build());
     let spec = mnist_spec()?;
     let batched = form == "batched";
     let mut b = shuffle_batch(&mut pipeline, move || -> Result<Vec<Value>> {

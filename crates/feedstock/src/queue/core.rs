@@ -97,6 +97,9 @@ struct Slot {
     cv: Condvar,
 }
 
+/// Rounds of eight pause instructions [`Core::lock`] spins for at most.
+const SPINS_FOR_LOCK: usize = 128;
+
 /// The blocked callers of one kind, oldest first.
 #[derive(Default)]
 struct WaitList(VecDeque<Arc<Slot>>);
@@ -319,7 +322,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
         items: &mut std::vec::IntoIter<T>,
         timeout: Option<Duration>,
     ) -> Result<()> {
-        let mut st = self.state.lock();
+        let mut st = self.lock();
         if st.aborted() {
             return Err(self.aborted_error("enqueue to"));
         }
@@ -430,7 +433,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
         timeout: Option<Duration>,
     ) -> Result<Vec<T>> {
         let mut taken: Vec<T> = Vec::new();
-        let mut st = self.state.lock();
+        let mut st = self.lock();
         if st.aborted() {
             return Err(self.aborted_error("dequeue from"));
         }
@@ -504,6 +507,28 @@ impl<T, B: Buffer<T>> Core<T, B> {
             }
             return Err(err);
         }
+    }
+
+    /// Takes the state lock for an enqueue or a dequeue, spinning a few
+    /// microseconds while another thread holds it before falling back to
+    /// the mutex's own wait. Those hold it for well under that (a dequeue
+    /// of 128 from a shuffle queue, about 2 µs), and the mutex, after a
+    /// short spin, yields the CPU and then parks: on two cores busy with a
+    /// consumer and two producers, each of those costs a context switch
+    /// (measured: two fifths of the seed pipeline's context switches, per
+    /// record, were enqueues waiting for this lock).
+    fn lock(&self) -> MutexGuard<'_, State<B>> {
+        for _ in 0..SPINS_FOR_LOCK {
+            if !self.state.is_locked() {
+                if let Some(st) = self.state.try_lock() {
+                    return st;
+                }
+            }
+            for _ in 0..8 {
+                std::hint::spin_loop();
+            }
+        }
+        self.state.lock()
     }
 
     /// Records a change of state. Called with the lock held.
