@@ -223,6 +223,7 @@ def main():
         d = tmp.name
     if not os.path.exists(os.path.join(d, "raw.tfrecord")):
         subprocess.run([sbs, "gen", d, str(args.raw_mb)], check=True)
+    if not os.path.exists(os.path.join(d, "cifar.bin")):
         generate_cifar(os.path.join(d, "cifar.bin"))
 
     # (workload, argument, pinned to one core, feedstock command)
