@@ -289,6 +289,28 @@ fn decode_batches(dec: &CsvDecoder, files: Vec<String>) -> Result<usize> {
     })
 }
 
+/// The MNIST-like files.
+fn mnist_files(dir: &str) -> Vec<String> {
+    (0..MNIST_FILES)
+        .map(|f| path(dir, &format!("mnist-{f}.tfrecord")))
+        .collect()
+}
+
+/// Runs `body` over the MNIST-like files to the end of input, `epochs`
+/// times; returns the examples it counted.
+fn each_epoch(
+    dir: &str,
+    epochs: usize,
+    mut body: impl FnMut(&Files) -> Result<usize>,
+) -> Result<usize> {
+    let mut n = 0;
+    for _ in 0..epochs {
+        let q = Files::new(mnist_files(dir));
+        n += drain(|| body(&q))?;
+    }
+    Ok(n)
+}
+
 fn mnist_spec() -> Result<FeatureSpec> {
     FeatureSpec::builder()
         .fixed("image_raw", DType::String, [])
@@ -299,10 +321,7 @@ fn mnist_spec() -> Result<FeatureSpec> {
 /// parse_example over records already in memory, batches of 1024.
 fn parse(dir: &str, kind: &str, passes: usize) -> Main {
     let (files, spec) = if kind == "mnist" {
-        let files: Vec<_> = (0..MNIST_FILES)
-            .map(|f| path(dir, &format!("mnist-{f}.tfrecord")))
-            .collect();
-        (files, mnist_spec()?)
+        (mnist_files(dir), mnist_spec()?)
     } else {
         let spec = FeatureSpec::builder()
             .fixed("image", DType::F32, [784])
@@ -360,9 +379,7 @@ fn normalize(parsed: &Parsed, pixels: &mut Vec<f32>) -> Result<Tensor> {
 /// 10 000; per record or batched (`read_batch` → `parse_example` →
 /// `enqueue_many`).
 fn seed(dir: &str, form: &str, epochs: usize) -> Main {
-    let files: Vec<_> = (0..MNIST_FILES)
-        .map(|f| path(dir, &format!("mnist-{f}.tfrecord")))
-        .collect();
+    let files = mnist_files(dir);
     let start = Instant::now();
     let mut pipeline = Pipeline::new();
     let q = string_input_producer(&mut pipeline, files)
@@ -440,37 +457,23 @@ fn seed_parts(dir: &str, epochs: usize) -> Main {
     let spec = mnist_spec()?;
     let mut pixels = Vec::new();
     let start = Instant::now();
-    let mut n = 0;
-    for _ in 0..epochs {
-        let q = Files::new(
-            (0..MNIST_FILES)
-                .map(|f| path(dir, &format!("mnist-{f}.tfrecord"))),
-        );
-        n += drain(|| {
-            let recs = reader.read_batch(&q, SEED_READ)?;
-            let parsed = recs.decode(|r| parse_example(r, &spec))?;
-            pixels.clear();
-            black_box(normalize(&parsed, &mut pixels)?);
-            Ok(recs.len())
-        })?;
-    }
+    let n = each_epoch(dir, epochs, |q| {
+        let recs = reader.read_batch(q, SEED_READ)?;
+        let parsed = recs.decode(|r| parse_example(r, &spec))?;
+        pixels.clear();
+        black_box(normalize(&parsed, &mut pixels)?);
+        Ok(recs.len())
+    })?;
     report("read_parse_normalize", n, start);
     let start = Instant::now();
-    let mut n = 0;
-    for _ in 0..epochs {
-        let q = Files::new(
-            (0..MNIST_FILES)
-                .map(|f| path(dir, &format!("mnist-{f}.tfrecord"))),
-        );
-        n += drain(|| {
-            let rec = reader.read(&q)?;
-            let parsed = parse_single_example(&rec.value, &spec, &rec.key)?;
-            let mut pixels = Vec::with_capacity(784);
-            black_box(normalize(&parsed, &mut pixels)?);
-            black_box(pixels);
-            Ok(1)
-        })?;
-    }
+    let n = each_epoch(dir, epochs, |q| {
+        let rec = reader.read(q)?;
+        let parsed = parse_single_example(&rec.value, &spec, &rec.key)?;
+        let mut pixels = Vec::with_capacity(784);
+        black_box(normalize(&parsed, &mut pixels)?);
+        black_box(pixels);
+        Ok(1)
+    })?;
     report("per_record_read_parse_normalize", n, start);
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mut batch = vec![0f32; SEED_BATCH * ROW];

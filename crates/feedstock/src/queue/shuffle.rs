@@ -351,6 +351,65 @@ mod tests {
     }
 
     #[test]
+    fn rows_in_slots_survive_concurrent_producers_whole_and_once() {
+        // Two producers of batches and one of single rows, while the
+        // consumer takes batches: slots are reserved, filled, held and
+        // given back on four threads at once.
+        let q = image_queue(300, 100);
+        let producers: Vec<_> = (0..3i64)
+            .map(|p| {
+                let q = Arc::clone(&q);
+                std::thread::spawn(move || {
+                    let labels =
+                        (p * 10_000..p * 10_000 + 3_000).collect::<Vec<_>>();
+                    if p == 2 {
+                        for &l in &labels {
+                            q.enqueue(vec![
+                                Tensor::vector(image(l)).into(),
+                                Tensor::scalar(l).into(),
+                            ])
+                            .unwrap();
+                        }
+                    } else {
+                        for chunk in labels.chunks(30) {
+                            let images =
+                                chunk.iter().flat_map(|&l| image(l)).collect();
+                            q.enqueue_many(vec![
+                                Tensor::new([chunk.len(), 3], images)
+                                    .unwrap()
+                                    .into(),
+                                Tensor::vector(chunk.to_vec()).into(),
+                            ])
+                            .unwrap();
+                        }
+                    }
+                })
+            })
+            .collect();
+        // While open, 100 rows stay: the consumer can take all but 125
+        // before the producers are done (and must, or they would wait on a
+        // full queue for ever).
+        let mut out = Vec::new();
+        while out.len() < 9_000 - 125 {
+            check(q.dequeue_many(25).unwrap(), &mut out);
+        }
+        for p in producers {
+            p.join().unwrap();
+        }
+        q.close(false);
+        while q.size() > 0 {
+            check(q.dequeue_up_to(25).unwrap(), &mut out);
+        }
+        out.sort_unstable();
+        let want: Vec<i64> = (0..3)
+            .flat_map(|p| p * 10_000..p * 10_000 + 3_000)
+            .collect();
+        assert_eq!(out, want, "every row once");
+        // The capacity plus the rows on their way in, in chunks of 300.
+        assert!(q.inner.slab_slots().unwrap() <= 600);
+    }
+
+    #[test]
     fn enqueues_that_fail_give_their_slots_back() {
         // A full queue: every enqueue times out or is cancelled, having
         // taken slots for its rows; none of them may be lost, or a

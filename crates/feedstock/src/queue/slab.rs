@@ -402,6 +402,29 @@ mod tests {
     }
 
     #[test]
+    fn empty_components_take_no_bytes_and_come_back_empty() {
+        let spec = QueueSpec::new()
+            .component(ComponentSpec::new(DType::F64).shape([0, 4]))
+            .component(ComponentSpec::new(DType::I32).shape([]));
+        let slab = Slab::for_spec(&spec, 8).unwrap();
+        let row = |x: i32| -> Vec<Value> {
+            vec![
+                Tensor::new([0, 4], Vec::<f64>::new()).unwrap().into(),
+                Tensor::scalar(x).into(),
+            ]
+        };
+        let mut slots = slab.reserve(2);
+        for (i, s) in slots.iter_mut().enumerate() {
+            slab.write_element(s, &row(i as i32)).unwrap();
+        }
+        assert_eq!(slab.tuple(&slots[1]).unwrap(), row(1));
+        let batch = slab.stack(slots.iter(), 2).unwrap();
+        assert_eq!(batch[0].dense().unwrap().dims(), &[2, 0, 4]);
+        let labels = batch[1].dense().unwrap();
+        assert_eq!(labels.as_slice::<i32>().unwrap(), &[0, 1]);
+    }
+
+    #[test]
     fn a_slot_of_another_slab_is_refused() {
         let (a, b) = (
             Slab::for_spec(&spec(), 4).unwrap(),

@@ -182,14 +182,7 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         for e in &elements {
             fixed.spec.check(e).map_err(|e| self.context(e))?;
         }
-        let elements = match &fixed.slab {
-            Some(slab) => {
-                self.copy_to_slots(slab, elements.len(), |s, i| {
-                    slab.write_element(s, &elements[i])
-                })?
-            }
-            None => elements.into_iter().map(Element::Tuple).collect(),
-        };
+        let elements = self.store_tuples(fixed, elements)?;
         self.put(fixed, elements, timeout)
     }
 
@@ -238,17 +231,25 @@ impl<B: Buffer<Element>> TensorQueue<B> {
                 let rows = spec
                     .split_batch(components)
                     .map_err(|e| self.context(e))?;
-                match &fixed.slab {
-                    Some(slab) => {
-                        self.copy_to_slots(slab, rows.len(), |s, i| {
-                            slab.write_element(s, &rows[i])
-                        })?
-                    }
-                    None => rows.into_iter().map(Element::Tuple).collect(),
-                }
+                self.store_tuples(fixed, rows)?
             }
         };
         self.put(fixed, elements, timeout)
+    }
+
+    /// Checked elements as the queue stores them: copied into slots of
+    /// its slab if it keeps one, else as they are.
+    fn store_tuples(
+        &self,
+        fixed: &Fixed,
+        tuples: Vec<Vec<Value>>,
+    ) -> Result<Vec<Element>> {
+        match &fixed.slab {
+            Some(slab) => self.copy_to_slots(slab, tuples.len(), |s, i| {
+                slab.write_element(s, &tuples[i])
+            }),
+            None => Ok(tuples.into_iter().map(Element::Tuple).collect()),
+        }
     }
 
     /// `n` rows copied into slots of `slab` by `write(slot, i)`, outside
