@@ -76,6 +76,15 @@
 //! because TensorFlow's semantics (batch dequeues that wait for `n`,
 //! shuffle hold-back, close that drains, put-back on failure, producer
 //! accounting) are not a channel's.
+//!
+//! Memory: a FIFO queue fed by `enqueue_many` keeps each batch whole until
+//! its last row has left. A shuffle queue whose components are all
+//! numeric (not bool) dense tensors of fully defined shapes keeps its rows
+//! in fixed-size slots of one shared store (`slab.rs`), copied in by the
+//! producers and straight out into each batch: its memory is at most the
+//! capacity's worth of rows plus those on their way in or out, reused
+//! from row to row and freed with the queue. Other elements are kept as
+//! tuples of their own.
 
 mod batch;
 mod core;
