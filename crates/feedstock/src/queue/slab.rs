@@ -81,7 +81,7 @@ pub(crate) struct Slab {
 
 #[derive(Debug, Default)]
 struct Store {
-    /// Every chunk allocated, as raw pointers from `Box::into_raw`, freed
+    /// Every chunk allocated, as raw pointers from `Box::leak`, freed
     /// when the slab is dropped.
     chunks: Vec<NonNull<[u64]>>,
     /// Slots not in use, the last given back on top.
@@ -95,7 +95,7 @@ unsafe impl Send for Store {}
 impl Drop for Slab {
     fn drop(&mut self) {
         for chunk in self.store.get_mut().chunks.drain(..) {
-            // SAFETY: made by `Box::into_raw` in `grow`, freed once here.
+            // SAFETY: made by `Box::leak` in `grow`, freed once here.
             // Slots still held (by elements being dropped alongside) are
             // never read again: a slot only touches its row through the
             // slab's methods, which need the slab alive.
@@ -117,8 +117,9 @@ impl Slab {
                 return None;
             }
             let dims = c.partial_shape()?.to_shape()?.dims().to_vec();
-            let len: usize = dims.iter().product();
-            let bytes = len * size;
+            let len =
+                dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d))?;
+            let bytes = len.checked_mul(size)?;
             parts.push(Part {
                 dtype: c.dtype(),
                 dims,
