@@ -11,6 +11,9 @@
 //! side_by_side seed_parts DIR [EPOCHS]  the seed pipeline's work, by part
 //! ```
 //!
+//! `seed` runs two producer threads and reads ahead; the environment
+//! changes that for experiments: `SEED_THREADS=N`, `SEED_AHEAD=0`.
+//!
 //! Each run prints one line per form: `form count seconds per_second`.
 //! `cifar_throughput` measures the CIFAR row.
 //!

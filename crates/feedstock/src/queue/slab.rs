@@ -268,46 +268,42 @@ impl Slab {
 
     /// One tensor per component, of the rows of `slots` stacked along a
     /// new axis 0.
-    pub(crate) fn stack<'a>(
+    pub(crate) fn stack(&self, slots: &[&Slot]) -> Result<Vec<Value>> {
+        self.tensors(slots, Some(slots.len()))
+    }
+
+    /// The slot's row as a tuple of tensors.
+    pub(crate) fn tuple(&self, slot: &Slot) -> Result<Vec<Value>> {
+        self.tensors(&[slot], None)
+    }
+
+    /// One tensor per component of the rows of `slots`, one after the
+    /// other, with a leading axis of `rows` if given.
+    fn tensors(
         &self,
-        slots: impl Iterator<Item = &'a Slot> + Clone,
-        n: usize,
+        slots: &[&Slot],
+        rows: Option<usize>,
     ) -> Result<Vec<Value>> {
         self.parts
             .iter()
             .enumerate()
             .map(|(c, part)| {
-                let mut data = Data::zeros(part.dtype, n * part.len);
+                let mut data = Data::zeros(part.dtype, slots.len() * part.len);
                 let out = data
                     .pod_bytes_mut()
                     .ok_or_else(|| Error::internal("a queue row of bools"))?;
                 if part.bytes > 0 {
                     for (slot, dst) in
-                        slots.clone().zip(out.chunks_mut(part.bytes))
+                        slots.iter().zip(out.chunks_mut(part.bytes))
                     {
                         self.read(slot, c, dst)?;
                     }
                 }
-                let mut shape = Vec::with_capacity(part.dims.len() + 1);
-                shape.push(n);
-                shape.extend_from_slice(&part.dims);
+                let shape: Vec<usize> = rows
+                    .into_iter()
+                    .chain(part.dims.iter().copied())
+                    .collect();
                 Ok(Value::Dense(Tensor::from_data(shape, data)?))
-            })
-            .collect()
-    }
-
-    /// The slot's row as a tuple of tensors.
-    pub(crate) fn tuple(&self, slot: &Slot) -> Result<Vec<Value>> {
-        self.parts
-            .iter()
-            .enumerate()
-            .map(|(c, part)| {
-                let mut data = Data::zeros(part.dtype, part.len);
-                let out = data
-                    .pod_bytes_mut()
-                    .ok_or_else(|| Error::internal("a queue row of bools"))?;
-                self.read(slot, c, out)?;
-                Ok(Value::Dense(Tensor::from_data(part.dims.clone(), data)?))
             })
             .collect()
     }
@@ -362,7 +358,8 @@ mod tests {
         for (i, s) in slots.iter().enumerate() {
             assert_eq!(slab.tuple(s).unwrap(), row(i as i64));
         }
-        let stacked = slab.stack(slots.iter().rev(), 3).unwrap();
+        let stacked =
+            slab.stack(&slots.iter().rev().collect::<Vec<_>>()).unwrap();
         let batch: Vec<Tensor> = stacked
             .into_iter()
             .map(|v| v.into_dense().unwrap())
@@ -419,7 +416,7 @@ mod tests {
             slab.write_element(s, &row(i as i32)).unwrap();
         }
         assert_eq!(slab.tuple(&slots[1]).unwrap(), row(1));
-        let batch = slab.stack(slots.iter(), 2).unwrap();
+        let batch = slab.stack(&slots.iter().collect::<Vec<_>>()).unwrap();
         assert_eq!(batch[0].dense().unwrap().dims(), &[2, 0, 4]);
         let labels = batch[1].dense().unwrap();
         assert_eq!(labels.as_slice::<i32>().unwrap(), &[0, 1]);

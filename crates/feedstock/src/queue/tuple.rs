@@ -353,7 +353,7 @@ impl<B: Buffer<Element>> TensorQueue<B> {
                 .iter()
                 .map(Element::slot)
                 .collect::<Result<Vec<_>>>()
-                .and_then(|s| slab.stack(s.iter().copied(), s.len()));
+                .and_then(|s| slab.stack(&s));
             return self.after_copy(slab, elements, batch);
         }
         if fixed.fast_stack && !elements.is_empty() {
