@@ -87,6 +87,20 @@ fn wrapper_total(make: impl RecordReader + 'static, path: &str) -> usize {
     }
 }
 
+/// As [`wrapper_total`], one record at a time with `read`.
+fn wrapper_total_each(make: impl RecordReader + 'static, path: &str) -> usize {
+    let reader = Reader::new(make);
+    let files = Files::one(path);
+    let mut n = 0;
+    loop {
+        match reader.read(&files) {
+            Ok(record) => n += record.value.len(),
+            Err(e) if e.is_out_of_range() => return n,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
 /// As [`wrapper_total`], with `read_batch` (no key strings).
 fn wrapper_total_batch(
     make: impl RecordReader + 'static,
@@ -236,6 +250,12 @@ fn tfrecord(c: &mut Criterion) {
                 n += black_box(rec.data).len();
             }
             assert_eq!(n, data);
+        })
+    });
+    g.bench_function("reader_read", |b| {
+        b.iter(|| {
+            let n = wrapper_total_each(TfRecordReader::new(), &path_s);
+            assert_eq!(black_box(n), data);
         })
     });
     g.bench_function("reader_read_up_to_256", |b| {

@@ -444,10 +444,15 @@ impl Data {
         pod_data!(self, v => bytemuck::cast_slice(v.as_slice()))
     }
 
-    /// The bytes of the elements to write, as [`Data::pod_bytes`]: any
-    /// bytes written are valid elements.
-    pub(crate) fn pod_bytes_mut(&mut self) -> Option<&mut [u8]> {
-        pod_data!(self, v => bytemuck::cast_slice_mut(v.as_mut_slice()))
+    /// Appends the elements whose in-memory bytes are `bytes` (as
+    /// [`Data::pod_bytes`] gives them), which must be aligned for the
+    /// dtype and a whole number of elements. Returns false, appending
+    /// nothing, when they are not, and for bool and strings.
+    pub(crate) fn extend_from_pod_bytes(&mut self, bytes: &[u8]) -> bool {
+        pod_data!(self, v => bytemuck::try_cast_slice(bytes)
+            .map(|s| v.extend_from_slice(s))
+            .is_ok())
+        .unwrap_or(false)
     }
 
     /// An empty vector of `dtype` with room for `n` elements.

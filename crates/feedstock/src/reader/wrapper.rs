@@ -68,7 +68,7 @@ struct Shared {
 struct Locked {
     reader: Box<dyn RecordReader>,
     /// The file being read, if any.
-    current: Option<String>,
+    current: Option<Arc<str>>,
     /// An error met by [`Reader::read_up_to`] after it had records in hand:
     /// the records are returned first, the error by the next call.
     pending: Option<Error>,
@@ -332,7 +332,7 @@ impl Reader {
             }
             self.start_work(&mut locked, work, deadline)?;
             if batch.is_empty() {
-                batch.file = locked.current.as_deref().map(Arc::from);
+                batch.file = locked.current.clone();
             }
             if locked.unit.is_none() {
                 // Every record is kept: the rest of the batch in one call.
@@ -432,7 +432,12 @@ impl Reader {
 
     /// The file being read, if any. Waits for the lock.
     pub fn current_work(&self) -> Option<String> {
-        self.shared.locked.lock().current.clone()
+        self.shared
+            .locked
+            .lock()
+            .current
+            .as_deref()
+            .map(str::to_owned)
     }
 
     /// Saves the reader's position: the counters, the current file and
@@ -464,7 +469,7 @@ impl Reader {
             work_started: self.shared.work_started.load(Ordering::Acquire),
             work_finished: self.shared.work_finished.load(Ordering::Acquire),
             num_records_produced: self.num_records_produced(),
-            current_work: locked.current.clone(),
+            current_work: locked.current.as_deref().map(str::to_owned),
             reader_state,
             magic: MAGIC.to_owned(),
         };
@@ -518,7 +523,7 @@ impl Reader {
                 .restore_state(file, &*self.shared.fs, pos)
                 .map_err(|e| e.with_file(file))?;
         }
-        locked.current = state.current_work;
+        locked.current = state.current_work.map(Arc::from);
         let s = &self.shared;
         s.work_started.store(state.work_started, Ordering::Release);
         s.work_finished
@@ -580,7 +585,7 @@ impl Reader {
             .map_err(|e| e.with_file(&unit.file))?;
         self.shared.work_started.fetch_add(1, Ordering::AcqRel);
         locked.unit = UnitFilter::new(&unit);
-        locked.current = Some(unit.file);
+        locked.current = Some(Arc::from(unit.file));
         Ok(())
     }
 
@@ -704,7 +709,7 @@ impl Reader {
         let started = self.shared.work_started.load(Ordering::Acquire);
         self.shared.work_finished.store(started, Ordering::Release);
         let file = locked.current.take().unwrap_or_default();
-        result.map_err(|e| e.with_file(file))
+        result.map_err(|e| e.with_file(&*file))
     }
 }
 
