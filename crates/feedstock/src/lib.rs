@@ -26,6 +26,7 @@ pub mod plan;
 pub mod proto;
 pub mod queue;
 pub mod reader;
+mod spin;
 pub mod summary;
 pub mod tensor;
 

@@ -97,9 +97,6 @@ struct Slot {
     cv: Condvar,
 }
 
-/// Rounds of eight pause instructions [`Core::lock`] spins for at most.
-const SPINS_FOR_LOCK: usize = 128;
-
 /// The blocked callers of one kind, oldest first.
 #[derive(Default)]
 struct WaitList(VecDeque<Arc<Slot>>);
@@ -509,26 +506,11 @@ impl<T, B: Buffer<T>> Core<T, B> {
         }
     }
 
-    /// Takes the state lock for an enqueue or a dequeue, spinning a few
-    /// microseconds while another thread holds it before falling back to
-    /// the mutex's own wait. Those hold it for well under that (a dequeue
-    /// of 128 from a shuffle queue, about 2 µs), and the mutex, after a
-    /// short spin, yields the CPU and then parks: on two cores busy with a
-    /// consumer and two producers, each of those costs a context switch
-    /// (measured: two fifths of the seed pipeline's context switches, per
-    /// record, were enqueues waiting for this lock).
+    /// Takes the state lock for an enqueue or a dequeue, spinning first
+    /// (see [`crate::spin`]): a dequeue of 128 from a shuffle queue holds
+    /// it for about 2 µs, an enqueue for less.
     fn lock(&self) -> MutexGuard<'_, State<B>> {
-        for _ in 0..SPINS_FOR_LOCK {
-            if !self.state.is_locked() {
-                if let Some(st) = self.state.try_lock() {
-                    return st;
-                }
-            }
-            for _ in 0..8 {
-                std::hint::spin_loop();
-            }
-        }
-        self.state.lock()
+        crate::spin::lock(&self.state)
     }
 
     /// Records a change of state. Called with the lock held.

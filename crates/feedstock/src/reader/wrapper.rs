@@ -173,15 +173,22 @@ impl Reader {
         deadline: Option<Instant>,
     ) -> Result<Record> {
         let mut locked = self.lock_until(deadline)?;
-        loop {
+        let (file, key, value) = loop {
             if let Some(e) = locked.pending.take() {
                 return Err(e);
             }
             self.start_work(&mut locked, work, deadline)?;
             if let Some(record) = self.read_one(&mut locked)? {
-                return Ok(record);
+                break record;
             }
-        }
+        };
+        // The key is built after the lock is released, to keep other
+        // threads' reads waiting for as short a time as can be.
+        drop(locked);
+        Ok(Record {
+            key: full_key(&file, key),
+            value,
+        })
     }
 
     /// Reads up to `n` records, all from one file.
@@ -552,13 +559,15 @@ impl Reader {
         deadline: Option<Instant>,
     ) -> Result<MutexGuard<'_, Locked>> {
         match deadline {
-            None => Ok(self.shared.locked.lock()),
-            Some(d) => self.shared.locked.try_lock_until(d).ok_or_else(|| {
-                Error::deadline_exceeded(
-                    "read timed out waiting for another read on the same \
-                     reader",
-                )
-            }),
+            None => Ok(crate::spin::lock(&self.shared.locked)),
+            Some(d) => crate::spin::try_lock(&self.shared.locked)
+                .or_else(|| self.shared.locked.try_lock_until(d))
+                .ok_or_else(|| {
+                    Error::deadline_exceeded(
+                        "read timed out waiting for another read on the \
+                         same reader",
+                    )
+                }),
         }
     }
 
@@ -589,16 +598,18 @@ impl Reader {
         Ok(())
     }
 
-    /// Reads one record of the current file; `None` when the file ended
-    /// (and has been finished).
-    fn read_one(&self, locked: &mut Locked) -> Result<Option<Record>> {
+    /// Reads one record of the current file, with that file; `None` when
+    /// the file ended (and has been finished).
+    fn read_one(
+        &self,
+        locked: &mut Locked,
+    ) -> Result<Option<(Arc<str>, RecordKey, Bytes)>> {
         let Some(file) = locked.current.clone() else {
             return Err(Error::internal("no file in progress"));
         };
-        Ok(self.read_raw(locked)?.map(|(key, value)| Record {
-            key: full_key(&file, key),
-            value,
-        }))
+        Ok(self
+            .read_raw(locked)?
+            .map(|(key, value)| (file, key, value)))
     }
 
     /// Reads one record of the current file, with its key as the record
