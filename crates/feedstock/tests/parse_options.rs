@@ -353,6 +353,24 @@ fn fixed_sequence_without_allow_missing_is_refused_by_parse_example() {
 // --- issue 10 item 10: big specs -------------------------------------------
 
 #[test]
+fn small_and_mid_sized_specs_find_every_name() {
+    // Small specs find names by comparing them in turn, larger ones by
+    // hashing: both must give each feature's position.
+    for n in [1, 2, 12, 13, 40] {
+        let mut b = FeatureSpec::builder();
+        for i in 0..n {
+            b.fixed(format!("feature/{i}"), DType::F32, [1]);
+        }
+        let spec = b.build().unwrap();
+        for i in 0..n {
+            assert_eq!(spec.position(&format!("feature/{i}")), Some(i));
+        }
+        assert_eq!(spec.position("feature/"), None, "{n} features");
+        assert_eq!(spec.position(&format!("feature/{n}")), None);
+    }
+}
+
+#[test]
 fn spec_with_200k_features_builds_and_finds_every_name() {
     // Building was quadratic (a linear name search per feature): 200k
     // features took minutes. With hash maps it is linear, fast even in a

@@ -157,7 +157,11 @@ impl FeatureSpec {
 
     /// The position of feature `name`, if the spec has it.
     pub fn position(&self, name: &str) -> Option<usize> {
-        self.inner.positions.get(name).copied()
+        if self.len() <= LINEAR_LOOKUP_MAX {
+            self.names().position(|n| n == name)
+        } else {
+            self.inner.positions.get(name).copied()
+        }
     }
 
     /// The kind of feature `name`, if the spec has it.
