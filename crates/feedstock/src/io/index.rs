@@ -226,14 +226,29 @@ struct IndexProto {
 /// Passes reads through, keeping the CRC32C and count of the bytes read.
 struct Hashing<R> {
     inner: R,
-    crc: u32,
+    crc: crc_fast::Digest,
     len: u64,
+}
+
+impl<R> Hashing<R> {
+    fn new(inner: R) -> Hashing<R> {
+        Hashing {
+            inner,
+            crc: crc_fast::Digest::new(crc_fast::CrcAlgorithm::Crc32Iscsi),
+            len: 0,
+        }
+    }
+
+    /// The CRC32C of the bytes read so far.
+    fn crc(&self) -> u32 {
+        self.crc.finalize() as u32
+    }
 }
 
 impl<R: Read> Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.crc = crc32c::crc32c_append(self.crc, &buf[..n]);
+        self.crc.update(&buf[..n]);
         self.len += n as u64;
         Ok(n)
     }
@@ -259,14 +274,7 @@ impl RecordIndex {
         let raw = fs.open(path)?;
         let mut src = BufReader::with_capacity(
             256 * 1024,
-            Decompressor::new(
-                c,
-                Hashing {
-                    inner: raw,
-                    crc: 0,
-                    len: 0,
-                },
-            ),
+            Decompressor::new(c, Hashing::new(raw)),
         );
         let mut decoder = Decoder::new();
         let mut offsets = Vec::new();
@@ -308,7 +316,7 @@ impl RecordIndex {
         let hashing = src.get_mut().get_mut();
         io::copy(hashing, &mut io::sink())
             .map_err(|e| Error::io(e).with_file(path))?;
-        let (file_crc, size) = (hashing.crc, hashing.len);
+        let (file_crc, size) = (hashing.crc(), hashing.len);
         let (sampled_size, head_crc, tail_crc) = sample(fs, path)?;
         if sampled_size != size {
             return Err(Error::new(
@@ -421,14 +429,10 @@ impl RecordIndex {
             return Err(stale("content"));
         }
         if check == IndexCheck::Full {
-            let mut h = Hashing {
-                inner: fs.open(&self.path)?,
-                crc: 0,
-                len: 0,
-            };
+            let mut h = Hashing::new(fs.open(&self.path)?);
             io::copy(&mut h, &mut io::sink())
                 .map_err(|e| Error::io(e).with_file(&self.path))?;
-            if h.len != fp.size || h.crc != fp.file_crc {
+            if h.len != fp.size || h.crc() != fp.file_crc {
                 return Err(stale("content"));
             }
         }
@@ -851,7 +855,7 @@ fn sample(fs: &dyn FileSystem, path: &str) -> Result<(u64, u32, u32)> {
             .take(SAMPLE_LEN)
             .read_to_end(&mut buf)
             .map_err(|e| Error::io(e).with_file(path))?;
-        Ok(crc32c::crc32c(&buf))
+        Ok(crc_fast::crc32_iscsi(&buf))
     };
     let head = read(0)?;
     let tail = read(size.saturating_sub(SAMPLE_LEN))?;

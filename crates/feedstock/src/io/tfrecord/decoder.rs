@@ -80,8 +80,8 @@ pub struct Decoder {
     len: u64,
     /// The data of a record that arrives split across chunks.
     buf: Vec<u8>,
-    /// The running CRC32C (unmasked) of `buf`.
-    crc: u32,
+    /// The running CRC32C of `buf`.
+    crc: crc_fast::Digest,
     /// Where the record being decoded (or the next one) starts; during a
     /// resynchronisation, where the damaged region starts.
     pos: Position,
@@ -230,7 +230,7 @@ impl Decoder {
             header: [0; HEADER_LEN],
             len: 0,
             buf: Vec::new(),
-            crc: 0,
+            crc: crc_fast::Digest::new(crc_fast::CrcAlgorithm::Crc32Iscsi),
             pos: Position::default(),
             held: Vec::new(),
             held_start: 0,
@@ -603,7 +603,7 @@ impl Decoder {
                     // Grow with what arrived, never with what the length
                     // field claims: a corrupt length cannot allocate.
                     append(&mut self.buf, &rest[..n], self.pos.offset)?;
-                    self.crc = crc32c::crc32c_append(self.crc, &rest[..n]);
+                    self.crc.update(&rest[..n]);
                     at += n;
                     if (self.buf.len() as u64) < self.len {
                         return Ok((Decoded::NeedMore, at));
@@ -621,9 +621,10 @@ impl Decoder {
                         return Ok((Decoded::NeedMore, at));
                     }
                     let stored = le_u32(&self.scratch[..FOOTER_LEN]);
-                    if let Err(e) =
-                        self.check_data_crc(stored, super::mask(self.crc))
-                    {
+                    if let Err(e) = self.check_data_crc(
+                        stored,
+                        super::mask(self.crc.finalize() as u32),
+                    ) {
                         let footer = self.scratch;
                         let frame =
                             self.damaged_frame(&footer[..FOOTER_LEN])?;
@@ -673,7 +674,7 @@ impl Decoder {
     fn enter_data(&mut self) {
         self.state = State::Data;
         self.buf.clear();
-        self.crc = 0;
+        self.crc.reset();
     }
 
     fn finish_record(&mut self, payload: Payload) -> Frame {

@@ -139,7 +139,7 @@ pub fn unmask(masked: u32) -> u32 {
 
 /// The masked CRC32C of `data`, as stored in a TFRecord file.
 pub fn masked_crc32c(data: &[u8]) -> u32 {
-    mask(crc32c::crc32c(data))
+    mask(crc_fast::crc32_iscsi(data))
 }
 
 /// Where a record sits in its stream.
