@@ -208,6 +208,78 @@ mod tests {
         assert!(!c.fill_more().unwrap());
     }
 
+    #[test]
+    fn records_of_any_size_come_out_whole_and_in_order_ahead_or_not() {
+        // Records within a chunk, across one chunk's end, and longer than
+        // several chunks, taken and skipped in turn.
+        let data: Vec<u8> =
+            (0..1_200_000u32).map(|i| (i % 251) as u8).collect();
+        for ahead in [false, true] {
+            for len in [1, 7, 3073, 65_536, 70_001, 300_000] {
+                let mut c = Chunks::maybe_ahead(
+                    Box::new(std::io::Cursor::new(data.clone())),
+                    0,
+                    ahead,
+                );
+                let mut at = 0;
+                let mut i = 0;
+                while at < data.len() {
+                    let n = len.min(data.len() - at);
+                    assert_eq!(c.offset(), at as u64);
+                    if i % 3 == 2 {
+                        assert_eq!(c.skip(n as u64).unwrap(), n as u64);
+                    } else {
+                        c.fill(n).unwrap();
+                        assert_eq!(&c.buffered()[..n], &data[at..at + n]);
+                        let record = c.take(n);
+                        assert_eq!(
+                            &record[..],
+                            &data[at..at + n],
+                            "{len} {at}"
+                        );
+                    }
+                    at += n;
+                    i += 1;
+                    if i > 2_000 {
+                        break; // enough of the one-byte records
+                    }
+                }
+                if at == data.len() {
+                    assert!(c.buffered().is_empty());
+                    assert!(!c.fill_more().unwrap(), "{len}: at the end");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lines_found_by_scanning_what_is_buffered_match_the_stream() {
+        // The text reader's way: scan what is buffered, ask for more when
+        // no newline is in it, take up to the newline.
+        let mut text = Vec::new();
+        for i in 0..40_000 {
+            text.extend(std::iter::repeat_n(b'x', i % 97));
+            text.push(b'\n');
+        }
+        for ahead in [false, true] {
+            let mut c = Chunks::maybe_ahead(
+                Box::new(std::io::Cursor::new(text.clone())),
+                0,
+                ahead,
+            );
+            for i in 0..40_000 {
+                let line = loop {
+                    if let Some(end) = memchr::memchr(b'\n', c.buffered()) {
+                        break c.take(end + 1);
+                    }
+                    assert!(c.fill_more().unwrap(), "line {i}");
+                };
+                assert_eq!(line.len(), i % 97 + 1, "line {i}");
+            }
+            assert!(!c.fill_more().unwrap());
+        }
+    }
+
     /// A source of `n` bytes that then fails.
     struct Failing(usize);
 
