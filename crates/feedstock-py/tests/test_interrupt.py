@@ -82,12 +82,24 @@ def _sleeping(pid):
     return state == "S"
 
 
+def _default_sigint():
+    """In the child before Python starts: Ctrl-C's default action.
+
+    A shell starts a background job (``.ci/run &``, ``nohup``) with SIGINT
+    ignored, and the child inherits that; Python then installs no
+    KeyboardInterrupt handler and the signal does nothing, so the child
+    would wait for ever. An interactive program has the default, which
+    is what these tests are about."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(script):
     p = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
     try:
         line = p.stdout.readline()
