@@ -198,7 +198,7 @@ impl Slab {
         for (c, part) in self.parts.iter().enumerate() {
             let src = source(c)
                 .filter(|(t, dims, _)| {
-                    t.dtype() == part.dtype && same_dims(dims, &part.dims)
+                    t.dtype() == part.dtype && *dims == part.dims.as_slice()
                 })
                 .and_then(|(t, _, i)| {
                     t.data()
@@ -306,13 +306,6 @@ impl Slab {
             })
             .collect()
     }
-}
-
-/// Whether two shapes are equal, compared dimension by dimension: `==`
-/// on slices calls `memcmp`, whose masked vector load of a few bytes cost
-/// as much as the rest of an enqueue when measured in the seed pipeline.
-fn same_dims(a: &[usize], b: &[usize]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 #[cfg(test)]
