@@ -221,12 +221,12 @@ impl ReadAhead {
             });
         if let Err(e) = spawned {
             // The source went with the thread that did not start: say so
-            // on the first read.
+            // on the first read. (The closure's `EndsThread`, dropped with
+            // it, has already marked the thread gone.)
             handoff.send(Err(io::Error::new(
                 e.kind(),
                 format!("cannot start a read-ahead thread: {e}"),
             )));
-            handoff.thread_gone();
         }
         ReadAhead {
             rx: handoff,
