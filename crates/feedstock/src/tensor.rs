@@ -30,6 +30,7 @@ use bytes::Bytes;
 pub use half::{bf16, f16};
 pub use num_complex::{Complex32, Complex64};
 use num_traits::AsPrimitive;
+use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 
@@ -171,19 +172,24 @@ impl fmt::Display for DType {
     }
 }
 
+/// A shape's dimensions, kept inline up to rank 4 (an image batch's):
+/// every tensor has a shape, and per-record paths make several tensors
+/// per record, each shape an allocation and a free when on the heap.
+pub(crate) type Dims = SmallVec<[usize; 4]>;
+
 /// The dimensions of a tensor, outermost first. A scalar has rank 0.
 #[derive(Clone, PartialEq, Eq, Hash, Default)]
-pub struct Shape(Vec<usize>);
+pub struct Shape(Dims);
 
 impl Shape {
     /// A shape with the given dimensions.
     pub fn new(dims: impl Into<Vec<usize>>) -> Shape {
-        Shape(dims.into())
+        Shape(Dims::from_vec(dims.into()))
     }
 
     /// The shape of a scalar.
-    pub fn scalar() -> Shape {
-        Shape(Vec::new())
+    pub const fn scalar() -> Shape {
+        Shape(Dims::new_const())
     }
 
     /// The dimensions.
@@ -237,7 +243,7 @@ impl Shape {
 
     /// This shape with `n` prepended, as for a batch of `n`.
     pub fn prepend(&self, n: usize) -> Shape {
-        let mut dims = Vec::with_capacity(self.0.len() + 1);
+        let mut dims = Dims::with_capacity(self.0.len() + 1);
         dims.push(n);
         dims.extend_from_slice(&self.0);
         Shape(dims)
@@ -246,7 +252,7 @@ impl Shape {
     /// The shape without its first dimension (the shape of one row).
     /// A scalar's row shape is the scalar shape.
     pub fn row(&self) -> Shape {
-        Shape(self.0.get(1..).unwrap_or(&[]).to_vec())
+        Shape(Dims::from_slice(self.0.get(1..).unwrap_or(&[])))
     }
 }
 
@@ -264,19 +270,19 @@ impl fmt::Display for Shape {
 
 impl From<Vec<usize>> for Shape {
     fn from(v: Vec<usize>) -> Shape {
-        Shape(v)
+        Shape(Dims::from_vec(v))
     }
 }
 
 impl From<&[usize]> for Shape {
     fn from(v: &[usize]) -> Shape {
-        Shape(v.to_vec())
+        Shape(Dims::from_slice(v))
     }
 }
 
 impl<const N: usize> From<[usize; N]> for Shape {
     fn from(v: [usize; N]) -> Shape {
-        Shape(v.to_vec())
+        Shape(Dims::from_slice(&v))
     }
 }
 
@@ -592,7 +598,7 @@ impl Tensor {
     /// crate or be read.
     pub(crate) const fn hollow() -> Tensor {
         Tensor {
-            shape: Shape(Vec::new()),
+            shape: Shape::scalar(),
             data: Data::Bool(Vec::new()),
         }
     }
@@ -637,7 +643,7 @@ impl Tensor {
     /// A rank-1 tensor holding `values`.
     pub fn vector<T: Element>(values: Vec<T>) -> Tensor {
         Tensor {
-            shape: Shape(vec![values.len()]),
+            shape: Shape::from([values.len()]),
             data: T::wrap(values),
         }
     }

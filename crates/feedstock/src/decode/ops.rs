@@ -24,9 +24,10 @@
 //! ```
 
 use rand::Rng;
+use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
-use crate::tensor::{DType, Data, Tensor};
+use crate::tensor::{DType, Data, Dims, Tensor};
 
 // ADVICE FOR HACKERS: slice, transpose and crop are all one operation, a
 // strided copy: output element `i` (a multi-index over `out_dims`) comes
@@ -59,8 +60,8 @@ pub(crate) fn gather(data: &Data, idx: &[usize]) -> Data {
 }
 
 /// Row-major strides of `dims`.
-fn strides(dims: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; dims.len()];
+fn strides(dims: &[usize]) -> Dims {
+    let mut s = Dims::from_elem(1, dims.len());
     for k in (0..dims.len().saturating_sub(1)).rev() {
         s[k] = s[k + 1] * dims[k + 1];
     }
@@ -70,9 +71,9 @@ fn strides(dims: &[usize]) -> Vec<usize> {
 /// `dims` and `strides` without axes of extent one, and with each axis
 /// merged into the one before it where the two are contiguous in the
 /// source. Describes the same elements in the same order.
-fn coalesce(dims: &[usize], strides: &[usize]) -> (Vec<usize>, Vec<usize>) {
-    let mut d: Vec<usize> = Vec::with_capacity(dims.len());
-    let mut s: Vec<usize> = Vec::with_capacity(dims.len());
+fn coalesce(dims: &[usize], strides: &[usize]) -> (Dims, Dims) {
+    let mut d = Dims::new();
+    let mut s = Dims::new();
     for (&n, &st) in dims.iter().zip(strides) {
         if n == 1 {
             continue;
@@ -136,7 +137,7 @@ fn strided_vec<T: Clone + Default>(
         // Contiguous runs: slices and crops.
         let run = dims[last];
         let mut out = Vec::with_capacity(total);
-        let zeros = vec![0; last];
+        let zeros = Dims::from_elem(0, last);
         walk(
             &dims[..last],
             &st[..last],
@@ -275,7 +276,7 @@ fn strided(
 /// InvalidArgument when `perm` is not a permutation of `0..rank`.
 pub fn transpose(t: &Tensor, perm: &[usize]) -> Result<Tensor> {
     let dims = t.dims();
-    let mut seen = vec![false; dims.len()];
+    let mut seen: SmallVec<[bool; 8]> = SmallVec::from_elem(false, dims.len());
     let valid = perm.len() == dims.len()
         && perm.iter().all(|&p| {
             p < dims.len() && !std::mem::replace(&mut seen[p], true)
@@ -288,10 +289,10 @@ pub fn transpose(t: &Tensor, perm: &[usize]) -> Result<Tensor> {
         )));
     }
     let src = strides(dims);
-    let out_dims: Vec<usize> = perm.iter().map(|&p| dims[p]).collect();
-    let out_strides: Vec<usize> = perm.iter().map(|&p| src[p]).collect();
+    let out_dims: Dims = perm.iter().map(|&p| dims[p]).collect();
+    let out_strides: Dims = perm.iter().map(|&p| src[p]).collect();
     let data = strided(t.data(), &out_dims, &out_strides, 0);
-    Tensor::from_data(out_dims, data)
+    Tensor::from_data(&out_dims[..], data)
 }
 
 /// The block of `t` starting at `begin` with extent `size` on each axis,
@@ -315,7 +316,7 @@ pub fn slice(t: &Tensor, begin: &[usize], size: &[usize]) -> Result<Tensor> {
     }
     let src = strides(dims);
     let base = begin.iter().zip(&src).map(|(b, s)| b * s).sum();
-    Tensor::from_data(size.to_vec(), strided(t.data(), size, &src, base))
+    Tensor::from_data(size, strided(t.data(), size, &src, base))
 }
 
 /// Appends `block` to `out` with the order of its `n` sub-blocks of

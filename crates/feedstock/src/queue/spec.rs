@@ -213,22 +213,21 @@ impl ComponentSpec {
     fn check(&self, index: usize, value: &Value) -> Result<()> {
         match value {
             Value::Dense(t) => {
-                self.check_parts(index, true, t.dtype(), || t.dims().to_vec())
+                self.check_parts(index, true, t.dtype(), t.dims())
             }
             Value::Sparse(s) => {
-                self.check_parts(index, false, s.dtype(), || s.dims().to_vec())
+                self.check_parts(index, false, s.dtype(), s.dims())
             }
         }
     }
 
-    /// Checks a value given by its layout, dtype and (computed only when
-    /// needed) dims.
+    /// Checks a value given by its layout, dtype and dims.
     fn check_parts(
         &self,
         index: usize,
         dense: bool,
         dtype: DType,
-        dims: impl FnOnce() -> Vec<usize>,
+        dims: &[usize],
     ) -> Result<()> {
         let what = match (self.layout, dense) {
             (Layout::Dense, false) => {
@@ -241,12 +240,12 @@ impl ComponentSpec {
                 Some(format!("expects dtype {}, got {dtype}", self.dtype,))
             }
             _ => match &self.shape {
-                Some(s) => {
-                    let dims = dims();
-                    (!s.is_compatible(&dims)).then(|| {
-                        format!("expects shape {s}, got {}", Shape::new(dims))
-                    })
-                }
+                Some(s) => (!s.is_compatible(dims)).then(|| {
+                    format!(
+                        "expects shape {s}, got {}",
+                        Shape::new(dims.to_vec())
+                    )
+                }),
                 None => None,
             },
         };
@@ -546,9 +545,7 @@ impl QueueSpec {
                 self.components.iter().zip(components).enumerate()
             {
                 if let Value::Dense(t) = v {
-                    c.check_parts(i, true, t.dtype(), || {
-                        t.dims()[1..].to_vec()
-                    })?;
+                    c.check_parts(i, true, t.dtype(), &t.dims()[1..])?;
                 }
             }
         }
