@@ -302,7 +302,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
     /// add into `unput`.
     pub(crate) fn put_or_keep(
         &self,
-        items: Vec<T>,
+        items: impl IntoIterator<Item = T, IntoIter: ExactSizeIterator<Item = T>>,
         timeout: Option<Duration>,
         unput: &mut Vec<T>,
     ) -> Result<()> {
@@ -316,7 +316,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
 
     fn put_iter(
         &self,
-        items: &mut std::vec::IntoIter<T>,
+        items: &mut impl ExactSizeIterator<Item = T>,
         timeout: Option<Duration>,
     ) -> Result<()> {
         let mut st = self.lock();
@@ -346,7 +346,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
     fn put_admitted(
         &self,
         st: &mut MutexGuard<'_, State<B>>,
-        items: &mut std::vec::IntoIter<T>,
+        items: &mut impl ExactSizeIterator<Item = T>,
         deadline: Option<Instant>,
     ) -> Result<()> {
         let total = items.len();

@@ -432,6 +432,21 @@ mod tests {
             );
         }
         assert_eq!(q.inner.slab_slots(), Some(200), "two chunks at most");
+        // One element at a time (a per-record producer's path): a slot
+        // each, given back on every timeout.
+        for _ in 0..300 {
+            let one = vec![
+                Tensor::vector(vec![0.5f32; 3]).into(),
+                Tensor::scalar(7i64).into(),
+            ];
+            let err = q.enqueue_timeout(one, timeout).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                crate::error::Kind::DeadlineExceeded,
+                "{err}"
+            );
+        }
+        assert_eq!(q.inner.slab_slots(), Some(200), "no slot kept");
         q.close(true);
         assert!(q.enqueue_many(batch(60)).is_err());
         assert_eq!(

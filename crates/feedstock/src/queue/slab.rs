@@ -151,6 +151,17 @@ impl Slab {
         store.free.split_off(at)
     }
 
+    /// One free slot, as [`Slab::reserve`] of one.
+    pub(crate) fn reserve_one(&self) -> Slot {
+        let mut store = self.store.lock();
+        loop {
+            if let Some(slot) = store.free.pop() {
+                return slot;
+            }
+            self.grow(&mut store);
+        }
+    }
+
     /// Gives slots back for reuse.
     pub(crate) fn release(&self, slots: impl IntoIterator<Item = Slot>) {
         let mut store = self.store.lock();

@@ -186,6 +186,29 @@ impl<B: Buffer<Element>> TensorQueue<B> {
         self.put(fixed, elements, timeout)
     }
 
+    /// [`TensorQueue::enqueue_elements`] of one element, as a per-record
+    /// producer calls it once per record: nothing is allocated to wrap it.
+    pub(crate) fn enqueue_element(
+        &self,
+        element: Vec<Value>,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        let fixed = self.fixed_by(&element, false)?;
+        fixed.spec.check(&element).map_err(|e| self.context(e))?;
+        let stored = match &fixed.slab {
+            Some(slab) => {
+                let mut slot = slab.reserve_one();
+                if let Err(e) = slab.write_element(&mut slot, &element) {
+                    slab.release([slot]);
+                    return Err(e);
+                }
+                Element::Slot(slot)
+            }
+            None => Element::Tuple(element),
+        };
+        self.put(fixed, std::iter::once(stored), timeout)
+    }
+
     pub(crate) fn enqueue_batch(
         &self,
         components: Vec<Value>,
@@ -275,7 +298,10 @@ impl<B: Buffer<Element>> TensorQueue<B> {
     fn put(
         &self,
         fixed: &Fixed,
-        elements: Vec<Element>,
+        elements: impl IntoIterator<
+            Item = Element,
+            IntoIter: ExactSizeIterator<Item = Element>,
+        >,
         timeout: Option<Duration>,
     ) -> Result<()> {
         let mut unput = Vec::new();
@@ -434,6 +460,19 @@ macro_rules! impl_queue {
                 timeout: Option<std::time::Duration>,
             ) -> $crate::Result<()> {
                 self.inner.enqueue_elements(elements, timeout)
+            }
+            fn enqueue(
+                &self,
+                element: Vec<$crate::Value>,
+            ) -> $crate::Result<()> {
+                self.inner.enqueue_element(element, None)
+            }
+            fn enqueue_timeout(
+                &self,
+                element: Vec<$crate::Value>,
+                timeout: std::time::Duration,
+            ) -> $crate::Result<()> {
+                self.inner.enqueue_element(element, Some(timeout))
             }
             fn enqueue_batch(
                 &self,

@@ -9,7 +9,7 @@ use super::feature;
 use super::walk::Src;
 use super::wire::WireError;
 use crate::error::{Error, Result};
-use crate::tensor::{DType, Data, SparseTensor, Tensor, Value};
+use crate::tensor::{DType, Data, Dims, SparseTensor, Tensor, Value};
 
 /// Where in the input a column is, for error messages: the record key and,
 /// in a batch, the example's position.
@@ -194,7 +194,7 @@ pub(crate) fn pad_rows(
 /// entry `j` of group `g` gets index `[prefix(g).., j]`.
 pub(crate) fn ragged_indices(
     lens: &[usize],
-    prefix: impl Fn(usize) -> Vec<i64>,
+    prefix: impl Fn(usize) -> Option<i64>,
     nnz: usize,
     width: usize,
 ) -> Vec<i64> {
@@ -202,7 +202,7 @@ pub(crate) fn ragged_indices(
     for (g, &n) in lens.iter().enumerate() {
         let p = prefix(g);
         for j in 0..n {
-            idx.extend_from_slice(&p);
+            idx.extend(p);
             idx.push(j as i64);
         }
     }
@@ -477,23 +477,16 @@ impl Column {
         batch: Option<usize>,
     ) -> Result<Value> {
         use super::FeatureKind as K;
-        let lead = |dims: &[usize]| -> Vec<usize> {
-            let mut v = Vec::with_capacity(dims.len() + 1);
-            v.extend(batch);
-            v.extend_from_slice(dims);
-            v
+        // Shapes and index prefixes built inline: one small Example is
+        // parsed per record in a per-record pipeline.
+        let lead = |dims: &[usize]| -> Dims {
+            batch.into_iter().chain(dims.iter().copied()).collect()
         };
-        let prefix = |g: usize| -> Vec<i64> {
-            if batch.is_some() {
-                vec![g as i64]
-            } else {
-                Vec::new()
-            }
-        };
+        let prefix = |g: usize| -> Option<i64> { batch.map(|_| g as i64) };
         let width = usize::from(batch.is_some());
         Ok(match (self, kind) {
             (Column::Fixed { data, .. }, K::Fixed { shape, .. }) => {
-                Value::Dense(Tensor::from_data(lead(shape.dims()), data)?)
+                Value::Dense(Tensor::from_data(&lead(shape.dims())[..], data)?)
             }
             (Column::VarLen { data, lens }, _) => {
                 let nnz = data.len();
@@ -502,7 +495,7 @@ impl Column {
                 Value::Sparse(SparseTensor::new(
                     Tensor::new([nnz, width + 1], idx)?,
                     Tensor::from_data([nnz], data)?,
-                    lead(&[max]),
+                    &lead(&[max])[..],
                 )?)
             }
             (
@@ -518,7 +511,7 @@ impl Column {
                 let (data, max) = pad_rows(&data, &rows, stride, &pad)?;
                 let mut dims = lead(&[max]);
                 dims.extend_from_slice(shape.dims());
-                Value::Dense(Tensor::from_data(dims, data)?)
+                Value::Dense(Tensor::from_data(&dims[..], data)?)
             }
             (
                 Column::Sparse {
@@ -545,7 +538,7 @@ impl Column {
                 Value::Sparse(SparseTensor::new_unvalidated(
                     Tensor::new([nnz, w], idx)?,
                     Tensor::from_data([nnz], data)?,
-                    lead(size),
+                    &lead(size)[..],
                 )?)
             }
             _ => {
