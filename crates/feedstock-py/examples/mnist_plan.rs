@@ -43,6 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let reader = g.reader(ReaderKind::TfRecord {
         compression: Default::default(),
+        corrupt_records: Default::default(),
     })?;
     let (_key, value) = g.read(reader, queue)?;
     let spec = FeatureSpec::builder()

@@ -339,7 +339,10 @@ impl PyGraph {
                 hop_bytes,
                 compression,
             },
-            "tfrecord" => ReaderKind::TfRecord { compression },
+            "tfrecord" => ReaderKind::TfRecord {
+                compression,
+                corrupt_records: Default::default(),
+            },
             "whole_file" => ReaderKind::WholeFile,
             "identity" => ReaderKind::Identity,
             other => {

@@ -142,6 +142,7 @@ fn planned(files: &[String], many: bool) -> usize {
     let reader = g
         .reader(ReaderKind::TfRecord {
             compression: Compression::None,
+            corrupt_records: Default::default(),
         })
         .unwrap();
     let f = if many {

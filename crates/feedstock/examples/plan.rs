@@ -60,6 +60,7 @@ pub fn main() -> Result<(), Box<dyn Error>> {
     )?;
     let reader = g.reader(ReaderKind::TfRecord {
         compression: Compression::None,
+        corrupt_records: Default::default(),
     })?;
     let (_key, serialized) = g.read(reader, filename_queue)?;
     let spec = FeatureSpec::builder()

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use feedstock::coord::Coordinator;
 use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::FeatureSpec;
-use feedstock::io::tfrecord::WriterBuilder;
+use feedstock::io::tfrecord::{CorruptRecords, SkipBudget, WriterBuilder};
 use feedstock::io::Compression;
 use feedstock::plan::{
     BatchOptions, CsvOptions, Graph, Interrupt, Output, ProducerOptions,
@@ -264,6 +264,7 @@ fn tfrecord_shuffle_batch_exact_epochs() -> Result<()> {
     )?;
     let reader = g.reader(ReaderKind::TfRecord {
         compression: Compression::None,
+        corrupt_records: Default::default(),
     })?;
     let (_, value) = g.read(reader, q)?;
     let f = g.parse_single_example(value, mnist_spec())?;
@@ -330,6 +331,7 @@ fn read_up_to_parse_example_enqueue_many() -> Result<()> {
     let q = g.string_input_producer(Strings::List(files), ordered(2))?;
     let reader = g.reader(ReaderKind::TfRecord {
         compression: Compression::None,
+        corrupt_records: Default::default(),
     })?;
     let (_, values) = g.read_up_to(reader, q, 4)?;
     let f = g.parse_example(values, mnist_spec())?;
@@ -378,6 +380,7 @@ fn join_and_keep_input() -> Result<()> {
     for _ in 0..2 {
         let reader = g.reader(ReaderKind::TfRecord {
             compression: Compression::None,
+            corrupt_records: Default::default(),
         })?;
         let (_, value) = g.read(reader, q)?;
         let f = g.parse_single_example(value, mnist_spec())?;
@@ -744,6 +747,7 @@ fn corrupt_file_and_unstarted_runners() -> Result<()> {
         g.string_input_producer(Strings::List(files.clone()), ordered(1))?;
     let reader = g.reader(ReaderKind::TfRecord {
         compression: Compression::None,
+        corrupt_records: Default::default(),
     })?;
     let (_, value) = g.read(reader, q)?;
     let f = g.parse_single_example(value, mnist_spec())?;
@@ -773,6 +777,58 @@ fn corrupt_file_and_unstarted_runners() -> Result<()> {
     coord.request_stop();
     let joined = coord.join(threads, JOIN).unwrap_err();
     assert_eq!(joined.kind(), Kind::DataLoss);
+    Ok(())
+}
+
+/// A TFRecord reader node told to skip damaged records: the intact ones
+/// arrive, once per epoch, and each skip is counted in the session's
+/// statistics, naming the file; a budget of none fails DataLoss instead.
+#[test]
+fn a_reader_node_that_skips_corrupt_records_counts_them() -> Result<()> {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_examples(dir.path(), 2, 5);
+    // The data of file 0's last record (label 4).
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let n = bytes.len();
+    bytes[n - 6] ^= 0xff;
+    std::fs::write(&files[0], bytes).unwrap();
+    let run = |budget: SkipBudget| -> Result<(Vec<i64>, Session)> {
+        let g = Graph::new();
+        let q =
+            g.string_input_producer(Strings::List(files.clone()), ordered(2))?;
+        let reader = g.reader(ReaderKind::TfRecord {
+            compression: Compression::None,
+            corrupt_records: CorruptRecords::Skip(budget),
+        })?;
+        let (_, value) = g.read(reader, q)?;
+        let f = g.parse_single_example(value, mnist_spec())?;
+        let sess = Session::new(&g);
+        let coord = Coordinator::new();
+        let threads = sess.start_queue_runners(&coord)?;
+        let labels = drain(&sess, &[f[1]]).map(|rows| {
+            rows.iter().flat_map(|r| i64s(&r[0])).collect::<Vec<_>>()
+        });
+        coord.request_stop();
+        let joined = coord.join(threads, JOIN);
+        let labels = labels?;
+        joined?;
+        Ok((labels, sess))
+    };
+
+    let (labels, sess) = run(SkipBudget::new().max_per_file(1))?;
+    let epoch = [0, 1, 2, 3, 5, 6, 7, 8, 9];
+    let want: Vec<i64> = epoch.iter().chain(&epoch).copied().collect();
+    assert_eq!(labels, want, "the intact records, in order, twice");
+    let skips = sess.stats().skips;
+    assert_eq!(skips.skipped, 2, "one region per reading of file 0");
+    assert_eq!(skips.files.len(), 1);
+    assert_eq!(skips.files[0].file, files[0]);
+
+    let Err(err) = run(SkipBudget::new().max_per_file(0)) else {
+        panic!("a budget of none fails");
+    };
+    assert_eq!(err.kind(), Kind::DataLoss, "{err}");
+    assert_eq!(err.file(), Some(files[0].as_str()), "{err}");
     Ok(())
 }
 

@@ -13,6 +13,7 @@ use crate::decode::math::{self, BinaryOp};
 use crate::decode::raw::ByteOrder;
 use crate::error::{Error, Result};
 use crate::input::shard::{Remainder, Shard};
+use crate::io::tfrecord::CorruptRecords;
 use crate::io::Compression;
 use crate::queue::PartialShape;
 use crate::tensor::{DType, Tensor, Value};
@@ -179,6 +180,11 @@ pub enum ReaderKind {
     TfRecord {
         /// The files' compression.
         compression: Compression,
+        /// What the reader does with a damaged record: fail naming the
+        /// file and offset (the default, as TensorFlow), or skip within a
+        /// budget. Skipped regions are counted in the session's
+        /// [`stats`](super::Session::stats) (`skips`).
+        corrupt_records: CorruptRecords,
     },
     /// `tf.WholeFileReader`: one record per file.
     WholeFile,

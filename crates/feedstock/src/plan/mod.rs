@@ -90,7 +90,10 @@
 //!   [`Graph::reader`] with a [`ReaderKind`] (compression as
 //!   [`Compression`](crate::io::Compression): `""`, `"GZIP"`, `"ZLIB"`);
 //!   `reader.read(q)` / `reader.read_up_to(q, n)` are [`Graph::read`] /
-//!   [`Graph::read_up_to`], each returning `(key, value)`.
+//!   [`Graph::read_up_to`], each returning `(key, value)`. Beyond
+//!   TensorFlow, a TFRecord reader may skip damaged records within a
+//!   budget ([`CorruptRecords`](crate::io::tfrecord::CorruptRecords));
+//!   the session's [`stats`](Session::stats) count every skip, by file.
 //! * **Decoders.** `tf.decode_csv(records, record_defaults, field_delim,
 //!   use_quote_delim, na_value, select_cols)`: each default `[x]` is
 //!   [`RecordDefault::from_tensor`](crate::decode::csv::RecordDefault::from_tensor)

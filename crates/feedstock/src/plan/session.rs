@@ -18,6 +18,7 @@ use crate::input::{
     slice_input_producer, string_input_producer, BatchSource, KeepInput,
     SliceProducer,
 };
+use crate::io::tfrecord::SkipLog;
 use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
 use crate::reader::{
     FixedLengthRecordReader, IdentityReader, Reader, TextLineReader,
@@ -588,7 +589,10 @@ impl Inner {
                 Resource::Slice(b.build()?)
             }
             Op::LimitEpochs { .. } => Resource::Counter(AtomicU64::new(0)),
-            Op::Reader(kind) => Resource::Reader(make_reader(kind)?),
+            Op::Reader(kind) => Resource::Reader(make_reader(
+                kind,
+                Some(self.pipeline.lock().skip_log()),
+            )?),
             Op::RandomFlip { seed } | Op::RandomCrop { seed, .. } => {
                 let rng = match seed {
                     Some(s) => ChaCha8Rng::seed_from_u64(*s),
@@ -622,7 +626,9 @@ impl Inner {
                  formats; its files' records cannot be counted"
             )));
         }
-        make_reader(kind)
+        // Its own skip log: counting must not add to the regions the
+        // readers then skip (and count) again.
+        make_reader(kind, None)
     }
 
     fn make_batch(self: &Arc<Self>, spec: &BatchSpec) -> Result<BatchSource> {
@@ -715,7 +721,13 @@ fn strings_of(t: &Tensor, node: &str) -> Result<Vec<String>> {
         .collect()
 }
 
-fn make_reader(kind: &ReaderKind) -> Result<Reader> {
+/// A reader of `kind`; a TFRecord reader that skips damaged records counts
+/// them in `skip_log` when given (the pipeline's, which the session's
+/// statistics report).
+fn make_reader(
+    kind: &ReaderKind,
+    skip_log: Option<SkipLog>,
+) -> Result<Reader> {
     Ok(match kind {
         ReaderKind::TextLine { skip_header_lines } => Reader::new(
             TextLineReader::builder()
@@ -736,9 +748,18 @@ fn make_reader(kind: &ReaderKind) -> Result<Reader> {
                 .compression(*compression)
                 .build()?,
         ),
-        ReaderKind::TfRecord { compression } => Reader::new(
-            TfRecordReader::builder().compression(*compression).build(),
-        ),
+        ReaderKind::TfRecord {
+            compression,
+            corrupt_records,
+        } => {
+            let mut b = TfRecordReader::builder();
+            b.compression(*compression)
+                .corrupt_records(corrupt_records.clone());
+            if let Some(log) = skip_log {
+                b.skip_log(log);
+            }
+            Reader::new(b.build())
+        }
         ReaderKind::WholeFile => Reader::new(WholeFileReader::new()),
         ReaderKind::Identity => Reader::new(IdentityReader::new()),
     })
