@@ -14,6 +14,7 @@ use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
 use feedstock::decode::image::Channels;
 use feedstock::decode::math::BinaryOp;
+use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::plan::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
     ProducerOptions, QueueRef, ReaderKind, ReaderRef, RunOptions, Session,
@@ -316,8 +317,11 @@ impl PyGraph {
     }
 
     /// A reader: `kind` is `"text_line"`, `"fixed_length"`,
-    /// `"tfrecord"`, `"whole_file"` or `"identity"`.
-    #[pyo3(signature = (kind, skip_header_lines=0, record_bytes=0, header_bytes=0, footer_bytes=0, hop_bytes=0, compression=None))]
+    /// `"tfrecord"`, `"whole_file"` or `"identity"`. `skip_corrupt`
+    /// (TFRecord only): `None` fails at a damaged record, as TensorFlow;
+    /// a dict skips damaged regions within its budget (`max_per_file`,
+    /// `max_per_run`, `max_fraction`, each optional).
+    #[pyo3(signature = (kind, skip_header_lines=0, record_bytes=0, header_bytes=0, footer_bytes=0, hop_bytes=0, compression=None, skip_corrupt=None))]
     #[allow(clippy::too_many_arguments)]
     fn reader(
         &self,
@@ -328,8 +332,18 @@ impl PyGraph {
         footer_bytes: u64,
         hop_bytes: u64,
         compression: Option<&str>,
+        skip_corrupt: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyReader> {
         let compression = parse_compression(compression)?;
+        if skip_corrupt.is_some() && kind != "tfrecord" {
+            return Err(PyValueError::new_err(format!(
+                "skip_corrupt is for TFRecord readers, not {kind:?}"
+            )));
+        }
+        let corrupt_records = match skip_corrupt {
+            None => CorruptRecords::Fail,
+            Some(d) => CorruptRecords::Skip(skip_budget(d)?),
+        };
         let kind = match kind {
             "text_line" => ReaderKind::TextLine { skip_header_lines },
             "fixed_length" => ReaderKind::FixedLength {
@@ -341,7 +355,7 @@ impl PyGraph {
             },
             "tfrecord" => ReaderKind::TfRecord {
                 compression,
-                corrupt_records: Default::default(),
+                corrupt_records,
             },
             "whole_file" => ReaderKind::WholeFile,
             "identity" => ReaderKind::Identity,
@@ -872,6 +886,29 @@ impl PySession {
         Ok(out)
     }
 
+    /// The damaged TFRecord regions the session's readers skipped:
+    /// `skipped` and `skipped_bytes` in all, and per file (`files`, in
+    /// the order files first had a skip).
+    fn skip_stats<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let skips = self.0.stats().skips;
+        let d = PyDict::new(py);
+        d.set_item("skipped", skips.skipped)?;
+        d.set_item("skipped_bytes", skips.skipped_bytes)?;
+        let files = PyList::empty(py);
+        for f in &skips.files {
+            let fd = PyDict::new(py);
+            fd.set_item("file", &f.file)?;
+            fd.set_item("skipped", f.skipped)?;
+            fd.set_item("skipped_bytes", f.skipped_bytes)?;
+            files.append(fd)?;
+        }
+        d.set_item("files", files)?;
+        Ok(d)
+    }
+
     /// One dict of counters per queue.
     fn stats<'py>(
         &self,
@@ -1048,4 +1085,25 @@ fn strings_arg(strings: &Bound<'_, PyAny>) -> PyResult<Strings> {
         Ok(o) => Strings::Output(o.0),
         Err(_) => Strings::List(strings.extract::<Vec<String>>()?),
     })
+}
+
+/// A skip budget from a dict with any of `max_per_file`, `max_per_run`
+/// and `max_fraction`; other keys are an error, not ignored.
+fn skip_budget(d: &Bound<'_, PyDict>) -> PyResult<SkipBudget> {
+    let mut budget = SkipBudget::new();
+    for (k, v) in d.iter() {
+        let key: String = k.extract()?;
+        budget = match key.as_str() {
+            "max_per_file" => budget.max_per_file(v.extract()?),
+            "max_per_run" => budget.max_per_run(v.extract()?),
+            "max_fraction" => budget.max_fraction(v.extract()?),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "skip_corrupt: unknown key {other:?} (max_per_file, \
+                     max_per_run, max_fraction)"
+                )))
+            }
+        };
+    }
+    Ok(budget)
 }

@@ -114,6 +114,31 @@ def test_corrupt_file_error_reaches_the_loop(tmp_path):
     assert info.value.file == f
 
 
+def test_corrupt_records_skipped_within_a_budget_are_counted(tmp_path):
+    # File 1's last record (id 9) is damaged: asked to skip, the pipeline
+    # gives every other example, each epoch, and counts one skip per
+    # reading of the file; past the budget it fails naming the file.
+    files = write_shards(tmp_path, 2, 5)
+    data = bytearray(open(files[1], "rb").read())
+    data[-3] ^= 1
+    open(files[1], "wb").write(bytes(data))
+    pipe = fs.Pipeline(files, features=SPEC, batch_size=4, num_epochs=2, shuffle=False,
+                       reader_options={"skip_corrupt": {"max_per_file": 1, "max_fraction": 0.5}})
+    assert pipe.skip_stats is None
+    ids = [i for batch in pipe for i in batch["id"].tolist()]
+    assert ids == [0, 1, 2, 3, 4, 5, 6, 7, 8] * 2
+    stats = pipe.skip_stats
+    assert stats["skipped"] == 2 and stats["skipped_bytes"] > 0
+    assert [f["file"] for f in stats["files"]] == [files[1]]
+    strict = fs.Pipeline(files, features=SPEC, batch_size=4, shuffle=False,
+                         reader_options={"skip_corrupt": {"max_per_file": 0}})
+    with pytest.raises(errors.DataLossError) as info:
+        list(strict)
+    assert info.value.file == files[1]
+    with pytest.raises(ValueError, match="unknown key"):
+        fs.Pipeline(files, features=SPEC, reader_options={"skip_corrupt": {"max_per_files": 1}})
+
+
 def write_sidecars(files):
     """Hidden sidecar indexes beside `files`, named as `feedstock index`
     names them; their bytes start as a real index's do, so a reader that

@@ -859,6 +859,13 @@ class Session:
         its remainder policy dropped or padded."""
         return self._s.shard_stats()
 
+    def skip_stats(self):
+        """The damaged TFRecord regions the readers skipped (readers made
+        with ``skip_corrupt``): ``{"skipped", "skipped_bytes", "files"}``,
+        ``files`` one dict per file (``file``, ``skipped``,
+        ``skipped_bytes``)."""
+        return self._s.skip_stats()
+
     @contextlib.contextmanager
     def as_default(self):
         _session_stack.stack.append(self)

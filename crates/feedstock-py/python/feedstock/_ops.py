@@ -210,12 +210,20 @@ class FixedLengthRecordReader(ReaderBase):
 
 
 class TFRecordReader(ReaderBase):
-    """``tf.TFRecordReader``: the records of TFRecord files."""
+    """``tf.TFRecordReader``: the records of TFRecord files.
+
+    A damaged record fails ``DataLossError`` naming the file and offset,
+    as in TensorFlow. Beyond TensorFlow, ``skip_corrupt`` (a dict of
+    ``max_per_file``, ``max_per_run``, ``max_fraction``, each optional)
+    skips damaged regions within that budget instead; the session's
+    ``skip_stats()`` counts them."""
 
     _kind = "tfrecord"
 
-    def __init__(self, name=None, options=None):
-        super().__init__(compression=_compression(options))
+    def __init__(self, name=None, options=None, skip_corrupt=None):
+        if skip_corrupt is not None and not isinstance(skip_corrupt, dict):
+            raise TypeError(f"skip_corrupt is a dict or None, got {type(skip_corrupt).__name__}")
+        super().__init__(compression=_compression(options), skip_corrupt=skip_corrupt)
 
 
 class WholeFileReader(ReaderBase):

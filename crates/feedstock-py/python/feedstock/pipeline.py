@@ -44,8 +44,11 @@ class Pipeline:
       bucket lists its prefix), read with ``format``
       (``"tfrecord"``, ``"text"``, ``"fixed_length"``, ``"whole_file"``;
       ``reader_options`` passes e.g. ``record_bytes`` or
-      ``skip_header_lines``; ``compression`` is ``""``, ``"GZIP"`` or
-      ``"ZLIB"``).
+      ``skip_header_lines``, or for TFRecord ``skip_corrupt``: a dict
+      (``max_per_file``, ``max_per_run``, ``max_fraction``, each
+      optional) to skip damaged records within that budget, counted in
+      ``skip_stats``, instead of failing at the first; ``compression``
+      is ``""``, ``"GZIP"`` or ``"ZLIB"``).
       ``arrays``: a dict (or tuple) of equal-length arrays, preloaded and
       shared, one example per row.
 
@@ -120,6 +123,7 @@ class Pipeline:
         self._shard = None
         self._shard_counts = None
         self._last_shard_stats = _sum_shard_stats([])
+        self._last_skip_stats = None
         self._session = None
         self._coord = None
         self._threads = []
@@ -179,7 +183,7 @@ class Pipeline:
         )
         fmt = self._format
         if fmt == "tfrecord":
-            reader = ops.TFRecordReader(options=self._compression)
+            reader = ops.TFRecordReader(options=self._compression, **self._reader_options)
         elif fmt == "text":
             reader = ops.TextLineReader(**self._reader_options)
         elif fmt == "fixed_length":
@@ -255,6 +259,7 @@ class Pipeline:
             return
         sess, coord, threads = self._session, self._coord, self._threads
         self._last_shard_stats = _sum_shard_stats(sess.shard_stats())
+        self._last_skip_stats = sess.skip_stats()
         self._session, self._coord, self._threads = None, None, []
         coord.request_stop()
         try:
@@ -297,6 +302,17 @@ class Pipeline:
         dequeued, batches, held_back, filtered, fraction_full); empty when
         not running."""
         return self._session.stats() if self._session is not None else []
+
+    @property
+    def skip_stats(self):
+        """The damaged TFRecord regions skipped under
+        ``reader_options={"skip_corrupt": ...}``, in the run so far (or
+        the last run): ``{"skipped": n, "skipped_bytes": n, "files":
+        [{"file", "skipped", "skipped_bytes"}, ...]}``; ``None`` before
+        any run."""
+        if self._session is not None:
+            return self._session.skip_stats()
+        return self._last_skip_stats
 
     @property
     def queue_fullness(self):
