@@ -13,7 +13,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use feedstock::coord::Coordinator;
 use feedstock::decode::csv::RecordDefault;
-use feedstock::decode::example::FeatureSpec;
+use feedstock::decode::example::{FeatureSpec, FixedSequence};
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget, WriterBuilder};
 use feedstock::io::Compression;
 use feedstock::plan::{
@@ -366,6 +366,269 @@ fn read_up_to_parse_example_enqueue_many() -> Result<()> {
     assert_eq!(nnz, 2 * tags_per_epoch);
     coord.request_stop();
     coord.join(threads, JOIN)
+}
+
+/// One record of the golden SequenceExamples, as its sidecar lists it.
+#[derive(Debug, PartialEq)]
+struct GoldenSeq {
+    locale: String,
+    seq_id: i64,
+    scores: Vec<f32>,
+    tokens: Vec<Vec<i64>>,
+}
+
+/// The golden file written by TensorFlow and the records its sidecar
+/// `.json` describes.
+fn golden_sequences() -> (String, Vec<GoldenSeq>) {
+    let dir = format!("{}/tests/data/golden", env!("CARGO_MANIFEST_DIR"));
+    let file = format!("{dir}/sequence_examples.tfrecord");
+    let text = std::fs::read_to_string(format!("{file}.json")).unwrap();
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let steps = |r: &serde_json::Value, name: &str| -> Vec<Vec<f64>> {
+        r["feature_lists"][name]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let v = s["values"].as_array().unwrap();
+                v.iter().map(|x| x.as_f64().unwrap()).collect()
+            })
+            .collect()
+    };
+    let records = j["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| GoldenSeq {
+            locale: r["context"]["locale"]["values"][0]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            seq_id: r["context"]["seq_id"]["values"][0].as_i64().unwrap(),
+            scores: steps(r, "scores").iter().map(|s| s[0] as f32).collect(),
+            tokens: steps(r, "tokens")
+                .iter()
+                .map(|s| s.iter().map(|&t| t as i64).collect())
+                .collect(),
+        })
+        .collect();
+    (file, records)
+}
+
+/// The sidecar's specs: context `locale` (string, default "und") and
+/// `seq_id` (int64, required); feature lists `scores` (one float a step)
+/// and `tokens` (int64, any number a step). `extra` adds a required
+/// int64 context feature.
+fn sequence_specs(extra: Option<&str>) -> (FeatureSpec, FeatureSpec) {
+    let mut context = FeatureSpec::builder();
+    context
+        .fixed_with_default("locale", DType::String, [], Tensor::string("und"))
+        .fixed("seq_id", DType::I64, []);
+    if let Some(name) = extra {
+        context.fixed(name, DType::I64, []);
+    }
+    let sequence = FeatureSpec::builder()
+        .fixed_sequence("scores", FixedSequence::new(DType::F32, []))
+        .var_len("tokens", DType::I64)
+        .build()
+        .unwrap();
+    (context.build().unwrap(), sequence)
+}
+
+fn string_of(v: &Value) -> String {
+    let b = v.dense().unwrap().scalar_value::<Bytes>().unwrap();
+    String::from_utf8(b.to_vec()).unwrap()
+}
+
+/// A sparse `[.., steps, max_len]` value's rows back as lists: one list
+/// per step (of each example, in order), its values by index.
+fn sparse_rows(v: &Value, steps: usize) -> Vec<Vec<i64>> {
+    let sp = v.sparse().unwrap();
+    let rank = sp.dims().len();
+    let idx = sp.indices().as_slice::<i64>().unwrap();
+    let vals = sp.values().as_slice::<i64>().unwrap();
+    let mut rows = vec![Vec::new(); steps];
+    for (i, &val) in vals.iter().enumerate() {
+        let at = &idx[i * rank..(i + 1) * rank];
+        // The row: the example and step, flattened; then the position.
+        let row = if rank == 3 {
+            at[0] as usize * sp.dims()[1] + at[1] as usize
+        } else {
+            at[0] as usize
+        };
+        assert_eq!(at[rank - 1] as usize, rows[row].len(), "sorted indices");
+        rows[row].push(val);
+    }
+    rows
+}
+
+/// TFRecordReader → parse_single_sequence_example on TensorFlow's golden
+/// SequenceExamples, fetched in the main thread: the values are the
+/// sidecar's, and the static shapes leave the steps unknown.
+#[test]
+fn tfrecord_parse_single_sequence_example() -> Result<()> {
+    let (file, want) = golden_sequences();
+    let g = Graph::new();
+    let q = g.string_input_producer(Strings::List(vec![file]), ordered(1))?;
+    let reader = g.reader(ReaderKind::TfRecord {
+        compression: Compression::None,
+        corrupt_records: Default::default(),
+    })?;
+    let (_, value) = g.read(reader, q)?;
+    let (context, sequence) = sequence_specs(None);
+    let (c, f) = g.parse_single_sequence_example(value, context, sequence)?;
+    assert_eq!((c.len(), f.len()), (2, 2));
+    assert_eq!(g.shape(c[0]).unwrap().dims(), &[] as &[Option<usize>]);
+    assert_eq!((c[0].dtype(), c[1].dtype()), (DType::String, DType::I64));
+    assert_eq!(g.shape(f[0]).unwrap().dims(), &[None]);
+    assert_eq!(f[0].dtype(), DType::F32);
+    assert!(!f[0].is_sparse() && f[1].is_sparse());
+    assert_eq!(g.shape(f[1]).unwrap().dims(), &[None, None]);
+
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let rows = drain(&sess, &[c[0], c[1], f[0], f[1]])?;
+    let got: Vec<GoldenSeq> = rows
+        .iter()
+        .map(|r| {
+            let steps = r[2].dense().unwrap().dims()[0];
+            let tokens = r[3].sparse().unwrap();
+            let max_len = tokens.dims()[1];
+            let toks = sparse_rows(&r[3], steps);
+            assert_eq!(tokens.dims(), [steps, max_len]);
+            assert_eq!(max_len, toks.iter().map(Vec::len).max().unwrap());
+            GoldenSeq {
+                locale: string_of(&r[0]),
+                seq_id: i64s(&r[1])[0],
+                scores: f32s(&r[2]),
+                tokens: toks,
+            }
+        })
+        .collect();
+    assert_eq!(got, want);
+    coord.request_stop();
+    coord.join(threads, JOIN)
+}
+
+/// read_up_to → parse_sequence_example: each batch's `scores` are padded
+/// with zeros to its longest sequence, the lengths give the steps of each
+/// example, and `tokens` are `[batch, max_steps, max_len]`.
+#[test]
+fn read_up_to_parse_sequence_example_pads_and_gives_lengths() -> Result<()> {
+    let (file, want) = golden_sequences();
+    let g = Graph::new();
+    let q = g.string_input_producer(Strings::List(vec![file]), ordered(1))?;
+    let reader = g.reader(ReaderKind::TfRecord {
+        compression: Compression::None,
+        corrupt_records: Default::default(),
+    })?;
+    let (_, values) = g.read_up_to(reader, q, 2)?;
+    let (context, sequence) = sequence_specs(None);
+    let (c, f, l) = g.parse_sequence_example(values, context, sequence)?;
+    // Only the FixedSequence list (`scores`) has a length.
+    assert_eq!((c.len(), f.len(), l.len()), (2, 2, 1));
+    assert_eq!(g.shape(c[1]).unwrap().dims(), &[None]);
+    assert_eq!(g.shape(f[0]).unwrap().dims(), &[None, None]);
+    assert_eq!(g.shape(f[1]).unwrap().dims(), &[None, None, None]);
+    assert_eq!(
+        (g.shape(l[0]).unwrap().dims(), l[0].dtype()),
+        (&[None][..], DType::I64)
+    );
+
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let batches = drain(&sess, &[c[0], c[1], f[0], f[1], l[0]])?;
+    // Three records read two at a time.
+    assert_eq!(batches.len(), 2);
+    let mut examples = want.iter();
+    for b in &batches {
+        let ids = i64s(&b[1]);
+        let part: Vec<&GoldenSeq> =
+            examples.by_ref().take(ids.len()).collect();
+        let lengths: Vec<i64> =
+            part.iter().map(|e| e.scores.len() as i64).collect();
+        assert_eq!(i64s(&b[4]), lengths);
+        assert_eq!(ids, part.iter().map(|e| e.seq_id).collect::<Vec<_>>());
+        let locales = b[0].dense()?.as_slice::<Bytes>()?.to_vec();
+        let locales: Vec<&str> = locales
+            .iter()
+            .map(|s| std::str::from_utf8(s).unwrap())
+            .collect();
+        assert_eq!(
+            locales,
+            part.iter().map(|e| &e.locale[..]).collect::<Vec<_>>()
+        );
+        let longest = *lengths.iter().max().unwrap() as usize;
+        let scores = b[2].dense()?;
+        assert_eq!(scores.dims(), [part.len(), longest]);
+        let padded: Vec<f32> = part
+            .iter()
+            .flat_map(|e| {
+                let pad = longest - e.scores.len();
+                e.scores
+                    .iter()
+                    .copied()
+                    .chain(std::iter::repeat_n(0.0, pad))
+            })
+            .collect();
+        assert_eq!(f32s(&b[2]), padded);
+        let tokens = b[3].sparse()?;
+        let max_len = part.iter().flat_map(|e| &e.tokens).map(Vec::len).max();
+        assert_eq!(tokens.dims(), [part.len(), longest, max_len.unwrap()]);
+        let padded: Vec<Vec<i64>> = part
+            .iter()
+            .flat_map(|e| {
+                let pad = longest - e.tokens.len();
+                e.tokens
+                    .iter()
+                    .cloned()
+                    .chain(std::iter::repeat_n(vec![], pad))
+            })
+            .collect();
+        assert_eq!(sparse_rows(&b[3], part.len() * longest), padded);
+    }
+    assert!(examples.next().is_none());
+    coord.request_stop();
+    coord.join(threads, JOIN)
+}
+
+/// A required context feature the records lack: the run fails with
+/// InvalidArgument naming the feature and the first record's key, one
+/// record at a time or in a batch.
+#[test]
+fn parse_sequence_example_error_names_the_record() -> Result<()> {
+    let (file, _) = golden_sequences();
+    for batched in [false, true] {
+        let g = Graph::new();
+        let q = g.string_input_producer(
+            Strings::List(vec![file.clone()]),
+            ordered(1),
+        )?;
+        let reader = g.reader(ReaderKind::TfRecord {
+            compression: Compression::None,
+            corrupt_records: Default::default(),
+        })?;
+        let (context, sequence) = sequence_specs(Some("user_id"));
+        let fetch = if batched {
+            let (_, values) = g.read_up_to(reader, q, 2)?;
+            g.parse_sequence_example(values, context, sequence)?.0
+        } else {
+            let (_, value) = g.read(reader, q)?;
+            g.parse_single_sequence_example(value, context, sequence)?.0
+        };
+        let sess = Session::new(&g);
+        let coord = Coordinator::new();
+        let threads = sess.start_queue_runners(&coord)?;
+        let err = sess.run(&fetch, &[]).unwrap_err();
+        assert_eq!(err.kind(), Kind::InvalidArgument, "{err}");
+        assert_eq!(err.key(), Some(format!("{file}:0").as_str()), "{err}");
+        assert!(err.to_string().contains("user_id"), "{err}");
+        coord.request_stop();
+        coord.join(threads, JOIN)?;
+    }
+    Ok(())
 }
 
 /// shuffle_batch_join over two readers, and maybe_batch's keep_input.
@@ -1033,6 +1296,18 @@ fn graph_checks_at_build_time() -> Result<()> {
         g.shape(g.reshape(i, &[-1, 1])?).unwrap().dims(),
         &[Some(3), Some(1)]
     );
+    // Sequence specs TensorFlow refuses when the op is built: both empty,
+    // a fixed (not fixed_sequence) feature list; and a batch of one string.
+    let none = FeatureSpec::builder().build()?;
+    let fixed = FeatureSpec::builder().fixed("x", DType::I64, []).build()?;
+    let seq = |c: &FeatureSpec, f: &FeatureSpec| {
+        g.parse_single_sequence_example(s, c.clone(), f.clone())
+            .map(|_| s)
+    };
+    invalid(seq(&none, &none));
+    assert!(invalid(seq(&none, &fixed)).contains("\"x\""));
+    assert!(seq(&fixed, &none).is_ok());
+    invalid(g.parse_sequence_example(s, fixed, none).map(|_| s));
     let e = g
         .batch(
             &[vec![f]],

@@ -16,7 +16,10 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use crate::decode::csv::CsvDecoder;
-use crate::decode::example::{parse_example, parse_single_example};
+use crate::decode::example::{
+    parse_example, parse_sequence_example, parse_single_example,
+    parse_single_sequence_example, FeatureKind, FeatureSpec, ParsedSequence,
+};
 use crate::decode::image::{decode_image, decode_jpeg, decode_png};
 use crate::decode::math;
 use crate::decode::ops;
@@ -606,6 +609,28 @@ fn run_step<'a>(
             };
             out.extend(parsed.into_values());
         }
+        Op::ParseSequence {
+            context,
+            sequence,
+            batched,
+        } => {
+            let t = dense_in(ins, 0)?;
+            let s = t.as_slice::<Bytes>()?;
+            let parsed = if *batched {
+                let keys = keys_of(key);
+                parse_sequence_example(records(s, &keys)?, context, sequence)?
+            } else {
+                if s.len() != 1 {
+                    return Err(Error::invalid_argument(
+                        "parse_single_sequence_example needs one serialized \
+                         SequenceExample",
+                    ));
+                }
+                let k = key_str();
+                parse_single_sequence_example(&s[0], context, sequence, &k)?
+            };
+            push_sequence(parsed, sequence, *batched, out)?;
+        }
         Op::DecodeImage { format, channels } => {
             let t = dense_in(ins, 0)?;
             let b = t.scalar_value::<Bytes>()?;
@@ -719,6 +744,34 @@ impl Step {
     fn uses_var(&self) -> &NodeState {
         &self.uses[0]
     }
+}
+
+/// Pushes the outputs of `Op::ParseSequence`: the context features, the
+/// feature lists and, `batched`, the lengths of the `FixedSequence`
+/// lists, each in spec order, as the node declares them.
+fn push_sequence(
+    parsed: ParsedSequence,
+    sequence: &FeatureSpec,
+    batched: bool,
+    out: &mut Vec<Value>,
+) -> Result<()> {
+    out.extend(parsed.context.into_values());
+    out.extend(parsed.feature_lists.into_values());
+    if !batched {
+        // TensorFlow's single parse has no lengths output.
+        return Ok(());
+    }
+    // `lengths` is keyed by name; the node's outputs follow the spec.
+    let mut lengths = parsed.lengths;
+    for (name, kind) in sequence.iter() {
+        if let FeatureKind::FixedSequence { .. } = kind {
+            let l = lengths.remove(name).ok_or_else(|| {
+                Error::internal(format!("no length for {name:?}"))
+            })?;
+            out.push(l.into());
+        }
+    }
+    Ok(())
 }
 
 fn decode_csv(

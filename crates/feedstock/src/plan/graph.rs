@@ -7,7 +7,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use crate::decode::csv::{CsvDecoder, RecordDefault};
-use crate::decode::example::{FeatureKind, FeatureSpec};
+use crate::decode::example::{check_sequence_specs, FeatureKind, FeatureSpec};
 use crate::decode::image::Channels;
 use crate::decode::math::{self, BinaryOp};
 use crate::decode::raw::ByteOrder;
@@ -369,6 +369,13 @@ pub(crate) enum Op {
         spec: FeatureSpec,
         batched: bool,
     },
+    /// Outputs: the context features, the feature lists, then (batched
+    /// only) the lengths of the `FixedSequence` feature lists.
+    ParseSequence {
+        context: FeatureSpec,
+        sequence: FeatureSpec,
+        batched: bool,
+    },
     DecodeImage {
         format: ImageFormat,
         channels: Channels,
@@ -543,6 +550,73 @@ fn with_key(mut info: OutInfo, key: Option<Output>) -> OutInfo {
 /// A fresh `Vec` of the static dims, if the rank is known.
 fn dims_of(shape: &StaticShape) -> Option<Vec<Option<usize>>> {
     shape.as_ref().map(|s| s.dims().to_vec())
+}
+
+fn known_dims(dims: &[usize]) -> impl Iterator<Item = Option<usize>> + '_ {
+    dims.iter().map(|&d| Some(d))
+}
+
+/// The output a feature of an Example (or a SequenceExample's context)
+/// parses to: `lead` (the batch dim, if any), then the feature's dims.
+fn feature_out(
+    kind: &FeatureKind,
+    lead: &[Option<usize>],
+    key: Option<Output>,
+) -> OutInfo {
+    let mut dims = lead.to_vec();
+    let sparse = match kind {
+        FeatureKind::Fixed { shape, .. } => {
+            dims.extend(known_dims(shape.dims()));
+            false
+        }
+        FeatureKind::VarLen { .. } => {
+            dims.push(None);
+            true
+        }
+        FeatureKind::Sparse { size, .. } => {
+            dims.extend(known_dims(size));
+            true
+        }
+        FeatureKind::FixedSequence { shape, .. } => {
+            dims.push(None);
+            dims.extend(known_dims(shape.dims()));
+            false
+        }
+    };
+    OutInfo {
+        dtype: kind.dtype(),
+        sparse,
+        shape: partial(dims),
+        key,
+    }
+}
+
+/// The output a SequenceExample's feature list parses to: a step dim
+/// after `lead`, then a `FixedSequence`'s shape (dense, as in an
+/// Example), or a `VarLen`'s values dim (sparse). The spec was checked to
+/// hold those two kinds only.
+fn feature_list_out(
+    kind: &FeatureKind,
+    lead: &[Option<usize>],
+    key: Option<Output>,
+) -> OutInfo {
+    match kind {
+        FeatureKind::VarLen { dtype } => {
+            let mut dims = lead.to_vec();
+            dims.extend([None, None]);
+            OutInfo {
+                dtype: *dtype,
+                sparse: true,
+                shape: partial(dims),
+                key,
+            }
+        }
+        _ => feature_out(kind, lead, key),
+    }
+}
+
+fn is_fixed_seq(kind: &FeatureKind) -> bool {
+    matches!(kind, FeatureKind::FixedSequence { .. })
 }
 
 impl Graph {
@@ -1312,17 +1386,15 @@ impl Graph {
         )
     }
 
-    fn parse(
+    /// Checks that `serialized` is a string tensor of rank 0 (one record)
+    /// or 1 (`batched`) and returns its info and the leading dims every
+    /// output gets: none, or the batch dim.
+    fn serialized_input(
         &self,
         serialized: Output,
-        spec: FeatureSpec,
         batched: bool,
-    ) -> Result<Vec<Output>> {
-        let what = if batched {
-            "parse_example"
-        } else {
-            "parse_single_example"
-        };
+        what: &str,
+    ) -> Result<(OutInfo, Vec<Option<usize>>)> {
         let info = self.string_input(serialized, what)?;
         let rank = if batched { 1 } else { 0 };
         if info.shape.as_ref().is_some_and(|s| s.rank() != rank) {
@@ -1335,33 +1407,24 @@ impl Graph {
         } else {
             vec![]
         };
+        Ok((info, lead))
+    }
+
+    fn parse(
+        &self,
+        serialized: Output,
+        spec: FeatureSpec,
+        batched: bool,
+    ) -> Result<Vec<Output>> {
+        let what = if batched {
+            "parse_example"
+        } else {
+            "parse_single_example"
+        };
+        let (info, lead) = self.serialized_input(serialized, batched, what)?;
         let outs = spec
             .iter()
-            .map(|(_, kind)| {
-                let (sparse, dims): (bool, Vec<Option<usize>>) = match kind {
-                    FeatureKind::Fixed { shape, .. } => (
-                        false,
-                        shape.dims().iter().map(|&d| Some(d)).collect(),
-                    ),
-                    FeatureKind::VarLen { .. } => (true, vec![None]),
-                    FeatureKind::Sparse { size, .. } => {
-                        (true, size.iter().map(|&d| Some(d)).collect())
-                    }
-                    FeatureKind::FixedSequence { shape, .. } => {
-                        let mut v = vec![None];
-                        v.extend(shape.dims().iter().map(|&d| Some(d)));
-                        (false, v)
-                    }
-                };
-                let mut all = lead.clone();
-                all.extend(dims);
-                OutInfo {
-                    dtype: kind.dtype(),
-                    sparse,
-                    shape: partial(all),
-                    key: info.key,
-                }
-            })
+            .map(|(_, kind)| feature_out(kind, &lead, info.key))
             .collect();
         self.add(
             None,
@@ -1402,6 +1465,110 @@ impl Graph {
         spec: FeatureSpec,
     ) -> Result<Vec<Output>> {
         self.parse(serialized, spec, true)
+    }
+
+    /// Adds a `ParseSequence` node; its outputs are the context features,
+    /// the feature lists and, `batched`, the lengths of the
+    /// `FixedSequence` feature lists, each group in spec order.
+    fn parse_sequence(
+        &self,
+        serialized: Output,
+        context: FeatureSpec,
+        sequence: FeatureSpec,
+        batched: bool,
+    ) -> Result<Vec<Output>> {
+        let what = if batched {
+            "parse_sequence_example"
+        } else {
+            "parse_single_sequence_example"
+        };
+        let (info, lead) = self.serialized_input(serialized, batched, what)?;
+        // TensorFlow refuses a bad spec when the op is built (a
+        // ValueError), so do the same rather than fail every run.
+        check_sequence_specs(&context, &sequence)?;
+        let mut outs: Vec<OutInfo> = context
+            .iter()
+            .map(|(_, kind)| feature_out(kind, &lead, info.key))
+            .collect();
+        outs.extend(
+            sequence
+                .iter()
+                .map(|(_, kind)| feature_list_out(kind, &lead, info.key)),
+        );
+        if batched {
+            let lengths = sequence.iter().filter(|(_, k)| is_fixed_seq(k));
+            outs.extend(lengths.map(|_| {
+                with_key(dense(partial(lead.clone()), DType::I64), info.key)
+            }));
+        }
+        self.add(
+            None,
+            if batched {
+                "ParseSequenceExample"
+            } else {
+                "ParseSingleSequenceExample"
+            },
+            Op::ParseSequence {
+                context,
+                sequence,
+                batched,
+            },
+            vec![serialized],
+            outs,
+        )
+    }
+
+    /// Parses one serialized `tf.train.SequenceExample`, a string scalar
+    /// (`tf.parse_single_sequence_example`): one output per feature of
+    /// `context` (parsed as an Example's), then one per feature list of
+    /// `sequence`. A `FixedSequence` feature list is a dense
+    /// `[steps, ..shape]` output, a `VarLen` one a sparse output of dense
+    /// shape `[steps, max_len]`; the number of steps is not known
+    /// statically.
+    ///
+    /// # Errors
+    /// InvalidArgument for an input that is not a string scalar, or specs
+    /// TensorFlow refuses: both empty, a context feature that is not
+    /// `Fixed` or `VarLen`, a feature list that is not `FixedSequence`
+    /// (without a default) or `VarLen`.
+    pub fn parse_single_sequence_example(
+        &self,
+        serialized: Output,
+        context: FeatureSpec,
+        sequence: FeatureSpec,
+    ) -> Result<(Vec<Output>, Vec<Output>)> {
+        let n = context.len();
+        let mut outs =
+            self.parse_sequence(serialized, context, sequence, false)?;
+        let lists = outs.split_off(n);
+        Ok((outs, lists))
+    }
+
+    /// Parses a vector of serialized SequenceExamples
+    /// (`tf.io.parse_sequence_example`): the context outputs, the
+    /// feature-list outputs and the lengths, TensorFlow's three results.
+    ///
+    /// Every output has a leading batch dimension. A `FixedSequence`
+    /// feature list is padded with zeros (empty strings) to the most
+    /// steps in the batch, and has a length output: `int64 [batch]`, the
+    /// steps of each example. Only `FixedSequence` feature lists have one,
+    /// in spec order, as in TensorFlow.
+    ///
+    /// # Errors
+    /// As [`Graph::parse_single_sequence_example`], for an input that is
+    /// not a string vector.
+    pub fn parse_sequence_example(
+        &self,
+        serialized: Output,
+        context: FeatureSpec,
+        sequence: FeatureSpec,
+    ) -> Result<(Vec<Output>, Vec<Output>, Vec<Output>)> {
+        let (n, m) = (context.len(), sequence.len());
+        let mut outs =
+            self.parse_sequence(serialized, context, sequence, true)?;
+        let lengths = outs.split_off(n + m);
+        let lists = outs.split_off(n);
+        Ok((outs, lists, lengths))
     }
 
     /// Decodes an image to `uint8 [height, width, channels]`

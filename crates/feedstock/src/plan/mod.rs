@@ -106,8 +106,15 @@
 //!   outputs in the same order (`FixedLenFeature(shape, dtype, default)`
 //!   is `fixed` / `fixed_with_default`, `VarLenFeature` `var_len`,
 //!   `SparseFeature` `sparse`, `FixedLenSequenceFeature`
-//!   `fixed_sequence`). Images: [`Graph::decode_image`] with
-//!   [`ImageFormat`] and [`Channels`](crate::decode::image::Channels),
+//!   `fixed_sequence`). `tf.parse_single_sequence_example(serialized,
+//!   context_features, sequence_features)` is
+//!   [`Graph::parse_single_sequence_example`] with one spec for each dict
+//!   (its two lists of outputs are the two dicts), and
+//!   `tf.io.parse_sequence_example` [`Graph::parse_sequence_example`],
+//!   whose third list is the `feature_list_lengths` dict: one output per
+//!   `FixedLenSequenceFeature` list, in the dict's order. Images:
+//!   [`Graph::decode_image`] with [`ImageFormat`] and
+//!   [`Channels`](crate::decode::image::Channels),
 //!   [`Graph::flip_left_right`], [`Graph::flip_up_down`],
 //!   [`Graph::random_flip_left_right`], [`Graph::random_crop`],
 //!   [`Graph::crop_to_bounding_box`],
