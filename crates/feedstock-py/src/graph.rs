@@ -463,6 +463,34 @@ impl PyGraph {
         r.py_err().map(outs)
     }
 
+    /// `tf.parse_single_sequence_example` (`batched` false) or
+    /// `tf.io.parse_sequence_example`: `context` and `sequence` are
+    /// feature entries as for `parse_example`. Returns the context
+    /// outputs, the feature-list outputs and the lengths of the
+    /// `fixed_sequence` lists (empty when not `batched`), each in spec
+    /// order.
+    fn parse_sequence_example(
+        &self,
+        py: Python<'_>,
+        serialized: PyOutput,
+        context: &Bound<'_, PyList>,
+        sequence: &Bound<'_, PyList>,
+        batched: bool,
+    ) -> PyResult<(Vec<PyOutput>, Vec<PyOutput>, Vec<PyOutput>)> {
+        let context = feature_spec(py, context)?;
+        let sequence = feature_spec(py, sequence)?;
+        let (c, f, l) = if batched {
+            self.0
+                .parse_sequence_example(serialized.0, context, sequence)
+        } else {
+            self.0
+                .parse_single_sequence_example(serialized.0, context, sequence)
+                .map(|(c, f)| (c, f, Vec::new()))
+        }
+        .py_err()?;
+        Ok((outs(c), outs(f), outs(l)))
+    }
+
     /// `tf.image.decode_{jpeg,png,image}`: `format` `"jpeg"`, `"png"`
     /// or `"any"`, `channels` 0..=4.
     fn decode_image(

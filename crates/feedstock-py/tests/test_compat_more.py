@@ -2,6 +2,7 @@
 enqueue_many, compressed files, two pipelines in one process."""
 
 import collections
+import json
 
 import numpy as np
 import pytest
@@ -126,6 +127,103 @@ def test_decode_csv_required_column_and_types(tmp_path):
         with pytest.raises(tf.errors.InvalidArgumentError) as info:
             sess.run(y)
         assert info.value.key.endswith("s.csv:4")
+        coord.request_stop()
+        coord.join(threads)
+
+
+def golden_sequences(golden):
+    """The golden SequenceExamples' file and, per record, the sidecar's
+    ``(locale, seq_id, scores, tokens)``: one score a step, a token list a step."""
+    j = json.loads((golden / "sequence_examples.tfrecord.json").read_text())
+    want = [(r["context"]["locale"]["values"][0].encode(), r["context"]["seq_id"]["values"][0],
+             [s["values"][0] for s in r["feature_lists"]["scores"]],
+             [s["values"] for s in r["feature_lists"]["tokens"]]) for r in j["records"]]
+    return str(golden / "sequence_examples.tfrecord"), want
+
+
+def sequence_specs():
+    context = {"locale": tf.FixedLenFeature([], tf.string, default_value="und"),
+               "seq_id": tf.FixedLenFeature([], tf.int64)}
+    sequence = {"scores": tf.FixedLenSequenceFeature([], tf.float32),
+                "tokens": tf.VarLenFeature(tf.int64)}
+    return context, sequence
+
+
+def sparse_steps(v, steps):
+    """A sparse ``[..., steps, max_len]`` value back as one list per step
+    (of each example in turn), checking each step's indices run 0, 1, ..."""
+    rows = [[] for _ in range(steps)]
+    width = v.dense_shape[-2]
+    for idx, val in zip(v.indices.tolist(), v.values.tolist()):
+        row = idx[0] * width + idx[1] if len(idx) == 3 else idx[0]
+        assert idx[-1] == len(rows[row])
+        rows[row].append(val)
+    return rows
+
+
+def test_tfrecord_parse_single_sequence_example(golden):
+    path, want = golden_sequences(golden)
+    q = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
+    _, v = tf.TFRecordReader().read(q)
+    context, lists = tf.parse_single_sequence_example(v, *sequence_specs())
+    assert list(context) == ["locale", "seq_id"] and list(lists) == ["scores", "tokens"]
+    assert context["seq_id"].shape.as_list() == []
+    assert lists["scores"].shape.as_list() == [None] and lists["scores"].dtype == tf.float32
+    assert isinstance(lists["tokens"], tf.SparseTensor)
+    assert not isinstance(lists["scores"], tf.SparseTensor)
+    got = drain([context["locale"], context["seq_id"], lists["scores"], lists["tokens"]])
+    assert len(got) == len(want)
+    for (locale, seq_id, scores, tokens), (w_locale, w_id, w_scores, w_tokens) in zip(got, want):
+        assert (locale, seq_id) == (w_locale, w_id)
+        assert scores.dtype == np.float32
+        np.testing.assert_array_equal(scores, np.array(w_scores, np.float32))
+        assert tokens.dense_shape.tolist() == [len(w_tokens), max(map(len, w_tokens))]
+        assert sparse_steps(tokens, len(w_tokens)) == w_tokens
+
+
+def test_parse_sequence_example_batched_pads_and_gives_lengths(golden):
+    path, want = golden_sequences(golden)
+    q = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
+    _, values = tf.TFRecordReader().read_up_to(q, 2)
+    context, lists, lengths = tf.io.parse_sequence_example(values, *sequence_specs())
+    # Only the FixedLenSequenceFeature list has lengths, as in TensorFlow.
+    assert list(lengths) == ["scores"]
+    assert lengths["scores"].dtype == tf.int64 and lengths["scores"].shape.as_list() == [None]
+    assert lists["scores"].shape.as_list() == [None, None]
+    assert lists["tokens"].shape.as_list() == [None, None, None]
+    got = drain([context["locale"], context["seq_id"], lists["scores"], lists["tokens"],
+                 lengths["scores"]])
+    # Three records read two at a time.
+    assert [len(b[1]) for b in got] == [2, 1]
+    rest = list(want)
+    for locale, seq_id, scores, tokens, n in got:
+        part, rest = rest[:len(seq_id)], rest[len(seq_id):]
+        assert locale.tolist() == [w[0] for w in part]
+        assert seq_id.tolist() == [w[1] for w in part]
+        assert n.dtype == np.int64 and n.tolist() == [len(w[2]) for w in part]
+        longest = max(n.tolist())
+        padded = [w[2] + [0.0] * (longest - len(w[2])) for w in part]
+        np.testing.assert_array_equal(scores, np.array(padded, np.float32))
+        max_len = max(len(t) for w in part for t in w[3])
+        assert tokens.dense_shape.tolist() == [len(part), longest, max_len]
+        steps = [t for w in part for t in w[3] + [[]] * (longest - len(w[3]))]
+        assert sparse_steps(tokens, len(part) * longest) == steps
+    assert rest == []
+
+
+def test_parse_sequence_example_error_names_the_record(golden):
+    path, _ = golden_sequences(golden)
+    q = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
+    _, v = tf.TFRecordReader().read(q)
+    context, sequence = sequence_specs()
+    context["user_id"] = tf.FixedLenFeature([], tf.int64)
+    parsed, _ = tf.io.parse_single_sequence_example(v, context_features=context, sequence_features=sequence)
+    with tf.Session() as sess:
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(coord=coord)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="user_id") as info:
+            sess.run(parsed["seq_id"])
+        assert info.value.key == path + ":0"
         coord.request_stop()
         coord.join(threads)
 

@@ -380,6 +380,38 @@ def parse_example(serialized, features=None, name=None, example_names=None):
     return _parse(serialized, features, True)
 
 
+def _parse_sequence(serialized, context_features, sequence_features, batched):
+    s = convert_to_tensor(serialized)
+    g = s.graph
+    context = dict(context_features or {})
+    sequence = dict(sequence_features or {})
+    c, f, l = g._g.parse_sequence_example(s._o, _spec(context), _spec(sequence), batched)
+    # Lengths exist for the FixedLenSequenceFeature lists only, as in
+    # TensorFlow, in the spec's order.
+    fixed = [k for k, v in sequence.items() if isinstance(v, FixedLenSequenceFeature)]
+    return (dict(zip(context.keys(), _wrap(g, c))), dict(zip(sequence.keys(), _wrap(g, f))),
+            dict(zip(fixed, _wrap(g, l))))
+
+
+def parse_single_sequence_example(serialized, context_features=None, sequence_features=None,
+                                  example_name=None, name=None):
+    """Parses one serialized ``tf.train.SequenceExample`` into
+    ``(context, feature_lists)``, two dicts of tensors: the context parsed
+    as an Example's; a ``FixedLenSequenceFeature`` list dense
+    ``[steps, *shape]``, a ``VarLenFeature`` one sparse ``[steps, max_len]``."""
+    context, lists, _ = _parse_sequence(serialized, context_features, sequence_features, False)
+    return context, lists
+
+
+def parse_sequence_example(serialized, context_features=None, sequence_features=None,
+                           example_names=None, name=None):
+    """Parses a vector of serialized SequenceExamples into
+    ``(context, feature_lists, feature_list_lengths)``: every output has a
+    leading batch dimension, ``FixedLenSequenceFeature`` lists are padded
+    to the longest, and their lengths (int64 ``[batch]``) are the third dict."""
+    return _parse_sequence(serialized, context_features, sequence_features, True)
+
+
 # ---------------------------------------------------------------- images
 
 

@@ -101,6 +101,7 @@ from .._ops import (
     decode_raw,
     parse_example,
     parse_single_example,
+    parse_single_sequence_example,
     random_crop,
 )
 from .. import _ops
@@ -154,6 +155,8 @@ io = _NS(
     decode_raw=decode_raw,
     parse_example=parse_example,
     parse_single_example=parse_single_example,
+    parse_single_sequence_example=parse_single_sequence_example,
+    parse_sequence_example=_ops.parse_sequence_example,
     match_filenames_once=_ops.match_filenames_once,
     decode_jpeg=_ops.decode_jpeg,
     decode_png=_ops.decode_png,
