@@ -219,6 +219,64 @@ fn an_upload_appears_whole_on_commit_and_never_when_dropped() {
     assert!(back == data, "the object read back differs");
 }
 
+/// The server stops in the middle of a multipart upload and comes back
+/// while a part is being retried: the part is sent again under its own
+/// number, the retries are counted, and the object appears whole. When
+/// the retries are spent instead, the write fails naming the object and
+/// the offset of the part, and nothing appears.
+#[test]
+fn a_part_sent_while_the_server_is_down_is_retried_and_the_object_appears_whole(
+) {
+    let mut server = Seaweed::start();
+    // S3 parts are at least 5 MiB; 12 MiB makes three of them. The
+    // retries wait up to 25 s in all, more than a restart takes.
+    let opts = server
+        .options()
+        .part_size(5 << 20)
+        .max_retries(8)
+        .retry_delay(Duration::from_millis(100));
+    let store = ObjectStoreFs::with_options(opts).unwrap();
+    let data: Vec<u8> = (0..12u32 << 20).map(|i| (i % 253) as u8).collect();
+    let url = format!("s3://{BUCKET}/fault/upload.bin");
+    let mut w = store.create(&url).unwrap();
+    w.write_all(&data[..6 << 20]).unwrap(); // part 0 is on its way
+    server.stop();
+    let back = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        server.restart();
+        server
+    });
+    w.write_all(&data[6 << 20..]).unwrap(); // part 1 too
+    w.commit().unwrap(); // part 2, then the completion
+    let mut server = back.join().unwrap();
+    assert!(store.stats().retries() >= 1, "no part was retried");
+    let mut got = Vec::new();
+    store.open(&url).unwrap().read_to_end(&mut got).unwrap();
+    assert!(got == data, "the object read back differs");
+
+    // The server stays down: the retries run out.
+    let opts = server
+        .options()
+        .part_size(5 << 20)
+        .max_retries(2)
+        .retry_delay(Duration::from_millis(10));
+    let store = ObjectStoreFs::with_options(opts).unwrap();
+    let lost = format!("s3://{BUCKET}/fault/never.bin");
+    let mut w = store.create(&lost).unwrap();
+    w.write_all(&data[..6 << 20]).unwrap();
+    server.stop();
+    w.write_all(&data[6 << 20..]).unwrap();
+    let err = w.commit().unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains(&lost), "error does not name the object: {msg}");
+    // Part 0 or 1, whichever the stop caught first.
+    let offset = err.offset().expect("the error has the part's offset");
+    assert!(offset == 0 || offset == 5 << 20, "{msg}");
+    assert!(store.stats().retries() >= 2, "{msg}");
+    server.restart();
+    assert_eq!(store.size(&lost).unwrap_err().kind(), Kind::NotFound);
+}
+
 /// The server stops in the middle of a read: the error names the object and
 /// the offset, the retries are counted, and once the server is back the
 /// same stream goes on from the first byte it had not yet returned.

@@ -41,8 +41,10 @@
 //! whole or not at all. Up to one part it is a single PUT on
 //! [`ObjectWriter::commit`]; past that it is a multipart upload completed
 //! only by `commit` and aborted when the writer is dropped uncommitted.
+//! The PUT, the start of the upload and each part are retried as reads
+//! are; the completion is not.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::ops::Range;
@@ -56,10 +58,11 @@ use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::http::HttpBuilder;
+use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path as ObjPath;
 use object_store::{
-    ObjectStore, ObjectStoreExt, ObjectStoreScheme, PutPayload, RetryConfig,
-    WriteMultipart,
+    MultipartId, ObjectStore, ObjectStoreExt, ObjectStoreScheme, PutPayload,
+    RetryConfig,
 };
 use parking_lot::Mutex;
 use url::Url;
@@ -255,7 +258,15 @@ struct Inner {
     rt: tokio::runtime::Handle,
     opts: StoreOptions,
     stats: Arc<StoreStats>,
-    stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
+    stores: Mutex<HashMap<String, Client>>,
+}
+
+/// One bucket's client, and the same client's part-by-part upload API
+/// (S3, GCS and Azure have one; plain HTTP does not).
+#[derive(Clone)]
+struct Client {
+    store: Arc<dyn ObjectStore>,
+    multipart: Option<Arc<dyn MultipartStore>>,
 }
 
 impl fmt::Debug for ObjectStoreFs {
@@ -272,6 +283,7 @@ impl fmt::Debug for ObjectStoreFs {
 /// A parsed URL: the client for its bucket and the object's path in it.
 struct Target {
     store: Arc<dyn ObjectStore>,
+    multipart: Option<Arc<dyn MultipartStore>>,
     path: ObjPath,
 }
 
@@ -393,27 +405,33 @@ impl Inner {
         let key =
             format!("{:?}:{}", scheme, &parsed[..url::Position::BeforePath]);
         let mut stores = self.stores.lock();
-        if let Some(store) = stores.get(&key) {
-            return Ok(Target {
-                store: Arc::clone(store),
-                path,
-            });
-        }
-        let store = self.build(scheme, &parsed).map_err(|e| {
-            // The builder's message names the missing setting, never a
-            // secret value.
-            Error::invalid_argument(format!("cannot configure the store: {e}"))
-                .with_file(url)
-        })?;
-        stores.insert(key, Arc::clone(&store));
-        Ok(Target { store, path })
+        let client = match stores.get(&key) {
+            Some(c) => c.clone(),
+            None => {
+                let c = self.build(scheme, &parsed).map_err(|e| {
+                    // The builder's message names the missing setting,
+                    // never a secret value.
+                    Error::invalid_argument(format!(
+                        "cannot configure the store: {e}"
+                    ))
+                    .with_file(url)
+                })?;
+                stores.insert(key, c.clone());
+                c
+            }
+        };
+        Ok(Target {
+            store: client.store,
+            multipart: client.multipart,
+            path,
+        })
     }
 
     fn build(
         &self,
         scheme: ObjectStoreScheme,
         url: &Url,
-    ) -> std::result::Result<Arc<dyn ObjectStore>, object_store::Error> {
+    ) -> std::result::Result<Client, object_store::Error> {
         // Requests are retried here, not inside object_store, so that
         // every retry is counted and resumes at the exact byte.
         let retry = RetryConfig {
@@ -431,7 +449,11 @@ impl Inner {
                         b = b.with_config(key, v.clone());
                     }
                 }
-                Arc::new(b.build()?) as Arc<dyn ObjectStore>
+                let store = Arc::new(b.build()?);
+                Client {
+                    store: Arc::clone(&store) as Arc<dyn ObjectStore>,
+                    multipart: Some(store as Arc<dyn MultipartStore>),
+                }
             }};
         }
         Ok(match scheme {
@@ -453,7 +475,10 @@ impl Inner {
                         b = b.with_config(key, v.clone());
                     }
                 }
-                Arc::new(b.build()?)
+                Client {
+                    store: Arc::new(b.build()?),
+                    multipart: None,
+                }
             }
             other => {
                 return Err(object_store::Error::NotSupported {
@@ -872,6 +897,11 @@ fn to_io(e: Error) -> io::Error {
 /// a multipart upload, parts sent as they fill (up to two in flight),
 /// completed by `commit`. Dropping the writer without committing aborts the
 /// upload, so no partial object is ever visible.
+///
+/// The PUT, the start of the upload and every part are retried on
+/// transient failures as reads are, and counted in
+/// [`StoreStats::retries`]; the completion is not (a completion that
+/// succeeded but whose answer was lost would fail if sent again).
 pub struct ObjectWriter {
     inner: Arc<Inner>,
     /// Keeps the runtime alive until the upload is done.
@@ -879,8 +909,34 @@ pub struct ObjectWriter {
     url: String,
     target: Target,
     buf: Vec<u8>,
-    upload: Option<WriteMultipart>,
+    upload: Option<Upload>,
     written: u64,
+}
+
+/// A multipart upload in progress. object_store's `WriteMultipart`
+/// numbers a part when it is sent and cannot send it again, so a part
+/// that failed once failed the upload; parts are sent here through the
+/// store's `MultipartStore` API, by index, each retried on its own.
+struct Upload {
+    store: Arc<dyn MultipartStore>,
+    id: MultipartId,
+    /// The parts stored, in order.
+    done: Vec<PartId>,
+    /// The parts being sent, oldest first.
+    in_flight: VecDeque<tokio::task::JoinHandle<Result<PartId>>>,
+}
+
+impl Upload {
+    /// Waits for the oldest part in flight.
+    fn wait_oldest(&mut self, inner: &Inner) -> Result<()> {
+        if let Some(task) = self.in_flight.pop_front() {
+            let part = inner.rt.block_on(task).map_err(|e| {
+                Error::internal(format!("an upload task ended: {e}"))
+            })??;
+            self.done.push(part);
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Debug for ObjectWriter {
@@ -907,61 +963,94 @@ impl ObjectWriter {
     /// no object appears.
     pub fn commit(mut self) -> Result<()> {
         let inner = Arc::clone(&self.inner);
-        let url = self.url.clone();
-        match self.upload.take() {
-            None => {
-                let payload = PutPayload::from(std::mem::take(&mut self.buf));
-                let t = &self.target;
-                inner.rt.block_on(inner.retrying(&url, None, || {
-                    let store = Arc::clone(&t.store);
-                    let path = t.path.clone();
-                    let payload = payload.clone();
-                    async move { store.put(&path, payload).await.map(|_| ()) }
-                }))
+        if self.upload.is_none() {
+            let payload = PutPayload::from(std::mem::take(&mut self.buf));
+            let t = &self.target;
+            return inner.rt.block_on(inner.retrying(&self.url, None, || {
+                let store = Arc::clone(&t.store);
+                let path = t.path.clone();
+                let payload = payload.clone();
+                async move { store.put(&path, payload).await.map(|_| ()) }
+            }));
+        }
+        // On an error below, dropping `self` aborts the upload.
+        if !self.buf.is_empty() {
+            self.send_part()?;
+        }
+        let upload = self.upload.as_mut().expect("a multipart upload");
+        while !upload.in_flight.is_empty() {
+            upload.wait_oldest(&inner)?;
+        }
+        inner.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let parts = std::mem::take(&mut upload.done);
+        let done = inner.rt.block_on(upload.store.complete_multipart(
+            &self.target.path,
+            &upload.id,
+            parts,
+        ));
+        match done {
+            Ok(_) => {
+                self.upload = None;
+                Ok(())
             }
-            Some(mut upload) => {
-                upload.write(&self.buf);
-                self.buf.clear();
-                inner.stats.requests.fetch_add(1, Ordering::Relaxed);
-                let written = self.written;
-                let stats = Arc::clone(&inner.stats);
-                inner.rt.block_on(async move {
-                    upload.finish().await.map(|_| ()).map_err(|e| {
-                        stats.failures.fetch_add(1, Ordering::Relaxed);
-                        store_error(&url, Some(written), 0, e)
-                    })
-                })
+            Err(e) => {
+                inner.stats.failures.fetch_add(1, Ordering::Relaxed);
+                Err(store_error(&self.url, Some(self.written), 0, e))
             }
         }
     }
 
-    fn flush_part(&mut self) -> Result<()> {
+    /// Sends the buffer as the next part, starting the upload first if
+    /// needed; waits while two parts are in flight.
+    fn send_part(&mut self) -> Result<()> {
         let inner = Arc::clone(&self.inner);
         if self.upload.is_none() {
-            let t = &self.target;
-            let upload =
+            let Some(store) = self.target.multipart.clone() else {
+                return Err(Error::unimplemented(format!(
+                    "this store has no multipart uploads: objects above \
+                     {} bytes (StoreOptions::part_size) cannot be written",
+                    inner.opts.part_size
+                ))
+                .with_file(&self.url));
+            };
+            let path = &self.target.path;
+            let id =
                 inner.rt.block_on(inner.retrying(&self.url, None, || {
-                    let store = Arc::clone(&t.store);
-                    let path = t.path.clone();
-                    async move { store.put_multipart(&path).await }
+                    let store = Arc::clone(&store);
+                    let path = path.clone();
+                    async move { store.create_multipart(&path).await }
                 }))?;
-            self.upload = Some(WriteMultipart::new_with_chunk_size(
-                upload,
-                inner.opts.part_size,
-            ));
+            self.upload = Some(Upload {
+                store,
+                id,
+                done: Vec::new(),
+                in_flight: VecDeque::new(),
+            });
         }
-        let upload = self.upload.as_mut().expect("created above");
-        let url = &self.url;
+        let upload = self.upload.as_mut().expect("started above");
+        if upload.in_flight.len() >= 2 {
+            upload.wait_oldest(&inner)?;
+        }
+        let index = upload.done.len() + upload.in_flight.len();
         let offset = self.written - self.buf.len() as u64;
-        inner.rt.block_on(async {
-            upload.wait_for_capacity(2).await.map_err(|e| {
-                inner.stats.failures.fetch_add(1, Ordering::Relaxed);
-                store_error(url, Some(offset), 0, e)
-            })
-        })?;
-        let _guard = inner.rt.enter();
-        inner.stats.requests.fetch_add(1, Ordering::Relaxed);
-        upload.put(Bytes::from(std::mem::take(&mut self.buf)));
+        let payload = PutPayload::from(std::mem::take(&mut self.buf));
+        let (store, id) = (Arc::clone(&upload.store), upload.id.clone());
+        let (path, url) = (self.target.path.clone(), self.url.clone());
+        let task_inner = Arc::clone(&inner);
+        upload.in_flight.push_back(
+            inner.rt.spawn(async move {
+                task_inner
+                    .retrying(&url, Some(offset), || {
+                        let (store, path, id) =
+                            (store.clone(), path.clone(), id.clone());
+                        let payload = payload.clone();
+                        async move {
+                            store.put_part(&path, &id, index, payload).await
+                        }
+                    })
+                    .await
+            }),
+        );
         Ok(())
     }
 }
@@ -973,7 +1062,7 @@ impl Write for ObjectWriter {
         self.buf.extend_from_slice(&data[..n]);
         self.written += n as u64;
         if self.buf.len() == part {
-            self.flush_part().map_err(to_io)?;
+            self.send_part().map_err(to_io)?;
         }
         Ok(n)
     }
@@ -989,7 +1078,12 @@ impl Drop for ObjectWriter {
     fn drop(&mut self) {
         if let Some(upload) = self.upload.take() {
             // Not committed: abort, so that no part of it stays stored.
-            let _ = self.inner.rt.block_on(upload.abort());
+            for task in &upload.in_flight {
+                task.abort();
+            }
+            let _ = self.inner.rt.block_on(
+                upload.store.abort_multipart(&self.target.path, &upload.id),
+            );
         }
     }
 }
