@@ -1037,20 +1037,16 @@ impl ObjectWriter {
         let (store, id) = (Arc::clone(&upload.store), upload.id.clone());
         let (path, url) = (self.target.path.clone(), self.url.clone());
         let task_inner = Arc::clone(&inner);
-        upload.in_flight.push_back(
-            inner.rt.spawn(async move {
-                task_inner
-                    .retrying(&url, Some(offset), || {
-                        let (store, path, id) =
-                            (store.clone(), path.clone(), id.clone());
-                        let payload = payload.clone();
-                        async move {
-                            store.put_part(&path, &id, index, payload).await
-                        }
-                    })
-                    .await
-            }),
-        );
+        let send = async move {
+            let put = || {
+                let (store, path, id) =
+                    (store.clone(), path.clone(), id.clone());
+                let payload = payload.clone();
+                async move { store.put_part(&path, &id, index, payload).await }
+            };
+            task_inner.retrying(&url, Some(offset), put).await
+        };
+        upload.in_flight.push_back(inner.rt.spawn(send));
         Ok(())
     }
 }
