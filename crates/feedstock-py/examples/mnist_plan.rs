@@ -41,10 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..Default::default()
         },
     )?;
-    let reader = g.reader(ReaderKind::TfRecord {
-        compression: Default::default(),
-        corrupt_records: Default::default(),
-    })?;
+    let reader = g.reader(ReaderKind::tf_record(Default::default()))?;
     let (_key, value) = g.read(reader, queue)?;
     let spec = FeatureSpec::builder()
         .fixed("image_raw", DType::String, [])

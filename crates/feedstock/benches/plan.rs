@@ -139,12 +139,7 @@ fn planned(files: &[String], many: bool) -> usize {
             },
         )
         .unwrap();
-    let reader = g
-        .reader(ReaderKind::TfRecord {
-            compression: Compression::None,
-            corrupt_records: Default::default(),
-        })
-        .unwrap();
+    let reader = g.reader(ReaderKind::tf_record(Compression::None)).unwrap();
     let f = if many {
         let (_, v) = g.read_up_to(reader, q, CHUNK).unwrap();
         g.parse_example(v, spec()).unwrap()

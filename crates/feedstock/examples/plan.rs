@@ -58,10 +58,7 @@ pub fn main() -> Result<(), Box<dyn Error>> {
             ..Default::default()
         },
     )?;
-    let reader = g.reader(ReaderKind::TfRecord {
-        compression: Compression::None,
-        corrupt_records: Default::default(),
-    })?;
+    let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_key, serialized) = g.read(reader, filename_queue)?;
     let spec = FeatureSpec::builder()
         .fixed("image_raw", DType::String, [])

@@ -262,10 +262,7 @@ fn tfrecord_shuffle_batch_exact_epochs() -> Result<()> {
             ..Default::default()
         },
     )?;
-    let reader = g.reader(ReaderKind::TfRecord {
-        compression: Compression::None,
-        corrupt_records: Default::default(),
-    })?;
+    let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, value) = g.read(reader, q)?;
     let f = g.parse_single_example(value, mnist_spec())?;
     assert!(f[2].is_sparse());
@@ -329,10 +326,7 @@ fn read_up_to_parse_example_enqueue_many() -> Result<()> {
     let files = write_examples(dir.path(), 2, 10);
     let g = Graph::new();
     let q = g.string_input_producer(Strings::List(files), ordered(2))?;
-    let reader = g.reader(ReaderKind::TfRecord {
-        compression: Compression::None,
-        corrupt_records: Default::default(),
-    })?;
+    let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, values) = g.read_up_to(reader, q, 4)?;
     let f = g.parse_example(values, mnist_spec())?;
     let image = g.decode_raw(f[0], DType::U8, true)?;
@@ -470,10 +464,7 @@ fn tfrecord_parse_single_sequence_example() -> Result<()> {
     let (file, want) = golden_sequences();
     let g = Graph::new();
     let q = g.string_input_producer(Strings::List(vec![file]), ordered(1))?;
-    let reader = g.reader(ReaderKind::TfRecord {
-        compression: Compression::None,
-        corrupt_records: Default::default(),
-    })?;
+    let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, value) = g.read(reader, q)?;
     let (context, sequence) = sequence_specs(None);
     let (c, f) = g.parse_single_sequence_example(value, context, sequence)?;
@@ -519,10 +510,7 @@ fn read_up_to_parse_sequence_example_pads_and_gives_lengths() -> Result<()> {
     let (file, want) = golden_sequences();
     let g = Graph::new();
     let q = g.string_input_producer(Strings::List(vec![file]), ordered(1))?;
-    let reader = g.reader(ReaderKind::TfRecord {
-        compression: Compression::None,
-        corrupt_records: Default::default(),
-    })?;
+    let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, values) = g.read_up_to(reader, q, 2)?;
     let (context, sequence) = sequence_specs(None);
     let (c, f, l) = g.parse_sequence_example(values, context, sequence)?;
@@ -606,10 +594,7 @@ fn parse_sequence_example_error_names_the_record() -> Result<()> {
             Strings::List(vec![file.clone()]),
             ordered(1),
         )?;
-        let reader = g.reader(ReaderKind::TfRecord {
-            compression: Compression::None,
-            corrupt_records: Default::default(),
-        })?;
+        let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
         let (context, sequence) = sequence_specs(Some("user_id"));
         let fetch = if batched {
             let (_, values) = g.read_up_to(reader, q, 2)?;
@@ -641,10 +626,7 @@ fn join_and_keep_input() -> Result<()> {
     let q = g.string_input_producer(files, ordered(2))?;
     let mut lists = Vec::new();
     for _ in 0..2 {
-        let reader = g.reader(ReaderKind::TfRecord {
-            compression: Compression::None,
-            corrupt_records: Default::default(),
-        })?;
+        let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
         let (_, value) = g.read(reader, q)?;
         let f = g.parse_single_example(value, mnist_spec())?;
         lists.push(vec![f[1]]);
@@ -1008,10 +990,7 @@ fn corrupt_file_and_unstarted_runners() -> Result<()> {
     let g = Graph::new();
     let q =
         g.string_input_producer(Strings::List(files.clone()), ordered(1))?;
-    let reader = g.reader(ReaderKind::TfRecord {
-        compression: Compression::None,
-        corrupt_records: Default::default(),
-    })?;
+    let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, value) = g.read(reader, q)?;
     let f = g.parse_single_example(value, mnist_spec())?;
     let batch = g.batch(

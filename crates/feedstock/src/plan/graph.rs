@@ -192,6 +192,17 @@ pub enum ReaderKind {
     Identity,
 }
 
+impl ReaderKind {
+    /// `tf.TFRecordReader` with TensorFlow's handling of a damaged record:
+    /// fail, naming the file and offset.
+    pub fn tf_record(compression: Compression) -> ReaderKind {
+        ReaderKind::TfRecord {
+            compression,
+            corrupt_records: CorruptRecords::Fail,
+        }
+    }
+}
+
 /// The settings of [`Graph::decode_csv`] beyond the record defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CsvOptions {

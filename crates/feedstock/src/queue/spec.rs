@@ -241,10 +241,7 @@ impl ComponentSpec {
             }
             _ => match &self.shape {
                 Some(s) => (!s.is_compatible(dims)).then(|| {
-                    format!(
-                        "expects shape {s}, got {}",
-                        Shape::new(dims.to_vec())
-                    )
+                    format!("expects shape {s}, got {}", Shape::from(dims))
                 }),
                 None => None,
             },
