@@ -78,6 +78,10 @@ def s3_bucket(tmp_path_factory):
         "-filer", f"-filer.port={p[4]}", f"-filer.port.grpc={p[5]}", f"-filer.localSocket={d / 'filer.sock'}",
         "-s3", f"-s3.port={p[6]}", f"-s3.port.grpc={p[7]}", f"-s3.port.iceberg={p[8]}", f"-s3.port.lance={p[9]}",
         f"-s3.config={d / 's3.json'}", "-master.volumeSizeLimitMB=64", "-volume.max=32",
+        # By default a volume server turns read-only below 1% free disk and
+        # every PUT then hangs: on a large, mostly full disk no test could
+        # write. The tests need little.
+        "-volume.minFreeSpace=64MiB",
     ]
     log = open(d / "weed.log", "wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -109,9 +113,10 @@ def s3_bucket(tmp_path_factory):
                     w.write(b"ready")
                 if list(tf_record_iterator(probe)) == [b"ready"]:
                     break
-            except Exception:  # noqa: BLE001 - not served yet
+            except Exception as e:  # noqa: BLE001 - not served yet
                 if time.monotonic() > deadline:
-                    raise
+                    tail = (d / "weed.log").read_text(errors="replace")[-2000:]
+                    pytest.fail(f"SeaweedFS came up but did not store an object: {e}; its log ends:\n{tail}")
                 time.sleep(0.2)
         yield S3_BUCKET
     finally:

