@@ -17,11 +17,11 @@ use feedstock::decode::math::BinaryOp;
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::plan::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
-    ProducerOptions, QueueRef, ReaderKind, ReaderRef, RunOptions, Session,
-    ShuffleOptions, SliceDim, Strings,
+    ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef, RunOptions,
+    RunnerRef, Session, ShuffleOptions, SliceDim, Strings,
 };
 use feedstock::queue::PartialShape;
-use feedstock::{DType, Error, Value};
+use feedstock::{DType, Error, Kind, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -70,10 +70,15 @@ impl PyOutput {
     }
 }
 
-/// A producer's queue.
+/// A producer's queue, or one made by hand.
 #[pyclass(module = "feedstock._native", frozen, name = "QueueRef")]
 #[derive(Debug, Clone, Copy)]
 pub struct PyQueue(QueueRef);
+
+/// A queue runner defined in a graph.
+#[pyclass(module = "feedstock._native", frozen, name = "RunnerRef")]
+#[derive(Debug, Clone, Copy)]
+pub struct PyRunner(RunnerRef);
 
 /// A record reader.
 #[pyclass(module = "feedstock._native", frozen, name = "ReaderRef")]
@@ -301,19 +306,109 @@ impl PyGraph {
         self.0.limit_epochs(t.0, n).py_err().map(PyOutput)
     }
 
-    /// `queue.dequeue()`.
-    fn dequeue(&self, q: &PyQueue) -> PyResult<PyOutput> {
-        self.0.dequeue(q.0).py_err().map(PyOutput)
+    /// `queue.dequeue()`: one output per component.
+    fn dequeue(&self, q: &PyQueue) -> PyResult<Vec<PyOutput>> {
+        self.0.dequeue(q.0).py_err().map(outs)
     }
 
-    /// `queue.dequeue_many(n)` / `dequeue_up_to(n)`.
+    /// `queue.dequeue_many(n)` / `dequeue_up_to(n)`: one output per
+    /// component.
     fn dequeue_many(
         &self,
         q: &PyQueue,
         n: usize,
         up_to: bool,
+    ) -> PyResult<Vec<PyOutput>> {
+        self.0.dequeue_many(q.0, n, up_to).py_err().map(outs)
+    }
+
+    /// A queue made by hand: `kind` is `"fifo"`, `"padding_fifo"` or
+    /// `"random_shuffle"`; `shapes` one entry per dtype (`None`: any
+    /// shape; inner `None`: an unknown dimension).
+    #[pyo3(signature = (kind, capacity, dtypes, shapes, min_after_dequeue=0, seed=None, name=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn queue(
+        &self,
+        kind: &str,
+        capacity: usize,
+        dtypes: Vec<String>,
+        shapes: Vec<Option<Vec<Option<usize>>>>,
+        min_after_dequeue: usize,
+        seed: Option<u64>,
+        name: Option<String>,
+    ) -> PyResult<PyQueue> {
+        let kind = match kind {
+            "fifo" => QueueKind::Fifo,
+            "padding_fifo" => QueueKind::PaddingFifo,
+            "random_shuffle" => QueueKind::RandomShuffle {
+                min_after_dequeue,
+                seed,
+            },
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown queue kind {other:?}"
+                )))
+            }
+        };
+        let components = dtypes
+            .iter()
+            .zip(shapes)
+            .map(|(d, s)| Ok((dtype(d)?, s.map(PartialShape::new))))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.0
+            .queue(kind, capacity, &components, name.as_deref())
+            .py_err()
+            .map(PyQueue)
+    }
+
+    /// `queue.enqueue(vals)` / `queue.enqueue_many(vals)`.
+    fn enqueue(
+        &self,
+        q: &PyQueue,
+        values: Vec<PyOutput>,
+        many: bool,
     ) -> PyResult<PyOutput> {
-        self.0.dequeue_many(q.0, n, up_to).py_err().map(PyOutput)
+        self.0
+            .enqueue(q.0, &ins(&values), many)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `queue.close(cancel_pending_enqueues)`.
+    fn queue_close(&self, q: &PyQueue, cancel: bool) -> PyResult<PyOutput> {
+        self.0.queue_close(q.0, cancel).py_err().map(PyOutput)
+    }
+
+    /// `queue.size()`.
+    fn queue_size(&self, q: &PyQueue) -> PyResult<PyOutput> {
+        self.0.queue_size(q.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.train.QueueRunner(queue, enqueue_ops)`: the runner's index.
+    /// `closed_kinds` are error kind names (`"OutOfRange"`, ...).
+    fn queue_runner(
+        &self,
+        q: &PyQueue,
+        ops: Vec<PyOutput>,
+        closed_kinds: Vec<String>,
+    ) -> PyResult<PyRunner> {
+        let kinds = closed_kinds
+            .iter()
+            .map(|k| {
+                Kind::from_name(k).ok_or_else(|| {
+                    PyValueError::new_err(format!("unknown error kind {k:?}"))
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        self.0
+            .queue_runner(q.0, &ins(&ops), &kinds)
+            .py_err()
+            .map(PyRunner)
+    }
+
+    /// `tf.train.add_queue_runner(qr)`.
+    fn add_queue_runner(&self, runner: &PyRunner) -> PyResult<()> {
+        self.0.add_queue_runner(runner.0).py_err()
     }
 
     /// A reader: `kind` is `"text_line"`, `"fixed_length"`,
@@ -883,6 +978,26 @@ impl PySession {
             .collect())
     }
 
+    /// Starts one queue runner's threads (`qr.create_threads`); none if
+    /// it already runs in this session.
+    fn start_queue_runner(
+        &self,
+        py: Python<'_>,
+        runner: &PyRunner,
+        coord: &PyCoordinator,
+    ) -> PyResult<Vec<PyThread>> {
+        let sess = &self.0;
+        let (c, r) = (&coord.0, runner.0);
+        let threads = py.detach(|| sess.start_queue_runner(r, c)).py_err()?;
+        Ok(threads
+            .into_iter()
+            .map(|h| PyThread {
+                name: h.thread().name().unwrap_or("runner").to_owned(),
+                handle: Some(h),
+            })
+            .collect())
+    }
+
     /// Closes the session: blocked runs and runner threads return.
     fn close(&self) {
         self.0.close();
@@ -1098,6 +1213,7 @@ impl PyCoordinator {
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyOutput>()?;
     m.add_class::<PyQueue>()?;
+    m.add_class::<PyRunner>()?;
     m.add_class::<PyReader>()?;
     m.add_class::<PyGraph>()?;
     m.add_class::<PySession>()?;

@@ -91,6 +91,34 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// The kind named `name` as [`Kind::as_str`] spells it.
+    ///
+    /// ```
+    /// use feedstock::Kind;
+    /// assert_eq!(Kind::from_name("OutOfRange"), Some(Kind::OutOfRange));
+    /// assert_eq!(Kind::from_name("Nope"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Kind> {
+        const ALL: [Kind; 13] = [
+            Kind::OutOfRange,
+            Kind::Cancelled,
+            Kind::InvalidArgument,
+            Kind::DataLoss,
+            Kind::NotFound,
+            Kind::FailedPrecondition,
+            Kind::DeadlineExceeded,
+            Kind::ResourceExhausted,
+            Kind::PermissionDenied,
+            Kind::Unimplemented,
+            Kind::Aborted,
+            Kind::Internal,
+            Kind::Unknown,
+        ];
+        ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -769,7 +769,7 @@ fn feeding_and_once_per_run() -> Result<()> {
 
     // One dequeue per run, however many fetches read it.
     let q = g.range_input_producer(5, ordered(1))?;
-    let d = g.dequeue(q)?;
+    let d = g.dequeue(q)?[0];
     let twice = g.add_op(d, d)?;
     let coord = Coordinator::new();
     let threads = sess.start_queue_runners(&coord)?;
@@ -797,7 +797,7 @@ fn close_wakes_a_blocked_run() -> Result<()> {
             ..Default::default()
         },
     )?;
-    let d = g.dequeue(q)?;
+    let d = g.dequeue(q)?[0];
     let never = g.constant(Tensor::scalar(false))?;
     let batch = g.batch(
         &[vec![d]],
@@ -842,7 +842,7 @@ fn two_empty_batches(g: &Graph) -> Result<Vec<Output>> {
             ..Default::default()
         },
     )?;
-    let d = g.dequeue(q)?;
+    let d = g.dequeue(q)?[0];
     let never = g.constant(Tensor::scalar(false))?;
     let mut out = Vec::new();
     for _ in 0..2 {
@@ -1191,7 +1191,7 @@ fn queues_limits_and_timeouts() -> Result<()> {
     let g = Graph::new();
     let rows = g.constant(Tensor::new([4, 2], (0..8i64).collect())?)?;
     let q = g.input_producer(rows, ordered(2))?;
-    let two = g.dequeue_many(q, 3, true)?;
+    let two = g.dequeue_many(q, 3, true)?[0];
     assert_eq!(g.shape(two).unwrap().dims(), &[None, Some(2)]);
     let joined = g.concat(&[two, two], 1)?;
     let sess = Session::new(&g);
@@ -1223,7 +1223,7 @@ fn queues_limits_and_timeouts() -> Result<()> {
             ..Default::default()
         },
     )?;
-    let d = g.dequeue(q)?;
+    let d = g.dequeue(q)?[0];
     let never = g.constant(Tensor::scalar(false))?;
     let batch = g.batch(
         &[vec![d]],
@@ -1323,7 +1323,7 @@ fn shared_across_threads_and_dropping_ends_threads() -> Result<()> {
             ..Default::default()
         },
     )?;
-    let d = g.dequeue(q)?;
+    let d = g.dequeue(q)?[0];
     let batch = g.batch(
         &[vec![d]],
         None,

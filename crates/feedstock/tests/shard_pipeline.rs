@@ -532,7 +532,7 @@ fn plan_hosts_split_the_files_and_agree_on_the_count() {
             },
         )
         .unwrap();
-    let row = g.dequeue(q).unwrap();
+    let row = g.dequeue(q).unwrap()[0];
     let sess = Session::new(&g);
     let coord = Coordinator::new();
     let e = sess

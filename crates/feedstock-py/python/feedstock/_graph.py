@@ -926,6 +926,9 @@ class QueueRunnerThread:
 
     daemon = True
 
+    def start(self):
+        """Does nothing: the native thread runs from its creation."""
+
     def __repr__(self):
         return f"<QueueRunnerThread {self.name} alive={self.is_alive()}>"
 

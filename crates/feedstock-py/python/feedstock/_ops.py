@@ -38,15 +38,15 @@ class QueueBase:
 
     def dequeue(self, name=None):
         o = self.graph._g.dequeue(self._q)
-        return _wrap1(self.graph, o)
+        return _wrap1(self.graph, o[0])
 
     def dequeue_many(self, n, name=None):
         o = self.graph._g.dequeue_many(self._q, int(n), False)
-        return _wrap1(self.graph, o)
+        return _wrap1(self.graph, o[0])
 
     def dequeue_up_to(self, n, name=None):
         o = self.graph._g.dequeue_many(self._q, int(n), True)
-        return _wrap1(self.graph, o)
+        return _wrap1(self.graph, o[0])
 
     def __repr__(self):
         return f"<FIFOQueue '{self.name}'>"

@@ -27,6 +27,7 @@ use crate::decode::raw::{decode_raw, decode_raw_batch};
 use crate::decode::Records;
 use crate::error::{Error, Kind, Result};
 use crate::queue::Queue;
+use crate::reader::WorkQueue;
 use crate::tensor::{Tensor, Value};
 
 use super::graph::{Graph, ImageFormat, ImageOp, Node, Op, Output, SliceDim};
@@ -403,9 +404,19 @@ fn dense_in<'a>(
     ins(k).dense()
 }
 
-fn queue_of(st: &NodeState) -> Result<&Arc<crate::queue::FifoQueue>> {
+fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
     match st.res.get() {
-        Some(Resource::Queue(q)) => Ok(q),
+        Some(Resource::Queue(q)) => Ok(&**q),
+        Some(Resource::UserQueue(q)) => Ok(&**q),
+        _ => Err(Error::internal("not a queue")),
+    }
+}
+
+/// The queue a reader takes its work (file names) from.
+fn work_of(st: &NodeState) -> Result<&dyn WorkQueue> {
+    match st.res.get() {
+        Some(Resource::Queue(q)) => Ok(&**q),
+        Some(Resource::UserQueue(q)) => Ok(q),
         _ => Err(Error::internal("not a queue")),
     }
 }
@@ -511,6 +522,7 @@ fn run_step<'a>(
         Op::StringProducer { .. }
         | Op::InputProducer { .. }
         | Op::RangeProducer { .. }
+        | Op::Queue { .. }
         | Op::Reader(_) => {
             return Err(Error::invalid_argument(format!(
                 "{} is a queue or reader; fetch what reads it",
@@ -541,9 +553,44 @@ fn run_step<'a>(
         }
         Op::Dequeue { .. } => {
             let q = queue_of(&step.uses[0])?;
-            out.extend(dequeue(&**q, ctx)?);
+            out.extend(dequeue(q, ctx)?);
         }
-        Op::DequeueMany { n, up_to, .. } => {
+        Op::Enqueue { many, .. } => {
+            let q = queue_of(&step.uses[0])?;
+            let values: Vec<Value> =
+                (0..node.inputs.len()).map(|i| ins(i).clone()).collect();
+            let n = if *many {
+                values[0].dense()?.dims().first().copied().unwrap_or(0)
+            } else {
+                1
+            };
+            // A timed-out slice of the wait adds nothing, so the values
+            // can be offered again.
+            wait(ctx, |t| match (many, t) {
+                (false, None) => q.enqueue(values.clone()),
+                (false, Some(t)) => q.enqueue_timeout(values.clone(), t),
+                (true, None) => q.enqueue_many(values.clone()),
+                (true, Some(t)) => q.enqueue_many_timeout(values.clone(), t),
+            })?;
+            out.push(Tensor::scalar(n as i32).into());
+        }
+        Op::QueueClose { cancel, .. } => {
+            let q = queue_of(&step.uses[0])?;
+            out.push(Tensor::scalar(q.close(*cancel)).into());
+        }
+        Op::QueueSize { .. } => {
+            let q = queue_of(&step.uses[0])?;
+            out.push(Tensor::scalar(q.size() as i32).into());
+        }
+        Op::DequeueMany {
+            n,
+            up_to,
+            unstackable,
+            ..
+        } => {
+            if let Some(why) = unstackable {
+                return Err(Error::invalid_argument(why.clone()));
+            }
             let q = queue_of(&step.uses[0])?;
             let v = wait(ctx, |t| match (up_to, t) {
                 (false, None) => q.dequeue_many(*n),
@@ -557,7 +604,7 @@ fn run_step<'a>(
             let Some(Resource::Reader(reader)) = step.uses[0].res.get() else {
                 return Err(Error::internal("not a reader"));
             };
-            let q: &crate::queue::FifoQueue = queue_of(&step.uses[1])?;
+            let q = work_of(&step.uses[1])?;
             if let Op::ReadUpTo { n, .. } = node.op {
                 let records = wait(ctx, |t| match t {
                     None => reader.read_up_to(q, n),

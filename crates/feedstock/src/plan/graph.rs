@@ -18,6 +18,8 @@ use crate::io::Compression;
 use crate::queue::PartialShape;
 use crate::tensor::{DType, Tensor, Value};
 
+use super::queues::{QueueKind, RunnerDef};
+
 /// The node id a builder uses for "the node being added".
 const SELF: u32 = u32::MAX;
 
@@ -360,6 +362,10 @@ pub(crate) enum Op {
         queue: u32,
         n: usize,
         up_to: bool,
+        /// Why the queue's elements cannot be stacked, if they cannot: a
+        /// queue made by hand without fully defined shapes fails when
+        /// run, as in TensorFlow.
+        unstackable: Option<String>,
     },
     Reader(ReaderKind),
     Read {
@@ -417,6 +423,25 @@ pub(crate) enum Op {
     Concat(i64),
     Identity,
     Batch(Arc<BatchSpec>),
+    /// A queue made by hand; its outputs describe its components.
+    Queue {
+        kind: QueueKind,
+        capacity: usize,
+    },
+    /// Inputs: one element's components, or with `many` a batch of them.
+    /// Output: how many elements went in.
+    Enqueue {
+        queue: u32,
+        many: bool,
+    },
+    /// Output: whether this close was the first one asked for.
+    QueueClose {
+        queue: u32,
+        cancel: bool,
+    },
+    QueueSize {
+        queue: u32,
+    },
 }
 
 /// A batching node's settings and inputs, by list.
@@ -469,6 +494,7 @@ impl Node {
                 | Op::RandomFlip { .. }
                 | Op::RandomCrop { .. }
                 | Op::Batch(_)
+                | Op::Queue { .. }
         )
     }
 
@@ -499,6 +525,9 @@ impl Node {
                 vec![reader, queue]
             }
             Op::Assign { var } => vec![var],
+            Op::Enqueue { queue, .. }
+            | Op::QueueClose { queue, .. }
+            | Op::QueueSize { queue } => vec![queue],
             _ => Vec::new(),
         }
     }
@@ -508,6 +537,8 @@ impl Node {
 pub(crate) struct Inner {
     pub(crate) nodes: Vec<Arc<Node>>,
     names: HashSet<String>,
+    /// Queue runners defined, in order; see [`Graph::queue_runner`].
+    pub(crate) runners: Vec<RunnerDef>,
 }
 
 /// A pipeline described as a graph of nodes, TensorFlow 1 style; run it
@@ -712,7 +743,7 @@ impl Graph {
             .collect()
     }
 
-    fn add(
+    pub(super) fn add(
         &self,
         name: Option<&str>,
         default_name: &str,
@@ -770,7 +801,7 @@ impl Graph {
         Ok(outs)
     }
 
-    fn add1(
+    pub(super) fn add1(
         &self,
         name: Option<&str>,
         default_name: &str,
@@ -789,7 +820,7 @@ impl Graph {
         Ok(info)
     }
 
-    fn check_node_kind(
+    pub(super) fn check_node_kind(
         &self,
         id: u32,
         want: fn(&Op) -> bool,
@@ -1123,61 +1154,76 @@ impl Graph {
                     Op::StringProducer { .. }
                         | Op::InputProducer { .. }
                         | Op::RangeProducer { .. }
+                        | Op::Queue { .. }
                 )
             },
             "queue",
         )
     }
 
-    /// The next element of a producer's queue (`queue.dequeue()`).
+    /// The next element of a queue (`queue.dequeue()`): one output per
+    /// component (a producer's queue has one).
     ///
     /// # Errors
     /// InvalidArgument for a queue of another graph.
-    pub fn dequeue(&self, queue: QueueRef) -> Result<Output> {
+    pub fn dequeue(&self, queue: QueueRef) -> Result<Vec<Output>> {
         let n = self.queue_node(queue)?;
-        let info = n.outputs[0].clone();
-        self.add1(
+        self.add(
             None,
             "dequeue",
             Op::Dequeue { queue: queue.node },
             vec![],
-            info,
+            n.outputs.clone(),
         )
     }
 
     /// The next `n` elements, stacked (`queue.dequeue_many(n)`), or with
     /// `up_to`, between 1 and `n` at the end of input
-    /// (`queue.dequeue_up_to(n)`).
+    /// (`queue.dequeue_up_to(n)`): one output per component.
     ///
     /// # Errors
-    /// InvalidArgument for a queue of another graph or `n == 0`.
+    /// InvalidArgument for a queue of another graph or `n == 0`. Run, it
+    /// fails InvalidArgument on a queue made by hand whose components'
+    /// shapes are not all fully defined (a padding queue's may have
+    /// unknown dimensions), as in TensorFlow.
     pub fn dequeue_many(
         &self,
         queue: QueueRef,
         n: usize,
         up_to: bool,
-    ) -> Result<Output> {
+    ) -> Result<Vec<Output>> {
         if n == 0 {
             return Err(invalid("dequeue_many: n must be positive"));
         }
         let node = self.queue_node(queue)?;
-        let row = &node.outputs[0];
+        let unstackable = match &node.op {
+            Op::Queue { kind, .. } => super::queues::unstackable(&node, kind),
+            _ => None,
+        };
         let lead = if up_to { None } else { Some(n) };
-        let shape = dims_of(&row.shape).map(|d| {
-            let mut v = vec![lead];
-            v.extend(d);
-            PartialShape::new(v)
-        });
-        self.add1(
+        let outputs = node
+            .outputs
+            .iter()
+            .map(|row| {
+                let shape = dims_of(&row.shape).map(|d| {
+                    let mut v = vec![lead];
+                    v.extend(d);
+                    PartialShape::new(v)
+                });
+                dense(shape, row.dtype)
+            })
+            .collect();
+        self.add(
             None,
             "dequeue_many",
             Op::DequeueMany {
                 queue: queue.node,
                 n,
                 up_to,
+                unstackable,
             },
             vec![],
-            dense(shape, row.dtype),
+            outputs,
         )
     }
 

@@ -172,6 +172,7 @@
 
 mod eval;
 mod graph;
+mod queues;
 mod session;
 
 pub use graph::{
@@ -179,4 +180,5 @@ pub use graph::{
     QueueRef, ReaderKind, ReaderRef, ShardOptions, ShuffleOptions, SliceDim,
     StaticShape, Strings, Variable,
 };
+pub use queues::{QueueKind, RunnerRef};
 pub use session::{Interrupt, QueueSummary, RunOptions, Session};

@@ -1,5 +1,6 @@
 //! The session: per-session state of a graph's nodes, and running them.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -30,6 +31,7 @@ use super::eval::{self, Compiled, Ctx};
 use super::graph::{
     BatchSpec, Graph, Node, Op, Output, ProducerOptions, ReaderKind,
 };
+use super::queues::{self, RunnerRef};
 
 macro_rules! set_epochs {
     ($b:expr, $opts:expr, $node:expr) => {{
@@ -50,6 +52,8 @@ macro_rules! set_epochs {
 pub(crate) enum Resource {
     /// A producer's queue.
     Queue(Arc<FifoQueue>),
+    /// A queue made by hand ([`Graph::queue`]).
+    UserQueue(Arc<dyn Queue>),
     /// A slice producer: preloaded tensors and their index queue.
     Slice(SliceProducer),
     /// A record reader.
@@ -95,6 +99,8 @@ pub(crate) struct Inner {
     cache: Mutex<Vec<CachedRun>>,
     /// The remainder counters of each sharded producer made, by name.
     shards: Mutex<Vec<(String, Arc<ShardStats>)>>,
+    /// The queue runners of the graph started so far, by index.
+    runners_started: Mutex<HashSet<usize>>,
     pub(crate) closed: Arc<AtomicBool>,
 }
 
@@ -234,6 +240,7 @@ impl Session {
                 coords: Mutex::new(Vec::new()),
                 cache: Mutex::new(Vec::new()),
                 shards: Mutex::new(Vec::new()),
+                runners_started: Mutex::default(),
                 op_timeout: Mutex::new(None),
                 closed: Arc::new(AtomicBool::new(false)),
             }),
@@ -307,6 +314,38 @@ impl Session {
                 inner.ensure(id)?;
             }
         }
+        let collected: Vec<usize> = inner
+            .graph
+            .runner_defs()
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.collected)
+            .map(|(i, _)| i)
+            .collect();
+        for i in collected {
+            inner.add_runner(i)?;
+        }
+        inner.coords.lock().push(coord.clone());
+        let threads = inner.pipeline.lock().start(coord)?;
+        Ok(threads)
+    }
+
+    /// Starts the threads of one queue runner defined with
+    /// [`Graph::queue_runner`] (`QueueRunner.create_threads`), with those
+    /// of any other runner not yet started; none if it already runs in
+    /// this session.
+    ///
+    /// # Errors
+    /// As [`Session::start_queue_runners`]; InvalidArgument for a runner
+    /// of another graph.
+    pub fn start_queue_runner(
+        &self,
+        runner: RunnerRef,
+        coord: &Coordinator,
+    ) -> Result<Vec<ThreadHandle>> {
+        let inner = &self.inner;
+        inner.check_open()?;
+        inner.add_runner(runner.index)?;
         inner.coords.lock().push(coord.clone());
         let threads = inner.pipeline.lock().start(coord)?;
         Ok(threads)
@@ -504,6 +543,7 @@ impl Inner {
         let res = self.make(&node)?;
         let made: Option<Arc<dyn Queue>> = match &res {
             Resource::Queue(q) => Some(Arc::clone(q) as Arc<dyn Queue>),
+            Resource::UserQueue(q) => Some(Arc::clone(q)),
             Resource::Slice(s) => Some(Arc::clone(s.indices()) as _),
             Resource::Batch(b) => Some(Arc::clone(b.queue())),
             _ => None,
@@ -519,6 +559,34 @@ impl Inner {
             return Err(Error::internal("a resource was made twice"));
         }
         Ok(st)
+    }
+
+    /// Adds the runner of definition `index` to the pipeline, unless this
+    /// session has already.
+    fn add_runner(self: &Arc<Self>, index: usize) -> Result<()> {
+        let Some(def) = self.graph.runner_defs().into_iter().nth(index) else {
+            return Err(Error::invalid_argument(
+                "a queue runner of another graph",
+            ));
+        };
+        if !self.runners_started.lock().insert(index) {
+            return Ok(());
+        }
+        let st = self.ensure(def.queue)?;
+        let Some(Resource::UserQueue(queue)) = st.res.get() else {
+            return Err(Error::internal("a queue runner's queue"));
+        };
+        let mut ops: Vec<Box<dyn FnMut() -> Result<()> + Send>> = Vec::new();
+        for op in &def.ops {
+            let mut run = Runner {
+                compiled: Arc::new(eval::compile(self, &[*op], &[])?),
+                slots: Vec::new(),
+                keep: false,
+            };
+            ops.push(Box::new(move || run.step().map(drop)));
+        }
+        let runner = queues::runner(Arc::clone(queue), &def, ops)?;
+        self.pipeline.lock().add_runner(runner)
     }
 
     /// Evaluates outputs once, with no feeds (a producer's input).
@@ -601,6 +669,9 @@ impl Inner {
                 Resource::Rng(Mutex::new(rng))
             }
             Op::Batch(spec) => Resource::Batch(self.make_batch(spec)?),
+            Op::Queue { kind, capacity } => {
+                Resource::UserQueue(queues::make_queue(node, kind, *capacity)?)
+            }
             _ => {
                 return Err(Error::internal(format!(
                     "node {} has no resource",

@@ -105,6 +105,8 @@ from .._ops import (
     random_crop,
 )
 from .. import _ops
+from .. import _queues
+from .._queues import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue
 from .._types import SparseTensorValue
 
 newaxis = None
@@ -119,6 +121,13 @@ train = _NS(
     BytesList=_example.BytesList,
     Coordinator=_Coordinator,
     start_queue_runners=_start_queue_runners,
+    QueueRunner=_queues.QueueRunner,
+    add_queue_runner=_queues.add_queue_runner,
+    queue_runner=_NS(
+        QueueRunner=_queues.QueueRunner,
+        add_queue_runner=_queues.add_queue_runner,
+        start_queue_runners=_start_queue_runners,
+    ),
     string_input_producer=_ops.string_input_producer,
     match_filenames_once=_ops.match_filenames_once,
     input_producer=_ops.input_producer,
@@ -161,6 +170,13 @@ io = _NS(
     decode_jpeg=_ops.decode_jpeg,
     decode_png=_ops.decode_png,
     decode_image=_ops.decode_image,
+)
+
+queue = _NS(
+    QueueBase=QueueBase,
+    FIFOQueue=FIFOQueue,
+    PaddingFIFOQueue=PaddingFIFOQueue,
+    RandomShuffleQueue=RandomShuffleQueue,
 )
 
 image = _NS(

@@ -1,0 +1,261 @@
+"""Queues made by hand and the runners that fill them, for
+``feedstock.compat.v1``: ``tf.FIFOQueue``, ``tf.PaddingFIFOQueue``,
+``tf.RandomShuffleQueue`` and ``tf.train.QueueRunner``, with
+TensorFlow 1's signatures. The queues and the runner threads are
+feedstock's own; an enqueue op a runner runs is evaluated natively."""
+
+from __future__ import annotations
+
+from . import errors
+from ._graph import (
+    QUEUE_RUNNERS,
+    Operation,
+    Tensor,
+    QueueRunnerThread,
+    TensorShape,
+    _wrap,
+    _wrap1,
+    as_dtype,
+    convert_to_tensor,
+    get_default_graph,
+)
+
+
+def _shape_list(shape):
+    """A component's shape for the native queue: ``None`` (any shape) or
+    a list of dimensions, ``None`` for an unknown one."""
+    if shape is None:
+        return None
+    if isinstance(shape, TensorShape):
+        return None if shape.dims is None else [d for d in shape.as_list()]
+    if isinstance(shape, int):
+        return [int(shape)]
+    return [None if d is None else int(d) for d in shape]
+
+
+class QueueBase:
+    """A queue of tuples of tensors, made by hand (TensorFlow's
+    ``tf.QueueBase``); use :class:`FIFOQueue`, :class:`PaddingFIFOQueue`
+    or :class:`RandomShuffleQueue`."""
+
+    def __init__(self, kind, capacity, dtypes, shapes, names, name, min_after_dequeue=0, seed=None):
+        if not isinstance(dtypes, (list, tuple)):
+            dtypes = [dtypes]
+        self._dtypes = [as_dtype(d) for d in dtypes]
+        if shapes is None:
+            shapes = [None] * len(self._dtypes)
+        elif isinstance(shapes, TensorShape) or (
+            isinstance(shapes, (list, tuple)) and shapes and not isinstance(shapes[0], (list, tuple, TensorShape))
+            and len(self._dtypes) == 1
+        ):
+            shapes = [shapes]
+        shapes = [_shape_list(s) for s in shapes]
+        if len(shapes) != len(self._dtypes):
+            raise ValueError("Queue shapes must have the same length as dtypes")
+        if names is not None:
+            names = [names] if isinstance(names, str) else list(names)
+            if len(names) != len(self._dtypes):
+                raise ValueError("Queue names must have the same length as dtypes")
+        self._names = names
+        self._shapes = [TensorShape(s) for s in shapes]
+        capacity = int(capacity)
+        # TensorFlow's capacity of -1 (or any negative) means no bound.
+        capacity = 2**31 - 1 if capacity < 0 else capacity
+        g = get_default_graph()
+        self.graph = g
+        self._q = g._g.queue(
+            kind, capacity, [d.name for d in self._dtypes], shapes, int(min_after_dequeue),
+            None if seed is None else int(seed) & (2**64 - 1), name,
+        )
+        self._name = name
+
+    @property
+    def dtypes(self):
+        return list(self._dtypes)
+
+    @property
+    def shapes(self):
+        return list(self._shapes)
+
+    @property
+    def names(self):
+        return None if self._names is None else list(self._names)
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def queue_ref(self):
+        return self._q
+
+    def _values(self, vals):
+        """``vals`` as one tensor per component, converted to its dtype."""
+        if self._names is not None:
+            if not isinstance(vals, dict):
+                raise ValueError("Queue with names must be given a dictionary of values")
+            if sorted(vals) != sorted(self._names):
+                raise ValueError(f"Keys in dictionary {sorted(vals)} must match the queue names {sorted(self._names)}")
+            vals = [vals[n] for n in self._names]
+        elif isinstance(vals, dict):
+            raise ValueError("Queue without names given a dictionary of values")
+        elif not isinstance(vals, (list, tuple)):
+            vals = [vals]
+        if len(vals) != len(self._dtypes):
+            raise ValueError(f"Expected {len(self._dtypes)} values, got {len(vals)}")
+        return [convert_to_tensor(v, dtype=d) for v, d in zip(vals, self._dtypes)]
+
+    def _enqueue(self, vals, many, name):
+        ts = self._values(vals)
+        try:
+            o = self.graph._g.enqueue(self._q, [t._o for t in ts], many)
+        except errors.InvalidArgumentError as e:
+            # TensorFlow checks dtypes and static shapes as it builds.
+            raise ValueError(str(e)) from None
+        return Operation(self.graph, [Tensor(self.graph, o)], name=name or self.graph._g.name(o))
+
+    def enqueue(self, vals, name=None):
+        """An op adding one element (a tensor, a tuple, or a dict when the
+        queue has names)."""
+        return self._enqueue(vals, False, name)
+
+    def enqueue_many(self, vals, name=None):
+        """An op adding the rows of a batch: every component's axis 0."""
+        return self._enqueue(vals, True, name)
+
+    def _out(self, outs):
+        ts = _wrap(self.graph, outs)
+        if self._names is not None:
+            return dict(zip(self._names, ts))
+        return ts[0] if len(ts) == 1 else ts
+
+    def dequeue(self, name=None):
+        """The next element: a tensor for a one-component queue, a list
+        otherwise, a dict when the queue has names."""
+        return self._out(self.graph._g.dequeue(self._q))
+
+    def dequeue_many(self, n, name=None):
+        """The next ``n`` elements, stacked."""
+        return self._out(self.graph._g.dequeue_many(self._q, int(n), False))
+
+    def dequeue_up_to(self, n, name=None):
+        """Up to ``n`` elements, stacked: fewer only once the queue is
+        closed."""
+        return self._out(self.graph._g.dequeue_many(self._q, int(n), True))
+
+    def close(self, cancel_pending_enqueues=False, name=None):
+        """An op closing the queue."""
+        o = self.graph._g.queue_close(self._q, bool(cancel_pending_enqueues))
+        return Operation(self.graph, [Tensor(self.graph, o)], name=name or self.graph._g.name(o))
+
+    def size(self, name=None):
+        """The number of elements in the queue, an int32 scalar."""
+        return _wrap1(self.graph, self.graph._g.queue_size(self._q))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} '{self._name}'>"
+
+
+class FIFOQueue(QueueBase):
+    """``tf.FIFOQueue``: elements leave in the order they came in."""
+
+    def __init__(self, capacity, dtypes, shapes=None, names=None, shared_name=None, name="fifo_queue"):
+        super().__init__("fifo", capacity, dtypes, shapes, names, name)
+
+
+class PaddingFIFOQueue(QueueBase):
+    """``tf.PaddingFIFOQueue``: a FIFO queue whose ``dequeue_many`` pads
+    each component to the batch's longest; every component needs a
+    shape, whose dimensions may be ``None``."""
+
+    def __init__(self, capacity, dtypes, shapes, names=None, shared_name=None, name="padding_fifo_queue"):
+        super().__init__("padding_fifo", capacity, dtypes, shapes, names, name)
+
+
+class RandomShuffleQueue(QueueBase):
+    """``tf.RandomShuffleQueue``: elements leave in random order, at least
+    ``min_after_dequeue`` staying behind until the queue is closed."""
+
+    def __init__(
+        self, capacity, min_after_dequeue, dtypes, shapes=None, names=None, seed=None, shared_name=None,
+        name="random_shuffle_queue",
+    ):
+        super().__init__("random_shuffle", capacity, dtypes, shapes, names, name, min_after_dequeue, seed)
+
+
+def _kind_name(cls):
+    if not (isinstance(cls, type) and issubclass(cls, errors.OpError)):
+        raise TypeError(f"queue_closed_exception_types must be tf.errors classes, not {cls!r}")
+    return cls.__name__[: -len("Error")]
+
+
+class QueueRunner:
+    """``tf.train.QueueRunner``: one native thread per enqueue op, each
+    running its op until it fails. ``OutOfRangeError`` (or one of
+    ``queue_closed_exception_types``) ends a thread cleanly and the last
+    to end closes the queue; any other error stops the coordinator with
+    it. The queue is closed by feedstock's runner itself: ``close_op`` and
+    ``cancel_op``, when given, must be the queue's own close ops."""
+
+    def __init__(
+        self, queue=None, enqueue_ops=None, close_op=None, cancel_op=None, queue_closed_exception_types=None,
+        queue_runner_def=None, import_scope=None,
+    ):
+        if queue_runner_def is not None:
+            raise NotImplementedError("QueueRunner from a QueueRunnerDef is not supported")
+        if not isinstance(queue, QueueBase):
+            raise TypeError("QueueRunner needs a queue made with tf.FIFOQueue, tf.PaddingFIFOQueue or tf.RandomShuffleQueue")
+        if not enqueue_ops:
+            raise ValueError("QueueRunner needs at least one enqueue op")
+        kinds = [_kind_name(c) for c in (queue_closed_exception_types or (errors.OutOfRangeError,))]
+        self._queue = queue
+        self._enqueue_ops = list(enqueue_ops)
+        outs = []
+        for op in self._enqueue_ops:
+            if not isinstance(op, Operation) or len(op.inputs) != 1:
+                raise TypeError(f"{op!r} is not an enqueue op of {queue.name}")
+            outs.append(op.inputs[0]._o)
+        self._r = queue.graph._g.queue_runner(queue._q, outs, kinds)
+        self._closed_types = tuple(queue_closed_exception_types or (errors.OutOfRangeError,))
+        self.exceptions_raised = []
+
+    @property
+    def queue(self):
+        return self._queue
+
+    @property
+    def enqueue_ops(self):
+        return list(self._enqueue_ops)
+
+    @property
+    def queue_closed_exception_types(self):
+        return self._closed_types
+
+    @property
+    def name(self):
+        return self._queue.name
+
+    def create_threads(self, sess, coord=None, daemon=False, start=False):
+        """Starts the runner's native threads in ``sess`` and returns them
+        (none when they already run there). They start at once, whatever
+        ``start`` says: threads that have not started cannot lose data,
+        so starting early only fills the queue sooner; ``start()`` on them
+        does nothing."""
+        from ._graph import Coordinator
+
+        if coord is None:
+            coord = Coordinator()
+            sess._implicit_coord = coord
+        threads = [QueueRunnerThread(t) for t in sess._s.start_queue_runner(self._r, coord._c)]
+        for t in threads:
+            coord.register_thread(t)
+        return threads
+
+
+def add_queue_runner(qr, collection=QUEUE_RUNNERS):
+    """Adds ``qr`` to the graph's runners, which
+    ``tf.train.start_queue_runners`` starts."""
+    g = qr.queue.graph
+    if collection == QUEUE_RUNNERS:
+        g._g.add_queue_runner(qr._r)
+    g.add_to_collection(collection, qr)
