@@ -112,7 +112,7 @@ fn a_runner_fills_a_queue_from_a_producer_and_closes_it_after_the_last_thread(
     let want: Vec<(i32, i32)> =
         (0..10).flat_map(|i| [(i, i * i), (i, i * i)]).collect();
     assert_eq!(got, want, "every element of both epochs, once each");
-    // Starting again adds no threads: the runner already runs here.
+    // Starting it again in this session adds no threads.
     let coord = Coordinator::new();
     assert!(sess.start_queue_runner(runner, &coord)?.is_empty());
     Ok(())

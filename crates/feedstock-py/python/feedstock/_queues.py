@@ -237,7 +237,7 @@ class QueueRunner:
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
         """Starts the runner's native threads in ``sess`` and returns them
-        (none when they already run there). They start at once, whatever
+        (none when it was started there before). They start at once, whatever
         ``start`` says: threads that have not started cannot lose data,
         so starting early only fills the queue sooner; ``start()`` on them
         does nothing."""

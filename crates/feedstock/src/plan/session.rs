@@ -332,8 +332,9 @@ impl Session {
 
     /// Starts the threads of one queue runner defined with
     /// [`Graph::queue_runner`] (`QueueRunner.create_threads`), with those
-    /// of any other runner not yet started; none if it already runs in
-    /// this session.
+    /// of any other runner not yet started; none if it was started in
+    /// this session before (TensorFlow starts new threads once the old
+    /// ones have ended).
     ///
     /// # Errors
     /// As [`Session::start_queue_runners`]; InvalidArgument for a runner

@@ -1,0 +1,148 @@
+"""Queues made by hand and queue runners in compat.v1 (tf.FIFOQueue,
+tf.PaddingFIFOQueue, tf.RandomShuffleQueue, tf.train.QueueRunner). The
+expected values are what TensorFlow 2.21's tf.compat.v1 gave for the
+same programs."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import feedstock.compat.v1 as tf
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    tf.reset_default_graph()
+    yield
+
+
+def test_fed_enqueues_leave_in_order_and_a_closed_queue_ends():
+    q = tf.FIFOQueue(3, [tf.int64, tf.string], shapes=[[], []])
+    x = tf.placeholder(tf.int64, [])
+    put = q.enqueue((x, tf.constant(b"a")))
+    put_many = q.enqueue_many(([10, 11], [b"b", b"c"]))
+    one, two, size = q.dequeue(), q.dequeue_many(2), q.size()
+    assert two[0].shape.as_list() == [2]
+    with tf.Session() as s:
+        assert s.run(put, feed_dict={x: 7}) is None
+        s.run(put_many)
+        assert s.run(size) == 3
+        n, name = s.run(one)
+        assert n == 7 and name == b"a"
+        a, b = s.run(two)
+        assert a.tolist() == [10, 11] and b.tolist() == [b"b", b"c"]
+        s.run(q.close())
+        with pytest.raises(tf.errors.OutOfRangeError):
+            s.run(one)
+        with pytest.raises(tf.errors.CancelledError):
+            s.run(put, feed_dict={x: 1})
+
+
+def test_a_queue_runner_fills_a_queue_from_a_producer_with_two_threads():
+    v = tf.train.range_input_producer(10, num_epochs=2, shuffle=False).dequeue()
+    q = tf.FIFOQueue(4, [tf.int32, tf.int32], shapes=[[], []])
+    enq = q.enqueue([v, v * v])
+    qr = tf.train.QueueRunner(q, [enq] * 2)
+    tf.train.add_queue_runner(qr)
+    assert qr in tf.get_default_graph().get_collection(tf.GraphKeys.QUEUE_RUNNERS)
+    batch = q.dequeue_up_to(3)
+    got = []
+    with tf.Session() as s:
+        s.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(s, coord)
+        try:
+            while True:
+                a, b = s.run(batch)
+                got += list(zip(a.tolist(), b.tolist()))
+        except tf.errors.OutOfRangeError:
+            pass
+        coord.request_stop()
+        coord.join(threads)
+    assert sorted(got) == sorted([(i, i * i) for i in range(10)] * 2)
+
+
+def test_create_threads_starts_one_runner_and_a_runner_error_reaches_join():
+    q = tf.FIFOQueue(2, [tf.float32], shapes=[[]])
+    bad = tf.cast(tf.constant("x"), tf.float32)
+    qr = tf.train.QueueRunner(q, [q.enqueue(bad)])
+    out = q.dequeue()
+    with tf.Session() as s:
+        coord = tf.train.Coordinator()
+        threads = qr.create_threads(s, coord=coord, start=True)
+        assert threads  # TensorFlow adds a thread that closes the queue on stop
+        # As in TensorFlow: the failing runner closes the queue, so the
+        # consumer's dequeue ends and join raises the runner's error.
+        with pytest.raises(tf.errors.OutOfRangeError):
+            s.run(out)
+        with pytest.raises(tf.errors.UnimplementedError):
+            coord.join(threads)
+
+
+def test_names_give_dicts_and_a_shuffle_queue_holds_back_until_closed():
+    q = tf.RandomShuffleQueue(10, 2, [tf.float32], shapes=[[2]], names=["p"], seed=3)
+    put = q.enqueue_many({"p": np.arange(8, dtype=np.float32).reshape(4, 2)})
+    d = q.dequeue()
+    assert sorted(d) == ["p"]
+    got = []
+    with tf.Session() as s:
+        s.run(put)
+        got += [s.run(d)["p"].tolist() for _ in range(2)]
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            s.run(d, options=tf.RunOptions(timeout_in_ms=100))
+        s.run(q.close())
+        got += [s.run(d)["p"].tolist() for _ in range(2)]
+    assert sorted(got) == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]
+
+
+def test_a_padding_queue_pads_to_the_longest_element():
+    q = tf.PaddingFIFOQueue(5, [tf.int32], shapes=[[None]])
+    a, b = q.enqueue([[1, 2, 3]]), q.enqueue([[4]])
+    d = q.dequeue_many(2)
+    assert d.shape.as_list() == [2, None]
+    with tf.Session() as s:
+        s.run(a)
+        s.run(b)
+        assert s.run(d).tolist() == [[1, 2, 3], [4, 0, 0]]
+
+
+def test_what_tensorflow_refuses_when_building_is_refused_then():
+    q = tf.FIFOQueue(5, [tf.int32], shapes=[[2]])
+    with pytest.raises(ValueError):
+        q.enqueue([[1, 2, 3]])
+    with pytest.raises(ValueError):
+        q.enqueue([1, 2])
+    with pytest.raises(ValueError):
+        tf.FIFOQueue(5, [tf.int32], names=["a"]).enqueue([1])
+    # Without shapes dequeue_many builds, and fails when run.
+    any_shape = tf.FIFOQueue(5, [tf.int32])
+    many = any_shape.dequeue_many(2)
+    with tf.Session() as s:
+        s.run(any_shape.enqueue([1]))
+        s.run(any_shape.enqueue([2]))
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            s.run(many)
+
+
+def test_a_blocked_enqueue_is_woken_by_a_cancelling_close():
+    q = tf.queue.FIFOQueue(1, [tf.int32], shapes=[[]])
+    put = q.enqueue([1])
+    with tf.Session() as s:
+        s.run(put)
+        result = {}
+
+        def blocked():
+            try:
+                s.run(put)
+                result["r"] = "ok"
+            except tf.errors.CancelledError:
+                result["r"] = "cancelled"
+
+        t = threading.Thread(target=blocked)
+        t.start()
+        time.sleep(0.05)
+        s.run(q.close(cancel_pending_enqueues=True))
+        t.join(10)
+        assert result == {"r": "cancelled"}
