@@ -384,6 +384,11 @@ impl PyGraph {
         self.0.queue_size(q.0).py_err().map(PyOutput)
     }
 
+    /// `queue.is_closed()`.
+    fn queue_is_closed(&self, q: &PyQueue) -> PyResult<PyOutput> {
+        self.0.queue_is_closed(q.0).py_err().map(PyOutput)
+    }
+
     /// `tf.train.QueueRunner(queue, enqueue_ops)`: the runner's index.
     /// `closed_kinds` are error kind names (`"OutOfRange"`, ...).
     fn queue_runner(

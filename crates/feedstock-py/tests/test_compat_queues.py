@@ -33,7 +33,9 @@ def test_fed_enqueues_leave_in_order_and_a_closed_queue_ends():
         assert n == 7 and name == b"a"
         a, b = s.run(two)
         assert a.tolist() == [10, 11] and b.tolist() == [b"b", b"c"]
+        assert not s.run(q.is_closed())
         s.run(q.close())
+        assert s.run(q.is_closed())
         with pytest.raises(tf.errors.OutOfRangeError):
             s.run(one)
         with pytest.raises(tf.errors.CancelledError):
@@ -146,3 +148,26 @@ def test_a_blocked_enqueue_is_woken_by_a_cancelling_close():
         s.run(q.close(cancel_pending_enqueues=True))
         t.join(10)
         assert result == {"r": "cancelled"}
+
+
+def test_a_reader_reads_file_names_from_a_queue_made_by_hand(tmp_path):
+    files = []
+    for i in range(2):
+        files.append(str(tmp_path / f"f{i}.tfrecord"))
+        with tf.io.TFRecordWriter(files[-1]) as w:
+            for j in range(3):
+                w.write(f"r{i}{j}".encode())
+    q = tf.FIFOQueue(10, [tf.string], shapes=[[]])
+    fill, close = q.enqueue_many([files]), q.close()
+    reader = tf.TFRecordReader()
+    _, value = reader.read(q)
+    _, values = reader.read_up_to(q, 4)
+    with tf.Session() as s:
+        s.run(fill)
+        s.run(close)
+        got = [s.run(value), s.run(values).tolist()]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            while True:
+                got.append(s.run(value))
+    # TensorFlow 2.21 gave the same: read_up_to stops at the file's end.
+    assert got == [b"r00", [b"r01", b"r02"], b"r10", b"r11", b"r12"]

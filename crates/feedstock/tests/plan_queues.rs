@@ -38,6 +38,7 @@ fn fed_enqueues_come_out_in_order_and_a_closed_queue_ends_out_of_range(
     let one = g.dequeue(q)?;
     let two = g.dequeue_many(q, 2, false)?;
     let close = g.queue_close(q, false)?;
+    let closed = g.queue_is_closed(q)?;
     assert_eq!(g.shape(two[0]).unwrap().dims(), &[Some(2)]);
 
     let sess = Session::new(&g);
@@ -55,7 +56,12 @@ fn fed_enqueues_come_out_in_order_and_a_closed_queue_ends_out_of_range(
     assert_eq!(v[0].dense()?.as_slice::<i64>()?, &[10, 11]);
     assert_eq!(v[1].dense()?.as_slice::<bytes::Bytes>()?[1], "c");
 
+    let is_closed = |sess: &Session| -> Result<bool> {
+        sess.run(&[closed], &[])?[0].dense()?.scalar_value::<bool>()
+    };
+    assert!(!is_closed(&sess)?);
     sess.run(&[close], &[])?;
+    assert!(is_closed(&sess)?);
     let e = sess.run(&one, &[]).unwrap_err();
     assert_eq!(e.kind(), Kind::OutOfRange, "{e}");
     let e = sess

@@ -6,7 +6,7 @@ feedstock's own; an enqueue op a runner runs is evaluated natively."""
 
 from __future__ import annotations
 
-from . import errors
+from . import _ops, errors
 from ._graph import (
     QUEUE_RUNNERS,
     Operation,
@@ -33,10 +33,11 @@ def _shape_list(shape):
     return [None if d is None else int(d) for d in shape]
 
 
-class QueueBase:
+class QueueBase(_ops.QueueBase):
     """A queue of tuples of tensors, made by hand (TensorFlow's
     ``tf.QueueBase``); use :class:`FIFOQueue`, :class:`PaddingFIFOQueue`
-    or :class:`RandomShuffleQueue`."""
+    or :class:`RandomShuffleQueue`. A reader reads file names from one
+    as from a producer's queue."""
 
     def __init__(self, kind, capacity, dtypes, shapes, names, name, min_after_dequeue=0, seed=None):
         if not isinstance(dtypes, (list, tuple)):
@@ -151,6 +152,10 @@ class QueueBase:
     def size(self, name=None):
         """The number of elements in the queue, an int32 scalar."""
         return _wrap1(self.graph, self.graph._g.queue_size(self._q))
+
+    def is_closed(self, name=None):
+        """Whether the queue is closed, a bool scalar."""
+        return _wrap1(self.graph, self.graph._g.queue_is_closed(self._q))
 
     def __repr__(self):
         return f"<{type(self).__name__} '{self._name}'>"

@@ -582,6 +582,10 @@ fn run_step<'a>(
             let q = queue_of(&step.uses[0])?;
             out.push(Tensor::scalar(q.size() as i32).into());
         }
+        Op::QueueIsClosed { .. } => {
+            let q = queue_of(&step.uses[0])?;
+            out.push(Tensor::scalar(q.is_closed()).into());
+        }
         Op::DequeueMany {
             n,
             up_to,

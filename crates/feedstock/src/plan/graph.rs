@@ -442,6 +442,9 @@ pub(crate) enum Op {
     QueueSize {
         queue: u32,
     },
+    QueueIsClosed {
+        queue: u32,
+    },
 }
 
 /// A batching node's settings and inputs, by list.
@@ -527,7 +530,8 @@ impl Node {
             Op::Assign { var } => vec![var],
             Op::Enqueue { queue, .. }
             | Op::QueueClose { queue, .. }
-            | Op::QueueSize { queue } => vec![queue],
+            | Op::QueueSize { queue }
+            | Op::QueueIsClosed { queue } => vec![queue],
             _ => Vec::new(),
         }
     }

@@ -275,23 +275,11 @@ impl Graph {
         queue: QueueRef,
         cancel_pending_enqueues: bool,
     ) -> Result<Output> {
-        self.made_queue(queue)?;
-        let out = OutInfo {
-            dtype: DType::Bool,
-            sparse: false,
-            shape: Some(PartialShape::new(Vec::new())),
-            key: None,
+        let op = Op::QueueClose {
+            queue: queue.node,
+            cancel: cancel_pending_enqueues,
         };
-        self.add1(
-            None,
-            "close",
-            Op::QueueClose {
-                queue: queue.node,
-                cancel: cancel_pending_enqueues,
-            },
-            vec![],
-            out,
-        )
+        self.queue_scalar_op(queue, "close", op, DType::Bool)
     }
 
     /// The number of elements in a queue made by [`Graph::queue`], as an
@@ -300,20 +288,36 @@ impl Graph {
     /// # Errors
     /// InvalidArgument for a queue not made by hand.
     pub fn queue_size(&self, queue: QueueRef) -> Result<Output> {
+        let op = Op::QueueSize { queue: queue.node };
+        self.queue_scalar_op(queue, "size", op, DType::I32)
+    }
+
+    /// Whether a queue made by [`Graph::queue`] is closed, as a bool
+    /// scalar (`queue.is_closed()`): true once a close has taken effect.
+    ///
+    /// # Errors
+    /// InvalidArgument for a queue not made by hand.
+    pub fn queue_is_closed(&self, queue: QueueRef) -> Result<Output> {
+        let op = Op::QueueIsClosed { queue: queue.node };
+        self.queue_scalar_op(queue, "is_closed", op, DType::Bool)
+    }
+
+    /// A node on a queue made by hand whose output is a scalar.
+    fn queue_scalar_op(
+        &self,
+        queue: QueueRef,
+        default_name: &str,
+        op: Op,
+        dtype: DType,
+    ) -> Result<Output> {
         self.made_queue(queue)?;
         let out = OutInfo {
-            dtype: DType::I32,
+            dtype,
             sparse: false,
             shape: Some(PartialShape::new(Vec::new())),
             key: None,
         };
-        self.add1(
-            None,
-            "size",
-            Op::QueueSize { queue: queue.node },
-            vec![],
-            out,
-        )
+        self.add1(None, default_name, op, vec![], out)
     }
 
     /// Defines a queue runner (`tf.train.QueueRunner`): one thread per
