@@ -171,3 +171,30 @@ def test_a_reader_reads_file_names_from_a_queue_made_by_hand(tmp_path):
                 got.append(s.run(value))
     # TensorFlow 2.21 gave the same: read_up_to stops at the file's end.
     assert got == [b"r00", [b"r01", b"r02"], b"r10", b"r11", b"r12"]
+
+
+def test_a_runner_filled_shuffle_queue_feeds_tf_train_batch():
+    v = tf.train.range_input_producer(20, num_epochs=1, shuffle=False).dequeue()
+    q = tf.RandomShuffleQueue(8, 2, [tf.int32, tf.float32], shapes=[[], [2]], seed=1)
+    pair = tf.stack([tf.cast(v, tf.float32), tf.cast(v, tf.float32) * 2.0])
+    tf.train.add_queue_runner(tf.train.QueueRunner(q, [q.enqueue([v, pair])]))
+    a, b = q.dequeue()
+    ba, bb = tf.train.batch([a, b], batch_size=6, allow_smaller_final_batch=True)
+    assert ba.shape.as_list() == [None] and bb.shape.as_list() == [None, 2]
+    seen, sizes = [], []
+    with tf.Session() as s:
+        s.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(s, coord)
+        try:
+            while True:
+                x, y = s.run([ba, bb])
+                assert (y[:, 0] == x).all() and (y[:, 1] == 2 * x).all()
+                seen += x.tolist()
+                sizes.append(len(x))
+        except tf.errors.OutOfRangeError:
+            pass
+        coord.request_stop()
+        coord.join(threads)
+    # TensorFlow 2.21: every element once, batches of 6, 6, 6, 2.
+    assert sorted(seen) == list(range(20)) and sizes == [6, 6, 6, 2]
