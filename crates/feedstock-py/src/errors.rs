@@ -100,28 +100,11 @@ fn raise_error(
 
 /// The kind named `name` (`"OutOfRange"`, ...); Unknown for any other.
 pub fn kind_from_name(name: &str) -> Kind {
-    parse_kind(name).unwrap_or(Kind::Unknown)
+    Kind::from_name(name).unwrap_or(Kind::Unknown)
 }
 
 fn parse_kind(name: &str) -> PyResult<Kind> {
-    const KINDS: [Kind; 13] = [
-        Kind::OutOfRange,
-        Kind::Cancelled,
-        Kind::InvalidArgument,
-        Kind::DataLoss,
-        Kind::NotFound,
-        Kind::FailedPrecondition,
-        Kind::DeadlineExceeded,
-        Kind::ResourceExhausted,
-        Kind::PermissionDenied,
-        Kind::Unimplemented,
-        Kind::Aborted,
-        Kind::Internal,
-        Kind::Unknown,
-    ];
-    KINDS
-        .into_iter()
-        .find(|k| k.as_str() == name)
+    Kind::from_name(name)
         .ok_or_else(|| PyRuntimeError::new_err(format!("no kind {name}")))
 }
 

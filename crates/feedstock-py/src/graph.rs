@@ -838,6 +838,17 @@ impl PyGraph {
     }
 }
 
+/// Runner threads as Python sees them.
+fn py_threads(threads: Vec<ThreadHandle>) -> Vec<PyThread> {
+    threads
+        .into_iter()
+        .map(|h| PyThread {
+            name: h.thread().name().unwrap_or("runner").to_owned(),
+            handle: Some(h),
+        })
+        .collect()
+}
+
 fn feature_spec(
     py: Python<'_>,
     features: &Bound<'_, PyList>,
@@ -974,17 +985,11 @@ impl PySession {
         let sess = &self.0;
         let c = &coord.0;
         let threads = py.detach(|| sess.start_queue_runners(c)).py_err()?;
-        Ok(threads
-            .into_iter()
-            .map(|h| PyThread {
-                name: h.thread().name().unwrap_or("runner").to_owned(),
-                handle: Some(h),
-            })
-            .collect())
+        Ok(py_threads(threads))
     }
 
     /// Starts one queue runner's threads (`qr.create_threads`); none if
-    /// it already runs in this session.
+    /// it was started in this session before.
     fn start_queue_runner(
         &self,
         py: Python<'_>,
@@ -994,13 +999,7 @@ impl PySession {
         let sess = &self.0;
         let (c, r) = (&coord.0, runner.0);
         let threads = py.detach(|| sess.start_queue_runner(r, c)).py_err()?;
-        Ok(threads
-            .into_iter()
-            .map(|h| PyThread {
-                name: h.thread().name().unwrap_or("runner").to_owned(),
-                handle: Some(h),
-            })
-            .collect())
+        Ok(py_threads(threads))
     }
 
     /// Closes the session: blocked runs and runner threads return.

@@ -18,6 +18,24 @@ def fresh_graph():
     yield
 
 
+def run_to_the_end(fetches):
+    """Starts the graph's queue runners and runs ``fetches`` until
+    OutOfRangeError; returns every result, after joining the runners."""
+    results = []
+    with tf.Session() as s:
+        s.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(s, coord)
+        try:
+            while True:
+                results.append(s.run(fetches))
+        except tf.errors.OutOfRangeError:
+            pass
+        coord.request_stop()
+        coord.join(threads)
+    return results
+
+
 def test_fed_enqueues_leave_in_order_and_a_closed_queue_ends():
     q = tf.FIFOQueue(3, [tf.int64, tf.string], shapes=[[], []])
     x = tf.placeholder(tf.int64, [])
@@ -49,20 +67,9 @@ def test_a_queue_runner_fills_a_queue_from_a_producer_with_two_threads():
     qr = tf.train.QueueRunner(q, [enq] * 2)
     tf.train.add_queue_runner(qr)
     assert qr in tf.get_default_graph().get_collection(tf.GraphKeys.QUEUE_RUNNERS)
-    batch = q.dequeue_up_to(3)
     got = []
-    with tf.Session() as s:
-        s.run(tf.local_variables_initializer())
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(s, coord)
-        try:
-            while True:
-                a, b = s.run(batch)
-                got += list(zip(a.tolist(), b.tolist()))
-        except tf.errors.OutOfRangeError:
-            pass
-        coord.request_stop()
-        coord.join(threads)
+    for a, b in run_to_the_end(q.dequeue_up_to(3)):
+        got += list(zip(a.tolist(), b.tolist()))
     assert sorted(got) == sorted([(i, i * i) for i in range(10)] * 2)
 
 
@@ -182,19 +189,9 @@ def test_a_runner_filled_shuffle_queue_feeds_tf_train_batch():
     ba, bb = tf.train.batch([a, b], batch_size=6, allow_smaller_final_batch=True)
     assert ba.shape.as_list() == [None] and bb.shape.as_list() == [None, 2]
     seen, sizes = [], []
-    with tf.Session() as s:
-        s.run(tf.local_variables_initializer())
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(s, coord)
-        try:
-            while True:
-                x, y = s.run([ba, bb])
-                assert (y[:, 0] == x).all() and (y[:, 1] == 2 * x).all()
-                seen += x.tolist()
-                sizes.append(len(x))
-        except tf.errors.OutOfRangeError:
-            pass
-        coord.request_stop()
-        coord.join(threads)
+    for x, y in run_to_the_end([ba, bb]):
+        assert (y[:, 0] == x).all() and (y[:, 1] == 2 * x).all()
+        seen += x.tolist()
+        sizes.append(len(x))
     # TensorFlow 2.21: every element once, batches of 6, 6, 6, 2.
     assert sorted(seen) == list(range(20)) and sizes == [6, 6, 6, 2]

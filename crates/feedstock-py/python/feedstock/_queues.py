@@ -27,7 +27,7 @@ def _shape_list(shape):
     if shape is None:
         return None
     if isinstance(shape, TensorShape):
-        return None if shape.dims is None else [d for d in shape.as_list()]
+        return None if shape.dims is None else shape.as_list()
     if isinstance(shape, int):
         return [int(shape)]
     return [None if d is None else int(d) for d in shape]
