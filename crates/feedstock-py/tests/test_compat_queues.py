@@ -195,3 +195,12 @@ def test_a_runner_filled_shuffle_queue_feeds_tf_train_batch():
         sizes.append(len(x))
     # TensorFlow 2.21: every element once, batches of 6, 6, 6, 2.
     assert sorted(seen) == list(range(20)) and sizes == [6, 6, 6, 2]
+
+
+def test_reading_a_queue_whose_runner_never_started_fails_instead_of_hanging():
+    q = tf.FIFOQueue(2, [tf.int32], shapes=[[]])
+    tf.train.add_queue_runner(tf.train.QueueRunner(q, [q.enqueue([1])]))
+    with tf.Session() as s:
+        # TensorFlow would wait for ever here.
+        with pytest.raises(tf.errors.FailedPreconditionError):
+            s.run(q.dequeue())

@@ -280,3 +280,25 @@ fn a_blocked_enqueue_is_woken_by_a_cancelling_close() -> Result<()> {
     assert_eq!(e.kind(), Kind::Cancelled, "{e}");
     Ok(())
 }
+
+#[test]
+fn reading_a_queue_whose_runner_was_never_started_fails_instead_of_hanging(
+) -> Result<()> {
+    let g = Graph::new();
+    let q = g.queue(QueueKind::Fifo, 2, &[(DType::I32, scalar())], None)?;
+    let one = g.constant(Tensor::scalar(1i32))?;
+    let runner = g.queue_runner(q, &[g.enqueue(q, &[one], false)?], &[])?;
+    g.add_queue_runner(runner)?;
+    let out = g.dequeue(q)?;
+    let sess = Session::new(&g);
+    // TensorFlow would wait for ever here.
+    let e = sess.run(&out, &[]).unwrap_err();
+    assert_eq!(e.kind(), Kind::FailedPrecondition, "{e}");
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let v = sess.run(&out, &[])?;
+    assert_eq!(v[0].dense()?.scalar_value::<i32>()?, 1);
+    coord.request_stop();
+    coord.join(threads, Duration::from_secs(10))?;
+    Ok(())
+}

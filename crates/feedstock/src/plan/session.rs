@@ -556,8 +556,20 @@ impl Inner {
             }
             self.queues.lock().push(q);
         }
+        let user_queue = matches!(res, Resource::UserQueue(_));
         if st.res.set(res).is_err() {
             return Err(Error::internal("a resource was made twice"));
+        }
+        if user_queue {
+            // Its runners in the graph's collection are registered now
+            // (started by `start_queue_runners`), so that a run reading
+            // the queue before they start fails FailedPrecondition
+            // instead of waiting for ever.
+            for (i, def) in self.graph.runner_defs().iter().enumerate() {
+                if def.collected && def.queue == id {
+                    self.add_runner(i)?;
+                }
+            }
         }
         Ok(st)
     }
