@@ -136,6 +136,18 @@
 //!   forms, and `shuffle: Some(..)` for the shuffling ones. A dict of
 //!   tensors is a list plus the keys, rebuilt on the Python side. A
 //!   sparse component works as in TensorFlow.
+//! * **Queues made by hand.** `tf.FIFOQueue(capacity, dtypes, shapes)`,
+//!   `tf.PaddingFIFOQueue` and `tf.RandomShuffleQueue` are
+//!   [`Graph::queue`] with a [`QueueKind`]; `q.enqueue(vals)` /
+//!   `q.enqueue_many(vals)` are [`Graph::enqueue`], `q.close()`
+//!   [`Graph::queue_close`], `q.size()` [`Graph::queue_size`],
+//!   `q.is_closed()` [`Graph::queue_is_closed`] (each an output run for
+//!   its effect), and `q.dequeue*()` [`Graph::dequeue`] /
+//!   [`Graph::dequeue_many`], one output per component. A reader reads
+//!   file names from such a queue too. `tf.train.QueueRunner(q, ops)` is
+//!   [`Graph::queue_runner`], `tf.train.add_queue_runner(qr)`
+//!   [`Graph::add_queue_runner`] and `qr.create_threads(sess, coord)`
+//!   [`Session::start_queue_runner`].
 //! * **Running.** `sess.run(fetches, feed_dict)` is [`Session::run`] with
 //!   the flattened fetches (a fetch list, tuple, dict or single tensor is
 //!   rebuilt on the Python side from the returned list) and
