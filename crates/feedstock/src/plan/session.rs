@@ -31,7 +31,7 @@ use super::eval::{self, Compiled, Ctx};
 use super::graph::{
     BatchSpec, Graph, Node, Op, Output, ProducerOptions, ReaderKind,
 };
-use super::queues::{self, RunnerRef};
+use super::queues::{self, RunnerDef, RunnerRef};
 
 macro_rules! set_epochs {
     ($b:expr, $opts:expr, $node:expr) => {{
@@ -99,8 +99,9 @@ pub(crate) struct Inner {
     cache: Mutex<Vec<CachedRun>>,
     /// The remainder counters of each sharded producer made, by name.
     shards: Mutex<Vec<(String, Arc<ShardStats>)>>,
-    /// The queue runners of the graph started so far, by index.
-    runners_started: Mutex<HashSet<usize>>,
+    /// The queue runners of the graph added to the pipeline so far, by
+    /// index.
+    runners_added: Mutex<HashSet<usize>>,
     pub(crate) closed: Arc<AtomicBool>,
 }
 
@@ -240,7 +241,7 @@ impl Session {
                 coords: Mutex::new(Vec::new()),
                 cache: Mutex::new(Vec::new()),
                 shards: Mutex::new(Vec::new()),
-                runners_started: Mutex::default(),
+                runners_added: Mutex::default(),
                 op_timeout: Mutex::new(None),
                 closed: Arc::new(AtomicBool::new(false)),
             }),
@@ -582,9 +583,19 @@ impl Inner {
                 "a queue runner of another graph",
             ));
         };
-        if !self.runners_started.lock().insert(index) {
+        // Marked first: making its queue adds the collected runners of
+        // that queue, this one among them.
+        if !self.runners_added.lock().insert(index) {
             return Ok(());
         }
+        let added = self.add_runner_def(&def);
+        if added.is_err() {
+            self.runners_added.lock().remove(&index);
+        }
+        added
+    }
+
+    fn add_runner_def(self: &Arc<Self>, def: &RunnerDef) -> Result<()> {
         let st = self.ensure(def.queue)?;
         let Some(Resource::UserQueue(queue)) = st.res.get() else {
             return Err(Error::internal("a queue runner's queue"));
@@ -598,7 +609,7 @@ impl Inner {
             };
             ops.push(Box::new(move || run.step().map(drop)));
         }
-        let runner = queues::runner(Arc::clone(queue), &def, ops)?;
+        let runner = queues::runner(Arc::clone(queue), def, ops)?;
         self.pipeline.lock().add_runner(runner)
     }
 
