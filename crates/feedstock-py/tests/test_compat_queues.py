@@ -125,6 +125,8 @@ def test_what_tensorflow_refuses_when_building_is_refused_then():
         q.enqueue([1, 2])
     with pytest.raises(ValueError):
         tf.FIFOQueue(5, [tf.int32], names=["a"]).enqueue([1])
+    with pytest.raises(ValueError):
+        tf.FIFOQueue(5, [tf.int32], shapes=[[None]])
     # Without shapes dequeue_many builds, and fails when run.
     any_shape = tf.FIFOQueue(5, [tf.int32])
     many = any_shape.dequeue_many(2)

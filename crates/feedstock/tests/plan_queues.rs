@@ -247,6 +247,11 @@ fn what_tensorflow_refuses_is_refused_where_it_refuses_it() -> Result<()> {
     assert!(g
         .queue(QueueKind::PaddingFifo, 5, &[(DType::I32, None)], None)
         .is_err());
+    let unknown = Some(PartialShape::new(vec![None]));
+    let e = g
+        .queue(QueueKind::Fifo, 5, &[(DType::I32, unknown)], None)
+        .unwrap_err();
+    assert!(e.to_string().contains("fully defined"), "{e}");
 
     // A queue without shapes builds dequeue_many, which fails when run.
     let any = g.queue(QueueKind::Fifo, 5, &[(DType::I32, None)], None)?;

@@ -64,10 +64,14 @@ class QueueBase(_ops.QueueBase):
         capacity = 2**31 - 1 if capacity < 0 else capacity
         g = get_default_graph()
         self.graph = g
-        self._q = g._g.queue(
-            kind, capacity, [d.name for d in self._dtypes], shapes, int(min_after_dequeue),
-            None if seed is None else int(seed) & (2**64 - 1), name,
-        )
+        try:
+            self._q = g._g.queue(
+                kind, capacity, [d.name for d in self._dtypes], shapes, int(min_after_dequeue),
+                None if seed is None else int(seed) & (2**64 - 1), name,
+            )
+        except errors.InvalidArgumentError as e:
+            # TensorFlow checks these as it builds the queue.
+            raise ValueError(str(e)) from None
         self._name = name
 
     @property

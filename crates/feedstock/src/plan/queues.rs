@@ -110,8 +110,9 @@ impl Graph {
     ///
     /// # Errors
     /// InvalidArgument for no components, a zero capacity, a shuffle
-    /// queue's `min_after_dequeue` not below its capacity, or a padding
-    /// queue's component without a shape.
+    /// queue's `min_after_dequeue` not below its capacity, a padding
+    /// queue's component without a shape, or another queue's shape with
+    /// an unknown dimension (as TensorFlow).
     pub fn queue(
         &self,
         kind: QueueKind,
@@ -140,6 +141,17 @@ impl Graph {
                 return Err(invalid(
                     "a padding queue needs a shape for every component \
                      (dimensions may be unknown)",
+                ));
+            }
+            QueueKind::Fifo | QueueKind::RandomShuffle { .. }
+                if components.iter().any(|(_, s)| {
+                    s.as_ref()
+                        .is_some_and(|s| s.dims().iter().any(Option::is_none))
+                }) =>
+            {
+                return Err(invalid(
+                    "all shapes must be fully defined (only a padding \
+                     queue's may have unknown dimensions)",
                 ));
             }
             _ => {}
