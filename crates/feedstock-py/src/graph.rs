@@ -379,6 +379,11 @@ impl PyGraph {
         self.0.queue_close(q.0, cancel).py_err().map(PyOutput)
     }
 
+    /// `queue.name`: the queue's unique name in the graph.
+    fn queue_name(&self, q: &PyQueue) -> String {
+        self.0.queue_name(q.0)
+    }
+
     /// `queue.size()`.
     fn queue_size(&self, q: &PyQueue) -> PyResult<PyOutput> {
         self.0.queue_size(q.0).py_err().map(PyOutput)

@@ -206,3 +206,13 @@ def test_reading_a_queue_whose_runner_never_started_fails_instead_of_hanging():
         # TensorFlow would wait for ever here.
         with pytest.raises(tf.errors.FailedPreconditionError):
             s.run(q.dequeue())
+
+
+def test_queues_are_named_as_tensorflow_names_them():
+    a, b = tf.FIFOQueue(2, [tf.int32]), tf.FIFOQueue(2, [tf.int32])
+    mine = tf.RandomShuffleQueue(3, 1, [tf.int32], name="mine")
+    p, p2 = tf.train.string_input_producer(["a"]), tf.train.string_input_producer(["b"])
+    # TensorFlow 2.21 gave the same names.
+    assert [a.name, b.name, mine.name, p.name, p2.name] == [
+        "fifo_queue", "fifo_queue_1", "mine", "input_producer", "input_producer_1",
+    ]

@@ -106,7 +106,7 @@ def string_input_producer(
             strings, int(index), int(count), str(remainder), _epochs(num_epochs), bool(shuffle), _seed(seed),
             int(capacity), name,
         )
-    return QueueBase(g, q, string, name or "input_producer")
+    return QueueBase(g, q, string, g._g.queue_name(q))
 
 
 def input_producer(
@@ -117,14 +117,14 @@ def input_producer(
     t = convert_to_tensor(input_tensor)
     g = t.graph
     q = g._g.input_producer(t._o, _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
-    return QueueBase(g, q, t.dtype, name or "input_producer")
+    return QueueBase(g, q, t.dtype, g._g.queue_name(q))
 
 
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):
     """The integers ``0..limit`` to a queue, once per epoch."""
     g = get_default_graph()
     q = g._g.range_input_producer(int(limit), _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
-    return QueueBase(g, q, int32, name or "input_producer")
+    return QueueBase(g, q, int32, g._g.queue_name(q))
 
 
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):

@@ -72,7 +72,7 @@ class QueueBase(_ops.QueueBase):
         except errors.InvalidArgumentError as e:
             # TensorFlow checks these as it builds the queue.
             raise ValueError(str(e)) from None
-        self._name = name
+        self._name = g._g.queue_name(self._q)
 
     @property
     def dtypes(self):

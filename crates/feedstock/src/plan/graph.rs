@@ -731,6 +731,15 @@ impl Graph {
         self.node(o.node).name.clone()
     }
 
+    /// A queue's unique name in the graph (`queue.name`): the name asked
+    /// for, or the default, with `_1`, `_2`, ... when already taken.
+    ///
+    /// # Panics
+    /// If `q` is not a queue of this graph.
+    pub fn queue_name(&self, q: QueueRef) -> String {
+        self.node(q.node).name.clone()
+    }
+
     /// Every variable initializer, in creation order (what
     /// `tf.global_variables_initializer()` runs).
     pub fn initializers(&self) -> Vec<Output> {
