@@ -2430,7 +2430,10 @@ fn norm_axis(axis: i64, rank: usize, what: &str) -> Result<usize> {
     Ok(if axis < 0 { axis + r } else { axis } as usize)
 }
 
-fn merge_dim(a: Option<usize>, b: Option<usize>) -> Option<Option<usize>> {
+pub(super) fn merge_dim(
+    a: Option<usize>,
+    b: Option<usize>,
+) -> Option<Option<usize>> {
     match (a, b) {
         (Some(x), Some(y)) if x != y => None,
         (Some(x), _) | (_, Some(x)) => Some(Some(x)),
@@ -2439,7 +2442,10 @@ fn merge_dim(a: Option<usize>, b: Option<usize>) -> Option<Option<usize>> {
 }
 
 /// The most specific shape compatible with both, `None` if they clash.
-fn merge_static(a: &StaticShape, b: &StaticShape) -> Option<StaticShape> {
+pub(super) fn merge_static(
+    a: &StaticShape,
+    b: &StaticShape,
+) -> Option<StaticShape> {
     match (dims_of(a), dims_of(b)) {
         (Some(x), Some(y)) => {
             if x.len() != y.len() {

@@ -21,7 +21,10 @@ use crate::queue::{
 };
 use crate::tensor::DType;
 
-use super::graph::{Graph, Node, Op, OutInfo, Output, QueueRef, StaticShape};
+use super::graph::{
+    merge_dim, merge_static, Graph, Node, Op, OutInfo, Output, QueueRef,
+    StaticShape,
+};
 
 /// What kind of queue [`Graph::queue`] makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -227,31 +230,25 @@ impl Graph {
                         node.name
                     )));
                 };
-                if let (Some(a), Some(b)) = (lead, first) {
-                    if a != b {
-                        return Err(invalid(format!(
-                            "{}: enqueue_many's components have {a} and {b} \
-                             rows",
-                            node.name
-                        )));
-                    }
-                }
-                lead = lead.or(first);
+                let Some(merged) = merge_dim(lead, first) else {
+                    return Err(invalid(format!(
+                        "{}: enqueue_many's components have {} and {} rows",
+                        node.name,
+                        lead.unwrap_or_default(),
+                        first.unwrap_or_default()
+                    )));
+                };
+                lead = merged;
                 rest.to_vec()
             } else {
                 dims
             };
+            let got = PartialShape::new(row);
             if let Some(want) = &c.shape {
-                let fits =
-                    want.dims().len() == row.len()
-                        && want.dims().iter().zip(&row).all(|(w, r)| {
-                            w.is_none() || r.is_none() || w == r
-                        });
-                if !fits {
+                if merge_static(&c.shape, &Some(got.clone())).is_none() {
                     return Err(invalid(format!(
-                        "{}: component {i} has shape {want}, not {}",
-                        node.name,
-                        PartialShape::new(row)
+                        "{}: component {i} has shape {want}, not {got}",
+                        node.name
                     )));
                 }
             }
@@ -406,8 +403,21 @@ impl Graph {
         }
     }
 
-    pub(crate) fn runner_defs(&self) -> Vec<RunnerDef> {
-        self.inner.read().runners.clone()
+    /// The runner defined `index`-th.
+    pub(crate) fn runner_def(&self, index: usize) -> Option<RunnerDef> {
+        self.inner.read().runners.get(index).cloned()
+    }
+
+    /// The indices of the runners in the graph's collection: all of
+    /// them, or those filling `queue`.
+    pub(crate) fn collected_runners(&self, queue: Option<u32>) -> Vec<usize> {
+        let g = self.inner.read();
+        (0..g.runners.len())
+            .filter(|&i| {
+                let r = &g.runners[i];
+                r.collected && queue.is_none_or(|q| q == r.queue)
+            })
+            .collect()
     }
 
     fn made_queue(&self, queue: QueueRef) -> Result<Arc<Node>> {

@@ -315,15 +315,7 @@ impl Session {
                 inner.ensure(id)?;
             }
         }
-        let collected: Vec<usize> = inner
-            .graph
-            .runner_defs()
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.collected)
-            .map(|(i, _)| i)
-            .collect();
-        for i in collected {
+        for i in inner.graph.collected_runners(None) {
             inner.add_runner(i)?;
         }
         inner.coords.lock().push(coord.clone());
@@ -566,10 +558,8 @@ impl Inner {
             // (started by `start_queue_runners`), so that a run reading
             // the queue before they start fails FailedPrecondition
             // instead of waiting for ever.
-            for (i, def) in self.graph.runner_defs().iter().enumerate() {
-                if def.collected && def.queue == id {
-                    self.add_runner(i)?;
-                }
+            for i in self.graph.collected_runners(Some(id)) {
+                self.add_runner(i)?;
             }
         }
         Ok(st)
@@ -578,7 +568,7 @@ impl Inner {
     /// Adds the runner of definition `index` to the pipeline, unless this
     /// session has already.
     fn add_runner(self: &Arc<Self>, index: usize) -> Result<()> {
-        let Some(def) = self.graph.runner_defs().into_iter().nth(index) else {
+        let Some(def) = self.graph.runner_def(index) else {
             return Err(Error::invalid_argument(
                 "a queue runner of another graph",
             ));
