@@ -508,31 +508,56 @@ def no_op(name=None):
 
 
 def _infer_dtype(value):
-    if isinstance(value, np.ndarray):
+    """The dtype TensorFlow gives a constant of ``value``: an array's or
+    numpy scalar's own; for (nested) lists, taken from every element:
+    string, else bool if all are, else complex128, float32 or int32
+    (int64 when a value does not fit), numpy scalars counting as Python
+    numbers."""
+    if isinstance(value, (np.ndarray, np.generic)):
         return as_dtype(value.dtype)
-    if isinstance(value, np.generic):
-        return as_dtype(value.dtype)
-    flat = value
-    while isinstance(flat, (list, tuple)):
-        if not flat:
-            return float32
-        flat = flat[0]
-    if isinstance(flat, (bytes, str)):
-        return string
-    if isinstance(flat, (bool, np.bool_)):
-        return bool_
-    if isinstance(flat, (int, np.integer)):
-        # TensorFlow makes a Python int an int32 (int64 when it does not fit).
-        arr = np.asarray(value)
-        if arr.size and (arr.max() > 2**31 - 1 or arr.min() < -(2**31)):
-            return int64
-        return int32
-    if isinstance(flat, (float, np.floating)):
+    leaves = list(_leaves(value))
+    if not leaves:
         return float32
-    if isinstance(flat, (complex, np.complexfloating)):
+    kinds = {_leaf_kind(v) for v in leaves}
+    if "string" in kinds:
+        if kinds != {"string"}:
+            raise TypeError(f"cannot make a tensor of strings mixed with numbers: {value!r}")
+        return string
+    if kinds == {"bool"}:
+        return bool_
+    if "complex" in kinds:
         # As TensorFlow: a Python complex is a complex128.
         return complex128
-    raise TypeError(f"cannot make a tensor of {type(flat).__name__}")
+    if "float" in kinds:
+        return float32
+    ints = [int(v) for v in leaves]
+    if max(ints) > 2**31 - 1 or min(ints) < -(2**31):
+        return int64
+    return int32
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, np.ndarray):
+        yield from value.reshape(-1).tolist()
+    else:
+        yield value
+
+
+def _leaf_kind(v):
+    if isinstance(v, (bytes, str, np.bytes_, np.str_)):
+        return "string"
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (int, np.integer)):
+        return "int"
+    if isinstance(v, (float, np.floating)):
+        return "float"
+    if isinstance(v, (complex, np.complexfloating)):
+        return "complex"
+    raise TypeError(f"cannot make a tensor of {type(v).__name__}")
 
 
 def _const_array(value, dtype):

@@ -12,6 +12,8 @@ from ._graph import (
     Tensor,
     _wrap,
     _wrap1,
+    _const_array,
+    _infer_dtype,
     as_dtype,
     bool_,
     constant,
@@ -250,43 +252,73 @@ class IdentityReader(ReaderBase):
 def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, name=None, na_value="", select_cols=None):
     """Splits CSV records into one tensor per column; each default ``[x]``
     gives the column's dtype and its value for an empty field, ``[]`` (or
-    an empty constant) makes the column required."""
+    an empty constant) makes the column required (float32 for a bare
+    ``[]``, as TensorFlow converts it)."""
     records = convert_to_tensor(records)
+    if records.dtype != string:
+        raise TypeError(f"Input 'records' of 'DecodeCSV' Op has type {records.dtype.name} that does not match expected type of string.")
+    if not isinstance(record_defaults, (list, tuple)):
+        raise TypeError(f"Expected list for 'record_defaults', got {type(record_defaults).__name__}")
+    if use_quote_delim is None:
+        use_quote_delim = True
+    if not isinstance(use_quote_delim, (bool, np.bool_)):
+        raise TypeError(f"Expected bool for argument 'use_quote_delim' not {use_quote_delim!r}.")
+    if select_cols is not None:
+        select_cols = _select_cols(select_cols, len(record_defaults))
     g = records.graph
-    defaults = []
-    for i, d in enumerate(record_defaults):
-        if isinstance(d, Tensor):
-            if d._const is None:
-                raise TypeError(f"record_defaults[{i}] must be a constant")
-            defaults.append((d.dtype._native, d._const.reshape(-1)))
-            continue
-        vals = list(d) if isinstance(d, (list, tuple, np.ndarray)) else [d]
-        if not vals:
-            raise ValueError(
-                f"record_defaults[{i}] is empty: give a dtype with tf.constant([], dtype=...) for a required column"
-            )
-        dt = _default_dtype(vals[0])
-        arr = np.asarray([vals[0].encode() if isinstance(vals[0], str) else vals[0]], dtype=object if dt == "string" else dt)
-        defaults.append((dt, arr))
+    defaults = [_record_default(i, d) for i, d in enumerate(record_defaults)]
     outs = g._g.decode_csv(
-        records._o, defaults, field_delim, bool(use_quote_delim), na_value or None,
-        None if select_cols is None else [int(c) for c in select_cols],
+        records._o, defaults, _text(field_delim), bool(use_quote_delim), _text(na_value) or None, select_cols,
     )
     return _wrap(g, outs)
 
 
-def _default_dtype(v):
-    if isinstance(v, (bytes, str)):
-        return "string"
-    if isinstance(v, (bool, np.bool_)):
-        raise TypeError("decode_csv has no bool columns")
-    if isinstance(v, np.generic):
-        return as_dtype(v.dtype)._native
-    if isinstance(v, int):
-        return "int32"
-    if isinstance(v, float):
-        return "float32"
-    raise TypeError(f"unsupported record default {v!r}")
+_CSV_DTYPES = ("float32", "float64", "int32", "int64", "string")
+
+
+def _record_default(i, d):
+    """``(dtype, values)`` of record default ``i``: converted as
+    TensorFlow converts it to a tensor (``[]`` float32, a list's numbers
+    float32 or int32/int64), one value or none (a required column)."""
+    if isinstance(d, Tensor):
+        if d._const is None:
+            raise TypeError(
+                f"record_defaults[{i}] is computed in the graph; feedstock takes record defaults that are constants"
+            )
+        dt, arr = d.dtype, np.asarray(d._const)
+    else:
+        dt = _infer_dtype(d)
+        arr = _const_array(d, dt)
+    if dt._native not in _CSV_DTYPES:
+        raise TypeError(
+            f"Value passed to parameter 'record_defaults' has DataType {dt.name} not in list of allowed values: "
+            "float32, float64, int32, int64, string"
+        )
+    if arr.ndim > 1:
+        raise ValueError(f"Shape must be at most rank 1 but is rank {arr.ndim} for record_defaults[{i}]")
+    if arr.size > 1:
+        raise ValueError(
+            f"Shape of a default must be a length-0 or length-1 vector, or a scalar; record_defaults[{i}] has {arr.size} values"
+        )
+    return dt._native, arr.reshape(-1)
+
+
+def _select_cols(cols, n):
+    if not isinstance(cols, (list, tuple)):
+        raise TypeError(f"Expected list for 'select_cols', got {type(cols).__name__}")
+    cols = [int(c) for c in cols]
+    if any(c < 0 for c in cols):
+        raise ValueError("select_cols contains negative values.")
+    if any(b <= a for a, b in zip(cols, cols[1:])):
+        raise ValueError("select_cols is not strictly increasing.")
+    if len(cols) != n:
+        raise ValueError("Length of select_cols and record_defaults do not match.")
+    return cols
+
+
+def _text(s):
+    """A delimiter or NA marker given as ``str`` or ``bytes``."""
+    return s.decode() if isinstance(s, bytes) else s
 
 
 def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None, bytes=None):  # noqa: A002
