@@ -17,8 +17,9 @@ use feedstock::decode::math::BinaryOp;
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::plan::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
-    ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef, RunOptions,
-    RunnerRef, Session, ShuffleOptions, SliceDim, Strings,
+    ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef,
+    ReaderStateOp, RunOptions, RunnerRef, Session, ShuffleOptions, SliceDim,
+    Strings,
 };
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Error, Kind, Value};
@@ -426,7 +427,7 @@ impl PyGraph {
     /// (TFRecord only): `None` fails at a damaged record, as TensorFlow;
     /// a dict skips damaged regions within its budget (`max_per_file`,
     /// `max_per_run`, `max_fraction`, each optional).
-    #[pyo3(signature = (kind, skip_header_lines=0, record_bytes=0, header_bytes=0, footer_bytes=0, hop_bytes=0, compression=None, skip_corrupt=None))]
+    #[pyo3(signature = (kind, skip_header_lines=0, record_bytes=0, header_bytes=0, footer_bytes=0, hop_bytes=0, compression=None, skip_corrupt=None, allow_empty_files=false))]
     #[allow(clippy::too_many_arguments)]
     fn reader(
         &self,
@@ -438,6 +439,7 @@ impl PyGraph {
         hop_bytes: u64,
         compression: Option<&str>,
         skip_corrupt: Option<&Bound<'_, PyDict>>,
+        allow_empty_files: bool,
     ) -> PyResult<PyReader> {
         let compression = parse_compression(compression)?;
         if skip_corrupt.is_some() && kind != "tfrecord" {
@@ -450,7 +452,10 @@ impl PyGraph {
             Some(d) => CorruptRecords::Skip(skip_budget(d)?),
         };
         let kind = match kind {
-            "text_line" => ReaderKind::TextLine { skip_header_lines },
+            "text_line" => ReaderKind::TextLine {
+                skip_header_lines,
+                allow_empty_files,
+            },
             "fixed_length" => ReaderKind::FixedLength {
                 record_bytes,
                 header_bytes,
@@ -461,6 +466,7 @@ impl PyGraph {
             "tfrecord" => ReaderKind::TfRecord {
                 compression,
                 corrupt_records,
+                allow_empty_files,
             },
             "whole_file" => ReaderKind::WholeFile,
             "identity" => ReaderKind::Identity,
@@ -492,6 +498,34 @@ impl PyGraph {
     ) -> PyResult<(PyOutput, PyOutput)> {
         let (k, v) = self.0.read_up_to(r.0, q.0, n).py_err()?;
         Ok((PyOutput(k), PyOutput(v)))
+    }
+
+    /// A reader's counter or an action on it: `op` is one of
+    /// `num_records_produced`, `num_work_units_completed`, `reset`,
+    /// `serialize_state`, `restore_state` (which takes `state`).
+    #[pyo3(signature = (r, op, state=None))]
+    fn reader_state(
+        &self,
+        r: &PyReader,
+        op: &str,
+        state: Option<PyOutput>,
+    ) -> PyResult<PyOutput> {
+        let op = match op {
+            "num_records_produced" => ReaderStateOp::NumRecordsProduced,
+            "num_work_units_completed" => ReaderStateOp::NumWorkUnitsCompleted,
+            "reset" => ReaderStateOp::Reset,
+            "serialize_state" => ReaderStateOp::SerializeState,
+            "restore_state" => ReaderStateOp::RestoreState,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "no reader operation {other:?}"
+                )))
+            }
+        };
+        self.0
+            .reader_state(r.0, op, state.map(|s| s.0))
+            .py_err()
+            .map(PyOutput)
     }
 
     /// `tf.decode_csv`: `defaults` a list of `(dtype, array)` where the

@@ -18,9 +18,11 @@ use feedstock::io::tfrecord::{CorruptRecords, SkipBudget, WriterBuilder};
 use feedstock::io::Compression;
 use feedstock::plan::{
     BatchOptions, CsvOptions, Graph, Interrupt, Output, ProducerOptions,
-    ReaderKind, RunOptions, Session, ShuffleOptions, SliceDim, Strings,
+    ReaderKind, ReaderStateOp, RunOptions, Session, ShuffleOptions, SliceDim,
+    Strings,
 };
 use feedstock::proto::ExampleBuilder;
+use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor, Value};
 
 const JOIN: Duration = Duration::from_secs(30);
@@ -80,6 +82,7 @@ fn csv_read_in_the_main_thread() -> Result<()> {
         g.string_input_producer(Strings::List(files.clone()), ordered(2))?;
     let reader = g.reader(ReaderKind::TextLine {
         skip_header_lines: 0,
+        allow_empty_files: false,
     })?;
     let (key, value) = g.read(reader, q)?;
     let defaults = (0..5).map(|_| RecordDefault::i32(1)).collect();
@@ -114,6 +117,65 @@ fn csv_read_in_the_main_thread() -> Result<()> {
     coord.join(threads, JOIN)
 }
 
+/// A reader's counters and state ops, as TensorFlow's `ReaderBase`: a
+/// file counts as completed once `read` has seen its end; `reset` drops
+/// the current file; a saved state resumes at the next record.
+#[test]
+fn reader_counters_reset_and_saved_state() -> Result<()> {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_csv(dir.path());
+    let g = Graph::new();
+    let q =
+        g.string_input_producer(Strings::List(files.clone()), ordered(2))?;
+    let reader = g.reader(ReaderKind::TextLine {
+        skip_header_lines: 0,
+        allow_empty_files: false,
+    })?;
+    let (key, _) = g.read(reader, q)?;
+    let state = |op| g.reader_state(reader, op, None);
+    let produced = state(ReaderStateOp::NumRecordsProduced)?;
+    let completed = state(ReaderStateOp::NumWorkUnitsCompleted)?;
+    let reset = state(ReaderStateOp::Reset)?;
+    let save = state(ReaderStateOp::SerializeState)?;
+    let saved = g.placeholder(
+        DType::String,
+        Some(PartialShape::new(Vec::new())),
+        None,
+    )?;
+    let restore =
+        g.reader_state(reader, ReaderStateOp::RestoreState, Some(saved))?;
+    assert!(g
+        .reader_state(reader, ReaderStateOp::Reset, Some(saved))
+        .is_err());
+
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord)?;
+    let key_of = |v: &Value| {
+        let k = v.dense().unwrap().scalar_value::<Bytes>().unwrap();
+        String::from_utf8(k.to_vec()).unwrap()
+    };
+    let counts = || -> Result<(i64, i64)> {
+        let v = sess.run(&[produced, completed], &[])?;
+        let n = |v: &Value| v.dense().unwrap().scalar_value::<i64>().unwrap();
+        Ok((n(&v[0]), n(&v[1])))
+    };
+    let read = || -> Result<String> { Ok(key_of(&sess.run(&[key], &[])?[0])) };
+    assert_eq!(read()?, format!("{}:1", files[0]));
+    let at = sess.run(&[save], &[])?.remove(0);
+    assert_eq!(read()?, format!("{}:2", files[0]));
+    sess.run(&[restore], &[(saved, at)])?;
+    assert_eq!(counts()?, (1, 0));
+    assert_eq!(read()?, format!("{}:2", files[0]));
+    assert_eq!(counts()?, (2, 0));
+    assert_eq!(read()?, format!("{}:1", files[1]));
+    assert_eq!(counts()?, (3, 1));
+    sess.run(&[reset], &[])?;
+    assert_eq!(counts()?, (0, 0));
+    coord.request_stop();
+    coord.join(threads, JOIN)
+}
+
 #[test]
 fn csv_error_names_file_and_line() -> Result<()> {
     let dir = tempfile::tempdir().unwrap();
@@ -124,6 +186,7 @@ fn csv_error_names_file_and_line() -> Result<()> {
         g.string_input_producer(Strings::List(vec![f.clone()]), ordered(1))?;
     let reader = g.reader(ReaderKind::TextLine {
         skip_header_lines: 0,
+        allow_empty_files: false,
     })?;
     let (_, value) = g.read(reader, q)?;
     let cols = g.decode_csv(
@@ -1041,6 +1104,7 @@ fn a_reader_node_that_skips_corrupt_records_counts_them() -> Result<()> {
         let reader = g.reader(ReaderKind::TfRecord {
             compression: Compression::None,
             corrupt_records: CorruptRecords::Skip(budget),
+            allow_empty_files: false,
         })?;
         let (_, value) = g.read(reader, q)?;
         let f = g.parse_single_example(value, mnist_spec())?;

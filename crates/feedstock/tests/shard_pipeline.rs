@@ -469,6 +469,7 @@ fn plan_hosts_split_the_files_and_agree_on_the_count() {
         let reader = g
             .reader(ReaderKind::TextLine {
                 skip_header_lines: 0,
+                allow_empty_files: false,
             })
             .unwrap();
         let (key, value) = g.read(reader, q).unwrap();

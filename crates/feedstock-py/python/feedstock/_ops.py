@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._native import QueueRef as _QueueRef
+
 from ._graph import (
     SUMMARIES,
+    Operation,
     SparseTensor,
     Tensor,
     _wrap,
@@ -36,22 +39,59 @@ class QueueBase:
         self.graph = graph
         self._q = native
         self.dtype = dtype
-        self.name = name
+        self._name = name
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def dtypes(self):
+        return [self.dtype]
+
+    @property
+    def queue_ref(self):
+        """The queue itself: what TensorFlow's readers also accept."""
+        return self._q
 
     def dequeue(self, name=None):
         o = self.graph._g.dequeue(self._q)
         return _wrap1(self.graph, o[0])
 
     def dequeue_many(self, n, name=None):
-        o = self.graph._g.dequeue_many(self._q, int(n), False)
+        o = self.graph._g.dequeue_many(self._q, _count(n, "n"), False)
         return _wrap1(self.graph, o[0])
 
     def dequeue_up_to(self, n, name=None):
-        o = self.graph._g.dequeue_many(self._q, int(n), True)
+        o = self.graph._g.dequeue_many(self._q, _count(n, "n"), True)
         return _wrap1(self.graph, o[0])
+
+    def close(self, cancel_pending_enqueues=False, name=None):
+        """An op closing the queue."""
+        o = self.graph._g.queue_close(self._q, bool(cancel_pending_enqueues))
+        return Operation(self.graph, [Tensor(self.graph, o)], name=name or self.graph._g.name(o))
+
+    def size(self, name=None):
+        """The number of elements in the queue, an int32 scalar."""
+        return _wrap1(self.graph, self.graph._g.queue_size(self._q))
+
+    def is_closed(self, name=None):
+        """Whether the queue is closed, a bool scalar."""
+        return _wrap1(self.graph, self.graph._g.queue_is_closed(self._q))
 
     def __repr__(self):
         return f"<FIFOQueue '{self.name}'>"
+
+
+def _count(n, what):
+    """A count given as a Python or numpy integer or a constant tensor."""
+    if isinstance(n, Tensor):
+        if n._const is None or n._const.ndim != 0:
+            raise TypeError(f"{what} must be a constant scalar here, got {n!r}")
+        n = n._const.item()
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, got {n!r}")
+    return int(n)
 
 
 def _seed(seed):
@@ -91,15 +131,7 @@ def string_input_producer(
     required (the same on every host); the records of each file are
     counted once, by the reader that reads the queue."""
     g = get_default_graph()
-    if isinstance(string_tensor, Tensor):
-        if string_tensor._const is not None:
-            strings = [s.decode() if isinstance(s, bytes) else str(s) for s in string_tensor._const.reshape(-1)]
-        else:
-            strings = string_tensor._o
-    else:
-        strings = [s.decode() if isinstance(s, bytes) else str(s) for s in string_tensor]
-        if not strings:
-            raise ValueError("string_input_producer requires a non-empty list of strings")
+    strings = _producer_strings(string_tensor)
     if shard is None:
         q = g._g.string_input_producer(strings, _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
     else:
@@ -109,6 +141,35 @@ def string_input_producer(
             int(capacity), name,
         )
     return QueueBase(g, q, string, g._g.queue_name(q))
+
+
+def _producer_strings(value):
+    """``string_input_producer``'s input: a list of file names, or a
+    string vector in the graph (refused, as TensorFlow refuses them: a
+    bare string, another rank, non-strings)."""
+    if isinstance(value, Tensor):
+        if value.dtype != string:
+            raise TypeError(f"string_input_producer takes a string tensor, got {value.dtype.name}")
+        if value.shape.ndims is not None and value.shape.ndims != 1:
+            raise ValueError(f"Shape {value.shape} must have rank 1: string_input_producer takes a vector of strings")
+        if value._const is None:
+            return value._o
+        value = value._const.tolist()
+    elif isinstance(value, (str, bytes)):
+        raise ValueError("Shape () must have rank at least 1: string_input_producer takes a list of strings, not one string")
+    elif isinstance(value, np.ndarray) and value.ndim != 1:
+        raise ValueError(f"Shape {value.shape} must have rank 1: string_input_producer takes a vector of strings")
+    strings = []
+    for v in value:
+        if isinstance(v, (bytes, np.bytes_)):
+            strings.append(bytes(v).decode())
+        elif isinstance(v, str):
+            strings.append(str(v))
+        else:
+            raise TypeError(f"Expected string, but got {v!r} of type '{type(v).__name__}'.")
+    if not strings:
+        raise ValueError("string_input_producer requires a non-empty list of strings")
+    return strings
 
 
 def input_producer(
@@ -125,7 +186,7 @@ def input_producer(
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):
     """The integers ``0..limit`` to a queue, once per epoch."""
     g = get_default_graph()
-    q = g._g.range_input_producer(int(limit), _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
+    q = g._g.range_input_producer(_count(limit, "limit"), _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
     return QueueBase(g, q, int32, g._g.queue_name(q))
 
 
@@ -133,6 +194,8 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
     """One row of each tensor at a time, the rows shuffled across each
     epoch unless ``shuffle=False``."""
     ts = [convert_to_tensor(t) for t in tensor_list]
+    if not ts:
+        raise ValueError("Expected at least one tensor in slice_input_producer().")
     g = ts[0].graph
     outs = g._g.slice_input_producer([t._o for t in ts], _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
     return [_wrap1(g, o) for o in outs]
@@ -167,18 +230,56 @@ class ReaderBase:
     def read_up_to(self, queue, num_records, name=None):
         """Up to ``num_records`` records of one file, as ``(keys,
         values)`` string vectors."""
-        k, v = self.graph._g.read_up_to(self._r, _queue(queue), int(num_records))
+        k, v = self.graph._g.read_up_to(self._r, _queue(queue), _count(num_records, "num_records"))
         return Tensor(self.graph, k), Tensor(self.graph, v)
+
+    def _state(self, op, state=None):
+        return _wrap1(self.graph, self.graph._g.reader_state(self._r, op, state))
+
+    def num_records_produced(self, name=None):
+        """The records this reader has returned, an int64 scalar."""
+        return self._state("num_records_produced")
+
+    def num_work_units_completed(self, name=None):
+        """The files this reader has finished, an int64 scalar: a file
+        counts once its end is seen (with ``read``, on the call after its
+        last record)."""
+        return self._state("num_work_units_completed")
+
+    def reset(self, name=None):
+        """An op returning the reader to a clean slate: counters at zero,
+        no current file (the next read takes a new one from its queue)."""
+        return Operation(self.graph, [self._state("reset")], name=name or "ReaderReset")
+
+    def serialize_state(self, name=None):
+        """The reader's position as a string scalar, for
+        ``restore_state``. Unlike TensorFlow, every reader kind can save
+        its place inside a file."""
+        return self._state("serialize_state")
+
+    def restore_state(self, state, name=None):
+        """An op resuming the reader at a position ``serialize_state``
+        gave."""
+        state = convert_to_tensor(state, dtype=string)
+        return Operation(self.graph, [self._state("restore_state", state._o)], name=name or "ReaderRestoreState")
+
+    @property
+    def reader_ref(self):
+        """The reader itself (TensorFlow's reader handle)."""
+        return self._r
 
     @property
     def supports_serialize(self):
-        return False
+        """True: every feedstock reader saves and restores its position."""
+        return True
 
 
 def _queue(q):
-    if not isinstance(q, QueueBase):
-        raise TypeError(f"a reader reads from a queue (string_input_producer's result), got {type(q).__name__}")
-    return q._q
+    if isinstance(q, QueueBase):
+        return q._q
+    if isinstance(q, _QueueRef):
+        return q
+    raise TypeError(f"a reader reads from a queue (string_input_producer's result), got {type(q).__name__}")
 
 
 def _compression(options):
@@ -188,12 +289,19 @@ def _compression(options):
 
 
 class TextLineReader(ReaderBase):
-    """``tf.TextLineReader``: one record per line (newline removed)."""
+    """``tf.TextLineReader``: one record per line (newline removed).
+
+    An empty file fails ``DataLossError`` naming it (a file cut to
+    nothing is more often damage than data); ``allow_empty_files=True``
+    reads it as no lines, as TensorFlow does."""
 
     _kind = "text_line"
 
-    def __init__(self, skip_header_lines=None, name=None):
-        super().__init__(skip_header_lines=int(skip_header_lines or 0))
+    def __init__(self, skip_header_lines=None, name=None, allow_empty_files=False):
+        skip = _count(skip_header_lines or 0, "skip_header_lines")
+        if skip < 0:
+            raise ValueError(f"skip_header_lines must be >= 0 not {skip}")
+        super().__init__(skip_header_lines=skip, allow_empty_files=bool(allow_empty_files))
 
 
 class FixedLengthRecordReader(ReaderBase):
@@ -202,13 +310,15 @@ class FixedLengthRecordReader(ReaderBase):
     _kind = "fixed_length"
 
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None, name=None, encoding=None):
-        super().__init__(
-            record_bytes=int(record_bytes),
-            header_bytes=int(header_bytes or 0),
-            footer_bytes=int(footer_bytes or 0),
-            hop_bytes=int(hop_bytes or 0),
-            compression=_compression(encoding),
-        )
+        sizes = {
+            "record_bytes": record_bytes, "header_bytes": header_bytes or 0, "footer_bytes": footer_bytes or 0,
+            "hop_bytes": hop_bytes or 0,
+        }
+        for what, n in sizes.items():
+            sizes[what] = _count(n, what)
+            if sizes[what] < 0:
+                raise ValueError(f"{what} must be >= 0 not {n}")
+        super().__init__(**sizes, compression=_compression(encoding))
 
 
 class TFRecordReader(ReaderBase):
@@ -218,14 +328,18 @@ class TFRecordReader(ReaderBase):
     as in TensorFlow. Beyond TensorFlow, ``skip_corrupt`` (a dict of
     ``max_per_file``, ``max_per_run``, ``max_fraction``, each optional)
     skips damaged regions within that budget instead; the session's
-    ``skip_stats()`` counts them."""
+    ``skip_stats()`` counts them. An empty file fails ``DataLossError``
+    naming it unless ``allow_empty_files=True`` (TensorFlow reads it as
+    no records)."""
 
     _kind = "tfrecord"
 
-    def __init__(self, name=None, options=None, skip_corrupt=None):
+    def __init__(self, name=None, options=None, skip_corrupt=None, allow_empty_files=False):
         if skip_corrupt is not None and not isinstance(skip_corrupt, dict):
             raise TypeError(f"skip_corrupt is a dict or None, got {type(skip_corrupt).__name__}")
-        super().__init__(compression=_compression(options), skip_corrupt=skip_corrupt)
+        super().__init__(
+            compression=_compression(options), skip_corrupt=skip_corrupt, allow_empty_files=bool(allow_empty_files),
+        )
 
 
 class WholeFileReader(ReaderBase):

@@ -86,14 +86,6 @@ class QueueBase(_ops.QueueBase):
     def names(self):
         return None if self._names is None else list(self._names)
 
-    @property
-    def name(self):
-        return self._name
-
-    @property
-    def queue_ref(self):
-        return self._q
-
     def _values(self, vals):
         """``vals`` as one tensor per component, converted to its dtype."""
         if self._names is not None:
@@ -147,19 +139,6 @@ class QueueBase(_ops.QueueBase):
         """Up to ``n`` elements, stacked: fewer only once the queue is
         closed."""
         return self._out(self.graph._g.dequeue_many(self._q, int(n), True))
-
-    def close(self, cancel_pending_enqueues=False, name=None):
-        """An op closing the queue."""
-        o = self.graph._g.queue_close(self._q, bool(cancel_pending_enqueues))
-        return Operation(self.graph, [Tensor(self.graph, o)], name=name or self.graph._g.name(o))
-
-    def size(self, name=None):
-        """The number of elements in the queue, an int32 scalar."""
-        return _wrap1(self.graph, self.graph._g.queue_size(self._q))
-
-    def is_closed(self, name=None):
-        """Whether the queue is closed, a bool scalar."""
-        return _wrap1(self.graph, self.graph._g.queue_is_closed(self._q))
 
     def __repr__(self):
         return f"<{type(self).__name__} '{self._name}'>"

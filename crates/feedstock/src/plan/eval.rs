@@ -27,10 +27,12 @@ use crate::decode::raw::{decode_raw, decode_raw_batch};
 use crate::decode::Records;
 use crate::error::{Error, Kind, Result};
 use crate::queue::Queue;
-use crate::reader::WorkQueue;
+use crate::reader::{Reader, WorkQueue};
 use crate::tensor::{Tensor, Value};
 
-use super::graph::{Graph, ImageFormat, ImageOp, Node, Op, Output, SliceDim};
+use super::graph::{
+    Graph, ImageFormat, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim,
+};
 use super::session::{Inner, Interrupt, NodeState, Resource};
 
 /// Where a step finds an input.
@@ -412,6 +414,36 @@ fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
     }
 }
 
+/// Carries out a [`ReaderStateOp`] on `reader`; `ins(0)` is the state to
+/// restore.
+fn reader_state<'v>(
+    reader: &Reader,
+    op: ReaderStateOp,
+    ins: impl Fn(usize) -> &'v Value,
+) -> Result<Value> {
+    let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    Ok(match op {
+        ReaderStateOp::NumRecordsProduced => {
+            Tensor::scalar(count(reader.num_records_produced())).into()
+        }
+        ReaderStateOp::NumWorkUnitsCompleted => {
+            Tensor::scalar(count(reader.num_work_units_completed())).into()
+        }
+        ReaderStateOp::Reset => {
+            reader.reset()?;
+            Tensor::scalar(true).into()
+        }
+        ReaderStateOp::SerializeState => {
+            Tensor::string(Bytes::from(reader.serialize_state()?)).into()
+        }
+        ReaderStateOp::RestoreState => {
+            let state = ins(0).dense()?.as_slice::<Bytes>()?;
+            reader.restore_state(&state[0])?;
+            Tensor::scalar(true).into()
+        }
+    })
+}
+
 /// The queue a reader takes its work (file names) from.
 fn work_of(st: &NodeState) -> Result<&dyn WorkQueue> {
     match st.res.get() {
@@ -630,6 +662,12 @@ fn run_step<'a>(
                 out.push(Tensor::string(r.key).into());
                 out.push(Tensor::string(r.value).into());
             }
+        }
+        Op::ReaderState { op, .. } => {
+            let Some(Resource::Reader(reader)) = step.uses[0].res.get() else {
+                return Err(Error::internal("not a reader"));
+            };
+            out.push(reader_state(reader, *op, ins)?);
         }
         Op::DecodeCsv(decoder) => {
             decode_csv(decoder, dense_in(ins, 0)?, key, out)?;

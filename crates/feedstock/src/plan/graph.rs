@@ -164,6 +164,9 @@ pub enum ReaderKind {
     TextLine {
         /// Lines skipped at the start of every file.
         skip_header_lines: u64,
+        /// Reads an empty file as no lines, as TensorFlow does, instead of
+        /// failing DataLoss naming it.
+        allow_empty_files: bool,
     },
     /// `tf.FixedLengthRecordReader`.
     FixedLength {
@@ -187,6 +190,9 @@ pub enum ReaderKind {
         /// budget. Skipped regions are counted in the session's
         /// [`stats`](super::Session::stats) (`skips`).
         corrupt_records: CorruptRecords,
+        /// Reads an empty file as no records, as TensorFlow does, instead
+        /// of failing DataLoss naming it.
+        allow_empty_files: bool,
     },
     /// `tf.WholeFileReader`: one record per file.
     WholeFile,
@@ -201,8 +207,30 @@ impl ReaderKind {
         ReaderKind::TfRecord {
             compression,
             corrupt_records: CorruptRecords::Fail,
+            allow_empty_files: false,
         }
     }
+}
+
+/// What [`Graph::reader_state`] asks of a reader, as the methods of
+/// TensorFlow's `ReaderBase` of the same names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReaderStateOp {
+    /// The records it has returned, an int64 scalar.
+    NumRecordsProduced,
+    /// The files it has finished, an int64 scalar: a file counts once the
+    /// reader has seen its end (with `read`, on the call after its last
+    /// record; a `read_up_to` batch that ends a file counts it).
+    NumWorkUnitsCompleted,
+    /// Back to a clean slate: no current file, counters at zero; the next
+    /// read takes a new file name from its queue. Output: true.
+    Reset,
+    /// Its position (counters, current file, place in it) as a string
+    /// scalar, for `RestoreState`.
+    SerializeState,
+    /// Resumes at a position `SerializeState` gave (its one input).
+    /// Output: true.
+    RestoreState,
 }
 
 /// The settings of [`Graph::decode_csv`] beyond the record defaults.
@@ -377,6 +405,12 @@ pub(crate) enum Op {
         queue: u32,
         n: usize,
     },
+    /// A question to a reader or an action on it; input: the state to
+    /// restore, for [`ReaderStateOp::RestoreState`].
+    ReaderState {
+        reader: u32,
+        op: ReaderStateOp,
+    },
     DecodeCsv(Arc<CsvDecoder>),
     DecodeRaw {
         dtype: DType,
@@ -527,6 +561,7 @@ impl Node {
             | Op::ReadUpTo { reader, queue, .. } => {
                 vec![reader, queue]
             }
+            Op::ReaderState { reader, .. } => vec![reader],
             Op::Assign { var } => vec![var],
             Op::Enqueue { queue, .. }
             | Op::QueueClose { queue, .. }
@@ -1158,7 +1193,7 @@ impl Graph {
         )
     }
 
-    fn queue_node(&self, q: QueueRef) -> Result<Arc<Node>> {
+    pub(super) fn queue_node(&self, q: QueueRef) -> Result<Arc<Node>> {
         self.check_node_kind(
             q.node,
             |op| {
@@ -1321,6 +1356,63 @@ impl Graph {
             ],
         )?;
         Ok((o[0], o[1]))
+    }
+
+    /// A reader's counters, or an action on it, as `op` says
+    /// (`reader.num_records_produced()`, `reset()`, ...). `state` is the
+    /// string scalar to restore, for [`ReaderStateOp::RestoreState`] only.
+    ///
+    /// # Errors
+    /// InvalidArgument for a reader of another graph, or a `state` given
+    /// or missing against `op`, or not a string scalar.
+    pub fn reader_state(
+        &self,
+        reader: ReaderRef,
+        op: ReaderStateOp,
+        state: Option<Output>,
+    ) -> Result<Output> {
+        self.reader_node(reader)?;
+        let (name, dtype) = match op {
+            ReaderStateOp::NumRecordsProduced => {
+                ("ReaderNumRecordsProduced", DType::I64)
+            }
+            ReaderStateOp::NumWorkUnitsCompleted => {
+                ("ReaderNumWorkUnitsCompleted", DType::I64)
+            }
+            ReaderStateOp::Reset => ("ReaderReset", DType::Bool),
+            ReaderStateOp::SerializeState => {
+                ("ReaderSerializeState", DType::String)
+            }
+            ReaderStateOp::RestoreState => ("ReaderRestoreState", DType::Bool),
+        };
+        let inputs = match (op, state) {
+            (ReaderStateOp::RestoreState, Some(s)) => {
+                let info = self.info(s)?;
+                if s.dtype != DType::String
+                    || info.shape.as_ref().is_some_and(|sh| sh.rank() != 0)
+                {
+                    return Err(invalid(
+                        "restore_state takes a string scalar (a state \
+                         serialize_state gave)",
+                    ));
+                }
+                vec![s]
+            }
+            (ReaderStateOp::RestoreState, None) => {
+                return Err(invalid(
+                    "restore_state needs the state to restore",
+                ))
+            }
+            (_, None) => Vec::new(),
+            (_, Some(_)) => {
+                return Err(invalid(format!("{name} takes no input")))
+            }
+        };
+        let op = Op::ReaderState {
+            reader: reader.node,
+            op,
+        };
+        self.add1(None, name, op, inputs, dense(known(&[]), dtype))
     }
 
     /// Up to `n` records of one file, as `(keys, values)` string vectors

@@ -189,8 +189,8 @@ mod session;
 
 pub use graph::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Output, ProducerOptions,
-    QueueRef, ReaderKind, ReaderRef, ShardOptions, ShuffleOptions, SliceDim,
-    StaticShape, Strings, Variable,
+    QueueRef, ReaderKind, ReaderRef, ReaderStateOp, ShardOptions,
+    ShuffleOptions, SliceDim, StaticShape, Strings, Variable,
 };
 pub use queues::{QueueKind, RunnerRef};
 pub use session::{Interrupt, QueueSummary, RunOptions, Session};

@@ -271,14 +271,14 @@ impl Graph {
         )
     }
 
-    /// Closes a queue made by [`Graph::queue`] when run
-    /// (`queue.close()`): no more elements go in, and once those in are
-    /// taken dequeues fail OutOfRange. With `cancel_pending_enqueues`,
-    /// enqueues waiting for room fail Cancelled instead of going in. The
-    /// output is whether this close was the first asked for.
+    /// Closes a queue when run (`queue.close()`): no more elements go in,
+    /// and once those in are taken dequeues fail OutOfRange. With
+    /// `cancel_pending_enqueues`, enqueues waiting for room fail Cancelled
+    /// instead of going in. The output is whether this close was the
+    /// first asked for.
     ///
     /// # Errors
-    /// InvalidArgument for a queue not made by hand.
+    /// InvalidArgument for a queue of another graph.
     pub fn queue_close(
         &self,
         queue: QueueRef,
@@ -291,21 +291,21 @@ impl Graph {
         self.queue_scalar_op(queue, "close", op, DType::Bool)
     }
 
-    /// The number of elements in a queue made by [`Graph::queue`], as an
-    /// int32 scalar (`queue.size()`).
+    /// The number of elements in a queue, as an int32 scalar
+    /// (`queue.size()`).
     ///
     /// # Errors
-    /// InvalidArgument for a queue not made by hand.
+    /// InvalidArgument for a queue of another graph.
     pub fn queue_size(&self, queue: QueueRef) -> Result<Output> {
         let op = Op::QueueSize { queue: queue.node };
         self.queue_scalar_op(queue, "size", op, DType::I32)
     }
 
-    /// Whether a queue made by [`Graph::queue`] is closed, as a bool
-    /// scalar (`queue.is_closed()`): true once a close has taken effect.
+    /// Whether a queue is closed, as a bool scalar (`queue.is_closed()`):
+    /// true once a close has taken effect.
     ///
     /// # Errors
-    /// InvalidArgument for a queue not made by hand.
+    /// InvalidArgument for a queue of another graph.
     pub fn queue_is_closed(&self, queue: QueueRef) -> Result<Output> {
         let op = Op::QueueIsClosed { queue: queue.node };
         self.queue_scalar_op(queue, "is_closed", op, DType::Bool)
@@ -319,7 +319,7 @@ impl Graph {
         op: Op,
         dtype: DType,
     ) -> Result<Output> {
-        self.made_queue(queue)?;
+        self.queue_node(queue)?;
         let out = OutInfo {
             dtype,
             sparse: false,

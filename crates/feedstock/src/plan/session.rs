@@ -814,9 +814,13 @@ fn make_reader(
     skip_log: Option<SkipLog>,
 ) -> Result<Reader> {
     Ok(match kind {
-        ReaderKind::TextLine { skip_header_lines } => Reader::new(
+        ReaderKind::TextLine {
+            skip_header_lines,
+            allow_empty_files,
+        } => Reader::new(
             TextLineReader::builder()
                 .skip_header_lines(*skip_header_lines)
+                .allow_empty_files(*allow_empty_files)
                 .build(),
         ),
         ReaderKind::FixedLength {
@@ -836,10 +840,12 @@ fn make_reader(
         ReaderKind::TfRecord {
             compression,
             corrupt_records,
+            allow_empty_files,
         } => {
             let mut b = TfRecordReader::builder();
             b.compression(*compression)
-                .corrupt_records(corrupt_records.clone());
+                .corrupt_records(corrupt_records.clone())
+                .allow_empty_files(*allow_empty_files);
             if let Some(log) = skip_log {
                 b.skip_log(log);
             }

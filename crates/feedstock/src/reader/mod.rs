@@ -333,7 +333,7 @@ pub(crate) fn check_not_empty(
     let empty = !fs.is_stream(file)? && fs.size(file)? == 0;
     if !allow && empty {
         return Err(crate::Error::data_loss(
-            "the file is empty (allow_empty_files(true) reads it as a \
+            "the file is empty (the reader's allow_empty_files option reads it as a \
              file with no records, as TensorFlow does)",
         )
         .with_file(file)

@@ -1,0 +1,153 @@
+"""Readers' counters and state ops, producers' queues and the producers'
+refusals, as TensorFlow 2.21 (tf.compat.v1) gives them: the expected
+sequences here were observed running the same programs under TensorFlow."""
+
+import numpy as np
+import pytest
+
+import feedstock.compat.v1 as tf
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    tf.reset_default_graph()
+    yield
+
+
+@pytest.fixture
+def text_files(tmp_path):
+    files = []
+    for name, n in [("a", 3), ("b", 2), ("c", 4)]:
+        p = tmp_path / f"{name}.txt"
+        p.write_text("".join(f"{name}{i}\n" for i in range(n)))
+        files.append(str(p))
+    return files
+
+
+class Running:
+    """A session with its queue runners started, stopped on exit."""
+
+    def __enter__(self):
+        self.sess = tf.Session()
+        self.sess.run(tf.local_variables_initializer())
+        self.coord = tf.train.Coordinator()
+        self.threads = tf.train.start_queue_runners(self.sess, coord=self.coord)
+        return self.sess
+
+    def __exit__(self, *exc):
+        self.coord.request_stop()
+        self.coord.join(self.threads)
+        self.sess.close()
+
+
+def test_counters_follow_tensorflows_reader(text_files):
+    q = tf.train.string_input_producer(text_files, shuffle=False, num_epochs=1)
+    r = tf.TextLineReader()
+    k, _ = r.read(q)
+    ks, _ = r.read_up_to(q, 2)
+    counts = [r.num_records_produced(), r.num_work_units_completed()]
+    assert counts[0].dtype == tf.int64 and counts[0].shape.as_list() == []
+    with Running() as s:
+        seen = [(s.run(k).decode().rsplit("/", 1)[1], *s.run(counts)) for _ in range(3)]
+        # A file counts as completed once read() has seen its end: not
+        # after its last record, but when the next read moves on.
+        assert seen == [("a.txt:1", 1, 0), ("a.txt:2", 2, 0), ("a.txt:3", 3, 0)]
+        assert [s.run(counts) for _ in range(1)] == [[3, 0]]
+        assert len(s.run(ks)) == 2 and s.run(counts) == [5, 1]
+        # A read_up_to batch that ends a file counts the file at once.
+        assert len(s.run(ks)) == 2 and s.run(counts) == [7, 2]
+
+
+def test_reset_drops_the_current_file_and_zeroes_the_counters(text_files):
+    q = tf.train.string_input_producer(text_files, shuffle=False, num_epochs=1)
+    r = tf.TextLineReader()
+    k, _ = r.read(q)
+    with Running() as s:
+        assert s.run(k).endswith(b"a.txt:1")
+        s.run(r.reset())
+        assert s.run([r.num_records_produced(), r.num_work_units_completed()]) == [0, 0]
+        assert s.run(k).endswith(b"b.txt:1")
+
+
+def test_a_saved_state_resumes_at_the_next_record(text_files):
+    q = tf.train.string_input_producer(text_files, shuffle=False, num_epochs=2)
+    r = tf.TextLineReader()
+    assert r.supports_serialize
+    k, _ = r.read(q)
+    state = r.serialize_state()
+    with Running() as s:
+        s.run(k)
+        saved = s.run(state)
+        assert isinstance(saved, bytes) and saved
+        after = [s.run(k) for _ in range(2)]
+        s.run(r.restore_state(saved))
+        assert [s.run(k) for _ in range(2)] == after
+        assert s.run(r.num_records_produced()) == 3
+
+
+def test_a_producers_queue_has_size_close_and_a_ref(text_files):
+    q = tf.train.string_input_producer(text_files, shuffle=False, num_epochs=1, capacity=8)
+    k, _ = tf.TextLineReader().read(q.queue_ref)
+    with Running() as s:
+        import time
+
+        for _ in range(100):
+            if s.run(q.size()) == 3:
+                break
+            time.sleep(0.01)
+        assert s.run(q.size()) == 3
+        assert s.run(k).endswith(b"a.txt:1")
+        # One epoch in: the runner has closed the queue behind it.
+        assert s.run(q.is_closed())
+
+
+def test_counts_may_be_constant_tensors(text_files):
+    q = tf.train.string_input_producer(text_files, shuffle=False, num_epochs=1)
+    ks, _ = tf.TextLineReader().read_up_to(q, tf.constant(2, tf.int64))
+    r = tf.train.range_input_producer(tf.constant(3), shuffle=False, num_epochs=1)
+    with Running() as s:
+        assert len(s.run(ks)) == 2
+        assert sorted(s.run(r.dequeue_many(3)).tolist()) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "value, error",
+    [("ab", ValueError), (b"ab", ValueError), ([1, 2], TypeError), (np.array([["a", "b"], ["c", "d"]]), ValueError)],
+)
+def test_string_input_producer_refuses_what_tensorflow_refuses(value, error):
+    with pytest.raises(error):
+        tf.train.string_input_producer(value)
+
+
+def test_string_input_producer_refuses_a_constant_of_another_rank():
+    with pytest.raises(ValueError, match="rank 1"):
+        tf.train.string_input_producer(tf.constant([["a", "b"], ["c", "d"]]))
+    with pytest.raises(TypeError):
+        tf.train.string_input_producer(tf.constant([1, 2]))
+
+
+def test_bad_reader_and_producer_arguments_are_refused_when_built():
+    with pytest.raises(ValueError, match="skip_header_lines"):
+        tf.TextLineReader(skip_header_lines=-1)
+    with pytest.raises(ValueError, match="record_bytes"):
+        tf.FixedLengthRecordReader(record_bytes=-1)
+    with pytest.raises(ValueError, match="at least one tensor"):
+        tf.train.slice_input_producer([])
+
+
+@pytest.mark.parametrize("make", [tf.TextLineReader, tf.TFRecordReader])
+def test_an_empty_file_fails_unless_allowed(tmp_path, make, text_files):
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    q = tf.train.string_input_producer([str(empty)], shuffle=False, num_epochs=1)
+    _, v = make().read(q)
+    with Running() as s, pytest.raises(tf.errors.DataLossError, match="allow_empty_files") as e:
+        s.run(v)
+    assert e.value.file == str(empty)
+    tf.reset_default_graph()
+    q = tf.train.string_input_producer([str(empty), text_files[1]], shuffle=False, num_epochs=1)
+    r = tf.TextLineReader(allow_empty_files=True)
+    k, _ = r.read(q)
+    with Running() as s:
+        assert [s.run(k).rsplit(b"/", 1)[1] for _ in range(2)] == [b"b.txt:1", b"b.txt:2"]
+        assert s.run(r.num_work_units_completed()) == 1
