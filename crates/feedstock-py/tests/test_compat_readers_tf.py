@@ -151,3 +151,50 @@ def test_an_empty_file_fails_unless_allowed(tmp_path, make, text_files):
     with Running() as s:
         assert [s.run(k).rsplit(b"/", 1)[1] for _ in range(2)] == [b"b.txt:1", b"b.txt:2"]
         assert s.run(r.num_work_units_completed()) == 1
+
+
+def test_the_writer_takes_bytearrays_and_bytes_paths(tmp_path):
+    path = bytes(tmp_path / "x.tfrecord")
+    with tf.io.TFRecordWriter(path) as w:
+        w.write(bytearray(b"xy"))
+        w.write(b"z")
+    assert list(tf.python_io.tf_record_iterator(path)) == [b"xy", b"z"]
+
+
+def test_match_filenames_once_matches_as_tensorflow(tmp_path, monkeypatch):
+    for name in ["a.txt", "b.txt", ".hidden.txt", "x[1].txt"]:
+        (tmp_path / name).write_text("x\n")
+    monkeypatch.chdir(tmp_path)
+    # TensorFlow's results over this directory, for each pattern.
+    cases = {
+        "*.txt": [b"./.hidden.txt", b"./a.txt", b"./b.txt", b"./x[1].txt"],
+        "[^a].txt": [b"./b.txt"],
+        "x\\[1\\].txt": [b"./x[1].txt"],
+        f"{tmp_path}/?.txt": [f"{tmp_path}/a.txt".encode(), f"{tmp_path}/b.txt".encode()],
+        "zzz*": [],
+    }
+    matches = {p: tf.train.match_filenames_once(p) for p in cases}
+    with tf.Session() as s:
+        s.run(tf.local_variables_initializer())
+        assert {p: s.run(m).tolist() for p, m in matches.items()} == cases
+
+
+def test_a_producer_over_a_match_of_no_file_says_so(tmp_path):
+    q = tf.train.string_input_producer(tf.train.match_filenames_once(str(tmp_path / "zzz*")))
+    _, v = tf.TextLineReader().read(q)
+    with tf.Session() as s, pytest.raises(tf.errors.InvalidArgumentError, match="no file names"):
+        s.run(tf.local_variables_initializer())
+        tf.train.start_queue_runners(s, coord=tf.train.Coordinator())
+        s.run(v)
+
+
+def test_bytes_after_a_zlib_stream_are_data_loss_not_more_records(tmp_path):
+    one = tmp_path / "one.tfrecord"
+    with tf.io.TFRecordWriter(str(one), "ZLIB") as w:
+        w.write(b"r1")
+    two = tmp_path / "two.tfrecord"
+    two.write_bytes(one.read_bytes() * 2)
+    # TensorFlow reads b"r1" and silently ignores the second stream.
+    with pytest.raises(tf.errors.DataLossError, match="after the end of the zlib stream") as e:
+        list(tf.io.tf_record_iterator(str(two), "ZLIB"))
+    assert e.value.file == str(two)

@@ -112,12 +112,15 @@ class TFRecordWriter:
 
     def __init__(self, path, options=None):
         compression, level = _options(options)
-        self._w = _native.RecordWriter(os.fspath(path), compression, level)
+        self._w = _native.RecordWriter(os.fsdecode(path), compression, level)
 
     def write(self, record):
-        """Writes one record (``bytes``; ``str`` is written as UTF-8)."""
+        """Writes one record (``bytes`` or ``bytearray``; ``str`` is
+        written as UTF-8)."""
         if isinstance(record, str):
             record = record.encode("utf-8")
+        elif isinstance(record, bytearray):
+            record = bytes(record)
         self._w.write(record)
 
     def flush(self):
@@ -145,4 +148,4 @@ def tf_record_iterator(path, options=None):
     ``DataLossError`` for a corrupt or truncated one.
     """
     compression, _ = _options(options)
-    return _native.RecordIterator(os.fspath(path), compression)
+    return _native.RecordIterator(os.fsdecode(path), compression)

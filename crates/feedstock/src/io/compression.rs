@@ -185,8 +185,10 @@ impl FromStr for Compression {
 /// A reader that decompresses what it reads from `R`.
 ///
 /// Made by [`Decompressor::new`]; [`Compression::reader`] is the boxed
-/// form. Concatenated gzip members (or zlib streams) are read one after
-/// the other, as `gzip -d` does.
+/// form. Concatenated gzip members are read one after the other, as
+/// `gzip -d` and TensorFlow do. A zlib file holds one stream: bytes after
+/// its end are an error (TensorFlow ignores them, dropping any records
+/// there).
 #[derive(Debug)]
 pub struct Decompressor<R> {
     inner: Inner<R>,
@@ -337,6 +339,15 @@ impl<R: Read> Inflater<R> {
                     ));
                 }
                 if self.started {
+                    if self.format == Format::Zlib {
+                        // TensorFlow reads one zlib stream and ignores what
+                        // follows it; whatever it is, it would be lost.
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            "data after the end of the zlib stream (a zlib \
+                             file holds one stream)",
+                        ));
+                    }
                     self.z = self.format.decompress();
                 }
                 self.started = true;
@@ -514,13 +525,23 @@ mod tests {
     }
 
     #[test]
-    fn concatenated_members_are_read_in_turn() {
+    fn concatenated_gzip_members_are_read_in_turn() {
         let mut both = gzip(b"abc");
         both.extend(gzip(b"def"));
         assert_eq!(read_all(Compression::Gzip, &both).unwrap(), b"abcdef");
-        let mut both = zlib(b"abc");
-        both.extend(zlib(b"def"));
-        assert_eq!(read_all(Compression::Zlib, &both).unwrap(), b"abcdef");
+    }
+
+    #[test]
+    fn anything_after_a_zlib_stream_is_an_error() {
+        // TensorFlow stops at the end of the first stream and drops the
+        // rest, a second stream's records included.
+        for tail in [zlib(b"def"), b"x".to_vec()] {
+            let mut both = zlib(b"abc");
+            both.extend(tail);
+            let err = read_all(Compression::Zlib, &both).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+            assert!(err.to_string().contains("after the end"), "{err}");
+        }
     }
 
     #[test]

@@ -104,13 +104,12 @@ pub trait FileSystem: Send + Sync + Debug {
 
     /// The paths matching the glob `pattern`, sorted.
     ///
-    /// A wildcard (`*`, `?`, `[...]`) never matches a leading `.` of a
-    /// file name, as in the shell and Python's `glob`: hidden files, the
+    /// Local files are matched as TensorFlow's `GetMatchingPaths` matches
+    /// them (POSIX `fnmatch` per component, without `FNM_PERIOD`: `*`
+    /// matches a leading dot; a pattern without a directory is matched in
+    /// `.` and its matches spelled `./name`), except that feedstock's own
     /// sidecar indexes ([`sidecar_path`](crate::io::index::sidecar_path))
-    /// among them, match only a pattern that spells the dot. TensorFlow's
-    /// `GetMatchingPaths` (POSIX `fnmatch` without `FNM_PERIOD`) lets `*`
-    /// match them; a pipeline over `dir/*` would then read its sidecars
-    /// (or editor and sync files) as data, so here hidden files stay out.
+    /// match only a pattern that spells their leading dot.
     ///
     /// # Errors
     ///
@@ -360,46 +359,14 @@ impl FileSystem for LocalFs {
     }
 
     fn glob(&self, pattern: &str) -> Result<Vec<String>> {
-        let bad = |e: glob::PatternError| {
-            Error::invalid_argument(format!("bad glob pattern: {e}"))
-                .with_file(pattern)
-        };
-        // The walk matches dots leniently and the results are filtered
-        // here: with `require_literal_leading_dot`, glob 0.3's walk drops
-        // every hidden entry, even one the pattern spells (`.*`).
-        let paths = glob::glob(pattern).map_err(bad)?;
-        let matcher = glob::Pattern::new(pattern).map_err(bad)?;
-        let last_wild = pattern
-            .rsplit('/')
-            .next()
-            .is_some_and(|name| name.contains(['*', '?', '[']));
-        let mut out = Vec::new();
-        for entry in paths {
-            let path = entry.map_err(|e| {
-                let file = e.path().display().to_string();
-                io_error(&file, e.into())
-            })?;
-            let path = match path.into_os_string().into_string() {
-                Ok(p) => p,
-                Err(p) => {
-                    return Err(Error::invalid_argument(
-                        "file name is not valid UTF-8",
-                    )
-                    .with_file(p.to_string_lossy()))
-                }
-            };
-            if shown_by_glob(&path, &matcher, last_wild) {
-                out.push(path);
-            }
-        }
-        if out.is_empty() {
+        let found = super::glob::matching_paths(pattern)?;
+        if found.is_empty() {
             return Err(Error::not_found(format!(
                 "no files match the pattern {pattern}"
             ))
             .with_file(pattern));
         }
-        out.sort();
-        Ok(out)
+        Ok(found)
     }
 
     /// Yes for a regular file (its reads always return), not for `-`, a
@@ -477,34 +444,6 @@ fn pread(_: &File, _: &mut [u8], _: u64) -> io::Result<usize> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
-/// Whether the glob `matcher` (whose last component has a wildcard if
-/// `last_wild`) shows `path`, found by a walk that let wildcards match
-/// leading dots: a path with a hidden component must match with the dot
-/// spelled out, as in the shell; `.` and `..` found by a wildcard are
-/// directories, never data, and are left out.
-fn shown_by_glob(
-    path: &str,
-    matcher: &glob::Pattern,
-    last_wild: bool,
-) -> bool {
-    let last = path.rsplit('/').next().unwrap_or(path);
-    if last_wild && (last == "." || last == "..") {
-        return false;
-    }
-    let hidden = path
-        .split('/')
-        .any(|c| c.starts_with('.') && c != "." && c != "..");
-    if !hidden {
-        return true;
-    }
-    let strict = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: true,
-    };
-    matcher.matches_with(path, strict)
-}
-
 fn is_a_directory(path: &str) -> Error {
     Error::failed_precondition("is a directory, not a file").with_file(path)
 }
@@ -533,35 +472,12 @@ mod tests {
     }
 
     #[test]
-    fn glob_wildcards_skip_hidden_names_in_every_pattern_form() {
-        // tempfile's directory is itself hidden (`.tmpXXXX`): a dot
-        // spelled in the pattern's literal part.
+    fn a_glob_that_matches_nothing_is_not_found_naming_the_pattern() {
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().to_str().unwrap();
-        for f in ["a.rec", ".h.rec", "sub/b.rec", "sub/.c.rec", ".hid/e.rec"] {
-            let p = dir.path().join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, b"x").unwrap();
-        }
-        let cases: &[(&str, &[&str])] = &[
-            ("/*.rec", &["/a.rec"]),
-            ("/*", &["/a.rec", "/sub"]),
-            ("/./*.rec", &["/./a.rec"]),
-            ("/*/*.rec", &["/sub/b.rec"]),
-            ("/**/*.rec", &["/a.rec", "/sub/b.rec"]),
-            ("/.*", &["/.h.rec", "/.hid"]),
-            ("/.hid/*", &["/.hid/e.rec"]),
-            ("/sub/.*.rec", &["/sub/.c.rec"]),
-            ("/.h.rec", &["/.h.rec"]),
-        ];
-        for (pattern, want) in cases {
-            let got = LocalFs.glob(&format!("{d}{pattern}")).unwrap();
-            let want: Vec<String> =
-                want.iter().map(|w| format!("{d}{w}")).collect();
-            assert_eq!(got, want, "{pattern}");
-        }
-        let e = LocalFs.glob(&format!("{d}/?h.rec")).unwrap_err();
+        let pattern = format!("{}/*.rec", dir.path().to_str().unwrap());
+        let e = LocalFs.glob(&pattern).unwrap_err();
         assert_eq!(e.kind(), Kind::NotFound, "{e}");
+        assert_eq!(e.file(), Some(pattern.as_str()));
     }
 
     #[test]

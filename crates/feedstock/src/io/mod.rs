@@ -18,6 +18,7 @@
 
 pub mod compression;
 pub mod fs;
+pub(crate) mod glob;
 pub mod index;
 pub(crate) mod read_ahead;
 #[cfg(feature = "object-store")]

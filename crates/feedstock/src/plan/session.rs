@@ -611,7 +611,12 @@ impl Inner {
     fn make(self: &Arc<Self>, node: &Node) -> Result<Resource> {
         Ok(match &node.op {
             Op::MatchFilenames { pattern } => {
-                let files = match_filenames_once(pattern)?;
+                // As in TensorFlow, no match is an empty vector; a
+                // producer over it fails naming the pattern.
+                let files = match match_filenames_once(pattern) {
+                    Err(e) if e.kind() == Kind::NotFound => Vec::new(),
+                    found => found?,
+                };
                 let v: Vec<Bytes> =
                     files.into_iter().map(Bytes::from).collect();
                 Resource::Once(Tensor::vector(v).into())
@@ -621,7 +626,16 @@ impl Inner {
                     Some(l) => l.clone(),
                     None => {
                         let v = self.eval_once(&node.inputs)?.remove(0);
-                        strings_of(&v.into_dense()?, &node.name)?
+                        let s = strings_of(&v.into_dense()?, &node.name)?;
+                        if s.is_empty() {
+                            return Err(Error::invalid_argument(format!(
+                                "{}: no file names to read (its input is \
+                                 empty, as a match_filenames_once pattern \
+                                 matching no file gives)",
+                                node.name
+                            )));
+                        }
+                        s
                     }
                 };
                 // One reader counts the files one after the other.
