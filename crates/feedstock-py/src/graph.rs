@@ -19,7 +19,7 @@ use feedstock::plan::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
     ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef,
     ReaderStateOp, RunOptions, RunnerRef, Session, ShuffleOptions, SliceDim,
-    Strings,
+    SparsePart, Strings,
 };
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Error, Kind, Value};
@@ -498,6 +498,34 @@ impl PyGraph {
     ) -> PyResult<(PyOutput, PyOutput)> {
         let (k, v) = self.0.read_up_to(r.0, q.0, n).py_err()?;
         Ok((PyOutput(k), PyOutput(v)))
+    }
+
+    /// A part of a sparse tensor as a dense one: `part` is `indices`,
+    /// `values` or `dense_shape`.
+    fn sparse_part(&self, sp: PyOutput, part: &str) -> PyResult<PyOutput> {
+        let part = match part {
+            "indices" => SparsePart::Indices,
+            "values" => SparsePart::Values,
+            "dense_shape" => SparsePart::DenseShape,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "no sparse part {other:?}"
+                )))
+            }
+        };
+        self.0.sparse_part(sp.0, part).py_err().map(PyOutput)
+    }
+
+    /// `tf.sparse.to_dense(sp, default)`.
+    fn sparse_to_dense(
+        &self,
+        sp: PyOutput,
+        default: PyOutput,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .sparse_to_dense(sp.0, default.0)
+            .py_err()
+            .map(PyOutput)
     }
 
     /// A reader's counter or an action on it: `op` is one of

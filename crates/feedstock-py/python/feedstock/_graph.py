@@ -398,8 +398,40 @@ class SparseTensor(Tensor):
 
     __slots__ = ()
 
+    def _part(self, part):
+        return Tensor(self.graph, self.graph._g.sparse_part(self._o, part))
+
+    @property
+    def indices(self):
+        """The positions of the stored values, an int64 ``[nnz, rank]``."""
+        return self._part("indices")
+
+    @property
+    def values(self):
+        """The stored values, ``[nnz]``."""
+        return self._part("values")
+
+    @property
+    def dense_shape(self):
+        """The shape of the dense form, an int64 ``[rank]``."""
+        return self._part("dense_shape")
+
     def __repr__(self):
         return f"<tf.SparseTensor '{self.name}' dtype={self.dtype.name}>"
+
+
+def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices=True, name=None):
+    """``tf.sparse.to_dense``: the dense form of ``sp_input``,
+    ``default_value`` (zero, or ``b""`` for strings) where nothing is
+    stored."""
+    if not isinstance(sp_input, SparseTensor):
+        raise TypeError(f"Input must be a SparseTensor, got {type(sp_input).__name__}")
+    g = sp_input.graph
+    if default_value is None:
+        default_value = b"" if sp_input.dtype == string else 0
+    with g.as_default():
+        default = convert_to_tensor(default_value, dtype=sp_input.dtype)
+    return Tensor(g, g._g.sparse_to_dense(sp_input._o, default._o))
 
 
 def _wrap1(graph, output, const=None):

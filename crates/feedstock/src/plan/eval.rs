@@ -32,6 +32,7 @@ use crate::tensor::{Tensor, Value};
 
 use super::graph::{
     Graph, ImageFormat, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim,
+    SparsePart,
 };
 use super::session::{Inner, Interrupt, NodeState, Resource};
 
@@ -414,6 +415,20 @@ fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
     }
 }
 
+/// The error for serialized records of the wrong rank at run time (a
+/// placeholder of unknown shape fed another rank), in TensorFlow's words.
+fn serialized_rank(t: &Tensor, batched: bool) -> Error {
+    let want = if batched {
+        "a scalar or vector"
+    } else {
+        "a scalar"
+    };
+    Error::invalid_argument(format!(
+        "expected serialized to be {want}, got shape {:?}",
+        t.dims()
+    ))
+}
+
 /// Carries out a [`ReaderStateOp`] on `reader`; `ins(0)` is the state to
 /// restore.
 fn reader_state<'v>(
@@ -675,26 +690,31 @@ fn run_step<'a>(
         Op::DecodeRaw { dtype, order } => {
             let t = dense_in(ins, 0)?;
             let s = t.as_slice::<Bytes>()?;
-            let r = if t.rank() == 0 {
-                decode_raw(&s[0], *dtype, *order)?
-            } else {
-                decode_raw_batch(s, *dtype, *order)?
+            let r = match t.rank() {
+                0 => decode_raw(&s[0], *dtype, *order)?,
+                1 => decode_raw_batch(s, *dtype, *order)?,
+                _ => {
+                    // Decoded as one batch, then given the input's dims.
+                    let r = decode_raw_batch(s, *dtype, *order)?;
+                    let mut dims = t.dims().to_vec();
+                    dims.push(r.dims()[1]);
+                    r.reshape(dims)?
+                }
             };
             out.push(r.into());
         }
         Op::Parse { spec, batched } => {
             let t = dense_in(ins, 0)?;
             let s = t.as_slice::<Bytes>()?;
-            let parsed = if *batched {
-                let keys = keys_of(key);
-                parse_example(records(s, &keys)?, spec)?
-            } else {
-                if s.len() != 1 {
-                    return Err(Error::invalid_argument(
-                        "parse_single_example needs one serialized Example",
-                    ));
+            let parsed = match (*batched, t.rank()) {
+                (true, 1) => {
+                    let keys = keys_of(key);
+                    parse_example(records(s, &keys)?, spec)?
                 }
-                parse_single_example(&s[0], spec, &key_str())?
+                // One record: its outputs have no batch dim (TensorFlow's
+                // parse_example of a scalar).
+                (_, 0) => parse_single_example(&s[0], spec, &key_str())?,
+                (_, _) => return Err(serialized_rank(t, *batched)),
             };
             out.extend(parsed.into_values());
         }
@@ -705,16 +725,13 @@ fn run_step<'a>(
         } => {
             let t = dense_in(ins, 0)?;
             let s = t.as_slice::<Bytes>()?;
+            if t.rank() != usize::from(*batched) {
+                return Err(serialized_rank(t, *batched));
+            }
             let parsed = if *batched {
                 let keys = keys_of(key);
                 parse_sequence_example(records(s, &keys)?, context, sequence)?
             } else {
-                if s.len() != 1 {
-                    return Err(Error::invalid_argument(
-                        "parse_single_sequence_example needs one serialized \
-                         SequenceExample",
-                    ));
-                }
                 let k = key_str();
                 parse_single_sequence_example(&s[0], context, sequence, &k)?
             };
@@ -769,6 +786,25 @@ fn run_step<'a>(
             out.push(r.into());
         }
         Op::Neg => out.push(math::neg(dense_in(ins, 0)?)?.into()),
+        Op::SparsePart(part) => {
+            let sp = ins(0).sparse()?;
+            out.push(
+                match part {
+                    SparsePart::Indices => sp.indices().clone(),
+                    SparsePart::Values => sp.values().clone(),
+                    SparsePart::DenseShape => {
+                        let dims =
+                            sp.dims().iter().map(|&d| d as i64).collect();
+                        Tensor::vector::<i64>(dims)
+                    }
+                }
+                .into(),
+            );
+        }
+        Op::SparseToDense => {
+            let sp = ins(0).sparse()?;
+            out.push(sp.to_dense(dense_in(ins, 1)?)?.into());
+        }
         Op::Reshape(shape) => {
             let t = dense_in(ins, 0)?;
             let dims = resolve_reshape(shape, t.num_elements())?;

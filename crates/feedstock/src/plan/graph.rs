@@ -212,6 +212,17 @@ impl ReaderKind {
     }
 }
 
+/// A part of a sparse tensor, as [`Graph::sparse_part`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SparsePart {
+    /// `[nnz, rank]` int64: the position of each stored value.
+    Indices,
+    /// `[nnz]`: the stored values.
+    Values,
+    /// `[rank]` int64: the shape of the dense form.
+    DenseShape,
+}
+
 /// What [`Graph::reader_state`] asks of a reader, as the methods of
 /// TensorFlow's `ReaderBase` of the same names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -446,6 +457,10 @@ pub(crate) enum Op {
     Cast(DType),
     Binary(BinaryOp),
     Neg,
+    /// One part of a sparse input, as a dense tensor.
+    SparsePart(SparsePart),
+    /// A sparse input made dense; input 1: the default, a scalar.
+    SparseToDense,
     Reshape(Vec<i64>),
     Slice {
         begin: Vec<usize>,
@@ -1523,17 +1538,11 @@ impl Graph {
         if dtype.size().is_none() {
             return Err(invalid(format!("decode_raw cannot produce {dtype}")));
         }
-        let shape = match dims_of(&info.shape) {
-            Some(d) if d.len() <= 1 => {
-                let mut d = d;
-                d.push(None);
-                partial(d)
-            }
-            Some(_) => {
-                return Err(invalid("decode_raw takes a scalar or a vector"))
-            }
-            None => None,
-        };
+        // As TensorFlow: the input's shape, plus the elements per string.
+        let shape = dims_of(&info.shape).and_then(|mut d| {
+            d.push(None);
+            partial(d)
+        });
         let order = if little_endian {
             ByteOrder::LittleEndian
         } else {
@@ -1558,10 +1567,17 @@ impl Graph {
         what: &str,
     ) -> Result<(OutInfo, Vec<Option<usize>>)> {
         let info = self.string_input(serialized, what)?;
-        let rank = if batched { 1 } else { 0 };
-        if info.shape.as_ref().is_some_and(|s| s.rank() != rank) {
+        // A batched parser also takes one record (a scalar), as in
+        // TensorFlow: its outputs then have no batch dim.
+        let ranks: &[usize] = if batched { &[0, 1] } else { &[0] };
+        if info
+            .shape
+            .as_ref()
+            .is_some_and(|s| !ranks.contains(&s.rank()))
+        {
+            let want = if batched { "0 or 1" } else { "0" };
             return Err(invalid(format!(
-                "{what}: expected a string tensor of rank {rank}"
+                "{what}: expected a string tensor of rank {want}"
             )));
         }
         let lead: Vec<Option<usize>> = if batched {
@@ -1645,6 +1661,12 @@ impl Graph {
             "parse_single_sequence_example"
         };
         let (info, lead) = self.serialized_input(serialized, batched, what)?;
+        if batched && lead.is_empty() {
+            return Err(invalid(
+                "parse_sequence_example takes a vector of records; for one, \
+                 use parse_single_sequence_example",
+            ));
+        }
         // TensorFlow refuses a bad spec when the op is built (a
         // ValueError), so do the same rather than fail every run.
         check_sequence_specs(&context, &sequence)?;
@@ -2006,6 +2028,67 @@ impl Graph {
             )));
         }
         self.add1(None, "Neg", Op::Neg, vec![x], info)
+    }
+
+    /// A part of the sparse output `sp` as a dense tensor
+    /// (`sparse.indices`, `sparse.values`, `sparse.dense_shape`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a dense `sp` or one of another graph.
+    pub fn sparse_part(&self, sp: Output, part: SparsePart) -> Result<Output> {
+        let info = self.sparse_input(sp)?;
+        let rank = info.shape.as_ref().map(PartialShape::rank);
+        let (name, dtype, dims) = match part {
+            SparsePart::Indices => {
+                ("SparseIndices", DType::I64, vec![None, rank])
+            }
+            SparsePart::Values => ("SparseValues", info.dtype, vec![None]),
+            SparsePart::DenseShape => {
+                ("SparseDenseShape", DType::I64, vec![rank])
+            }
+        };
+        let out = dense(partial(dims), dtype);
+        self.add1(None, name, Op::SparsePart(part), vec![sp], out)
+    }
+
+    /// The dense form of the sparse output `sp`, `default` (a scalar of
+    /// its dtype) where nothing is stored (`tf.sparse.to_dense`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a dense `sp`, or a `default` that is not a
+    /// scalar of its dtype.
+    pub fn sparse_to_dense(
+        &self,
+        sp: Output,
+        default: Output,
+    ) -> Result<Output> {
+        let info = self.sparse_input(sp)?;
+        let d = self.info(default)?;
+        if d.dtype != info.dtype
+            || d.sparse
+            || d.shape.as_ref().is_some_and(|s| s.rank() != 0)
+        {
+            return Err(invalid(format!(
+                "sparse_to_dense: the default must be a {} scalar",
+                info.dtype
+            )));
+        }
+        let out = dense(info.shape.clone(), info.dtype);
+        self.add1(
+            None,
+            "SparseToDense",
+            Op::SparseToDense,
+            vec![sp, default],
+            out,
+        )
+    }
+
+    fn sparse_input(&self, sp: Output) -> Result<OutInfo> {
+        let info = self.info(sp)?;
+        if !info.sparse {
+            return Err(invalid("expected a sparse tensor, got a dense one"));
+        }
+        Ok(info)
     }
 
     /// The same elements in a new shape; one entry may be -1, inferred

@@ -190,7 +190,7 @@ mod session;
 pub use graph::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Output, ProducerOptions,
     QueueRef, ReaderKind, ReaderRef, ReaderStateOp, ShardOptions,
-    ShuffleOptions, SliceDim, StaticShape, Strings, Variable,
+    ShuffleOptions, SliceDim, SparsePart, StaticShape, Strings, Variable,
 };
 pub use queues::{QueueKind, RunnerRef};
 pub use session::{Interrupt, QueueSummary, RunOptions, Session};

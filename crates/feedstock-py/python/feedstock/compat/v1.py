@@ -69,6 +69,7 @@ from .._graph import (
     reset_default_graph,
     reshape,
     slice,  # noqa: A004
+    sparse_tensor_to_dense,
     stack,
     string,
     strided_slice,
@@ -171,6 +172,8 @@ io = _NS(
     decode_png=_ops.decode_png,
     decode_image=_ops.decode_image,
 )
+
+sparse = _NS(to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
 
 queue = _NS(
     QueueBase=QueueBase,
