@@ -500,6 +500,16 @@ impl PyGraph {
         Ok((PyOutput(k), PyOutput(v)))
     }
 
+    /// `tf.io.read_file(path)`.
+    fn read_file(&self, path: PyOutput) -> PyResult<PyOutput> {
+        self.0.read_file(path.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.io.matching_files(pattern)`.
+    fn matching_files(&self, pattern: PyOutput) -> PyResult<PyOutput> {
+        self.0.matching_files(pattern.0).py_err().map(PyOutput)
+    }
+
     /// A part of a sparse tensor as a dense one: `part` is `indices`,
     /// `values` or `dense_shape`.
     fn sparse_part(&self, sp: PyOutput, part: &str) -> PyResult<PyOutput> {

@@ -218,9 +218,10 @@ fn exclusive<T>(m: &mut Mutex<T>) -> &mut T {
     m.get_mut().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The files matching `pattern`, sorted: a local glob, or a listing of
-/// the object prefix before the first wildcard of a URL. Hidden names
-/// (sidecar indexes) are left out. No match is `NotFoundError`.
+/// The files matching `pattern`, sorted: a local glob (matched as
+/// TensorFlow matches it; sidecar indexes only by a pattern that spells
+/// their dot), or a listing of the object prefix before the first
+/// wildcard of a URL. No match is `NotFoundError`.
 #[pyfunction]
 fn glob(py: Python<'_>, pattern: &str) -> PyResult<Vec<String>> {
     py.detach(|| default_fs().glob(pattern)).py_err()

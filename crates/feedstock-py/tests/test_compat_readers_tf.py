@@ -198,3 +198,47 @@ def test_bytes_after_a_zlib_stream_are_data_loss_not_more_records(tmp_path):
     with pytest.raises(tf.errors.DataLossError, match="after the end of the zlib stream") as e:
         list(tf.io.tf_record_iterator(str(two), "ZLIB"))
     assert e.value.file == str(two)
+
+
+def test_read_file_reads_the_file_each_filename_names(tmp_path):
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"f{i}.bin"
+        p.write_bytes(bytes([i]) * (i + 1))
+        paths.append(str(p))
+    name, label = tf.train.slice_input_producer([paths, [10, 11, 12]], shuffle=False, num_epochs=1)
+    contents = tf.read_file(name)
+    assert contents.dtype == tf.string and contents.shape.as_list() == []
+    with Running() as s:
+        got = [s.run([contents, label]) for _ in range(3)]
+    assert got == [[b"\x00", 10], [b"\x01\x01", 11], [b"\x02\x02\x02", 12]]
+    missing = tf.io.read_file(str(tmp_path / "nope"))
+    with tf.Session() as s, pytest.raises(tf.errors.NotFoundError) as e:
+        s.run(missing)
+    assert e.value.file == str(tmp_path / "nope")
+
+
+def test_matching_files_matches_each_run(tmp_path):
+    p = tf.placeholder(tf.string, [])
+    m = tf.io.matching_files(p)
+    (tmp_path / "a.txt").write_text("x")
+    with tf.Session() as s:
+        assert s.run(m, {p: str(tmp_path / "*.txt")}).tolist() == [str(tmp_path / "a.txt").encode()]
+        (tmp_path / "b.txt").write_text("x")
+        assert len(s.run(m, {p: str(tmp_path / "*.txt")})) == 2
+        assert s.run(m, {p: str(tmp_path / "*.csv")}).tolist() == []
+
+
+def test_gfile_helpers_work_on_local_files(tmp_path):
+    d = str(tmp_path / "x" / "y")
+    tf.gfile.MakeDirs(d)
+    assert tf.io.gfile.isdir(d) and tf.gfile.Exists(d)
+    with tf.gfile.GFile(f"{d}/f.txt", "w") as f:
+        f.write("hello")
+    with tf.io.gfile.GFile(f"{d}/f.txt") as f:
+        assert f.read() == "hello"
+    assert tf.gfile.Glob(f"{d}/*.txt") == [f"{d}/f.txt"]
+    assert tf.io.gfile.glob(f"{d}/*.csv") == []
+    assert tf.gfile.ListDirectory(d) == ["f.txt"]
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.gfile.GFile(f"{d}/nope")

@@ -360,6 +360,21 @@ class IdentityReader(ReaderBase):
         super().__init__()
 
 
+def read_file(filename, name=None):
+    """``tf.io.read_file``: the contents of the file ``filename`` (a
+    string scalar) names, read each time the tensor is run."""
+    t = convert_to_tensor(filename, dtype=string)
+    return _wrap1(t.graph, t.graph._g.read_file(t._o))
+
+
+def matching_files(pattern, name=None):
+    """``tf.io.matching_files``: the files matching ``pattern`` (a string
+    scalar), sorted, matched each time the tensor is run; none is an
+    empty vector."""
+    t = convert_to_tensor(pattern, dtype=string)
+    return _wrap1(t.graph, t.graph._g.matching_files(t._o))
+
+
 # ---------------------------------------------------------------- decoders
 
 

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,6 +27,7 @@ use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
 use crate::decode::Records;
 use crate::error::{Error, Kind, Result};
+use crate::io::fs::{default_fs, io_error};
 use crate::queue::Queue;
 use crate::reader::{Reader, WorkQueue};
 use crate::tensor::{Tensor, Value};
@@ -415,6 +417,17 @@ fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
     }
 }
 
+/// A path or pattern given as a string scalar.
+fn string_scalar(t: &Tensor) -> Result<String> {
+    let b = t.scalar_value::<Bytes>()?;
+    String::from_utf8(b.to_vec()).map_err(|_| {
+        Error::invalid_argument(format!(
+            "a file name is not UTF-8: {:?}",
+            String::from_utf8_lossy(&b)
+        ))
+    })
+}
+
 /// The error for serialized records of the wrong rank at run time (a
 /// placeholder of unknown shape fed another rank), in TensorFlow's words.
 fn serialized_rank(t: &Tensor, batched: bool) -> Error {
@@ -800,6 +813,24 @@ fn run_step<'a>(
                 }
                 .into(),
             );
+        }
+        Op::ReadFile => {
+            let path = string_scalar(dense_in(ins, 0)?)?;
+            let fs = default_fs();
+            let mut contents = Vec::new();
+            fs.open(&path)?
+                .read_to_end(&mut contents)
+                .map_err(|e| io_error(&path, e))?;
+            out.push(Tensor::string(Bytes::from(contents)).into());
+        }
+        Op::MatchingFiles => {
+            let pattern = string_scalar(dense_in(ins, 0)?)?;
+            let found = match default_fs().glob(&pattern) {
+                Err(e) if e.kind() == Kind::NotFound => Vec::new(),
+                found => found?,
+            };
+            let found = found.into_iter().map(Bytes::from).collect();
+            out.push(Tensor::vector::<Bytes>(found).into());
         }
         Op::SparseToDense => {
             let sp = ins(0).sparse()?;

@@ -457,6 +457,11 @@ pub(crate) enum Op {
     Cast(DType),
     Binary(BinaryOp),
     Neg,
+    /// The contents of the file its input names (`tf.io.read_file`).
+    ReadFile,
+    /// The files matching its input pattern, matched each run
+    /// (`tf.io.matching_files`).
+    MatchingFiles,
     /// One part of a sparse input, as a dense tensor.
     SparsePart(SparsePart),
     /// A sparse input made dense; input 1: the default, a scalar.
@@ -996,6 +1001,39 @@ impl Graph {
             vec![],
             dense(partial(vec![None]), DType::String),
         )
+    }
+
+    /// The files matching the glob `pattern` (a string scalar), sorted,
+    /// matched each time the output is run; none is an empty vector
+    /// (`tf.io.matching_files`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a `pattern` that is not a string scalar.
+    pub fn matching_files(&self, pattern: Output) -> Result<Output> {
+        let info = self.string_scalar(pattern, "matching_files")?;
+        let out =
+            with_key(dense(partial(vec![None]), DType::String), info.key);
+        self.add1(None, "MatchingFiles", Op::MatchingFiles, vec![pattern], out)
+    }
+
+    /// The whole contents of the file named by `path` (a string scalar),
+    /// as a string scalar (`tf.io.read_file`): a local path or an object
+    /// URL. A missing file is NotFound naming it.
+    ///
+    /// # Errors
+    /// InvalidArgument for a `path` that is not a string scalar.
+    pub fn read_file(&self, path: Output) -> Result<Output> {
+        let info = self.string_scalar(path, "read_file")?;
+        let out = with_key(dense(known(&[]), DType::String), info.key);
+        self.add1(None, "ReadFile", Op::ReadFile, vec![path], out)
+    }
+
+    fn string_scalar(&self, o: Output, what: &str) -> Result<OutInfo> {
+        let info = self.string_input(o, what)?;
+        if info.shape.as_ref().is_some_and(|s| s.rank() != 0) {
+            return Err(invalid(format!("{what} takes a string scalar")));
+        }
+        Ok(info)
     }
 
     // ----- producers -------------------------------------------------------

@@ -100,11 +100,14 @@ from .._ops import (
     WholeFileReader,
     decode_csv,
     decode_raw,
+    matching_files,
     parse_example,
     parse_single_example,
     parse_single_sequence_example,
     random_crop,
+    read_file,
 )
+from .. import _gfile as _gf
 from .. import _ops
 from .. import _queues
 from .._queues import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue
@@ -171,6 +174,19 @@ io = _NS(
     decode_jpeg=_ops.decode_jpeg,
     decode_png=_ops.decode_png,
     decode_image=_ops.decode_image,
+    read_file=read_file,
+    matching_files=matching_files,
+    gfile=_NS(
+        GFile=_gf.GFile, glob=_gf.glob, exists=_gf.exists, isdir=_gf.isdir, listdir=_gf.listdir,
+        makedirs=_gf.makedirs, mkdir=_gf.mkdir, remove=_gf.remove, rmtree=_gf.rmtree, rename=_gf.rename,
+        copy=_gf.copy,
+    ),
+)
+
+gfile = _NS(
+    GFile=_gf.GFile, Open=_gf.Open, Glob=_gf.Glob, Exists=_gf.Exists, IsDirectory=_gf.IsDirectory,
+    ListDirectory=_gf.ListDirectory, MakeDirs=_gf.MakeDirs, MkDir=_gf.MkDir, Remove=_gf.Remove,
+    DeleteRecursively=_gf.DeleteRecursively, Rename=_gf.Rename, Copy=_gf.Copy,
 )
 
 sparse = _NS(to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
