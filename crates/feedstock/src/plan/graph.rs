@@ -278,7 +278,8 @@ pub struct BatchOptions {
     pub capacity: usize,
     /// Each input is a batch of examples along its first axis.
     pub enqueue_many: bool,
-    /// Per-example shapes, overriding the inferred ones.
+    /// Per-example shapes, one per component, each compatible with its
+    /// inputs' static shapes; they replace the inferred ones.
     pub shapes: Option<Vec<PartialShape>>,
     /// Pad variable-size components to the largest in each batch (FIFO
     /// only).
