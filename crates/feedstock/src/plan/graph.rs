@@ -317,7 +317,8 @@ pub struct BatchOptions {
     pub capacity: usize,
     /// Each input is a batch of examples along its first axis.
     pub enqueue_many: bool,
-    /// Per-example shapes, overriding the inferred ones.
+    /// Per-example shapes, one per component, each compatible with its
+    /// inputs' static shapes; they replace the inferred ones.
     pub shapes: Option<Vec<PartialShape>>,
     /// Pad variable-size components to the largest in each batch (FIFO
     /// only).
@@ -658,7 +659,8 @@ fn known_dims(dims: &[usize]) -> impl Iterator<Item = Option<usize>> + '_ {
 }
 
 /// The output a feature of an Example (or a SequenceExample's context)
-/// parses to: `lead` (the batch dim, if any), then the feature's dims.
+/// parses to: `lead` (the batch dim, if any), then the feature's dims. A
+/// sparse output's batch dim is unknown, as in TensorFlow.
 fn feature_out(
     kind: &FeatureKind,
     lead: &[Option<usize>],
@@ -671,10 +673,12 @@ fn feature_out(
             false
         }
         FeatureKind::VarLen { .. } => {
+            dims = sparse_lead(lead);
             dims.push(None);
             true
         }
         FeatureKind::Sparse { size, .. } => {
+            dims = sparse_lead(lead);
             dims.extend(known_dims(size));
             true
         }
@@ -703,7 +707,7 @@ fn feature_list_out(
 ) -> OutInfo {
     match kind {
         FeatureKind::VarLen { dtype } => {
-            let mut dims = lead.to_vec();
+            let mut dims = sparse_lead(lead);
             dims.extend([None, None]);
             OutInfo {
                 dtype: *dtype,
@@ -714,6 +718,12 @@ fn feature_list_out(
         }
         _ => feature_out(kind, lead, key),
     }
+}
+
+/// A sparse parse output's lead dims: as many as `lead`, all unknown
+/// (TensorFlow's sparse outputs carry no static batch size).
+fn sparse_lead(lead: &[Option<usize>]) -> Vec<Option<usize>> {
+    vec![None; lead.len()]
 }
 
 fn is_fixed_seq(kind: &FeatureKind) -> bool {
@@ -2488,86 +2498,57 @@ impl Graph {
     /// TensorFlow's enqueue op does. `keep_input` is a bool scalar (or,
     /// with `enqueue_many`, a bool vector) deciding what goes in.
     ///
+    /// The outputs' static shapes are TensorFlow's: the batch dim (unknown
+    /// with `allow_smaller_final_batch`) then `opts.shapes`' entry, or the
+    /// lists' merged static shape; a sparse output's dims are all unknown,
+    /// as after TensorFlow's sparse round trip through the queue.
+    ///
     /// # Errors
-    /// InvalidArgument for a zero batch size or capacity, no lists, lists
-    /// that differ in length or dtypes, `dynamic_pad` with shuffling, a
-    /// capacity not above `min_after_dequeue`, or an `enqueue_many` input
-    /// of rank 0.
+    /// InvalidArgument, as TensorFlow refuses them when building: a zero
+    /// batch size or capacity, no lists or an empty one, lists that differ
+    /// in length, dtypes or incompatible static shapes, `dynamic_pad`
+    /// with shuffling, a capacity not above `min_after_dequeue`, an
+    /// `enqueue_many` input of rank 0 or with clashing first dims, a
+    /// `shapes` entry per component missing or clashing with its input,
+    /// or a `keep_input` that is not a bool of known rank 0 (or 1, with
+    /// `enqueue_many`, as long as the examples).
     pub fn batch(
         &self,
         lists: &[Vec<Output>],
         keep_input: Option<Output>,
         opts: BatchOptions,
     ) -> Result<Vec<Output>> {
-        if opts.batch_size == 0 {
-            return Err(invalid("batch: batch_size must be positive"));
-        }
-        if opts.capacity == 0 || opts.num_threads == 0 {
-            return Err(invalid(
-                "batch: capacity and num_threads must be positive",
-            ));
-        }
-        if let Some(s) = &opts.shuffle {
-            if opts.dynamic_pad {
-                return Err(invalid("shuffle_batch has no dynamic_pad"));
-            }
-            if s.min_after_dequeue >= opts.capacity {
-                return Err(invalid(format!(
-                    "shuffle_batch: capacity {} must exceed \
-                     min_after_dequeue {}",
-                    opts.capacity, s.min_after_dequeue
-                )));
-            }
-        }
+        check_batch_options(&opts)?;
         let Some(first) = lists.first() else {
             return Err(invalid("batch: needs at least one tensor list"));
         };
         if first.is_empty() {
             return Err(invalid("batch: needs at least one tensor"));
         }
-        let mut components = Vec::new();
-        for (k, &o) in first.iter().enumerate() {
-            let mut info = self.info(o)?;
-            for l in &lists[1..] {
-                let other = l.get(k).ok_or_else(|| {
-                    invalid("batch_join: tensor lists differ in length")
-                })?;
-                let oi = self.info(*other)?;
-                if oi.dtype != info.dtype || oi.sparse != info.sparse {
-                    return Err(invalid(format!(
-                        "batch_join: component {k} differs in dtype"
-                    )));
-                }
-                info.shape =
-                    merge_static(&info.shape, &oi.shape).unwrap_or(None);
-            }
-            let mut shape = info.shape.clone();
-            if opts.enqueue_many {
-                shape = match dims_of(&shape) {
-                    Some(d) if d.is_empty() => {
-                        return Err(invalid(format!(
-                            "batch: with enqueue_many, component {k} needs \
-                             a batch dimension"
-                        )))
-                    }
-                    Some(d) => partial(d[1..].to_vec()),
-                    None => None,
-                };
-            }
-            if let Some(given) = opts.shapes.as_ref().and_then(|s| s.get(k)) {
-                shape = Some(given.clone());
-            }
-            components.push((info.dtype, info.sparse, shape));
-        }
         if lists.iter().any(|l| l.len() != first.len()) {
             return Err(invalid("batch_join: tensor lists differ in length"));
         }
-        if let Some(k) = keep_input {
-            let info = self.check_dense(k, "keep_input")?;
-            if info.dtype != DType::Bool {
-                return Err(invalid("keep_input must be a bool tensor"));
+        if let Some(given) = &opts.shapes {
+            if given.len() != first.len() {
+                return Err(invalid(format!(
+                    "batch: {} shapes given for {} components",
+                    given.len(),
+                    first.len()
+                )));
             }
         }
+        let keep_len = match keep_input {
+            Some(k) => self.check_keep_input(k, opts.enqueue_many)?,
+            None => None,
+        };
+        if opts.enqueue_many {
+            for l in lists {
+                self.check_examples_per_chunk(l, keep_len)?;
+            }
+        }
+        let components = (0..first.len())
+            .map(|k| self.batch_component(lists, k, &opts))
+            .collect::<Result<Vec<_>>>()?;
         let default = if opts.shuffle.is_some() {
             "shuffle_batch"
         } else {
@@ -2584,9 +2565,15 @@ impl Graph {
                 dtype: *dtype,
                 sparse: *sparse,
                 shape: dims_of(shape).map(|d| {
-                    let mut v = vec![lead];
-                    v.extend(d);
-                    PartialShape::new(v)
+                    if *sparse {
+                        // TensorFlow's sparse batching goes through a
+                        // serialized map that keeps only the rank.
+                        PartialShape::new(vec![None; d.len() + 1])
+                    } else {
+                        let mut v = vec![lead];
+                        v.extend(d);
+                        PartialShape::new(v)
+                    }
                 }),
                 key: None,
             })
@@ -2621,6 +2608,142 @@ impl Graph {
             outs,
         )
     }
+
+    /// The length of a vector `keep_input` (`Some(None)` if unknown),
+    /// `None` for a scalar one.
+    fn check_keep_input(
+        &self,
+        keep: Output,
+        enqueue_many: bool,
+    ) -> Result<Option<Option<usize>>> {
+        let info = self.check_dense(keep, "keep_input")?;
+        if info.dtype != DType::Bool {
+            return Err(invalid("keep_input must be a bool tensor"));
+        }
+        let Some(dims) = dims_of(&info.shape) else {
+            return Err(invalid(
+                "keep_input's rank must be known when the graph is built",
+            ));
+        };
+        match dims.as_slice() {
+            [] => Ok(None),
+            [n] if enqueue_many => Ok(Some(*n)),
+            [_] => Err(invalid(
+                "keep_input cannot be a vector when enqueue_many is false",
+            )),
+            _ => Err(invalid("keep_input must be 0 or 1 dimensions")),
+        }
+    }
+
+    /// With `enqueue_many`, the first dims of one list's components (and
+    /// of a vector `keep_input`) must agree: each is the number of
+    /// examples in a chunk.
+    fn check_examples_per_chunk(
+        &self,
+        list: &[Output],
+        keep_len: Option<Option<usize>>,
+    ) -> Result<()> {
+        let mut n = keep_len.flatten();
+        for (k, &o) in list.iter().enumerate() {
+            let lead = match dims_of(&self.info(o)?.shape) {
+                Some(d) if d.is_empty() => {
+                    return Err(invalid(format!(
+                        "batch: with enqueue_many, component {k} needs a \
+                         batch dimension (shape [] must have rank at \
+                         least 1)"
+                    )))
+                }
+                Some(d) => d[0],
+                None => None,
+            };
+            n = merge_dim(n, lead).ok_or_else(|| {
+                invalid(format!(
+                    "batch: with enqueue_many, component {k} has {} \
+                     examples where the others (or keep_input) have {}",
+                    lead.map_or("?".into(), |d| d.to_string()),
+                    n.map_or("?".into(), |d| d.to_string()),
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Component `k` of a batching stage: its dtype, whether it is
+    /// sparse, and the static shape of one example: `opts.shapes`' entry,
+    /// which every list's input must be compatible with, or else the
+    /// lists' shapes merged.
+    fn batch_component(
+        &self,
+        lists: &[Vec<Output>],
+        k: usize,
+        opts: &BatchOptions,
+    ) -> Result<(DType, bool, StaticShape)> {
+        let given = opts.shapes.as_ref().map(|s| Some(s[k].clone()));
+        let first = self.info(lists[0][k])?;
+        let mut merged = given.clone().unwrap_or(None);
+        for l in lists {
+            let info = self.info(l[k])?;
+            if info.dtype != first.dtype || info.sparse != first.sparse {
+                return Err(invalid(format!(
+                    "batch_join: component {k} differs in dtype"
+                )));
+            }
+            let mut shape = info.shape;
+            if opts.enqueue_many {
+                // Rank 0 was refused by check_examples_per_chunk.
+                shape = dims_of(&shape).and_then(|d| {
+                    d.get(1..).and_then(|r| partial(r.to_vec()))
+                });
+            }
+            // With shapes given, TensorFlow checks each input against them
+            // (not the inputs against each other).
+            let against = given.as_ref().unwrap_or(&merged);
+            let m = merge_static(against, &shape).ok_or_else(|| {
+                invalid(format!(
+                    "batch: component {k}: shapes {} and {} are not \
+                     compatible",
+                    show_static(against),
+                    show_static(&shape)
+                ))
+            })?;
+            if given.is_none() {
+                merged = m;
+            }
+        }
+        Ok((first.dtype, first.sparse, merged))
+    }
+}
+
+/// The checks of a batching stage's options alone.
+fn check_batch_options(opts: &BatchOptions) -> Result<()> {
+    if opts.batch_size == 0 {
+        return Err(invalid("batch: batch_size must be positive"));
+    }
+    if opts.capacity == 0 || opts.num_threads == 0 {
+        return Err(invalid(
+            "batch: capacity and num_threads must be positive",
+        ));
+    }
+    if let Some(s) = &opts.shuffle {
+        if opts.dynamic_pad {
+            return Err(invalid("shuffle_batch has no dynamic_pad"));
+        }
+        if s.min_after_dequeue >= opts.capacity {
+            return Err(invalid(format!(
+                "shuffle_batch: capacity {} must exceed min_after_dequeue {}",
+                opts.capacity, s.min_after_dequeue
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A static shape as TensorFlow prints one (`<unknown>` for an unknown
+/// rank).
+fn show_static(shape: &StaticShape) -> String {
+    shape
+        .as_ref()
+        .map_or_else(|| "<unknown>".to_owned(), ToString::to_string)
 }
 
 fn check_producer(opts: &ProducerOptions) -> Result<()> {
