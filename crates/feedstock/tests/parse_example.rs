@@ -1954,3 +1954,21 @@ fn tensorflow_written_sequence_example_with_empty_parts_parses() {
     assert_eq!(got.feature_lists["empty"].dense().unwrap().dims(), [0]);
     assert_eq!(got.feature_lists[""].sparse().unwrap().dims(), [1, 1]);
 }
+
+#[test]
+fn a_sparse_feature_of_size_zero_is_empty_as_in_tensorflow() {
+    // TensorFlow: SparseFeature("ix", "v", tf.float32, 0) gives
+    // dense_shape [0] when the example has no values; an index is then
+    // out of range.
+    let s = spec(|b| {
+        b.sparse("sp", Sparse::new(["ix"], "v", DType::F32, [0]));
+    });
+    let got = parse_single_example(&Bytes::new(), &s, "r").unwrap();
+    let sp = got["sp"].sparse().unwrap();
+    assert_eq!(sp.dims(), [0]);
+    assert_eq!(sp.nnz(), 0);
+    let rec =
+        Bytes::from(example(&[("ix", f_i64(&[0])), ("v", f_f32(&[1.0]))]));
+    let e = parse_single_example(&rec, &s, "r").unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
+}
