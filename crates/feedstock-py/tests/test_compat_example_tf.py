@@ -322,3 +322,127 @@ def test_sequence_classes_are_exported():
     assert T.SequenceExample is feedstock.example.SequenceExample
     assert T.FeatureList is feedstock.example.FeatureList
     assert T.FeatureLists is feedstock.example.FeatureLists
+
+
+# --------------------------------------------------------- feature specs
+
+
+def test_spec_classes_are_namedtuples_like_tensorflows():
+    assert tf.FixedLenFeature([], tf.int64) == tf.FixedLenFeature([], tf.int64)
+    f = tf.FixedLenFeature([2], tf.float32)
+    assert tuple(f) == ([2], tf.float32, None)
+    assert f._replace(default_value=[1.0, 2.0]).default_value == [1.0, 2.0]
+    s = tf.SparseFeature("ix", "v", tf.float32, 3)
+    assert s.index_key == "ix" and s.size == 3 and s.already_sorted is False
+    assert s._fields == ("index_key", "value_key", "dtype", "size", "already_sorted")
+    assert tf.FixedLenSequenceFeature([], tf.int64)._fields == ("shape", "dtype", "allow_missing", "default_value")
+    assert tf.FixedLenSequenceFeature([], tf.int64).allow_missing is False
+    assert tf.VarLenFeature(tf.int64)._fields == ("dtype",)
+    assert tf.io.FixedLenFeature is tf.FixedLenFeature
+
+
+def test_specs_take_numpy_sizes_tensor_shapes_and_constant_defaults():
+    s = tf.constant(b"")
+    out = tf.parse_single_example(
+        s,
+        {
+            "s": tf.SparseFeature("ix", "v", tf.float32, np.int64(3)),
+            "a": tf.FixedLenFeature(tf.TensorShape([2]), tf.float32, default_value=tf.constant([1.0, 2.0])),
+            "b": tf.FixedLenFeature([np.int64(2)], tf.float32, default_value=[3.0, 4.0]),
+            "c": tf.FixedLenFeature(np.int32(2), tf.int64, default_value=np.array([1.0, 2.0])),
+            "d": tf.FixedLenFeature((2, 2), "float32", default_value=[1.0, 2.0, 3.0, 4.0]),
+            "e": tf.FixedLenFeature([], tf.int64, default_value=True),
+        },
+    )
+    assert out["s"].shape.as_list() == [3]
+    assert out["a"].shape.as_list() == [2] and out["d"].shape.as_list() == [2, 2]
+    got = run(out)
+    assert got["a"].tolist() == [1.0, 2.0] and got["b"].tolist() == [3.0, 4.0]
+    assert got["c"].tolist() == [1, 2] and got["c"].dtype == np.int64
+    assert got["d"].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert got["e"] == 1
+    assert got["s"].dense_shape.tolist() == [3]
+
+
+def test_a_sparse_feature_of_size_zero():
+    out = tf.parse_single_example(tf.constant(b""), {"s": tf.SparseFeature("ix", "v", tf.float32, 0)})
+    assert out["s"].shape.as_list() == [0]
+    got = run(out)["s"]
+    assert got.dense_shape.tolist() == [0] and got.values.tolist() == []
+
+
+def parse(spec):
+    return tf.parse_single_example(tf.constant(b""), spec)
+
+
+@pytest.mark.parametrize(
+    "default, dtype",
+    [
+        (1.5, tf.int64),  # lossy
+        ([1.0, 2.5], tf.int64),
+        ("x", tf.float32),
+        (b"x", tf.int64),
+        (1, tf.string),
+    ],
+)
+def test_a_default_that_does_not_convert_is_a_type_error(default, dtype):
+    shape = [2] if isinstance(default, list) else []
+    with pytest.raises(TypeError):
+        parse({"a": tf.FixedLenFeature(shape, dtype, default_value=default)})
+
+
+@pytest.mark.parametrize(
+    "shape, default",
+    [([3], [1.0, 2.0]), ([2, 3], 1.0)],
+)
+def test_a_default_of_the_wrong_size_is_a_value_error(shape, default):
+    with pytest.raises(ValueError, match="Cannot reshape a tensor with"):
+        parse({"a": tf.FixedLenFeature(shape, tf.float32, default_value=default)})
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.float64, tf.uint8, tf.bool])
+def test_unsupported_dtypes_are_type_errors(dtype):
+    with pytest.raises(TypeError, match="not in list of allowed values: float32, int64, string"):
+        parse({"a": tf.FixedLenFeature([], dtype)})
+    with pytest.raises(TypeError):
+        parse({"a": tf.VarLenFeature(dtype)})
+    with pytest.raises(TypeError):
+        parse({"a": tf.SparseFeature("i", "v", dtype, 3)})
+    with pytest.raises(TypeError):
+        tf.parse_single_sequence_example(tf.constant(b""), {}, {"a": tf.FixedLenSequenceFeature([], dtype)})
+
+
+def test_shapes_refused_as_tensorflow():
+    with pytest.raises(ValueError, match="First dimension of shape for feature a unknown. Consider using FixedLenSequenceFeature"):
+        parse({"a": tf.FixedLenFeature([None], tf.float32)})
+    with pytest.raises(ValueError, match="All dimensions of shape for feature a need to be known"):
+        parse({"a": tf.FixedLenFeature([2, None], tf.float32)})
+    with pytest.raises(ValueError, match="All dimensions of shape for feature a need to be known"):
+        parse({"a": tf.FixedLenFeature(tf.TensorShape(None), tf.float32)})
+    with pytest.raises(ValueError, match="Dimension -1 must be >= 0"):
+        parse({"a": tf.FixedLenFeature([-1], tf.float32)})
+    with pytest.raises(ValueError, match="Missing shape for feature a"):
+        parse({"a": tf.FixedLenFeature(None, tf.float32)})
+    with pytest.raises(ValueError):
+        tf.parse_single_sequence_example(tf.constant(b""), {}, {"a": tf.FixedLenSequenceFeature([None], tf.float32)})
+    with pytest.raises(ValueError, match="Dimension -2 must be >= 0"):
+        tf.parse_single_sequence_example(tf.constant(b""), {}, {"a": tf.FixedLenSequenceFeature([-2], tf.float32)})
+
+
+def test_no_features_is_a_value_error():
+    with pytest.raises(ValueError):
+        tf.parse_single_example(tf.constant(b""), {})
+    with pytest.raises(ValueError):
+        tf.parse_example(tf.constant([b""]), {})
+    with pytest.raises(ValueError):
+        tf.parse_single_example(tf.constant(b""), None)
+    with pytest.raises(ValueError):
+        tf.parse_example(tf.constant([b""]), features=None)
+
+
+def test_bad_spec_entries():
+    with pytest.raises(ValueError, match="Unsupported int 5 for key 'a'"):
+        parse({"a": 5})
+    for size in ([5], 5.0, None):
+        with pytest.raises(TypeError, match="vocab_size has to be a Tensor or Python int"):
+            parse({"s": tf.SparseFeature("i", "v", tf.float32, size)})
