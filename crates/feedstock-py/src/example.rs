@@ -34,8 +34,9 @@ fn feature_from_py(kind: u8, values: &Bound<'_, PyAny>) -> PyResult<Feature> {
                 if let Ok(b) = v.cast::<PyBytes>() {
                     out.push(Bytes::copy_from_slice(b.as_bytes()));
                 } else if let Ok(s) = v.cast::<PyString>() {
-                    // protobuf's Python API accepts str for bytes fields
-                    // and stores its UTF-8 encoding.
+                    // A str is stored as its UTF-8 encoding. (The Python
+                    // message classes refuse str, as TensorFlow's do;
+                    // this only serves other callers.)
                     out.push(Bytes::copy_from_slice(s.to_str()?.as_bytes()));
                 } else {
                     return Err(PyTypeError::new_err(format!(
