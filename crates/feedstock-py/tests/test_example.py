@@ -96,18 +96,21 @@ def test_type_errors_like_protobuf():
         Feature(int64_list=Int64List(value=[1]), float_list=FloatList(value=[1.0]))
 
 
-def test_int64_extremes_and_str_as_bytes():
+def test_int64_extremes_and_utf8_bytes():
     ex = Example(
         features=Features(
             feature={
                 "i": Feature(int64_list=Int64List(value=[-(2**63), 2**63 - 1])),
-                "s": Feature(bytes_list=BytesList(value=["héllo"])),
+                "s": Feature(bytes_list=BytesList(value=["héllo".encode()])),
             }
         )
     )
     back = Example.FromString(ex.SerializeToString())
     assert back.features.feature["i"].int64_list.value == [-(2**63), 2**63 - 1]
     assert back.features.feature["s"].bytes_list.value == ["héllo".encode()]
+    # TensorFlow's protobuf takes bytes only.
+    with pytest.raises(TypeError, match="expected bytes, str found"):
+        BytesList(value=["héllo"])
 
 
 def test_sub_messages_serialize_alone():

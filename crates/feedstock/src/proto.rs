@@ -9,9 +9,12 @@
 //! fields feedstock reads or writes are declared; unknown fields in a
 //! message are skipped when decoding, as protobuf requires.
 //!
-//! Maps are `BTreeMap`s, so encoding writes keys in sorted order, which is
-//! what TensorFlow's deterministic serialization does: the same Example
-//! encodes to the same bytes in both.
+//! Maps are `BTreeMap`s, so encoding writes keys in sorted order, as
+//! TensorFlow's deterministic serialization does for keys of which none is
+//! a prefix of another. Every map entry is written with both its key and
+//! its value, even when they are empty (`""`, an empty `Feature`), as
+//! protobuf does: TensorFlow's Example parser refuses an entry that lacks
+//! either (see [`Features`]).
 
 use std::collections::BTreeMap;
 
@@ -65,10 +68,14 @@ pub mod feature {
 }
 
 /// `tf.train.Features`: named features.
-#[derive(Clone, PartialEq, prost::Message)]
+///
+/// Its [`prost::Message`] implementation is written out rather than
+/// derived: prost's map encoding leaves out a
+/// key or value equal to its default, and TensorFlow's fast Example parser
+/// rejects the whole record when an entry lacks one.
+#[derive(Clone, PartialEq, Debug, Default)]
 pub struct Features {
     /// The features by name.
-    #[prost(btree_map = "string, message", tag = "1")]
     pub feature: BTreeMap<String, Feature>,
 }
 
@@ -89,11 +96,124 @@ pub struct FeatureList {
 }
 
 /// `tf.train.FeatureLists`: named sequences.
-#[derive(Clone, PartialEq, prost::Message)]
+///
+/// Encoded by hand like [`Features`], so that an empty name or an empty
+/// `FeatureList` is still written as protobuf writes it.
+#[derive(Clone, PartialEq, Debug, Default)]
 pub struct FeatureLists {
     /// The sequences by name.
-    #[prost(btree_map = "string, message", tag = "1")]
     pub feature_list: BTreeMap<String, FeatureList>,
+}
+
+/// Implements [`prost::Message`] for a message whose only field is a
+/// `map<string, $value>` with tag 1.
+macro_rules! string_map_message {
+    ($message:ident, $field:ident) => {
+        impl prost::Message for $message {
+            fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
+                string_map::encode(1, &self.$field, buf);
+            }
+
+            fn merge_field(
+                &mut self,
+                tag: u32,
+                wire_type: prost::encoding::WireType,
+                buf: &mut impl prost::bytes::Buf,
+                ctx: prost::encoding::DecodeContext,
+            ) -> Result<(), prost::DecodeError> {
+                if tag != 1 {
+                    return prost::encoding::skip_field(
+                        wire_type, tag, buf, ctx,
+                    );
+                }
+                string_map::merge(wire_type, &mut self.$field, buf, ctx)
+                    .map_err(|mut e| {
+                        e.push(stringify!($message), stringify!($field));
+                        e
+                    })
+            }
+
+            fn encoded_len(&self) -> usize {
+                string_map::encoded_len(1, &self.$field)
+            }
+
+            fn clear(&mut self) {
+                self.$field.clear();
+            }
+        }
+    };
+}
+
+string_map_message!(Features, feature);
+string_map_message!(FeatureLists, feature_list);
+
+/// protobuf's wire encoding of a `map<string, Message>` field, as
+/// protobuf itself writes it: each entry is a length-delimited field
+/// holding the key (field 1) and the value (field 2), both always present.
+///
+/// prost's own map encoding skips a key or value equal to its default;
+/// decoding accepts either form (a missing key or value is the default).
+mod string_map {
+    use std::collections::BTreeMap;
+
+    use prost::bytes::{Buf, BufMut};
+    use prost::encoding::{self, DecodeContext, WireType};
+    use prost::{DecodeError, Message};
+
+    /// Writes every entry of `map` as field `tag`.
+    pub(super) fn encode<M: Message>(
+        tag: u32,
+        map: &BTreeMap<String, M>,
+        buf: &mut impl BufMut,
+    ) {
+        for (key, value) in map {
+            encoding::encode_key(tag, WireType::LengthDelimited, buf);
+            encoding::encode_varint(entry_len(key, value) as u64, buf);
+            encoding::string::encode(1, key, buf);
+            encoding::message::encode(2, value, buf);
+        }
+    }
+
+    /// The length of what [`encode`] writes.
+    pub(super) fn encoded_len<M: Message>(
+        tag: u32,
+        map: &BTreeMap<String, M>,
+    ) -> usize {
+        map.iter()
+            .map(|(key, value)| {
+                let len = entry_len(key, value);
+                encoding::key_len(tag)
+                    + encoding::encoded_len_varint(len as u64)
+                    + len
+            })
+            .sum()
+    }
+
+    /// Reads one entry into `map`; a later entry with the same key
+    /// replaces an earlier one, as protobuf's map semantics say.
+    pub(super) fn merge<M: Message + Default>(
+        wire_type: WireType,
+        map: &mut BTreeMap<String, M>,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        encoding::check_wire_type(WireType::LengthDelimited, wire_type)?;
+        encoding::btree_map::merge(
+            encoding::string::merge,
+            encoding::message::merge,
+            map,
+            buf,
+            ctx,
+        )
+    }
+
+    /// The length of one entry's body: its key and value fields.
+    fn entry_len<M: Message>(key: &str, value: &M) -> usize {
+        encoding::key_len(1)
+            + encoding::encoded_len_varint(key.len() as u64)
+            + key.len()
+            + encoding::message::encoded_len(2, value)
+    }
 }
 
 /// `tf.train.SequenceExample`: context features plus feature sequences.
@@ -385,6 +505,161 @@ mod tests {
             .int64("user_id", [700_000])
             .build();
         assert_eq!(ex.encode_to_vec(), golden);
+    }
+
+    /// Hex to bytes, for the wire bytes TensorFlow wrote.
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// `tf.train.Example(features=tf.train.Features(feature=...))`.
+    fn example(entries: &[(&str, Feature)]) -> Example {
+        let mut b = Example::builder();
+        for (name, f) in entries {
+            b = b.feature(*name, f.clone());
+        }
+        b.build()
+    }
+
+    /// Encodes `msg`, checks the bytes are `tf_hex` (what TensorFlow's
+    /// `SerializeToString(deterministic=True)` wrote) and that they decode
+    /// back to `msg`.
+    fn assert_tf_bytes<M: Message + Default + PartialEq + std::fmt::Debug>(
+        msg: &M,
+        tf_hex: &str,
+    ) {
+        let wire = hex(tf_hex);
+        assert_eq!(msg.encoded_len(), wire.len());
+        assert_eq!(msg.encode_to_vec(), wire);
+        assert_eq!(&M::decode(&wire[..]).unwrap(), msg);
+    }
+
+    #[test]
+    fn an_empty_feature_is_written_as_an_empty_value() {
+        // Feature() as the value: TensorFlow writes `12 00`, and its
+        // parser refuses the record without it.
+        assert_tf_bytes(
+            &example(&[("e", Feature::default())]),
+            "0a070a050a01651200",
+        );
+        assert_tf_bytes(
+            &Features {
+                feature: [("e".to_string(), Feature::default())].into(),
+            },
+            "0a050a01651200",
+        );
+    }
+
+    #[test]
+    fn an_empty_name_is_written_as_an_empty_key() {
+        assert_tf_bytes(
+            &example(&[("", Feature::int64_list([7]))]),
+            "0a0b0a090a0012051a030a0107",
+        );
+        assert_tf_bytes(
+            &example(&[("", Feature::default())]),
+            "0a060a040a001200",
+        );
+    }
+
+    #[test]
+    fn a_feature_only_read_is_written_like_tensorflow() {
+        // e.features.feature["a"].int64_list.value.append(1);
+        // e.features.feature["probe"]  (a read creates an empty Feature)
+        assert_tf_bytes(
+            &example(&[
+                ("a", Feature::int64_list([1])),
+                ("probe", Feature::default()),
+            ]),
+            "0a170a0a0a016112051a030a01010a090a0570726f62651200",
+        );
+    }
+
+    /// The SequenceExample of [`sequence_example_with_empty_parts`]: a
+    /// context feature, a feature list with an empty step, an empty
+    /// feature list and one named "".
+    fn tf_sequence_example() -> SequenceExample {
+        let lists = [
+            ("empty", vec![]),
+            ("s", vec![Feature::float_list([1.5]), Feature::default()]),
+            ("", vec![Feature::bytes_list(["x"])]),
+        ];
+        SequenceExample {
+            context: Some(Features {
+                feature: [("c".to_string(), Feature::int64_list([3]))].into(),
+            }),
+            feature_lists: Some(FeatureLists {
+                feature_list: lists
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), FeatureList { feature: v }))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// TensorFlow's bytes for [`tf_sequence_example`]. TensorFlow writes
+    /// the key "" last (a prefix sorts after the longer key in its
+    /// deterministic order); feedstock writes it first.
+    const TF_SEQUENCE_HEX: &str = concat!(
+        "0a0c0a0a0a016312051a030a0103",
+        "122b",
+        "0a090a05656d70747912000a110a0173120c0a0812060a040000c03f0a00",
+        "0a0b0a0012070a050a030a0178",
+    );
+
+    #[test]
+    fn sequence_example_with_empty_parts() {
+        let se = tf_sequence_example();
+        assert_eq!(
+            SequenceExample::decode(&hex(TF_SEQUENCE_HEX)[..]).unwrap(),
+            se
+        );
+        let wire = se.encode_to_vec();
+        assert_eq!(wire.len(), hex(TF_SEQUENCE_HEX).len());
+        // Same bytes as TensorFlow's once the "" entry is put last.
+        let lists =
+            "0a090a05656d70747912000a110a0173120c0a0812060a040000c03f0a00";
+        let empty_key = "0a0b0a0012070a050a030a0178";
+        let fs_hex =
+            format!("0a0c0a0a0a016312051a030a0103122b{empty_key}{lists}");
+        assert_eq!(wire, hex(&fs_hex));
+        assert_tf_bytes(
+            &SequenceExample {
+                context: None,
+                feature_lists: Some(FeatureLists {
+                    feature_list: [("e".to_string(), FeatureList::default())]
+                        .into(),
+                }),
+            },
+            "12070a050a01651200",
+        );
+    }
+
+    #[test]
+    fn entries_without_key_or_value_still_decode() {
+        // What prost used to write: protobuf's defaults fill in.
+        let no_value = hex("0a050a030a0165");
+        assert_eq!(
+            Example::decode(&no_value[..]).unwrap(),
+            example(&[("e", Feature::default())])
+        );
+        let no_key = hex("0a090a0712051a030a0107");
+        assert_eq!(
+            Example::decode(&no_key[..]).unwrap(),
+            example(&[("", Feature::int64_list([7]))])
+        );
+    }
+
+    #[test]
+    fn a_map_field_of_the_wrong_wire_type_is_an_error() {
+        // Features field 1 as a varint.
+        assert!(Features::decode(&[0x08, 0x01][..]).is_err());
+        // Unknown fields are skipped.
+        let f = Features::decode(&hex("10010a050a01651200")[..]).unwrap();
+        assert_eq!(f.feature.len(), 1);
     }
 
     #[test]

@@ -1889,3 +1889,86 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Map entries as protobuf writes them: key and value always present.
+
+/// Hex to bytes.
+fn unhex(s: &str) -> Bytes {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect::<Vec<u8>>()
+        .into()
+}
+
+#[test]
+fn tensorflow_written_empty_keys_and_values_parse_as_in_tensorflow() {
+    // TensorFlow's bytes for {"a": [1], "probe": Feature()}: the empty
+    // Feature is written as `12 00`.
+    let rec = unhex("0a170a0a0a016112051a030a01010a090a0570726f62651200");
+    let s = spec(|b| {
+        b.fixed("a", DType::I64, [])
+            .var_len("probe", DType::F32)
+            .fixed_with_default("p2", DType::F32, [], Tensor::scalar(0.5f32));
+    });
+    let got = parse_single_example(&rec, &s, "tf").unwrap();
+    assert_eq!(got["a"].dense().unwrap().scalar_value::<i64>().unwrap(), 1);
+    assert_eq!(got["probe"].sparse().unwrap().dims(), [0]);
+    let p2 = got["p2"].dense().unwrap().scalar_value::<f32>().unwrap();
+    assert_eq!(p2, 0.5);
+    // {"": [7]}: the key is written as `0a 00`.
+    let rec = unhex("0a0b0a090a0012051a030a0107");
+    let s = spec(|b| {
+        b.fixed("", DType::I64, []);
+    });
+    let got = parse_single_example(&rec, &s, "tf").unwrap();
+    assert_eq!(got[""].dense().unwrap().scalar_value::<i64>().unwrap(), 7);
+}
+
+#[test]
+fn tensorflow_written_sequence_example_with_empty_parts_parses() {
+    // context {"c": [3]}; feature lists "empty" (no steps), "s" ([1.5],
+    // then an empty Feature) and "" ([b"x"]), as TensorFlow wrote them.
+    let rec = unhex(concat!(
+        "0a0c0a0a0a016312051a030a0103122b0a090a05656d70747912000a110a017312",
+        "0c0a0812060a040000c03f0a000a0b0a0012070a050a030a0178",
+    ));
+    let ctx = spec(|b| {
+        b.fixed("c", DType::I64, []);
+    });
+    let seq = spec(|b| {
+        b.var_len("s", DType::F32)
+            .fixed_sequence(
+                "empty",
+                FixedSequence::new(DType::I64, []).allow_missing(true),
+            )
+            .var_len("", DType::String);
+    });
+    let got = parse_single_sequence_example(&rec, &ctx, &seq, "tf").unwrap();
+    let c = got.context["c"].dense().unwrap();
+    assert_eq!(c.scalar_value::<i64>().unwrap(), 3);
+    let s = got.feature_lists["s"].sparse().unwrap();
+    assert_eq!(s.dims(), [2, 1]);
+    assert_eq!(s.values().as_slice::<f32>().unwrap(), [1.5]);
+    assert_eq!(got.feature_lists["empty"].dense().unwrap().dims(), [0]);
+    assert_eq!(got.feature_lists[""].sparse().unwrap().dims(), [1, 1]);
+}
+
+#[test]
+fn a_sparse_feature_of_size_zero_is_empty_as_in_tensorflow() {
+    // TensorFlow: SparseFeature("ix", "v", tf.float32, 0) gives
+    // dense_shape [0] when the example has no values; an index is then
+    // out of range.
+    let s = spec(|b| {
+        b.sparse("sp", Sparse::new(["ix"], "v", DType::F32, [0]));
+    });
+    let got = parse_single_example(&Bytes::new(), &s, "r").unwrap();
+    let sp = got["sp"].sparse().unwrap();
+    assert_eq!(sp.dims(), [0]);
+    assert_eq!(sp.nnz(), 0);
+    let rec =
+        Bytes::from(example(&[("ix", f_i64(&[0])), ("v", f_f32(&[1.0]))]));
+    let e = parse_single_example(&rec, &s, "r").unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
+}

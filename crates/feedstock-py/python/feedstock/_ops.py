@@ -4,6 +4,7 @@ and returns symbolic tensors, with TensorFlow 1's signature."""
 
 from __future__ import annotations
 
+import collections
 import operator
 
 import numpy as np
@@ -15,6 +16,7 @@ from ._graph import (
     Operation,
     SparseTensor,
     Tensor,
+    TensorShape,
     _wrap,
     _wrap1,
     _const_array,
@@ -459,73 +461,194 @@ def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None, b
     return _wrap1(x.graph, x.graph._g.decode_raw(x._o, as_dtype(out_type)._native, bool(little_endian)))
 
 
-class FixedLenFeature:
+class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
     """A feature of fixed ``shape`` (``default_value`` when missing;
-    without one it is required)."""
+    without one it is required). A namedtuple, as TensorFlow's; the fields
+    are checked when a parse op is built."""
 
-    def __init__(self, shape, dtype, default_value=None):
-        self.shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else [shape])]
-        self.dtype = as_dtype(dtype)
-        self.default_value = default_value
+    __slots__ = ()
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, shape, dtype, default_value)
 
 
-class VarLenFeature:
+class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     """A feature of any number of values; parsed as a ``SparseTensor``."""
 
-    def __init__(self, dtype):
-        self.dtype = as_dtype(dtype)
+    __slots__ = ()
 
 
-class SparseFeature:
-    """A sparse tensor built from index features and a value feature."""
+class SparseFeature(
+    collections.namedtuple("SparseFeature", ["index_key", "value_key", "dtype", "size", "already_sorted"])
+):
+    """A sparse tensor built from index features (``index_key``, a name or
+    a list of names) and a value feature; ``size`` is the dense shape (an
+    int, or a list of one per index key)."""
 
-    def __init__(self, index_key, value_key, dtype, size, already_sorted=False):
-        self.index_key = [index_key] if isinstance(index_key, str) else list(index_key)
-        self.value_key = value_key
-        self.dtype = as_dtype(dtype)
-        self.size = [size] if isinstance(size, int) else list(size)
-        self.already_sorted = already_sorted
+    __slots__ = ()
+
+    def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
+        return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
 
 
-class FixedLenSequenceFeature:
+class FixedLenSequenceFeature(
+    collections.namedtuple("FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])
+):
     """Rows of ``shape``, any number of them (``allow_missing=True``)."""
 
-    def __init__(self, shape, dtype, allow_missing=False, default_value=None):
-        self.shape = [int(d) for d in shape]
-        self.dtype = as_dtype(dtype)
-        self.allow_missing = allow_missing
-        self.default_value = default_value
+    __slots__ = ()
+
+    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
+        return super().__new__(cls, shape, dtype, allow_missing, default_value)
+
+
+_SPEC_CLASSES = (FixedLenFeature, VarLenFeature, SparseFeature, FixedLenSequenceFeature)
 
 
 def _spec(features):
+    """The native spec entries of a dict of feature specs, checked as
+    TensorFlow checks them when it builds the parse op (ValueError for a
+    bad shape or spec, TypeError for a bad dtype or default)."""
     entries = []
     for name, f in features.items():
+        if not isinstance(f, _SPEC_CLASSES):
+            raise ValueError(f"Unsupported {type(f).__name__} {f} for key '{name}'")
+        dtype = _spec_dtype(name, f)
         if isinstance(f, FixedLenFeature):
-            d = None
-            if f.default_value is not None:
-                d = _const_default(f.default_value, f.dtype)
-            entries.append(("fixed", name, f.dtype._native, f.shape, d))
+            shape = _spec_shape(name, f, sequence=False)
+            d = None if f.default_value is None else _spec_default(name, f.default_value, dtype, shape)
+            entries.append(("fixed", name, dtype._native, shape, d))
         elif isinstance(f, VarLenFeature):
-            entries.append(("var_len", name, f.dtype._native))
+            entries.append(("var_len", name, dtype._native))
         elif isinstance(f, SparseFeature):
-            entries.append(("sparse", name, f.index_key, f.value_key, f.dtype._native, [int(s) for s in f.size],
-                            bool(f.already_sorted)))
-        elif isinstance(f, FixedLenSequenceFeature):
-            d = None if f.default_value is None else _const_default(f.default_value, f.dtype)
-            entries.append(("fixed_sequence", name, f.dtype._native, f.shape, bool(f.allow_missing), d))
+            index_keys, size = _sparse_keys_and_size(f)
+            entries.append(("sparse", name, index_keys, f.value_key, dtype._native, size, bool(f.already_sorted)))
         else:
-            raise TypeError(f"feature {name!r}: unsupported configuration {type(f).__name__}")
+            shape = _spec_shape(name, f, sequence=True)
+            d = None if f.default_value is None else _spec_default(name, f.default_value, dtype, None)
+            entries.append(("fixed_sequence", name, dtype._native, shape, bool(f.allow_missing), d))
     return entries
 
 
+def _spec_dtype(name, f):
+    """The feature's dtype: float32, int64 or string, else TypeError."""
+    if f.dtype is None:
+        raise ValueError(f"Missing type for feature {name}. Received feature={f}.")
+    dtype = as_dtype(f.dtype)
+    if dtype not in (float32, int64, string):
+        param = "dense_defaults" if isinstance(f, (FixedLenFeature, FixedLenSequenceFeature)) else "sparse_types"
+        raise TypeError(
+            f"Value passed to parameter '{param}' has DataType {dtype.name} not in list of allowed values: "
+            "float32, int64, string"
+        )
+    return dtype
+
+
+def _spec_shape(name, f, sequence):
+    """The feature's shape as a list of ints: a list, tuple, int or
+    TensorShape of known, non-negative sizes."""
+    if f.shape is None:
+        raise ValueError(f"Missing shape for feature {name}. Received feature={f}.")
+    dims = _shape_arg_dims(f.shape)
+    if dims is None or None in dims:
+        if not sequence and dims and dims[0] is None:
+            raise ValueError(
+                f"First dimension of shape for feature {name} unknown. Consider using "
+                f"FixedLenSequenceFeature. Received feature={f}."
+            )
+        shown = "<unknown>" if dims is None else dims
+        raise ValueError(f"All dimensions of shape for feature {name} need to be known but received {shown}.")
+    for d in dims:
+        if d < 0:
+            raise ValueError(f"Dimension {d} must be >= 0")
+    return dims
+
+
+def _shape_arg_dims(shape):
+    """``shape`` (a TensorShape, an int or a sequence of ints and None) as
+    a list of ints and None, or None for an unknown rank."""
+    if isinstance(shape, TensorShape):
+        return shape.dims
+    if isinstance(shape, (int, np.integer)):
+        return [operator.index(shape)]
+    return [None if d is None else operator.index(d) for d in shape]
+
+
+def _spec_default(name, v, dtype, shape):
+    """A FixedLenFeature's (or FixedLenSequenceFeature's) default as an
+    array of ``dtype``, reshaped to ``shape`` (left as it is for None).
+    A constant tensor gives its value. TypeError for a value that does
+    not convert to ``dtype`` without loss, ValueError for a wrong number
+    of values."""
+    if isinstance(v, Tensor):
+        if v._const is None:
+            raise ValueError(f"feature {name!r}: default_value must be a constant tensor")
+        if v.dtype != dtype:
+            raise TypeError(f"feature {name!r}: default_value has dtype {v.dtype.name}, expected {dtype.name}")
+        arr = np.asarray(v._const)
+    else:
+        arr = _const_default(v, dtype)
+    if shape is None:
+        return arr
+    n = int(np.prod(shape, dtype=np.int64))
+    if arr.size != n:
+        raise ValueError(
+            f"Cannot reshape a tensor with {arr.size} elements to shape {shape} ({n} elements) "
+            f"for the default_value of feature {name!r}"
+        )
+    return arr.reshape(shape)
+
+
+def _sparse_keys_and_size(f):
+    """A SparseFeature's index keys and size as lists; TypeError for a
+    size that is not an int (a list of them for several index keys)."""
+    if isinstance(f.index_key, str):
+        return [f.index_key], [_sparse_size(f.size)]
+    sizes = f.size if isinstance(f.size, (list, tuple)) else [f.size]
+    return list(f.index_key), [_sparse_size(s) for s in sizes]
+
+
+def _sparse_size(size):
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        raise TypeError(f"vocab_size has to be a Tensor or Python int. Found {type(size)}")
+    return int(size)
+
+
 def _const_default(v, dtype):
+    """``v`` as an array of ``dtype``; TypeError where TensorFlow refuses
+    the conversion or it would lose information (1.5 for an int64)."""
     if dtype == string:
         a = np.asarray(v, dtype=object)
+        for x in a.flat:
+            if not isinstance(x, (str, bytes)):
+                _default_type_error(x, dtype)
         return np.vectorize(lambda x: x.encode() if isinstance(x, str) else x, otypes=[object])(a) if a.size else a
-    return np.asarray(v, dtype=dtype._native)
+    try:
+        a = np.asarray(v)
+    except ValueError as e:
+        raise ValueError(f"default_value {v!r}: {e}") from None
+    if a.dtype.kind not in "biuf":
+        bad = next((x for x in a.flat if not isinstance(x, (int, float, np.number))), a.flat[0])
+        _default_type_error(bad, dtype)
+    out = a.astype(dtype._native)
+    if a.dtype.kind == "f" and dtype == int64 and not np.array_equal(out, a):
+        bad = next(x for x, y in zip(a.flat, out.flat) if x != y)
+        _default_type_error(bad, dtype)
+    return out
+
+
+def _default_type_error(x, dtype):
+    raise TypeError(f"Expected {dtype.name}, but got {x!r} of type '{type(x).__name__}'.")
+
+
+def _check_features(features):
+    """ValueError for no features at all, as TensorFlow's parse ops raise."""
+    if not features:
+        raise ValueError(f"Argument `features` cannot be None or falsy. Got {features!r}")
 
 
 def _parse(serialized, features, batched):
+    _check_features(features)
     s = convert_to_tensor(serialized)
     g = s.graph
     outs = g._g.parse_example(s._o, _spec(features), batched)

@@ -295,7 +295,8 @@ impl FeatureSpecBuilder {
     /// name; a dtype is not `I64`, `F32` or `String`; a default has the
     /// wrong dtype or number of values; a `FixedSequence` row has no
     /// elements or its default is not one value; a `Sparse` feature has
-    /// no index keys, a `size` of another rank, or a zero size.
+    /// no index keys or a `size` of another rank. (A zero size is
+    /// allowed, as in TensorFlow: the feature can then hold no values.)
     pub fn build(&self) -> Result<FeatureSpec> {
         // Names and keys are looked up in hash maps, so building is
         // linear in the number of features (a spec may have 100k+).
@@ -599,9 +600,6 @@ fn check(name: &str, kind: &FeatureKind) -> Result<FeatureKind> {
                         size.len()
                     ),
                 ));
-            }
-            if size.contains(&0) {
-                return Err(spec_error(name, "has a zero size"));
             }
         }
     }
