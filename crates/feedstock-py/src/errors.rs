@@ -53,6 +53,11 @@ fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
     kwargs.set_item("offset", err.offset())?;
     kwargs.set_item("field", err.field())?;
     let value = class.call((py.None(), py.None(), message), Some(&kwargs))?;
+    if err.is_invalid_dtype() {
+        // Marks a refused dtype, which the graph layer raises as a
+        // TypeError while building (feedstock/_graph.py).
+        value.setattr("_invalid_dtype", true)?;
+    }
     Ok(PyErr::from_value(value))
 }
 

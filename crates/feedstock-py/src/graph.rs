@@ -768,7 +768,7 @@ impl PyGraph {
     }
 
     /// `a op b`: `op` is `"add"`, `"sub"`, `"mul"`, `"div"`,
-    /// `"maximum"` or `"minimum"`.
+    /// `"floordiv"`, `"floormod"`, `"maximum"` or `"minimum"`.
     fn binary(
         &self,
         op: &str,
@@ -780,6 +780,8 @@ impl PyGraph {
             "sub" => BinaryOp::Sub,
             "mul" => BinaryOp::Mul,
             "div" => BinaryOp::Div,
+            "floordiv" => BinaryOp::FloorDiv,
+            "floormod" => BinaryOp::FloorMod,
             "maximum" => BinaryOp::Maximum,
             "minimum" => BinaryOp::Minimum,
             other => {

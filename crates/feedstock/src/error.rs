@@ -146,6 +146,7 @@ struct Inner {
     offset: Option<u64>,
     field: Option<String>,
     source: Option<Arc<io::Error>>,
+    invalid_dtype: bool,
 }
 
 macro_rules! constructors {
@@ -171,6 +172,7 @@ impl Error {
                 offset: None,
                 field: None,
                 source: None,
+                invalid_dtype: false,
             }),
         }
     }
@@ -196,6 +198,19 @@ impl Error {
         unimplemented => Unimplemented;
         /// A [`Kind::Internal`] error.
         internal => Internal;
+    }
+
+    /// A [`Kind::InvalidArgument`] error about an element type: an
+    /// argument of the wrong dtype, or operands whose dtypes differ.
+    ///
+    /// [`Error::is_invalid_dtype`] tells it from other invalid arguments,
+    /// for bindings that raise the two differently (TensorFlow's Python
+    /// API raises `TypeError` for these while building a graph and
+    /// `ValueError` for the others).
+    pub fn invalid_dtype(message: impl Into<String>) -> Error {
+        let mut e = Error::invalid_argument(message);
+        e.inner.invalid_dtype = true;
+        e
     }
 
     /// Converts an I/O error, classifying it by its [`io::ErrorKind`]: a
@@ -253,6 +268,11 @@ impl Error {
     /// The feature, column or component the error is about, if known.
     pub fn field(&self) -> Option<&str> {
         self.inner.field.as_deref()
+    }
+
+    /// True for an error made with [`Error::invalid_dtype`].
+    pub fn is_invalid_dtype(&self) -> bool {
+        self.inner.invalid_dtype
     }
 
     /// True for [`Kind::OutOfRange`]: the input ended, which a pipeline
@@ -332,6 +352,7 @@ impl PartialEq for Error {
             && a.key == b.key
             && a.offset == b.offset
             && a.field == b.field
+            && a.invalid_dtype == b.invalid_dtype
     }
 }
 
@@ -402,6 +423,18 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "InvalidArgument: bad field (file a.csv, key a.csv:3, field age)"
+        );
+    }
+
+    #[test]
+    fn invalid_dtype_is_an_invalid_argument_told_apart() {
+        let e = Error::invalid_dtype("add: operands differ in dtype");
+        assert_eq!(e.kind(), Kind::InvalidArgument);
+        assert!(e.is_invalid_dtype());
+        assert!(!Error::invalid_argument("bad shape").is_invalid_dtype());
+        assert_eq!(
+            e.clone().with_field("x").to_string(),
+            "InvalidArgument: add: operands differ in dtype (field x)"
         );
     }
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -195,6 +197,59 @@ def _shape_arg(shape):
 
 # ---------------------------------------------------------------- graphs
 
+
+class InvalidArgumentValueError(errors.InvalidArgumentError, ValueError):
+    """An argument refused while the graph is built (a shape, a rank, a
+    size, an axis): an ``InvalidArgumentError`` that is also the
+    ``ValueError`` TensorFlow raises there."""
+
+
+class InvalidArgumentTypeError(errors.InvalidArgumentError, TypeError):
+    """A dtype refused while the graph is built (operands of different
+    dtypes, a dtype an op does not take): an ``InvalidArgumentError`` that
+    is also the ``TypeError`` TensorFlow raises there."""
+
+
+def _build_error(e):
+    """The build-time form of the native ``InvalidArgumentError`` ``e``:
+    a TypeError when the engine marked it a refused dtype, else a
+    ValueError; message and context kept."""
+    cls = InvalidArgumentTypeError if getattr(e, "_invalid_dtype", False) else InvalidArgumentValueError
+    return cls(None, None, e.message, file=e.file, key=e.key, offset=e.offset, field=e.field)
+
+
+class _NativeGraph:
+    """The native graph as the graph layer calls it (``graph._g``): the
+    same methods, an ``InvalidArgumentError`` out of one (building a
+    node) raised as :class:`InvalidArgumentValueError` or
+    :class:`InvalidArgumentTypeError`. Sessions run on ``native``, so
+    run-time errors keep their classes."""
+
+    def __init__(self, native):
+        self.native = native
+
+    def __len__(self):
+        return len(self.native)
+
+    def __getattr__(self, name):
+        method = getattr(self.native, name)
+        if not callable(method):
+            return method
+
+        @functools.wraps(method)
+        def build(*args, **kwargs):
+            try:
+                return method(*args, **kwargs)
+            except errors.InvalidArgumentError as e:
+                if isinstance(e, (InvalidArgumentValueError, InvalidArgumentTypeError)):
+                    raise
+                raise _build_error(e).with_traceback(e.__traceback__) from None
+
+        # Later calls find it without __getattr__.
+        setattr(self, name, build)
+        return build
+
+
 GLOBAL_VARIABLES = "variables"
 LOCAL_VARIABLES = "local_variables"
 TRAINABLE_VARIABLES = "trainable_variables"
@@ -220,7 +275,7 @@ class Graph:
     """
 
     def __init__(self):
-        self._g = _native.Graph()
+        self._g = _NativeGraph(_native.Graph())
         self._collections = {}
         self._lock = threading.Lock()
 
@@ -361,10 +416,22 @@ class Tensor:
         return multiply(o, self)
 
     def __truediv__(self, o):
-        return divide(self, o)
+        return truediv(self, o)
 
     def __rtruediv__(self, o):
-        return divide(o, self)
+        return truediv(o, self)
+
+    def __floordiv__(self, o):
+        return floordiv(self, o)
+
+    def __rfloordiv__(self, o):
+        return floordiv(o, self)
+
+    def __mod__(self, o):
+        return floormod(self, o)
+
+    def __rmod__(self, o):
+        return floormod(o, self)
 
     def __neg__(self):
         return negative(self)
@@ -623,8 +690,9 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
 
 
 def _operands(a, b):
-    """Two tensors of one dtype; a Python number takes the other's dtype,
-    as TensorFlow converts it."""
+    """Two tensors: a value that is not a tensor is converted to the
+    other's dtype, as TensorFlow converts it (see :func:`_like`); of two
+    values, the first is converted on its own."""
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         if a.graph is not b.graph:
             raise ValueError("tensors are from different graphs")
@@ -633,17 +701,35 @@ def _operands(a, b):
         return a, _like(b, a)
     if isinstance(b, Tensor):
         return _like(a, b), b
-    return constant(a), constant(b)
+    a = constant(a)
+    return a, _like(b, a)
 
 
 def _like(x, t):
-    g = t.graph
-    if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool):
-        if t.dtype.is_integer and isinstance(x, (float, np.floating)) and float(x) != int(x):
-            raise TypeError(f"cannot convert {x!r} to a tensor of dtype {t.dtype.name}")
-        return Tensor(g, g._g.scalar(float(x), t.dtype._native))
-    with g.as_default():
-        return convert_to_tensor(x, dtype=t.dtype)
+    """``x`` (not a tensor) as a constant of ``t``'s dtype, converted as
+    TensorFlow converts a value next to a tensor: a Python float (or a
+    list holding one) is refused for an integer or bool tensor, a Python
+    int for a bool tensor (TypeError); Python ints are converted exactly
+    and wrap into the dtype (numpy's ``astype``; one beyond 64 bits is an
+    OverflowError); numpy values are cast with ``astype`` (truncating
+    floats, as TensorFlow does)."""
+    dtype = t.dtype
+    if dtype != string and not isinstance(x, (np.ndarray, np.generic)):
+        kinds = {_leaf_kind(v) for v in _leaves(x)}
+        refused = {"string", "complex"} - ({"complex"} if dtype.is_complex else set())
+        if not dtype.is_floating and not dtype.is_complex:
+            refused.add("float")
+        if dtype == bool_:
+            refused.add("int")
+        if kinds & refused:
+            raise TypeError(f"Expected {dtype.name}, but got {x!r} of type '{type(x).__name__}'.")
+    with t.graph.as_default():
+        if dtype == string:
+            return convert_to_tensor(x, dtype=string)
+        with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            arr = np.asarray(x).astype(dtype.as_numpy_dtype)
+        return constant(arr, dtype=dtype)
 
 
 def _binary(op, a, b):
@@ -672,19 +758,56 @@ def minimum(x, y, name=None):
     return _binary("minimum", x, y)
 
 
-def divide(x, y, name=None):
-    """``x / y``: true division; integers are cast to ``float64``
-    (``int8``, ``int16``, ``uint8`` to ``float32``) first, as TensorFlow's
-    ``truediv``."""
+def truediv(x, y, name=None):
+    """``x / y`` (``tf.truediv``, ``tf.divide``): true division of
+    operands of one dtype (TypeError otherwise); integers are cast to
+    ``float32`` (8 and 16 bits) or ``float64`` (32 and 64 bits) first."""
     x, y = _operands(x, y)
+    if x.dtype != y.dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got {x.dtype!r} != {y.dtype!r}.")
     if x.dtype.is_integer:
         to = float32 if x.dtype in (int8, int16, uint8, uint16) else float64
         x, y = cast(x, to), cast(y, to)
     return _binary("div", x, y)
 
 
-truediv = divide
-div = divide
+divide = truediv
+
+
+def floordiv(x, y, name=None):
+    """``x // y`` (``tf.floordiv``): rounds toward negative infinity,
+    keeping the dtype (``floor(x / y)`` for floats); an integer division
+    by zero is ``InvalidArgumentError`` when run."""
+    return _binary("floordiv", x, y)
+
+
+floor_div = floordiv
+
+
+def floormod(x, y, name=None):
+    """``x % y`` (``tf.floormod``, ``tf.mod``): the remainder of
+    :func:`floordiv`, with the sign of ``y``, as Python's ``%``."""
+    return _binary("floormod", x, y)
+
+
+mod = floormod
+
+
+def truncatediv(x, y, name=None):
+    """``tf.truncatediv``: integer division rounding toward zero (true
+    division for floats); division by zero is ``InvalidArgumentError``
+    when run."""
+    return _binary("div", x, y)
+
+
+def div(x, y, name=None):
+    """``tf.div`` of TensorFlow 1 (Python 2's ``/``): floor division for
+    integers, keeping the dtype (``-7 / 2`` is ``-4``), true division for
+    floats. Operands of different dtypes are a ValueError, as there."""
+    x, y = _operands(x, y)
+    if x.dtype != y.dtype:
+        raise ValueError(f"Tensor conversion requested dtype {x.dtype.name} for Tensor with dtype {y.dtype.name}")
+    return _binary("floordiv" if x.dtype.is_integer else "div", x, y)
 
 
 def negative(x, name=None):
@@ -852,7 +975,7 @@ class Session:
 
     def __init__(self, target="", graph=None, config=None):
         self.graph = graph or get_default_graph()
-        self._s = _native.Session(self.graph._g)
+        self._s = _native.Session(self.graph._g.native)
         self._closed = False
         self._ctx = None
 

@@ -747,11 +747,18 @@ def random_flip_left_right(image, seed=None):
 
 
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """``tf.image.crop_to_bounding_box`` of an image or a batch of images;
+    a negative offset, an empty box, or a box outside the image's known
+    size is a ValueError when built, as in TensorFlow."""
     x = convert_to_tensor(image)
-    return _wrap1(
-        x.graph,
-        x.graph._g.crop_to_bounding_box(x._o, int(offset_height), int(offset_width), int(target_height), int(target_width)),
-    )
+    box = [operator.index(v) for v in (offset_height, offset_width, target_height, target_width)]
+    for name, v in zip(("offset_height", "offset_width"), box):
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0.")
+    for name, v in zip(("target_height", "target_width"), box[2:]):
+        if v <= 0:
+            raise ValueError(f"{name} must be > 0.")
+    return _wrap1(x.graph, x.graph._g.crop_to_bounding_box(x._o, *box))
 
 
 def random_crop(value, size, seed=None, name=None):

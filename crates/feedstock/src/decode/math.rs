@@ -21,7 +21,7 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::tensor::{DType, Data, Tensor};
+use crate::tensor::{bf16, f16, DType, Data, Tensor};
 
 /// An elementwise binary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,6 +41,14 @@ pub enum BinaryOp {
     Maximum,
     /// The smaller of `a` and `b` (NaN if either is NaN, as TensorFlow).
     Minimum,
+    /// `a // b`, rounding toward negative infinity: `floor(a / b)` for
+    /// floats; for integers, InvalidArgument on division by zero
+    /// (TensorFlow's `FloorDiv`, Python's `//`).
+    FloorDiv,
+    /// The remainder of [`BinaryOp::FloorDiv`], with the sign of `b`
+    /// (TensorFlow's `FloorMod`, Python's `%`); for integers,
+    /// InvalidArgument on division by zero.
+    FloorMod,
 }
 
 impl BinaryOp {
@@ -53,6 +61,8 @@ impl BinaryOp {
             BinaryOp::Div => "div",
             BinaryOp::Maximum => "maximum",
             BinaryOp::Minimum => "minimum",
+            BinaryOp::FloorDiv => "floordiv",
+            BinaryOp::FloorMod => "floormod",
         }
     }
 }
@@ -171,6 +181,10 @@ trait Arith: Copy + PartialEq + PartialOrd {
     fn div(x: Self, y: Self) -> Self;
     fn max(x: Self, y: Self) -> Self;
     fn min(x: Self, y: Self) -> Self;
+    /// Called only once [`Arith::check_divisors`] passed.
+    fn floor_div(x: Self, y: Self) -> Self;
+    /// Called only once [`Arith::check_divisors`] passed.
+    fn floor_mod(x: Self, y: Self) -> Self;
     /// An error if one of `divisors` cannot divide (an integer zero).
     fn check_divisors(divisors: &[Self]) -> Result<()>;
 }
@@ -184,10 +198,26 @@ macro_rules! int_arith {
             fn div(x: $t, y: $t) -> $t { x.wrapping_div(y) }
             fn max(x: $t, y: $t) -> $t { Ord::max(x, y) }
             fn min(x: $t, y: $t) -> $t { Ord::min(x, y) }
+            // Wrapping, so MIN // -1 is MIN and MIN % -1 is 0, as in
+            // TensorFlow.
+            #[allow(unused_comparisons)]
+            fn floor_div(x: $t, y: $t) -> $t {
+                let q = x.wrapping_div(y);
+                if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
+                    q.wrapping_sub(1)
+                } else {
+                    q
+                }
+            }
+            #[allow(unused_comparisons)]
+            fn floor_mod(x: $t, y: $t) -> $t {
+                let r = x.wrapping_rem(y);
+                if r != 0 && ((y < 0) != (r < 0)) { r.wrapping_add(y) } else { r }
+            }
             fn check_divisors(divisors: &[$t]) -> Result<()> {
                 if divisors.contains(&0) {
                     return Err(Error::invalid_argument(
-                        "integer division by zero",
+                        "Integer division by zero",
                     ));
                 }
                 Ok(())
@@ -210,11 +240,45 @@ macro_rules! float_arith {
             fn min(x: $t, y: $t) -> $t {
                 if x.is_nan() || y.is_nan() { x + y } else if x < y { x } else { y }
             }
+            fn floor_div(x: $t, y: $t) -> $t { (x / y).floor() }
+            fn floor_mod(x: $t, y: $t) -> $t {
+                // Rust's float `%` is C's fmod.
+                let r = x % y;
+                if r != 0.0 && ((y < 0.0) != (r < 0.0)) { r + y } else { r }
+            }
             fn check_divisors(_: &[$t]) -> Result<()> { Ok(()) }
         }
     )*};
 }
 float_arith!(f32, f64);
+
+/// Half-precision arithmetic as Eigen's `half` and `bfloat16` do it:
+/// each operation computed in `f32` and rounded back, so `floor_div`
+/// floors the rounded quotient.
+macro_rules! half_arith {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            fn add(x: $t, y: $t) -> $t { <$t>::from_f32(x.to_f32() + y.to_f32()) }
+            fn sub(x: $t, y: $t) -> $t { <$t>::from_f32(x.to_f32() - y.to_f32()) }
+            fn mul(x: $t, y: $t) -> $t { <$t>::from_f32(x.to_f32() * y.to_f32()) }
+            fn div(x: $t, y: $t) -> $t { <$t>::from_f32(x.to_f32() / y.to_f32()) }
+            fn max(x: $t, y: $t) -> $t {
+                <$t>::from_f32(<f32 as Arith>::max(x.to_f32(), y.to_f32()))
+            }
+            fn min(x: $t, y: $t) -> $t {
+                <$t>::from_f32(<f32 as Arith>::min(x.to_f32(), y.to_f32()))
+            }
+            fn floor_div(x: $t, y: $t) -> $t {
+                <$t>::from_f32(Self::div(x, y).to_f32().floor())
+            }
+            fn floor_mod(x: $t, y: $t) -> $t {
+                <$t>::from_f32(<f32 as Arith>::floor_mod(x.to_f32(), y.to_f32()))
+            }
+            fn check_divisors(_: &[$t]) -> Result<()> { Ok(()) }
+        }
+    )*};
+}
+half_arith!(f16, bf16);
 
 /// `a op b` over one dtype's elements, one loop per operation (the
 /// operation is chosen once, not per element).
@@ -235,13 +299,17 @@ fn arith<T: Arith>(
         BinaryOp::Add => zip!(T::add),
         BinaryOp::Sub => zip!(T::sub),
         BinaryOp::Mul => zip!(T::mul),
-        BinaryOp::Div => {
+        BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::FloorMod => {
             // Every divisor is used at least once unless the output is
             // empty.
             if out_dims.iter().product::<usize>() > 0 {
                 T::check_divisors(b)?;
             }
-            zip!(T::div)
+            match op {
+                BinaryOp::FloorDiv => zip!(T::floor_div),
+                BinaryOp::FloorMod => zip!(T::floor_mod),
+                _ => zip!(T::div),
+            }
         }
         BinaryOp::Maximum => zip!(T::max),
         BinaryOp::Minimum => zip!(T::min),
@@ -283,7 +351,7 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
             }
         };
     }
-    let data = go!(U8, I8, U16, I16, U32, I32, U64, I64, F32, F64);
+    let data = go!(U8, I8, U16, I16, U32, I32, U64, I64, F16, BF16, F32, F64);
     Tensor::from_data(out_dims, data)
 }
 
@@ -335,6 +403,8 @@ pub fn neg(a: &Tensor) -> Result<Tensor> {
         Data::I64(v) => {
             Data::I64(v.iter().map(|x| x.wrapping_neg()).collect())
         }
+        Data::F16(v) => Data::F16(v.iter().map(|x| -x).collect()),
+        Data::BF16(v) => Data::BF16(v.iter().map(|x| -x).collect()),
         Data::F32(v) => Data::F32(v.iter().map(|x| -x).collect()),
         Data::F64(v) => Data::F64(v.iter().map(|x| -x).collect()),
         _ => {
@@ -421,5 +491,67 @@ mod tests {
         let a = Tensor::new([0, 3], Vec::<f32>::new()).unwrap();
         let r = mul(&a, &Tensor::vector(vec![1.0f32, 2.0, 3.0])).unwrap();
         assert_eq!(r.dims(), &[0, 3]);
+    }
+
+    #[test]
+    fn floor_division_and_modulo_round_toward_negative_infinity() {
+        let fd = |a, b| binary(BinaryOp::FloorDiv, a, b).unwrap();
+        let fm = |a, b| binary(BinaryOp::FloorMod, a, b).unwrap();
+        let x = Tensor::vector(vec![7i32, -7, 7, -7, 0, i32::MIN]);
+        let y = Tensor::vector(vec![2i32, 2, -2, -2, 3, -1]);
+        assert_eq!(
+            fd(&x, &y).as_slice::<i32>().unwrap(),
+            &[3, -4, -4, 3, 0, i32::MIN]
+        );
+        assert_eq!(
+            fm(&x, &y).as_slice::<i32>().unwrap(),
+            &[1, 1, -1, -1, 0, 0]
+        );
+        let u = Tensor::vector(vec![7u8, 200]);
+        let v = Tensor::vector(vec![3u8, 7]);
+        assert_eq!(fd(&u, &v).as_slice::<u8>().unwrap(), &[2, 28]);
+        assert_eq!(fm(&u, &v).as_slice::<u8>().unwrap(), &[1, 4]);
+        let f = Tensor::vector(vec![7.5f32, -7.5, 7.5, -7.5, -0.0]);
+        let g = Tensor::vector(vec![2.0f32, 2.0, -2.0, -2.0, 2.0]);
+        assert_eq!(
+            fd(&f, &g).as_slice::<f32>().unwrap(),
+            &[3.0, -4.0, -4.0, 3.0, -0.0]
+        );
+        let m = fm(&f, &g);
+        let m = m.as_slice::<f32>().unwrap();
+        assert_eq!(m[..4], [1.5, 0.5, -0.5, -1.5]);
+        // fmod keeps the sign of a zero, as TensorFlow's FloorMod.
+        assert!(m[4] == 0.0 && m[4].is_sign_negative());
+        for op in [BinaryOp::FloorDiv, BinaryOp::FloorMod] {
+            let e = binary(op, &x, &Tensor::scalar(0i32)).unwrap_err();
+            assert!(e.to_string().contains("Integer division by zero"), "{e}");
+        }
+    }
+
+    #[test]
+    fn half_precision_rounds_each_operation() {
+        let h = |v: &[f32]| {
+            Tensor::vector(
+                v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>(),
+            )
+        };
+        let r = mul(&h(&[1.1, 2.0]), &h(&[3.3, 2.0])).unwrap();
+        assert_eq!(r.dtype(), DType::F16);
+        // TensorFlow: float16 1.1 * 3.3 is 3.629.
+        assert_eq!(r.as_slice::<f16>().unwrap()[0], f16::from_f32(3.629));
+        let q = div(&h(&[1.0, 2.0]), &h(&[3.0, 0.0])).unwrap();
+        let q = q.as_slice::<f16>().unwrap();
+        assert_eq!(q[0], f16::from_f32(1.0 / 3.0));
+        assert!(q[1].is_infinite());
+        let b = Tensor::vector(vec![bf16::from_f32(1.0), bf16::from_f32(2.0)]);
+        let s = binary(
+            BinaryOp::FloorDiv,
+            &b,
+            &Tensor::scalar(bf16::from_f32(3.0)),
+        )
+        .unwrap();
+        assert_eq!(s.as_slice::<bf16>().unwrap(), &[bf16::ZERO, bf16::ZERO]);
+        let n = neg(&h(&[1.0])).unwrap();
+        assert_eq!(n.as_slice::<f16>().unwrap(), &[f16::from_f32(-1.0)]);
     }
 }

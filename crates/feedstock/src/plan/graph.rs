@@ -625,6 +625,12 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::invalid_argument(msg)
 }
 
+/// An invalid argument that is a refused dtype (see
+/// [`Error::invalid_dtype`]).
+fn invalid_dtype(msg: impl Into<String>) -> Error {
+    Error::invalid_dtype(msg)
+}
+
 fn dense(shape: StaticShape, dtype: DType) -> OutInfo {
     OutInfo {
         dtype,
@@ -938,7 +944,7 @@ impl Graph {
     /// InvalidArgument for a string dtype.
     pub fn scalar(&self, x: f64, dtype: DType) -> Result<Output> {
         if dtype == DType::String {
-            return Err(invalid("a number cannot be a string constant"));
+            return Err(invalid_dtype("a number cannot be a string constant"));
         }
         let t = Tensor::scalar(x).cast(dtype)?;
         self.constant(t)
@@ -1380,7 +1386,7 @@ impl Graph {
     fn work_queue(&self, q: QueueRef) -> Result<()> {
         let n = self.queue_node(q)?;
         if n.outputs[0].dtype != DType::String {
-            return Err(invalid("a reader needs a queue of strings"));
+            return Err(invalid_dtype("a reader needs a queue of strings"));
         }
         Ok(())
     }
@@ -1523,7 +1529,7 @@ impl Graph {
     fn string_input(&self, o: Output, what: &str) -> Result<OutInfo> {
         let info = self.check_dense(o, what)?;
         if info.dtype != DType::String {
-            return Err(invalid(format!(
+            return Err(invalid_dtype(format!(
                 "{what}: expected a string tensor, got {}",
                 info.dtype
             )));
@@ -1584,7 +1590,9 @@ impl Graph {
     ) -> Result<Output> {
         let info = self.string_input(bytes, "decode_raw")?;
         if dtype.size().is_none() {
-            return Err(invalid(format!("decode_raw cannot produce {dtype}")));
+            return Err(invalid_dtype(format!(
+                "decode_raw cannot produce {dtype}"
+            )));
         }
         // As TensorFlow: the input's shape, plus the elements per string.
         let shape = dims_of(&info.shape).and_then(|mut d| {
@@ -1833,13 +1841,7 @@ impl Graph {
 
     fn image_like(&self, image: Output, op: Op, name: &str) -> Result<Output> {
         let info = self.check_dense(image, name)?;
-        if info
-            .shape
-            .as_ref()
-            .is_some_and(|s| s.rank() != 3 && s.rank() != 4)
-        {
-            return Err(invalid(format!("{name}: expected an image")));
-        }
+        check_image(&info.shape, name, Some(4))?;
         self.add1(None, name, op, vec![image], info)
     }
 
@@ -1914,10 +1916,14 @@ impl Graph {
         )
     }
 
-    /// Crops an image to a box (`tf.image.crop_to_bounding_box`).
+    /// Crops an image, or each image of a batch, to a box
+    /// (`tf.image.crop_to_bounding_box`); an image of unknown rank is
+    /// taken as one image, as TensorFlow does.
     ///
     /// # Errors
-    /// InvalidArgument for a known rank other than 3.
+    /// InvalidArgument for a known rank other than 3 or 4, a known image
+    /// dimension of 0, an empty box, or a box that does not fit the
+    /// image's known height or width.
     pub fn crop_to_bounding_box(
         &self,
         image: Output,
@@ -1926,14 +1932,37 @@ impl Graph {
         target_height: usize,
         target_width: usize,
     ) -> Result<Output> {
-        let info = self.check_dense(image, "crop_to_bounding_box")?;
-        let c = match dims_of(&info.shape) {
-            Some(d) if d.len() == 3 => d[2],
-            Some(_) => {
-                return Err(invalid("crop_to_bounding_box: expected rank 3"))
-            }
-            None => None,
+        const NAME: &str = "crop_to_bounding_box";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, Some(4))?;
+        if target_height == 0 || target_width == 0 {
+            return Err(invalid(format!(
+                "{NAME}: target_height and target_width must be > 0"
+            )));
+        }
+        let dims = dims_of(&info.shape);
+        let (lead, c) = match &dims {
+            Some(d) => (&d[..d.len() - 3], d[d.len() - 1]),
+            None => (&[][..], None),
         };
+        if let Some(d) = &dims {
+            let (h, w) = (d[d.len() - 3], d[d.len() - 2]);
+            let fits = |size: Option<usize>, end: usize| {
+                size.is_none_or(|s| s >= end)
+            };
+            if !fits(h, offset_height + target_height)
+                || !fits(w, offset_width + target_width)
+            {
+                return Err(invalid(format!(
+                    "{NAME}: the box at ({offset_height}, {offset_width}) of \
+                     {target_height}x{target_width} does not fit an image of \
+                     shape {}",
+                    fmt_dims(d)
+                )));
+            }
+        }
+        let mut out = lead.to_vec();
+        out.extend([Some(target_height), Some(target_width), c]);
         self.add1(
             None,
             "crop_to_bounding_box",
@@ -1942,23 +1971,20 @@ impl Graph {
                 size: [target_height, target_width],
             },
             vec![image],
-            with_key(
-                dense(
-                    partial(vec![Some(target_height), Some(target_width), c]),
-                    info.dtype,
-                ),
-                info.key,
-            ),
+            with_key(dense(partial(out), info.dtype), info.key),
         )
     }
 
-    /// Scales an image to zero mean and unit variance, as `float32`
-    /// (`tf.image.per_image_standardization`).
+    /// Scales an image (the last three axes) to zero mean and unit
+    /// variance, as `float32` (`tf.image.per_image_standardization`).
     ///
     /// # Errors
-    /// InvalidArgument for a known rank other than 3 or 4.
+    /// InvalidArgument for a known rank under 3 or a known image
+    /// dimension of 0.
     pub fn per_image_standardization(&self, image: Output) -> Result<Output> {
-        let info = self.check_dense(image, "per_image_standardization")?;
+        const NAME: &str = "per_image_standardization";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, None)?;
         self.add1(
             None,
             "per_image_standardization",
@@ -2001,7 +2027,7 @@ impl Graph {
         let ia = self.check_dense(a, op.name())?;
         let ib = self.check_dense(b, op.name())?;
         if ia.dtype != ib.dtype {
-            return Err(invalid(format!(
+            return Err(invalid_dtype(format!(
                 "{}: operands have different dtypes, {} and {}",
                 op.name(),
                 ia.dtype,
@@ -2009,7 +2035,7 @@ impl Graph {
             )));
         }
         if !math::is_arithmetic(ia.dtype) {
-            return Err(invalid(format!(
+            return Err(invalid_dtype(format!(
                 "{}: not defined for {}",
                 op.name(),
                 ia.dtype
@@ -2070,7 +2096,7 @@ impl Graph {
                 DType::U8 | DType::U16 | DType::U32 | DType::U64
             )
         {
-            return Err(invalid(format!(
+            return Err(invalid_dtype(format!(
                 "neg: not defined for {}",
                 info.dtype
             )));
@@ -2389,7 +2415,9 @@ impl Graph {
             .map(|&x| self.check_dense(x, what))
             .collect::<Result<_>>()?;
         if infos.iter().any(|i| i.dtype != infos[0].dtype) {
-            return Err(invalid(format!("{what}: tensors differ in dtype")));
+            return Err(invalid_dtype(format!(
+                "{what}: tensors differ in dtype"
+            )));
         }
         Ok(infos)
     }
@@ -2754,6 +2782,47 @@ fn check_producer(opts: &ProducerOptions) -> Result<()> {
         return Err(invalid("num_epochs must be positive (or None)"));
     }
     Ok(())
+}
+
+/// Checks a known image shape as TensorFlow's image ops do while
+/// building: a rank of at least 3 (and at most `max_rank`), and no known
+/// zero among the last three dimensions.
+fn check_image(
+    shape: &StaticShape,
+    what: &str,
+    max_rank: Option<usize>,
+) -> Result<()> {
+    let Some(d) = dims_of(shape) else {
+        return Ok(());
+    };
+    if d.len() < 3 || max_rank.is_some_and(|m| d.len() > m) {
+        let want = if max_rank.is_some() {
+            "3 or 4"
+        } else {
+            "at least 3"
+        };
+        return Err(invalid(format!(
+            "{what}: the image (shape {}) must have {want} dimensions",
+            fmt_dims(&d)
+        )));
+    }
+    if d[d.len() - 3..].contains(&Some(0)) {
+        return Err(invalid(format!(
+            "{what}: the inner 3 dimensions of the image (shape {}) must \
+             be > 0",
+            fmt_dims(&d)
+        )));
+    }
+    Ok(())
+}
+
+/// `[2, ?, 3]`: known dims as numbers, unknown ones as `?`.
+fn fmt_dims(d: &[Option<usize>]) -> String {
+    let parts: Vec<String> = d
+        .iter()
+        .map(|x| x.map_or_else(|| "?".to_owned(), |v| v.to_string()))
+        .collect();
+    format!("[{}]", parts.join(", "))
 }
 
 fn norm_axis(axis: i64, rank: usize, what: &str) -> Result<usize> {

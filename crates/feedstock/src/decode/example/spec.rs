@@ -503,13 +503,13 @@ fn spec_error(name: &str, what: &str) -> Error {
 fn check_dtype(name: &str, dtype: DType) -> Result<()> {
     match dtype {
         DType::I64 | DType::F32 | DType::String => Ok(()),
-        other => Err(spec_error(
-            name,
-            &format!(
-                "has dtype {other}; Example features hold int64, float \
-                 or string values"
-            ),
-        )),
+        // A refused dtype, told apart from other bad specs (TensorFlow
+        // raises it as a TypeError).
+        other => Err(Error::invalid_dtype(format!(
+            "feature spec: feature \"{name}\" has dtype {other}; Example \
+             features hold int64, float or string values"
+        ))
+        .with_field(name)),
     }
 }
 

@@ -1,0 +1,346 @@
+"""compat.v1 arithmetic, conversions, image ops and build-time error
+classes as TensorFlow 2.21 (``tensorflow.compat.v1``, graph mode) behaves;
+every expectation below was observed there."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import feedstock.compat.v1 as tf
+from feedstock import errors
+
+
+def run(t):
+    with tf.Session() as s:
+        return s.run(t)
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    with tf.Graph().as_default():
+        yield
+
+
+def same(got, want, dtype):
+    got = np.asarray(got)
+    assert got.dtype == np.dtype(dtype), got.dtype
+    np.testing.assert_array_equal(got, np.asarray(want, dtype=dtype))
+
+
+# ------------------------------------------------------------ division
+
+
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("dt", INTS)
+def test_div_of_integers_floors_and_keeps_the_dtype(dt):
+    t = tf.div(tf.constant([7, 0, 5], dt), tf.constant([2, 3, 1], dt))
+    assert t.dtype == getattr(tf, dt)
+    same(run(t), [3, 0, 5], dt)
+
+
+@pytest.mark.parametrize("dt", INTS)
+def test_truediv_of_integers_is_float32_or_float64(dt):
+    want = "float32" if dt in ("int8", "int16", "uint8", "uint16") else "float64"
+    t = tf.truediv(tf.constant([7], dt), tf.constant([2], dt))
+    assert t.dtype == getattr(tf, want)
+    same(run(t), [3.5], want)
+
+
+def test_div_rounds_toward_negative_infinity():
+    same(run(tf.div(tf.constant([7, -7, 0, 7, -7]), tf.constant([2, 2, 3, -2, -2]))), [3, -4, 0, -4, 3], "int32")
+    assert run(tf.div(7, 2)) == 3
+    same(run(tf.div(tf.constant([7.0, -7.0]), tf.constant([2.0, 2.0]))), [3.5, -3.5], "float32")
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: tf.div(tf.constant([7]), tf.constant([0])),
+        lambda: tf.div(tf.constant([7], tf.uint8), tf.constant([0], tf.uint8)),
+        lambda: tf.constant([7]) // tf.constant([0]),
+        lambda: tf.constant([7]) % tf.constant([0]),
+    ],
+)
+def test_integer_division_by_zero_fails_when_run(build):
+    t = build()
+    with pytest.raises(errors.InvalidArgumentError, match="Integer division by zero") as e:
+        run(t)
+    # A run-time error keeps its plain class.
+    assert type(e.value) is errors.InvalidArgumentError
+
+
+def test_true_division_operators():
+    c = tf.constant
+    same(run(c([7, -7]) / c([2, 2])), [3.5, -3.5], "float64")
+    same(run(c([7, -7, 0]) / c([0, 0, 0])), [np.inf, -np.inf, np.nan], "float64")
+    same(run(c([7, -7]) / 2), [3.5, -3.5], "float64")
+    same(run(7 / c([2, -2])), [3.5, -3.5], "float64")
+    assert run(tf.divide(7, 2)) == 3.5
+
+
+def test_floor_division_and_modulo_operators():
+    c = tf.constant
+    same(run(c([7, -7]) // c([2, 2])), [3, -4], "int32")
+    same(run(7 // c([2, -2])), [3, -4], "int32")
+    same(run(c([7.0, -7.0, 7.5]) // c([2.0, 2.0, -2.0])), [3, -4, -4], "float32")
+    same(run(c([7.0, -7.0, 0.0]) // c([0.0, 0.0, 0.0])), [np.inf, -np.inf, np.nan], "float32")
+    same(run(c([7, -7, 7, -7]) % c([2, 2, -2, -2])), [1, 1, -1, -1], "int32")
+    same(run(7 % c([3, -3])), [1, -2], "int32")
+    same(run(c([7.5, -7.5, 7.5, -7.5]) % c([2.0, 2.0, -2.0, -2.0])), [1.5, 0.5, -0.5, -1.5], "float32")
+    z = run(c([7.5, -0.0]) % c([0.0, 2.0]))
+    assert np.isnan(z[0]) and z[1] == 0 and np.signbit(z[1])
+    same(run(c([7, 200], tf.uint8) % c([3, 7], tf.uint8)), [1, 4], "uint8")
+    same(run(tf.mod(c([7, -7]), c([3, 3]))), [1, 2], "int32")
+    same(run(tf.floormod(c([7, -7]), c([3, 3]))), [1, 2], "int32")
+    same(run(tf.floordiv(c([7, -7]), c([3, 3]))), [2, -3], "int32")
+    same(run(tf.floor_div(c([7, -7]), c([3, 3]))), [2, -3], "int32")
+    same(run(tf.truncatediv(c([7, -7]), c([3, 3]))), [2, -2], "int32")
+    same(run(c([-(2**31)]) // c([-1])), [-(2**31)], "int32")
+    same(run(c([-(2**31)]) % c([-1])), [0], "int32")
+    same(run(c([7.0, -7.0], tf.float16) // c([2.0, 2.0], tf.float16)), [3, -4], "float16")
+    same(run(c([7.0, -7.0], tf.float16) % c([2.0, 2.0], tf.float16)), [1, 1], "float16")
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: tf.truediv(tf.constant([7]), tf.constant([2.0])),
+        lambda: tf.divide(tf.constant([7]), tf.constant([2.0])),
+        lambda: tf.constant([7]) / tf.constant([2.0]),
+        lambda: tf.constant([7.0]) / tf.constant([2.0], tf.float64),
+        lambda: tf.constant([7]) // tf.constant([2.0]),
+        lambda: tf.constant([7]) % tf.constant([2.0]),
+        lambda: tf.constant([7]) + tf.constant([2.0]),
+        lambda: tf.constant([7]) * tf.constant([2.0]),
+        lambda: tf.constant([7]) - tf.constant([2.0]),
+        lambda: tf.maximum(tf.constant([7]), tf.constant([2.0])),
+        lambda: tf.constant([7]) + tf.constant([2], tf.int64),
+    ],
+)
+def test_operands_of_different_dtypes_are_a_type_error(build):
+    with pytest.raises(TypeError):
+        build()
+
+
+def test_div_of_different_dtypes_is_a_value_error():
+    with pytest.raises(ValueError):
+        tf.div(tf.constant([7]), tf.constant([2.0]))
+
+
+# ------------------------------------------------------------ Python numbers
+
+
+@pytest.mark.parametrize(
+    "build, want, dtype",
+    [
+        (lambda: tf.constant([1, 2, 200], tf.uint8) + 300, [45, 46, 244], "uint8"),
+        (lambda: tf.constant([1, 2, 200], tf.uint8) + -1, [0, 1, 199], "uint8"),
+        (lambda: tf.constant([1, 2, 200], tf.uint8) * -1, [255, 254, 56], "uint8"),
+        (lambda: 300 + tf.constant([1, 2, 200], tf.uint8), [45, 46, 244], "uint8"),
+        (lambda: tf.constant([1]) + 2**31, [-(2**31) + 1], "int32"),
+        (lambda: tf.constant([1]) + (2**32 + 5), [6], "int32"),
+        (lambda: tf.constant([2**62], tf.int64) + (2**53 + 1), [4620693217682128897], "int64"),
+        (lambda: tf.constant([1], tf.int64) + 2**63, [-(2**63) + 1], "int64"),
+        (lambda: tf.constant([1], tf.uint64) + (2**64 - 1), [0], "uint64"),
+        (lambda: tf.constant([1]) + np.float32(1.5), [2], "int32"),
+        (lambda: tf.constant([1]) + np.int64(2**40), [1], "int32"),
+        (lambda: tf.constant([1, 1]) + [1, 2**31], [2, -(2**31) + 1], "int32"),
+        (lambda: tf.constant([1]) + True, [2], "int32"),
+        (lambda: tf.constant([0.0]) + (2**24 + 1), [16777216.0], "float32"),
+        (lambda: tf.constant([0.0], tf.float64) + (2**53 + 1), [2.0**53], "float64"),
+        (lambda: tf.constant([1.0], tf.float16) + 70000, [np.inf], "float16"),
+        (lambda: tf.maximum(tf.constant([7]), 2**31), [7], "int32"),
+    ],
+)
+def test_python_numbers_convert_exactly_and_wrap(build, want, dtype):
+    same(run(build()), want, dtype)
+
+
+def test_a_python_int_beyond_64_bits_is_an_overflow_error():
+    with pytest.raises(OverflowError):
+        tf.constant([1], tf.int64) + 2**64
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: tf.constant([1]) + 2.0,
+        lambda: tf.constant([1]) + [1.5],
+        lambda: tf.constant([1]) / 2.0,
+        lambda: tf.constant([7]) // 2.0,
+        lambda: tf.constant([7]) % 2.0,
+        lambda: tf.maximum(tf.constant([7]), 2.5),
+        lambda: tf.div(7, 2.0),
+        lambda: tf.constant([True]) + 1,
+    ],
+)
+def test_a_python_float_next_to_an_integer_tensor_is_a_type_error(build):
+    with pytest.raises(TypeError):
+        build()
+
+
+# ------------------------------------------------------------ half precision
+
+
+def test_float16_and_bfloat16_arithmetic_runs():
+    h = lambda v: tf.constant(v, tf.float16)  # noqa: E731
+    same(run(h([1.0, 2.0]) + h([1.0, 2.0])), [2, 4], "float16")
+    same(run(h([1.0, 2.0]) - h([0.1, 2.0])), np.float16([1.0, 2.0]) - np.float16([0.1, 2.0]), "float16")
+    same(run(h([1.1, 2.0]) * h([3.3, 2.0])), [3.629, 4], "float16")
+    same(run(h([1.0, 2.0]) / h([3.0, 0.0])), [0.3333, np.inf], "float16")
+    same(run(h([1.0, 2.0]) + 1), [2, 3], "float16")
+    same(run(tf.maximum(h([1.0, 2.0]), h([3.0, 0.0]))), [3, 2], "float16")
+    same(run(-h([1.0, 2.0])), [-1, -2], "float16")
+    b = tf.constant([1.0, 2.0], tf.bfloat16) / tf.constant([3.0, 2.0], tf.bfloat16)
+    got = run(b)
+    assert got.dtype.name == "bfloat16"
+    assert got.astype(np.float32).tolist() == [0.333984375, 1.0]
+
+
+# ------------------------------------------------------------ images
+
+
+def test_per_image_standardization_is_float32_when_run_too():
+    for x in (np.ones((2, 2, 1)), np.ones((2, 2, 1), np.float16), np.ones((2, 2, 1), bool)):
+        t = tf.image.per_image_standardization(x)
+        assert t.dtype == tf.float32
+        assert run(t).dtype == np.float32
+    t = tf.image.per_image_standardization(np.ones((1, 2, 2, 2, 1), np.float32))
+    assert t.shape.as_list() == [1, 2, 2, 2, 1]
+    assert run(t).shape == (1, 2, 2, 2, 1)
+
+
+def test_per_image_standardization_matches_tensorflow_bits():
+    # TensorFlow's float32 reductions, reproduced: these are bit-exact.
+    x = (np.arange(30, dtype=np.float32) * np.float32(0.37) - np.float32(1.1)).reshape(3, 5, 2)
+    got = run(tf.image.per_image_standardization(x)).reshape(-1).view(np.uint32)
+    assert [hex(v) for v in got[[0, 1, 14, 15, 29]]] == ["0xbfd66e7c", "0xbfc7a4a9", "0xbd6c9d0d", "0x3d6c9d5d", "0x3fd66e7d"]
+    img = np.random.RandomState(5).randint(0, 256, (32, 32, 3)).astype(np.uint8)
+    out = run(tf.image.per_image_standardization(img))
+    assert out.dtype == np.float32
+    bits = out.reshape(-1).view(np.uint32)
+    assert bits[[0, 1, 3071]].tolist() == [3200275947, 1065969763, 1067560317]
+    # Every element: the sum of the 3072 bit patterns TensorFlow gives.
+    assert int(bits.astype(np.int64).sum()) == 6535329982725
+
+
+def test_per_image_standardization_refuses_small_ranks_and_empty_images_when_built():
+    with pytest.raises(ValueError):
+        tf.image.per_image_standardization(np.zeros((5, 5)))
+    with pytest.raises(ValueError):
+        tf.image.per_image_standardization(np.zeros((0, 3, 3)))
+
+
+def test_crop_to_bounding_box_takes_a_batch():
+    im4 = np.arange(2 * 5 * 5).reshape(2, 5, 5, 1).astype(np.uint8)
+    t = tf.image.crop_to_bounding_box(im4, 1, 1, 2, 2)
+    assert t.shape.as_list() == [2, 2, 2, 1]
+    np.testing.assert_array_equal(run(t), im4[:, 1:3, 1:3])
+    p = tf.placeholder(tf.uint8, [None, None, None, 1])
+    t = tf.image.crop_to_bounding_box(p, 1, 1, 2, 2)
+    assert t.shape.as_list() == [None, 2, 2, 1]
+    with tf.Session() as s:
+        np.testing.assert_array_equal(s.run(t, {p: im4}), im4[:, 1:3, 1:3])
+    q = tf.placeholder(tf.uint8, [2, None, 5, 3])
+    assert tf.image.crop_to_bounding_box(q, 1, 1, 2, 2).shape.as_list() == [2, 2, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "box",
+    [(1, 1, 5, 2), (-1, 1, 2, 2), (1, -1, 2, 2), (1, 1, 0, 2), (1, 1, 2, 0)],
+)
+@pytest.mark.parametrize("shape", [(5, 5, 1), (2, 5, 5, 1)])
+def test_bad_boxes_are_value_errors_when_built(box, shape):
+    with pytest.raises(ValueError):
+        tf.image.crop_to_bounding_box(np.zeros(shape, np.uint8), *box)
+
+
+def test_a_box_outside_an_image_of_unknown_size_fails_when_run():
+    p = tf.placeholder(tf.uint8, [None, None, None, 1])
+    t = tf.image.crop_to_bounding_box(p, 1, 1, 5, 2)
+    with tf.Session() as s, pytest.raises(errors.InvalidArgumentError):
+        s.run(t, {p: np.zeros((2, 5, 5, 1), np.uint8)})
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: tf.image.crop_to_bounding_box(np.zeros((5, 5)), 1, 1, 2, 2),
+        lambda: tf.image.crop_to_bounding_box(np.zeros((1, 1, 5, 5, 1)), 1, 1, 2, 2),
+        lambda: tf.image.flip_left_right(np.zeros((5, 5))),
+        lambda: tf.image.flip_up_down(np.zeros((1, 1, 5, 5, 1))),
+        lambda: tf.image.flip_up_down(np.zeros((0, 5, 1))),
+        lambda: tf.random_crop(np.zeros((5, 5, 1)), [2, 2]),
+    ],
+)
+def test_image_shape_refusals_are_value_errors(build):
+    with pytest.raises(ValueError):
+        build()
+
+
+def test_flips_take_a_batch():
+    im4 = np.arange(2 * 3 * 3).reshape(2, 3, 3, 1).astype(np.uint8)
+    np.testing.assert_array_equal(run(tf.image.flip_up_down(im4)), im4[:, ::-1])
+    np.testing.assert_array_equal(run(tf.image.flip_left_right(im4)), im4[:, :, ::-1])
+
+
+# ------------------------------------------------------------ build-time error classes
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: tf.reshape(tf.constant([1, 2, 3]), [2]),
+        lambda: tf.transpose(tf.constant([[1]]), [0]),
+        lambda: tf.constant([1, 2, 3]) + tf.constant([1, 2]),
+        lambda: tf.image.flip_left_right(np.zeros((5, 5))),
+    ],
+)
+def test_shape_refusals_are_value_errors_and_invalid_argument(build):
+    with pytest.raises(ValueError) as e:
+        build()
+    assert isinstance(e.value, errors.InvalidArgumentError)
+    assert not isinstance(e.value, TypeError)
+    assert e.value.error_code == errors.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: tf.concat([tf.constant([1]), tf.constant([1.0])], 0),
+        lambda: tf.stack([tf.constant([1]), tf.constant([1.0])], 0),
+        lambda: tf.decode_raw(tf.constant(["ab"]), tf.string),
+        lambda: tf.decode_raw(tf.constant([1]), tf.uint8),
+        lambda: -tf.constant([1], tf.uint8),
+        lambda: tf.maximum(tf.constant(["a"]), tf.constant(["b"])),
+        lambda: tf.constant([True]) + tf.constant([True]),
+    ],
+)
+def test_dtype_refusals_are_type_errors_and_invalid_argument(build):
+    with pytest.raises(TypeError) as e:
+        build()
+    assert isinstance(e.value, errors.InvalidArgumentError)
+    assert not isinstance(e.value, ValueError)
+
+
+def test_decode_csv_of_numbers_is_a_type_error():
+    with pytest.raises(TypeError):
+        tf.decode_csv(tf.constant([1]), [[1]])
+
+
+def test_parse_spec_of_an_unsupported_dtype_is_a_type_error():
+    with pytest.raises(TypeError):
+        tf.parse_single_example(tf.constant(""), {"a": tf.FixedLenFeature([], tf.int32)})
+    with pytest.raises(TypeError):
+        tf.parse_single_example(tf.constant(""), {"a": tf.VarLenFeature(tf.int32)})
+
+
+def test_build_errors_pickle_and_keep_their_message():
+    with pytest.raises(ValueError) as e:
+        tf.reshape(tf.constant([1, 2, 3]), [2])
+    back = pickle.loads(pickle.dumps(e.value))
+    assert type(back) is type(e.value)
+    assert str(back) == str(e.value)
