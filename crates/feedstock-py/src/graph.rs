@@ -158,11 +158,6 @@ impl PyGraph {
         self.0.constant(t).py_err().map(PyOutput)
     }
 
-    /// A Python number next to a tensor of `dtype`.
-    fn scalar(&self, x: f64, dtype_name: &str) -> PyResult<PyOutput> {
-        self.0.scalar(x, dtype(dtype_name)?).py_err().map(PyOutput)
-    }
-
     /// `tf.placeholder`.
     #[pyo3(signature = (dtype_name, shape=None, name=None))]
     fn placeholder(

@@ -384,18 +384,22 @@ fn per_image_standardization_matches_tensorflows_formula() {
     let t = Tensor::new([2, 2, 1], vec![1u8, 2, 3, 4]).unwrap();
     let s = per_image_standardization(&t).unwrap();
     assert_eq!(s.dtype(), DType::F32);
-    let std = 1.25f64.sqrt();
-    let want: Vec<f32> = [1.0, 2.0, 3.0, 4.0]
-        .iter()
-        .map(|x| ((x - 2.5) / std) as f32)
-        .collect();
+    // TensorFlow 2.21's output for this image, bit for bit (computed in
+    // float32, as there: (x - 2.5) / sqrt(1.25) rounded once more).
+    let want = [
+        -1.341_640_7_f32,
+        -0.447_213_6,
+        0.447_213_6,
+        1.341_640_7,
+    ];
     assert_eq!(s.as_slice::<f32>().unwrap(), &want[..]);
 
     // A uniform image divides by 1/sqrt(N), not by zero.
     let flat = Tensor::new([2, 2, 1], vec![7.0f64; 4]).unwrap();
     let s = per_image_standardization(&flat).unwrap();
-    assert_eq!(s.dtype(), DType::F64);
-    assert_eq!(s.as_slice::<f64>().unwrap(), &[0.0; 4]);
+    // Every image comes out float32, as in TensorFlow.
+    assert_eq!(s.dtype(), DType::F32);
+    assert_eq!(s.as_slice::<f32>().unwrap(), &[0.0; 4]);
     // A nearly uniform one: stddev 0.25 < 1/sqrt(16).
     let mut v = vec![0.0f32; 16];
     v[0] = 1.0;
