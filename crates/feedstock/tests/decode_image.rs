@@ -386,12 +386,7 @@ fn per_image_standardization_matches_tensorflows_formula() {
     assert_eq!(s.dtype(), DType::F32);
     // TensorFlow 2.21's output for this image, bit for bit (computed in
     // float32, as there: (x - 2.5) / sqrt(1.25) rounded once more).
-    let want = [
-        -1.341_640_7_f32,
-        -0.447_213_6,
-        0.447_213_6,
-        1.341_640_7,
-    ];
+    let want = [-1.341_640_7_f32, -0.447_213_6, 0.447_213_6, 1.341_640_7];
     assert_eq!(s.as_slice::<f32>().unwrap(), &want[..]);
 
     // A uniform image divides by 1/sqrt(N), not by zero.
