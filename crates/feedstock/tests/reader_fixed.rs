@@ -144,6 +144,23 @@ fn a_truncated_last_record_is_data_loss_naming_file_and_offset() {
 }
 
 #[test]
+fn an_unfinished_overlapping_record_is_named_at_its_start() {
+    // Windows of 4 bytes every 3: records start at 0, 3, ..., 15 (6 of
+    // them, as TensorFlow reads); the 7th starts at 18 with 2 bytes.
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "slide.bin", b"abcdefghijklmnopqrst");
+    let r = reader(4, 0, 0, 3);
+    let files = Files::new([f.clone()]);
+    for _ in 0..6 {
+        r.read(&files).unwrap();
+    }
+    let e = r.read(&files).unwrap_err();
+    assert_eq!(e.kind(), Kind::DataLoss);
+    assert_eq!(e.offset(), Some(18));
+    assert!(e.to_string().contains("only 2 of its 4 bytes"), "{e}");
+}
+
+#[test]
 fn a_file_shorter_than_its_header_is_data_loss_and_later_files_are_read() {
     let dir = tempfile::tempdir().unwrap();
     let short = write(dir.path(), "short.bin", b"HH");

@@ -310,19 +310,21 @@ impl RecordReader for FixedLengthRecordReader {
             0 => layout.header_bytes,
             n => layout.start(n - 1).saturating_add(layout.record_bytes),
         };
+        // (`start` never lies past `covered` unless records leave gaps,
+        // so the bytes past both are those of the unfinished record.)
         if body_end > covered.max(start) {
             return Err(Error::data_loss(format!(
-                "truncated record {}: {} bytes left before the footer, not \
-                 a whole {}-byte record (file size {end}, header {}, footer \
-                 {}, hop {})",
+                "truncated record {}: it starts at offset {start} but only \
+                 {} of its {} bytes come before the footer (file size \
+                 {end}, header {}, footer {}, hop {})",
                 file.record_number,
-                body_end - covered.max(start),
+                body_end - start,
                 layout.record_bytes,
                 layout.header_bytes,
                 layout.footer_bytes,
                 layout.hop_bytes,
             ))
-            .with_offset(covered.max(start)));
+            .with_offset(start));
         }
         Ok(None)
     }
