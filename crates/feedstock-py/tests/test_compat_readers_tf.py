@@ -242,3 +242,11 @@ def test_gfile_helpers_work_on_local_files(tmp_path):
     assert tf.gfile.ListDirectory(d) == ["f.txt"]
     with pytest.raises(tf.errors.NotFoundError):
         tf.gfile.GFile(f"{d}/nope")
+
+
+def test_input_producer_checks_element_shape():
+    with pytest.raises(ValueError, match="not compatible"):
+        tf.train.input_producer(tf.constant([[1, 2], [3, 4]]), element_shape=[3])
+    q = tf.train.input_producer(tf.constant([[1, 2], [3, 4]]), element_shape=[2], shuffle=False, num_epochs=1)
+    with Running() as s:
+        assert s.run(q.dequeue()).tolist() == [1, 2]

@@ -185,6 +185,14 @@ class TensorShape:
         return "TensorShape(<unknown>)" if self.dims is None else f"TensorShape({self.dims})"
 
 
+def _compatible(a, b):
+    """Whether two static shapes (lists of dims, ``None`` unknown; or
+    ``None`` for an unknown rank) can describe the same tensor."""
+    if a is None or b is None:
+        return True
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
+
+
 def _shape_arg(shape):
     if shape is None:
         return None
@@ -367,9 +375,7 @@ class Tensor:
         have = self.shape.dims
         if want is None:
             return
-        if have is not None and (
-            len(want) != len(have) or any(a is not None and b is not None and a != b for a, b in zip(want, have))
-        ):
+        if not _compatible(have, want):
             raise ValueError(f"Shapes {have} and {want} are incompatible")
         if have == want or sum(d is None for d in want) > 1:
             return

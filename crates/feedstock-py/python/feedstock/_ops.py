@@ -19,6 +19,7 @@ from ._graph import (
     TensorShape,
     _wrap,
     _wrap1,
+    _compatible,
     _const_array,
     _infer_dtype,
     _shape_arg,
@@ -184,6 +185,11 @@ def input_producer(
     """The rows of ``input_tensor`` to a queue, once per epoch."""
     t = convert_to_tensor(input_tensor)
     g = t.graph
+    rows = t.shape.dims
+    if element_shape is not None and rows is not None:
+        want = _shape_arg(element_shape)
+        if not _compatible(rows[1:], want):
+            raise ValueError(f"Shapes {tuple(rows[1:])} and {tuple(want)} are not compatible")
     q = g._g.input_producer(t._o, _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
     return QueueBase(g, q, t.dtype, g._g.queue_name(q))
 
