@@ -483,10 +483,12 @@ pub fn crop_to_bounding_box(
 /// floor on the divisor keeps a uniform image from dividing by zero.
 ///
 /// `image` has rank 3 or more; the last three axes are one image. The
-/// result is always `float32`, as in TensorFlow, and bit for bit
-/// TensorFlow's: the image is cast to `f32`, and the mean and the
-/// variance (the mean of the squared deviations) are `f32` sums in the
-/// order of Eigen's vectorised reduction (see [`eigen_sum`]).
+/// result is always `float32`, as in TensorFlow, computed as there: the
+/// image is cast to `f32`, and the mean and the variance (the mean of the
+/// squared deviations) are `f32` sums in the order of Eigen's vectorised
+/// reduction as far as it is known. The images checked came out bit for
+/// bit TensorFlow's; some larger ones differ in the last bits, where
+/// TensorFlow's own order depends on how it splits the sum.
 ///
 /// # Errors
 /// InvalidArgument for a rank under 3; Unimplemented, naming the dtype,
