@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use feedstock::coord::{Coordinator, ThreadHandle};
 use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
-use feedstock::decode::image::Channels;
+use feedstock::decode::image::{DecodeSpec, JpegOptions};
 use feedstock::decode::math::BinaryOp;
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::plan::{
@@ -664,34 +664,47 @@ impl PyGraph {
     }
 
     /// `tf.image.decode_{jpeg,png,image}`: `format` `"jpeg"`, `"png"`
-    /// or `"any"`, `channels` 0..=4.
+    /// or `"any"`; `dtype` `"uint8"`, `"uint16"` or `"float32"`; the
+    /// other arguments are `decode_jpeg`'s (`ratio` .. `dct_method`) and
+    /// `decode_image`'s (`expand_animations`), checked when run.
+    #[pyo3(signature = (
+        contents, format, channels, dtype, expand_animations, ratio,
+        fancy_upscaling, try_recover_truncated, acceptable_fraction,
+        dct_method
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn decode_image(
         &self,
         contents: PyOutput,
         format: &str,
-        channels: u8,
+        channels: i64,
+        dtype: &str,
+        expand_animations: bool,
+        ratio: i64,
+        fancy_upscaling: bool,
+        try_recover_truncated: bool,
+        acceptable_fraction: f32,
+        dct_method: String,
     ) -> PyResult<PyOutput> {
-        let format = match format {
+        let op = match format {
             "jpeg" => ImageFormat::Jpeg,
             "png" => ImageFormat::Png,
             _ => ImageFormat::Any,
         };
-        let channels = match channels {
-            0 => Channels::AsStored,
-            1 => Channels::Gray,
-            2 => Channels::GrayAlpha,
-            3 => Channels::Rgb,
-            4 => Channels::Rgba,
-            c => {
-                return Err(PyValueError::new_err(format!(
-                    "channels must be 0..=4, got {c}"
-                )))
-            }
+        let spec = DecodeSpec {
+            op,
+            channels,
+            dtype: self::dtype(dtype)?,
+            expand_animations,
+            jpeg: JpegOptions {
+                ratio,
+                dct_method,
+                fancy_upscaling,
+                try_recover_truncated,
+                acceptable_fraction,
+            },
         };
-        self.0
-            .decode_image(contents.0, format, channels)
-            .py_err()
-            .map(PyOutput)
+        self.0.decode_image(contents.0, spec).py_err().map(PyOutput)
     }
 
     /// An image op of no settings: `"flip_left_right"`,

@@ -67,9 +67,6 @@ fn png_decodes_exactly_with_every_channel_count() {
     assert_eq!(rgba.dims(), &[3, 5, 4]);
     assert!(u8s(&rgba).chunks(4).all(|p| p[3] == 255));
     assert_eq!(u8s(&rgba)[..3], rgb_pixels()[..3]);
-    let ga = decode_png(&png, Channels::GrayAlpha, "k").unwrap();
-    assert_eq!(ga.dims(), &[3, 5, 2]);
-    assert_eq!(u8s(&ga)[0], u8s(&gray)[0]);
 }
 
 #[test]
@@ -144,7 +141,10 @@ fn jpeg_from_another_encoder_decodes_close_to_the_source() {
     let e = decode_jpeg(&jpeg, Channels::Rgba, "img-7").unwrap_err();
     assert_eq!(e.kind(), Kind::InvalidArgument);
     assert_eq!(e.key(), Some("img-7"));
-    assert!(e.to_string().contains("no alpha"), "{e}");
+    assert!(
+        e.to_string().contains("JPEG does not support 4 channels"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn bad_image_data_is_invalid_argument_naming_the_key() {
         (
             "garbage",
             decode_image(
-                &Bytes::from_static(b"GIF89a..."),
+                &Bytes::from_static(b"XIF89a..."),
                 Channels::AsStored,
                 "f.bin:3",
             ),
@@ -193,8 +193,8 @@ fn bad_image_data_is_invalid_argument_naming_the_key() {
             ),
         ),
         (
-            "png as jpeg",
-            decode_jpeg(&png, Channels::AsStored, "f.bin:3"),
+            "truncated png as jpeg",
+            decode_jpeg(&png.slice(..40), Channels::AsStored, "f.bin:3"),
         ),
         (
             "truncated via sniff",
@@ -213,10 +213,15 @@ fn bad_image_data_is_invalid_argument_naming_the_key() {
 fn channel_counts_map_to_tensorflow_arguments() {
     assert_eq!(Channels::from_count(0).unwrap(), Channels::AsStored);
     assert_eq!(Channels::from_count(3).unwrap(), Channels::Rgb);
-    assert_eq!(
-        Channels::from_count(5).unwrap_err().kind(),
-        Kind::InvalidArgument
-    );
+    for n in [2, 5, -1] {
+        let e = Channels::from_count(n).unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument);
+        // TensorFlow's message.
+        assert_eq!(
+            e.message(),
+            format!("`channels` must be 0, 1, 3 or 4 but got {n}")
+        );
+    }
 }
 
 // ---------------------------------------------------------------------
@@ -430,8 +435,7 @@ fn check_jpeg_corpus(corpus: &str) -> usize {
         let file = case["file"].as_str().unwrap();
         let jpeg = Bytes::from(std::fs::read(dir.join(file)).unwrap());
         let channels =
-            Channels::from_count(case["channels"].as_u64().unwrap() as usize)
-                .unwrap();
+            Channels::from_count(case["channels"].as_i64().unwrap()).unwrap();
         let got = decode_jpeg(&jpeg, channels, file);
         if let Some(error) = case.get("error") {
             // TensorFlow's InvalidArgumentError.

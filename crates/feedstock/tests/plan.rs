@@ -1168,8 +1168,10 @@ fn images_whole_files_and_dynamic_pad() -> Result<()> {
         let (key, contents) = g.read(reader, q)?;
         let image = g.decode_image(
             contents,
-            feedstock::plan::ImageFormat::Png,
-            feedstock::decode::image::Channels::Rgb,
+            feedstock::decode::image::DecodeSpec::new(
+                feedstock::plan::ImageFormat::Png,
+                feedstock::decode::image::Channels::Rgb,
+            ),
         )?;
         Ok((key, image))
     };
@@ -1235,8 +1237,10 @@ fn images_whole_files_and_dynamic_pad() -> Result<()> {
     let (_, contents) = g.read(reader, q)?;
     let image = g.decode_image(
         contents,
-        feedstock::plan::ImageFormat::Any,
-        feedstock::decode::image::Channels::AsStored,
+        feedstock::decode::image::DecodeSpec::new(
+            feedstock::plan::ImageFormat::Any,
+            feedstock::decode::image::Channels::AsStored,
+        ),
     )?;
     let sess = Session::new(&g);
     let coord = Coordinator::new();

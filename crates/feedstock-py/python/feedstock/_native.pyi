@@ -126,7 +126,19 @@ class Graph:
     def parse_sequence_example(
         self, serialized: Output, context: list[tuple[Any, ...]], sequence: list[tuple[Any, ...]], batched: bool
     ) -> tuple[list[Output], list[Output], list[Output]]: ...
-    def decode_image(self, contents: Output, format: str, channels: int) -> Output: ...
+    def decode_image(
+        self,
+        contents: Output,
+        format: str,
+        channels: int,
+        dtype: str,
+        expand_animations: bool,
+        ratio: int,
+        fancy_upscaling: bool,
+        try_recover_truncated: bool,
+        acceptable_fraction: float,
+        dct_method: str,
+    ) -> Output: ...
     def image_op(self, op: str, image: Output) -> Output: ...
     def random_flip_left_right(self, image: Output, seed: Optional[int] = ...) -> Output: ...
     def random_crop(self, t: Output, size: Sequence[int], seed: Optional[int] = ...) -> Output: ...

@@ -713,26 +713,72 @@ def _image(op, image):
     return _wrap1(x.graph, x.graph._g.image_op(op, x._o))
 
 
-def _decode_image(contents, fmt, channels):
+_DECODE_DTYPES = {"jpeg": ("uint8",), "png": ("uint8", "uint16"), "any": ("uint8", "uint16", "float32")}
+_DECODE_OPS = {"jpeg": "DecodeJpeg", "png": "DecodePng", "any": "DecodeImage"}
+
+
+def _decode_image(contents, fmt, channels, dtype=uint8, expand_animations=True, ratio=1,
+                  fancy_upscaling=True, try_recover_truncated=False, acceptable_fraction=1, dct_method=""):
+    """One of TensorFlow's decode ops. The attributes are checked when the
+    op runs (InvalidArgumentError), as TensorFlow's kernels check them; a
+    dtype the op cannot decode to is a TypeError when built, as in
+    TensorFlow."""
     x = convert_to_tensor(contents)
-    return _wrap1(x.graph, x.graph._g.decode_image(x._o, fmt, int(channels or 0)))
+    dtype = as_dtype(dtype)
+    allowed = _DECODE_DTYPES[fmt]
+    if dtype.name not in allowed:
+        raise TypeError(f"Value passed to parameter 'dtype' has DataType {dtype.name} not in list of "
+                        f"allowed values: {', '.join(allowed)}")
+    if x.dtype != string:
+        raise TypeError(f"Input 'contents' of '{_DECODE_OPS[fmt]}' Op has type {x.dtype.name} that does not "
+                        "match expected type of string.")
+    out = x.graph._g.decode_image(
+        x._o, fmt, operator.index(channels or 0), dtype.name, bool(expand_animations), operator.index(ratio),
+        bool(fancy_upscaling), bool(try_recover_truncated), float(acceptable_fraction), str(dct_method))
+    return _wrap1(x.graph, out)
 
 
 def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,
                 acceptable_fraction=1, dct_method="", name=None):
-    return _decode_image(contents, "jpeg", channels)
+    """``tf.io.decode_jpeg``: decodes a JPEG, PNG or single-frame GIF (the
+    JPEG attributes apply to JPEG data only) to uint8 ``[h, w, c]``."""
+    return _decode_image(contents, "jpeg", channels, ratio=ratio, fancy_upscaling=fancy_upscaling,
+                         try_recover_truncated=try_recover_truncated,
+                         acceptable_fraction=acceptable_fraction, dct_method=dct_method)
 
 
 def decode_png(contents, channels=0, dtype=uint8, name=None):
-    if as_dtype(dtype) != uint8:
-        raise NotImplementedError("decode_png decodes to uint8 only")
-    return _decode_image(contents, "png", channels)
+    """``tf.io.decode_png``: decodes a PNG, JPEG or single-frame GIF to
+    uint8 or uint16 ``[h, w, c]``."""
+    return _decode_image(contents, "png", channels, dtype)
 
 
 def decode_image(contents, channels=None, dtype=uint8, name=None, expand_animations=True):
-    if as_dtype(dtype) != uint8:
-        raise NotImplementedError("decode_image decodes to uint8 only")
-    return _decode_image(contents, "any", channels)
+    """``tf.io.decode_image``: JPEG, PNG, GIF or BMP. uint8, uint16 and
+    float32 are decoded directly; another dtype is the uint16 decoding
+    through ``convert_image_dtype``, as in TensorFlow."""
+    dtype = as_dtype(dtype)
+    direct = dtype.name in _DECODE_DTYPES["any"]
+    image = _decode_image(contents, "any", channels, dtype if direct else "uint16", expand_animations)
+    return image if direct else _convert_image_dtype(image, dtype)
+
+
+def _convert_image_dtype(image, dtype):
+    """TensorFlow's ``convert_image_dtype`` from an unsigned integer type
+    (here uint16, for ``decode_image``) to ``dtype``."""
+    from . import _graph
+
+    if not (dtype.is_floating or dtype.is_integer):
+        raise AttributeError("dtype must be either floating point or integer")
+    in_max = int(np.iinfo(image.dtype.as_numpy_dtype).max)
+    if dtype.is_floating:
+        return _graph.multiply(_graph.cast(image, dtype), 1.0 / in_max)
+    out_max = int(np.iinfo(dtype.as_numpy_dtype).max)
+    if in_max > out_max:
+        scale = (in_max + 1) // (out_max + 1)
+        return _graph.cast(_graph.floordiv(image, scale), dtype)
+    scale = (out_max + 1) // (in_max + 1)
+    return _graph.multiply(_graph.cast(image, dtype), scale)
 
 
 def flip_left_right(image):

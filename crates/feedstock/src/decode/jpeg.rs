@@ -4,12 +4,15 @@
 //!
 //! The decoder is the one the `mozjpeg` crate builds from source (MozJPEG
 //! is libjpeg-turbo with a different encoder), built with its
-//! arithmetic-coding decoder as TensorFlow's is. TensorFlow's settings:
-//! `dct_method = ""`, which TensorFlow maps to `JDCT_IFAST`; fancy
-//! upsampling on; no scaling (`ratio = 1`); no recovery of truncated
-//! data (`try_recover_truncated = false`, so a cut-off JPEG is an error);
-//! output `JCS_GRAYSCALE` or `JCS_RGB`, and for a CMYK / YCCK JPEG
-//! `JCS_CMYK` converted to RGB by TensorFlow's formula.
+//! arithmetic-coding decoder as TensorFlow's is. `decode_jpeg`'s
+//! attributes map as TensorFlow maps them ([`Settings`]): `dct_method`
+//! `""` or `"INTEGER_FAST"` to `JDCT_IFAST`, `"INTEGER_ACCURATE"` to
+//! `JDCT_ISLOW`; `fancy_upscaling`; `ratio` as libjpeg's scaling by
+//! `1/ratio`; `try_recover_truncated` lets libjpeg's fake end-of-image
+//! marker fill a cut-off image's missing rows with gray (otherwise a
+//! truncated JPEG is an error). The output is `JCS_GRAYSCALE` or
+//! `JCS_RGB`, and for a CMYK / YCCK JPEG `JCS_CMYK` converted to RGB by
+//! TensorFlow's formula.
 
 use std::cell::Cell;
 use std::io::{self, BufRead, Read};
@@ -23,19 +26,62 @@ use crate::error::{Error, Result};
 /// the components stored) as too large; so do we, before allocating.
 const MAX_SAMPLES: u64 = 1 << 29;
 
+/// How libjpeg is set up: TensorFlow's `decode_jpeg` attributes, checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Settings {
+    /// Scale the image down by this (1, 2, 4 or 8).
+    pub ratio: u8,
+    /// The accurate integer IDCT (`JDCT_ISLOW`) rather than the fast one.
+    pub accurate_dct: bool,
+    /// libjpeg's fancy (triangular) chroma upsampling.
+    pub fancy_upscaling: bool,
+    /// Fill the rows of a cut-off JPEG with gray instead of failing.
+    pub try_recover_truncated: bool,
+}
+
+impl Default for Settings {
+    /// TensorFlow's defaults.
+    fn default() -> Settings {
+        Settings {
+            ratio: 1,
+            accurate_dct: false,
+            fancy_upscaling: true,
+            try_recover_truncated: false,
+        }
+    }
+}
+
 /// The input as the decoder reads it, noting whether the decoder asked
 /// for bytes past the end: libjpeg then pretends an end-of-image marker
-/// and fills the rest with gray, a silent loss TensorFlow refuses too.
+/// and fills the rest with gray. Without recovery that is a silent loss
+/// TensorFlow refuses too; with it, TensorFlow inserts the marker once
+/// and fails if libjpeg asks again, and so does this reader (by an I/O
+/// error, which the `mozjpeg` source manager turns into a fatal one).
 struct Input<'a> {
     data: &'a [u8],
     ran_out: &'a Cell<bool>,
+    recover: bool,
+}
+
+impl Input<'_> {
+    /// Notes a read past the end; an error for a second one when
+    /// recovering.
+    fn past_end(&self) -> io::Result<()> {
+        if self.recover && self.ran_out.get() {
+            return Err(io::Error::other(
+                "the data ends before the image does, even with recovery",
+            ));
+        }
+        self.ran_out.set(true);
+        Ok(())
+    }
 }
 
 impl Read for Input<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.data.read(buf)?;
         if n == 0 && !buf.is_empty() {
-            self.ran_out.set(true);
+            self.past_end()?;
         }
         Ok(n)
     }
@@ -44,7 +90,7 @@ impl Read for Input<'_> {
 impl BufRead for Input<'_> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.data.is_empty() {
-            self.ran_out.set(true);
+            self.past_end()?;
         }
         Ok(self.data)
     }
@@ -59,6 +105,7 @@ impl BufRead for Input<'_> {
 pub(crate) fn decode(
     contents: &[u8],
     channels: usize,
+    settings: Settings,
 ) -> Result<(usize, usize, usize, Vec<u8>)> {
     let invalid = |msg: String| {
         Error::invalid_argument(format!(
@@ -71,7 +118,7 @@ pub(crate) fn decode(
     // `mozjpeg` crate's error manager); it is caught here and becomes an
     // error value. The decoder's state is dropped with the closure.
     let decoded = catch_unwind(AssertUnwindSafe(|| {
-        decode_unchecked(contents, channels, &ran_out)
+        decode_unchecked(contents, channels, settings, &ran_out)
     }));
     let out = match decoded {
         Ok(Ok(out)) => out,
@@ -87,7 +134,7 @@ pub(crate) fn decode(
             return Err(invalid(msg));
         }
     };
-    if ran_out.get() {
+    if ran_out.get() && !settings.try_recover_truncated {
         return Err(invalid(
             "the data ends before the image does (a truncated JPEG)"
                 .to_owned(),
@@ -99,6 +146,7 @@ pub(crate) fn decode(
 fn decode_unchecked(
     contents: &[u8],
     channels: usize,
+    settings: Settings,
     ran_out: &Cell<bool>,
 ) -> Result<(usize, usize, usize, Vec<u8>)> {
     let io_err = |e: io::Error| {
@@ -113,14 +161,21 @@ fn decode_unchecked(
     let input = Input {
         data: contents,
         ran_out,
+        recover: settings.try_recover_truncated,
     };
     // APP14 is saved to see whether the file has an Adobe marker, which
     // decides how TensorFlow converts CMYK (libjpeg still reads it).
     let mut d = Decompress::with_markers(&[Marker::APP(14)])
         .from_reader(input)
         .map_err(io_err)?;
-    d.dct_method(DctMethod::IntegerFast);
-    d.do_fancy_upsampling(true);
+    d.dct_method(if settings.accurate_dct {
+        DctMethod::IntegerSlow
+    } else {
+        DctMethod::IntegerFast
+    });
+    d.do_fancy_upsampling(settings.fancy_upscaling);
+    // libjpeg scales by num/8, so 1/ratio is (8/ratio)/8.
+    d.scale(8 / settings.ratio);
     let stored = d.color_space();
     let cmyk = matches!(stored, ColorSpace::JCS_CMYK | ColorSpace::JCS_YCCK);
     let adobe = d.markers().any(|m| {

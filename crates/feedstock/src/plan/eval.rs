@@ -21,7 +21,7 @@ use crate::decode::example::{
     parse_example, parse_sequence_example, parse_single_example,
     parse_single_sequence_example, FeatureKind, FeatureSpec, ParsedSequence,
 };
-use crate::decode::image::{decode_image, decode_jpeg, decode_png};
+use crate::decode::image;
 use crate::decode::math;
 use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
@@ -33,8 +33,7 @@ use crate::reader::{Reader, WorkQueue};
 use crate::tensor::{Tensor, Value};
 
 use super::graph::{
-    Graph, ImageFormat, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim,
-    SparsePart,
+    Graph, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim, SparsePart,
 };
 use super::session::{Inner, Interrupt, NodeState, Resource};
 
@@ -750,16 +749,10 @@ fn run_step<'a>(
             };
             push_sequence(parsed, sequence, *batched, out)?;
         }
-        Op::DecodeImage { format, channels } => {
+        Op::DecodeImage(spec) => {
             let t = dense_in(ins, 0)?;
             let b = t.scalar_value::<Bytes>()?;
-            let k = key_str();
-            let img = match format {
-                ImageFormat::Jpeg => decode_jpeg(&b, *channels, &k)?,
-                ImageFormat::Png => decode_png(&b, *channels, &k)?,
-                ImageFormat::Any => decode_image(&b, *channels, &k)?,
-            };
-            out.push(img.into());
+            out.push(image::decode(&b, spec, &key_str())?.into());
         }
         Op::Image(op) => {
             let t = dense_in(ins, 0)?;

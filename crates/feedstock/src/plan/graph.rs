@@ -8,7 +8,7 @@ use parking_lot::RwLock;
 
 use crate::decode::csv::{CsvDecoder, RecordDefault};
 use crate::decode::example::{check_sequence_specs, FeatureKind, FeatureSpec};
-use crate::decode::image::Channels;
+use crate::decode::image::DecodeSpec;
 use crate::decode::math::{self, BinaryOp};
 use crate::decode::raw::ByteOrder;
 use crate::error::{Error, Result};
@@ -268,17 +268,7 @@ impl Default for CsvOptions {
     }
 }
 
-/// Which image format [`Graph::decode_image`] expects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ImageFormat {
-    /// `tf.image.decode_jpeg`.
-    Jpeg,
-    /// `tf.image.decode_png`.
-    Png,
-    /// `tf.image.decode_image`: whichever the bytes are.
-    Any,
-}
+pub use crate::decode::image::ImageFormat;
 
 /// One dimension of a [`Graph::strided_slice`], as Python's indexing
 /// writes it.
@@ -439,10 +429,7 @@ pub(crate) enum Op {
         sequence: FeatureSpec,
         batched: bool,
     },
-    DecodeImage {
-        format: ImageFormat,
-        channels: Channels,
-    },
+    DecodeImage(Box<DecodeSpec>),
     Image(ImageOp),
     RandomFlip {
         seed: Option<u64>,
@@ -1811,31 +1798,65 @@ impl Graph {
         Ok((outs, lists, lengths))
     }
 
-    /// Decodes an image to `uint8 [height, width, channels]`
-    /// (`tf.image.decode_jpeg` / `decode_png` / `decode_image`).
+    /// Decodes an image (`tf.image.decode_jpeg` / `decode_png` /
+    /// `decode_image`, by `spec.op`): `[height, width, channels]` of
+    /// `spec.dtype`, with `channels` unknown for 0. `decode_image` with
+    /// `expand_animations` is of unknown rank, as in TensorFlow (a GIF is
+    /// `[frames, height, width, 3]`). The attributes' values are checked
+    /// when the op runs, as TensorFlow's kernels check them.
     ///
     /// # Errors
-    /// InvalidArgument for a non-string input.
+    /// InvalidArgument (a dtype refusal) for a non-string input or a
+    /// dtype the op does not decode to (`decode_jpeg`: `U8`;
+    /// `decode_png`: also `U16`; `decode_image`: also `F32`);
+    /// InvalidArgument for an input that is not a scalar or a negative
+    /// `channels`.
     pub fn decode_image(
         &self,
         contents: Output,
-        format: ImageFormat,
-        channels: Channels,
+        spec: DecodeSpec,
     ) -> Result<Output> {
-        let info = self.string_input(contents, "decode_image")?;
-        let c = match channels {
-            Channels::AsStored => None,
-            Channels::Gray => Some(1),
-            Channels::GrayAlpha => Some(2),
-            Channels::Rgb => Some(3),
-            Channels::Rgba => Some(4),
+        const NAME: &str = "decode_image";
+        let info = self.string_input(contents, NAME)?;
+        if let Some(d) = dims_of(&info.shape).filter(|d| !d.is_empty()) {
+            return Err(invalid(format!(
+                "{NAME}: contents must be a scalar (rank 0), not of rank {}",
+                d.len()
+            )));
+        }
+        let dtypes: &[DType] = match spec.op {
+            ImageFormat::Jpeg => &[DType::U8],
+            ImageFormat::Png => &[DType::U8, DType::U16],
+            _ => &[DType::U8, DType::U16, DType::F32],
         };
+        if !dtypes.contains(&spec.dtype) {
+            return Err(invalid_dtype(format!(
+                "{NAME}: dtype {} is not one of {dtypes:?}",
+                spec.dtype
+            )));
+        }
+        let c = match usize::try_from(spec.channels) {
+            Ok(0) => None,
+            Ok(c) => Some(c),
+            Err(_) => {
+                return Err(invalid(format!(
+                    "channels must be non-negative, got {}",
+                    spec.channels
+                )))
+            }
+        };
+        let shape = if spec.op == ImageFormat::Any && spec.expand_animations {
+            None
+        } else {
+            partial(vec![None, None, c])
+        };
+        let dtype = spec.dtype;
         self.add1(
             None,
             "DecodeImage",
-            Op::DecodeImage { format, channels },
+            Op::DecodeImage(Box::new(spec)),
             vec![contents],
-            with_key(dense(partial(vec![None, None, c]), DType::U8), info.key),
+            with_key(dense(shape, dtype), info.key),
         )
     }
 
