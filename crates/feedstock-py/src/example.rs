@@ -111,7 +111,12 @@ fn encode_example<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let features = entries.map(features_from_py).transpose()?;
     let ex = Example { features };
-    Ok(PyBytes::new(py, &ex.encode_to_vec()))
+    Ok(encoded(py, &ex))
+}
+
+/// `m` in protobuf's wire form, as Python bytes.
+fn encoded<'py>(py: Python<'py>, m: &impl Message) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &m.encode_to_vec())
 }
 
 /// `_native.encode_features(entries) -> bytes`: a `tf.train.Features`.
@@ -120,10 +125,7 @@ fn encode_features<'py>(
     py: Python<'py>,
     entries: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(
-        py,
-        &features_from_py(entries)?.encode_to_vec(),
-    ))
+    Ok(encoded(py, &features_from_py(entries)?))
 }
 
 /// `_native.encode_feature(kind, values) -> bytes`: a `tf.train.Feature`.
@@ -133,10 +135,7 @@ fn encode_feature<'py>(
     kind: u8,
     values: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(
-        py,
-        &feature_from_py(kind, values)?.encode_to_vec(),
-    ))
+    Ok(encoded(py, &feature_from_py(kind, values)?))
 }
 
 /// `_native.encode_feature_list(steps) -> bytes`: a
@@ -146,10 +145,7 @@ fn encode_feature_list<'py>(
     py: Python<'py>,
     steps: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(
-        py,
-        &feature_list_from_py(steps)?.encode_to_vec(),
-    ))
+    Ok(encoded(py, &feature_list_from_py(steps)?))
 }
 
 /// `_native.encode_feature_lists(entries) -> bytes`: a
@@ -159,10 +155,7 @@ fn encode_feature_lists<'py>(
     py: Python<'py>,
     entries: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(
-        py,
-        &feature_lists_from_py(entries)?.encode_to_vec(),
-    ))
+    Ok(encoded(py, &feature_lists_from_py(entries)?))
 }
 
 /// `_native.encode_sequence_example(context, feature_lists) -> bytes`:
@@ -178,7 +171,7 @@ fn encode_sequence_example<'py>(
         context: context.map(features_from_py).transpose()?,
         feature_lists: feature_lists.map(feature_lists_from_py).transpose()?,
     };
-    Ok(PyBytes::new(py, &se.encode_to_vec()))
+    Ok(encoded(py, &se))
 }
 
 /// `_native.decode_example(data) -> list[(name, kind, values)] | None`.

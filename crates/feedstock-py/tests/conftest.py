@@ -11,6 +11,16 @@ def golden():
     return GOLDEN
 
 
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    """Every test builds in a graph of its own (compat.v1's default graph
+    is reset before it)."""
+    import feedstock.compat.v1 as tf
+
+    tf.reset_default_graph()
+    yield
+
+
 # --- a real S3 server: SeaweedFS on 127.0.0.1, started for the session ------
 
 import os  # noqa: E402

@@ -11,12 +11,6 @@ import feedstock.compat.v1 as tf
 T, F = True, False
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
-
-
 def rows():
     """Two float rows [0, 1, 2] and [10, 11, 12], one epoch, in order."""
     data = tf.constant([[0.0, 1.0, 2.0], [10.0, 11.0, 12.0]])

@@ -8,12 +8,6 @@ import pytest
 import feedstock.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
-
-
 def run(fetches):
     with tf.Session() as sess:
         return sess.run(fetches)

@@ -14,12 +14,6 @@ import feedstock.compat.v1 as tf
 T = tf.train
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
-
-
 def run(fetches):
     with tf.Session() as sess:
         return sess.run(fetches)

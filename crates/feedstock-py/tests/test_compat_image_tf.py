@@ -51,12 +51,6 @@ def trns(data):
 RGB8 = png(2, 1, 2, 8, [bytes([10, 20, 30, 200, 100, 50])])
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default():
-        yield
-
-
 # ------------------------------------------------------------ decode_jpeg's attributes
 
 

@@ -10,12 +10,6 @@ import pytest
 import feedstock.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
-
-
 def write(path, ids, options=None):
     with tf.io.TFRecordWriter(str(path), options=options) as w:
         for i in ids:

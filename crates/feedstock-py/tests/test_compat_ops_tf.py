@@ -16,12 +16,6 @@ def run(t):
         return s.run(t)
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default():
-        yield
-
-
 def same(got, want, dtype):
     got = np.asarray(got)
     assert got.dtype == np.dtype(dtype), got.dtype

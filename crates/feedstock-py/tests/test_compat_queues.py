@@ -12,12 +12,6 @@ import pytest
 import feedstock.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
-
-
 def run_to_the_end(fetches):
     """Starts the graph's queue runners and runs ``fetches`` until
     OutOfRangeError; returns every result, after joining the runners."""

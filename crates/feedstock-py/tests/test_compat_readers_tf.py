@@ -8,12 +8,6 @@ import pytest
 import feedstock.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
-
-
 @pytest.fixture
 def text_files(tmp_path):
     files = []

@@ -7,12 +7,6 @@ import pytest
 import feedstock.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
-
-
 def example(values):
     return tf.train.Example(features=tf.train.Features(feature={
         "v": tf.train.Feature(int64_list=tf.train.Int64List(value=values)),

@@ -15,11 +15,6 @@ import feedstock.compat.v1 as tf
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-
-
 @pytest.mark.parametrize(
     "dtype, value",
     [

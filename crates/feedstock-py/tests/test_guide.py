@@ -11,12 +11,6 @@ import pytest
 import feedstock.compat.v1 as tf
 
 
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    tf.reset_default_graph()
-    yield
-
-
 def write_csv(path, rows):
     path.write_text("".join(",".join(str(v) for v in r) + "\n" for r in rows))
     return str(path)
