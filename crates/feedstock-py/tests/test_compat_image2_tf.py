@@ -196,3 +196,33 @@ def test_bmp_refuses_1_channel_before_the_op_check():
         run(tf.io.decode_image(BMP24, channels=1))
     with pytest.raises(errors.InvalidArgumentError, match="`channels` must be 0, 3 or 4 for BMP"):
         run(tf.io.decode_png(BMP24, channels=1))
+
+
+# ------------------------------------------------------- crops, flips, standardization
+
+IMG = np.arange(5 * 7 * 3, dtype=np.uint8).reshape(5, 7, 3)
+
+
+def test_random_crop_too_large_fails_when_run_with_tensorflows_message():
+    crop = tf.random_crop(IMG, [6, 8, 4])
+    assert crop.shape.as_list() == [6, 8, 4]
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"assertion failed: \[Need value.shape >= size, got \] \[5 7 3\] \[6 8 4\]"):
+        run(crop)
+
+
+def test_random_crop_of_the_wrong_rank_is_a_value_error_when_built():
+    with pytest.raises(ValueError):
+        tf.random_crop(IMG, [2, 2])
+
+
+@pytest.mark.parametrize("op", ["flip_left_right", "flip_up_down", "per_image_standardization",
+                                "random_flip_left_right"])
+def test_empty_images_are_refused(op):
+    empty = np.zeros((3, 0, 3), np.uint8)
+    with pytest.raises(ValueError, match="must be > 0"):
+        getattr(tf.image, op)(empty)
+    p = tf.placeholder(tf.uint8, [None, None, None])
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"assertion failed: \[inner 3 dims of .{0,2}image.shape.{0,2} must be > 0.\]"):
+        run(getattr(tf.image, op)(p), {p: empty})
