@@ -47,11 +47,16 @@
 //! keeps the colour type's channels (a tRNS chunk adds alpha only to a
 //! palette image); an alpha channel added to a gray or palette image of
 //! under 8 bits is `2^bits - 1`, libpng's filler before expansion.
+//!
+//! GIF frames are composed as TensorFlow composes them (see the `gif`
+//! module: the canvas is the largest frame, disposal is ignored); BMP is
+//! read as TensorFlow's own reader reads it (8-bit files keep their raw
+//! palette indices). Both widen to 16 bits by 256.
 
 use bytes::Bytes;
 use image::ImageFormat as Codec;
 
-use super::jpeg;
+use super::{bmp, gif, jpeg};
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Tensor};
 
@@ -341,23 +346,64 @@ fn decode_unkeyed(contents: &[u8], spec: &DecodeSpec) -> Result<Tensor> {
             (vec![h, w, c], Pixels::Bytes(px))
         }
         Format::Png => decode_png_data(contents, channels)?,
-        Format::Gif => return Err(unsupported("GIF")),
-        Format::Bmp => {
-            if spec.op != ImageFormat::Any {
-                return Err(Error::invalid_argument(format!(
-                    "Trying to decode BMP format using a wrong op. Use \
-                     `decode_bmp` or `decode_image` instead. Op used: {}",
-                    spec.op.op_name()
-                )));
-            }
-            return Err(unsupported("BMP"));
-        }
+        Format::Gif => decode_gif_data(contents, spec)?,
+        Format::Bmp => decode_bmp_data(contents, spec)?,
     };
     pixels.into_tensor(dims, spec.dtype)
 }
 
-fn unsupported(what: &str) -> Error {
-    Error::unimplemented(format!("{what} images are not supported yet"))
+/// Decodes a GIF as TensorFlow's ops do: `[frames, height, width, 3]`
+/// for `decode_image` (its first frame `[height, width, 3]` without
+/// `expand_animations`), a single frame `[height, width, 3]` for
+/// `decode_jpeg` / `decode_png`, which refuse an animation.
+fn decode_gif_data(
+    contents: &[u8],
+    spec: &DecodeSpec,
+) -> Result<(Vec<usize>, Pixels)> {
+    if !matches!(spec.channels, 0 | 3) {
+        return Err(Error::invalid_argument(format!(
+            "channels must be 0 or 3 for GIF, got {}",
+            spec.channels
+        )));
+    }
+    let first_only = spec.op == ImageFormat::Any && !spec.expand_animations;
+    let g = gif::decode(contents, first_only)?;
+    let dims = match spec.op {
+        ImageFormat::Any if spec.expand_animations => {
+            vec![g.frames, g.height, g.width, 3]
+        }
+        ImageFormat::Any => vec![g.height, g.width, 3],
+        _ if g.frames == 1 => vec![g.height, g.width, 3],
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "Got {} frames, but animated gifs can only be decoded by \
+                 tf.io.decode_gif or tf.io.decode_image",
+                g.frames
+            )))
+        }
+    };
+    Ok((dims, Pixels::Bytes(g.pixels)))
+}
+
+/// Decodes a BMP as `decode_image` does (the other ops refuse it).
+fn decode_bmp_data(
+    contents: &[u8],
+    spec: &DecodeSpec,
+) -> Result<(Vec<usize>, Pixels)> {
+    if spec.channels == 1 {
+        return Err(Error::invalid_argument(
+            "`channels` must be 0, 3 or 4 for BMP, but got 1",
+        ));
+    }
+    if spec.op != ImageFormat::Any {
+        return Err(Error::invalid_argument(format!(
+            "Trying to decode BMP format using a wrong op. Use `decode_bmp` \
+             or `decode_image` instead. Op used: {}",
+            spec.op.op_name()
+        )));
+    }
+    let b = bmp::decode(contents, spec.channels as usize)?;
+    Ok((vec![b.height, b.width, b.channels], Pixels::Bytes(b.pixels)))
 }
 
 /// Decoded samples, before the conversion to the op's dtype.

@@ -10,9 +10,11 @@
 //! Example decoders return strings that share the record's buffer: a
 //! borrowed slice would force them to copy.
 
+mod bmp;
 pub mod csv;
 pub mod example;
 pub mod fixed_image;
+mod gif;
 pub mod image;
 mod jpeg;
 pub mod math;

@@ -380,15 +380,31 @@ fn reverse(t: &Tensor, axis: usize) -> Result<Tensor> {
 
 /// The height, width and channel axes of an image of rank 3 or 4.
 fn image_axes(t: &Tensor, op: &str) -> Result<(usize, usize)> {
-    match t.rank() {
-        3 => Ok((0, 1)),
-        4 => Ok((1, 2)),
-        r => Err(Error::invalid_argument(format!(
-            "{op} needs an image [height, width, channels] or a batch \
-             [n, height, width, channels], got rank {r} shape {}",
-            t.shape()
-        ))),
+    let axes = match t.rank() {
+        3 => (0, 1),
+        4 => (1, 2),
+        r => {
+            return Err(Error::invalid_argument(format!(
+                "{op} needs an image [height, width, channels] or a batch \
+                 [n, height, width, channels], got rank {r} shape {}",
+                t.shape()
+            )))
+        }
+    };
+    check_inner_dims(t)?;
+    Ok(axes)
+}
+
+/// TensorFlow's run-time check of an image op (`_CheckAtLeast3DImage`):
+/// the height, width and channels must not be 0.
+fn check_inner_dims(t: &Tensor) -> Result<()> {
+    let d = t.dims();
+    if d.len() >= 3 && d[d.len() - 3..].contains(&0) {
+        return Err(Error::invalid_argument(
+            "assertion failed: [inner 3 dims of 'image.shape' must be > 0.]",
+        ));
     }
+    Ok(())
 }
 
 /// Mirrors an image (or each image of a batch) left to right.
@@ -441,9 +457,13 @@ pub fn random_crop<R: Rng + ?Sized>(
 ) -> Result<Tensor> {
     let dims = t.dims();
     if size.len() != dims.len() || size.iter().zip(dims).any(|(s, d)| s > d) {
+        let list = |v: &[usize]| {
+            v.iter().map(usize::to_string).collect::<Vec<_>>().join(" ")
+        };
         return Err(Error::invalid_argument(format!(
-            "cannot crop {size:?} out of shape {}",
-            t.shape()
+            "assertion failed: [Need value.shape >= size, got ] [{}] [{}]",
+            list(dims),
+            list(size)
         )));
     }
     let begin: Vec<usize> = size
@@ -501,6 +521,7 @@ pub fn per_image_standardization(image: &Tensor) -> Result<Tensor> {
             image.shape()
         )));
     }
+    check_inner_dims(image)?;
     if matches!(image.dtype(), DType::String | DType::C64 | DType::C128) {
         return Err(Error::unimplemented(format!(
             "per_image_standardization: cannot cast a {} image to float32",
@@ -678,6 +699,12 @@ mod tests {
             dims in prop::collection::vec(0usize..5, 3..=4),
         ) {
             let t = iota(&dims);
+            if dims[dims.len() - 3..].contains(&0) {
+                // TensorFlow's run-time check refuses an empty image.
+                prop_assert!(flip_left_right(&t).is_err());
+                prop_assert!(flip_up_down(&t).is_err());
+                return Ok(());
+            }
             let (h, w) = if dims.len() == 3 { (0, 1) } else { (1, 2) };
             for (axis, got) in [
                 (w, flip_left_right(&t).unwrap()),

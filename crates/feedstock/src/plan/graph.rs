@@ -1907,8 +1907,8 @@ impl Graph {
     /// A random `size` crop of `t` (`tf.random_crop`).
     ///
     /// # Errors
-    /// InvalidArgument when `size` has another rank than `t` or exceeds a
-    /// known dimension.
+    /// InvalidArgument when `size` has another rank than `t` (a size
+    /// over `t`'s fails when run, as in TensorFlow).
     pub fn random_crop(
         &self,
         t: Output,
@@ -1916,12 +1916,16 @@ impl Graph {
         seed: Option<u64>,
     ) -> Result<Output> {
         let info = self.check_dense(t, "random_crop")?;
+        // A known rank must be the size's (TensorFlow's ValueError); a
+        // size over the image fails when run, as in TensorFlow.
         if let Some(d) = dims_of(&info.shape) {
-            if d.len() != size.len()
-                || d.iter().zip(size).any(|(d, s)| d.is_some_and(|d| *s > d))
-            {
+            if d.len() != size.len() {
                 return Err(invalid(format!(
-                    "random_crop: size {size:?} does not fit shape {d:?}"
+                    "random_crop: size {size:?} has {} dimensions, the \
+                     value's shape {} has {}",
+                    size.len(),
+                    fmt_dims(&d),
+                    d.len()
                 )));
             }
         }
