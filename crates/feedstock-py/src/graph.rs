@@ -770,6 +770,18 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.image.crop_to_bounding_box` with its box given as tensors.
+    fn crop_to_bounding_box_tensors(
+        &self,
+        image: PyOutput,
+        bounding_box: [PyOutput; 4],
+    ) -> PyResult<PyOutput> {
+        self.0
+            .crop_to_bounding_box_tensors(image.0, bounding_box.map(|b| b.0))
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.cast`.
     fn cast(&self, x: PyOutput, dtype_name: &str) -> PyResult<PyOutput> {
         self.0.cast(x.0, dtype(dtype_name)?).py_err().map(PyOutput)

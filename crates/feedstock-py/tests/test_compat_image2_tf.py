@@ -3,6 +3,7 @@ checks, as TensorFlow 2.21 (``tensorflow.compat.v1``, graph mode) behaves.
 Every expectation below was observed there; the GIFs and BMPs are written
 here."""
 
+import re
 import struct
 
 import numpy as np
@@ -226,3 +227,29 @@ def test_empty_images_are_refused(op):
     with pytest.raises(errors.InvalidArgumentError,
                        match=r"assertion failed: \[inner 3 dims of .{0,2}image.shape.{0,2} must be > 0.\]"):
         run(getattr(tf.image, op)(p), {p: empty})
+
+
+def test_crop_box_given_as_tensors_is_checked_when_run():
+    img = tf.constant(np.arange(5 * 7 * 3, dtype=np.uint8).reshape(5, 7, 3))
+    crop = tf.image.crop_to_bounding_box(img, tf.constant(1), 2, 3, tf.constant(4))
+    # A constant target gives the static size, as in TensorFlow.
+    assert crop.shape.as_list() == [3, 4, 3]
+    computed = tf.image.crop_to_bounding_box(img, tf.constant(0) + 1, 2, 3, 4)
+    with tf.Session() as s:
+        got = s.run(crop)
+        assert got.shape == (3, 4, 3) and got[0, 0].tolist() == [27, 28, 29]
+        assert s.run(computed).tolist() == got.tolist()
+        # TensorFlow 2.21's assertion messages, each when run.
+        for box, why in [
+            ((tf.constant(3), 0, 3, 4), "height must be >= target + offset."),
+            ((0, tf.constant(5), 2, 3), "width must be >= target + offset."),
+            ((tf.constant(-1), 0, 2, 2), "offset_height must be >= 0."),
+        ]:
+            with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(f"assertion failed: [{why}]")):
+                s.run(tf.image.crop_to_bounding_box(img, *box))
+    # What Python ints decide is still refused when built.
+    with pytest.raises(ValueError, match="target_height must be > 0"):
+        tf.image.crop_to_bounding_box(img, tf.constant(0), 0, 0, 2)
+    images = tf.constant(np.zeros((2, 5, 7, 1), np.float32))
+    batch = tf.image.crop_to_bounding_box(images, tf.constant(1), 1, 2, 2)
+    assert batch.shape.as_list() == [2, 2, 2, 1]

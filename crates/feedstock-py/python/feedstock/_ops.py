@@ -801,16 +801,25 @@ def random_flip_left_right(image, seed=None):
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
     """``tf.image.crop_to_bounding_box`` of an image or a batch of images;
     a negative offset, an empty box, or a box outside the image's known
-    size is a ValueError when built, as in TensorFlow."""
+    size is a ValueError when built, as in TensorFlow. A box given as
+    tensors (constant or computed) is checked when run
+    (``InvalidArgumentError``, TensorFlow's assertion messages)."""
     x = convert_to_tensor(image)
-    box = [operator.index(v) for v in (offset_height, offset_width, target_height, target_width)]
+    box = [v if isinstance(v, Tensor) else operator.index(v)
+           for v in (offset_height, offset_width, target_height, target_width)]
+    # What TensorFlow can decide from Python ints it refuses when built.
     for name, v in zip(("offset_height", "offset_width"), box):
-        if v < 0:
+        if isinstance(v, int) and v < 0:
             raise ValueError(f"{name} must be >= 0.")
     for name, v in zip(("target_height", "target_width"), box[2:]):
-        if v <= 0:
+        if isinstance(v, int) and v <= 0:
             raise ValueError(f"{name} must be > 0.")
-    return _wrap1(x.graph, x.graph._g.crop_to_bounding_box(x._o, *box))
+    if all(isinstance(v, int) for v in box):
+        return _wrap1(x.graph, x.graph._g.crop_to_bounding_box(x._o, *box))
+    # The rest is checked when run, as TensorFlow's assertions are.
+    with x.graph.as_default():
+        parts = [(v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=int32))._o for v in box]
+    return _wrap1(x.graph, x.graph._g.crop_to_bounding_box_tensors(x._o, parts))
 
 
 def random_crop(value, size, seed=None, name=None):

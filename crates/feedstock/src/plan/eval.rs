@@ -30,7 +30,7 @@ use crate::error::{Error, Kind, Result};
 use crate::io::fs::{default_fs, io_error};
 use crate::queue::Queue;
 use crate::reader::{Reader, WorkQueue};
-use crate::tensor::{Tensor, Value};
+use crate::tensor::{DType, Tensor, Value};
 
 use super::graph::{
     Graph, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim, SparsePart,
@@ -416,6 +416,51 @@ fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
     }
 }
 
+/// An int32 or int64 scalar's value.
+fn int_scalar(t: &Tensor) -> Result<i64> {
+    match t.dtype() {
+        DType::I32 => t.scalar_value::<i32>().map(i64::from),
+        _ => t.scalar_value::<i64>(),
+    }
+}
+
+/// A crop box (offset height and width, target height and width) checked
+/// against `image` as TensorFlow's `crop_to_bounding_box` asserts it, in
+/// its order and words.
+fn checked_box(image: &Tensor, b: [i64; 4]) -> Result<[usize; 4]> {
+    let d = image.dims();
+    if !(3..=4).contains(&d.len()) {
+        return Err(Error::invalid_argument(format!(
+            "crop_to_bounding_box: the image (shape {}) must have 3 or 4 \
+             dimensions",
+            image.shape()
+        )));
+    }
+    let (h, w) = (d[d.len() - 3] as i64, d[d.len() - 2] as i64);
+    let [oh, ow, th, tw] = b;
+    let checks = [
+        (ow >= 0, "offset_width must be >= 0."),
+        (oh >= 0, "offset_height must be >= 0."),
+        (tw > 0, "target_width must be > 0."),
+        (th > 0, "target_height must be > 0."),
+        (
+            w >= tw.saturating_add(ow),
+            "width must be >= target + offset.",
+        ),
+        (
+            h >= th.saturating_add(oh),
+            "height must be >= target + offset.",
+        ),
+    ];
+    if let Some((_, why)) = checks.iter().find(|(ok, _)| !ok) {
+        return Err(Error::invalid_argument(format!(
+            "assertion failed: [{why}]"
+        )));
+    }
+    // Every part is now a non-negative value no larger than a dimension.
+    Ok(b.map(|v| v as usize))
+}
+
 /// A path or pattern given as a string scalar.
 fn string_scalar(t: &Tensor) -> Result<String> {
     let b = t.scalar_value::<Bytes>()?;
@@ -785,6 +830,14 @@ fn run_step<'a>(
                 )?
                 .into(),
             );
+        }
+        Op::CropToBoxInputs => {
+            let t = dense_in(ins, 0)?;
+            let b = (1..=4)
+                .map(|k| int_scalar(dense_in(ins, k)?))
+                .collect::<Result<Vec<i64>>>()?;
+            let [oh, ow, th, tw] = checked_box(t, [b[0], b[1], b[2], b[3]])?;
+            out.push(ops::crop_to_bounding_box(t, oh, ow, th, tw)?.into());
         }
         Op::Cast(dtype) => out.push(dense_in(ins, 0)?.cast(*dtype)?.into()),
         Op::Binary(op) => {

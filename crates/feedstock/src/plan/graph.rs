@@ -442,6 +442,9 @@ pub(crate) enum Op {
         offset: [usize; 2],
         size: [usize; 2],
     },
+    /// A crop whose box comes in as inputs 1..=4 (offset height and
+    /// width, target height and width), checked when run.
+    CropToBoxInputs,
     Cast(DType),
     Binary(BinaryOp),
     Neg,
@@ -1998,6 +2001,68 @@ impl Graph {
             vec![image],
             with_key(dense(partial(out), info.dtype), info.key),
         )
+    }
+
+    /// [`Graph::crop_to_bounding_box`] with a box given as tensors
+    /// (integer scalars: offset height, offset width, target height,
+    /// target width), as TensorFlow takes it: checked when run, each
+    /// failure an InvalidArgument with TensorFlow's assertion message. A
+    /// target that is a constant gives the output's static size.
+    ///
+    /// # Errors
+    /// InvalidArgument for a known image rank other than 3 or 4, a known
+    /// image dimension of 0, or a box part that is not an integer scalar.
+    pub fn crop_to_bounding_box_tensors(
+        &self,
+        image: Output,
+        bounding_box: [Output; 4],
+    ) -> Result<Output> {
+        const NAME: &str = "crop_to_bounding_box";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, Some(4))?;
+        for &b in &bounding_box {
+            let bi = self.check_dense(b, NAME)?;
+            let scalar = bi.shape.as_ref().is_none_or(|s| s.rank() == 0);
+            if !matches!(bi.dtype, DType::I32 | DType::I64) || !scalar {
+                return Err(invalid(format!(
+                    "{NAME}: offsets and targets must be int32 or int64 \
+                     scalars"
+                )));
+            }
+        }
+        let size = |o: Output| {
+            self.constant_scalar(o)
+                .and_then(|v| usize::try_from(v).ok())
+        };
+        let out = dims_of(&info.shape).map(|d| {
+            let mut out = d[..d.len() - 3].to_vec();
+            out.extend([size(bounding_box[2]), size(bounding_box[3])]);
+            out.push(d[d.len() - 1]);
+            out
+        });
+        let mut inputs = vec![image];
+        inputs.extend(bounding_box);
+        self.add1(
+            None,
+            NAME,
+            Op::CropToBoxInputs,
+            inputs,
+            with_key(dense(out.and_then(partial), info.dtype), info.key),
+        )
+    }
+
+    /// The value of `o` if it is an integer scalar constant.
+    fn constant_scalar(&self, o: Output) -> Option<i64> {
+        let g = self.inner.read();
+        let Op::Constant(Value::Dense(t)) = &g.nodes.get(o.node as usize)?.op
+        else {
+            return None;
+        };
+        match t.dtype() {
+            DType::I32 => t.scalar_value::<i32>().ok().map(i64::from),
+            DType::I64 => t.scalar_value::<i64>().ok(),
+            _ => None,
+        }
     }
 
     /// Scales an image (the last three axes) to zero mean and unit
