@@ -1420,3 +1420,36 @@ fn shared_across_threads_and_dropping_ends_threads() -> Result<()> {
     // Endless input, but the session is gone: the threads end.
     coord.join(threads, JOIN)
 }
+
+/// A crop box given as tensors is checked when run, with TensorFlow's
+/// assertion messages; a constant target gives the static size.
+#[test]
+fn crop_box_from_tensors() -> Result<()> {
+    let g = Graph::new();
+    let img = g.constant(Tensor::new([5, 7, 1], (0..35u8).collect())?)?;
+    let at =
+        g.placeholder(DType::I32, Some(PartialShape::new(vec![])), None)?;
+    let two = g.constant(Tensor::scalar(2i32))?;
+    let three = g.constant(Tensor::scalar(3i64))?;
+    let crop = g.crop_to_bounding_box_tensors(img, [at, two, three, three])?;
+    assert_eq!(g.shape(crop).unwrap().dims(), &[Some(3), Some(3), Some(1)]);
+    let sess = Session::new(&g);
+    let got = sess.run(&[crop], &[(at, Tensor::scalar(1i32).into())])?;
+    let px = got[0].dense()?.as_slice::<u8>()?.to_vec();
+    assert_eq!(px, [9, 10, 11, 16, 17, 18, 23, 24, 25]);
+    let e = sess
+        .run(&[crop], &[(at, Tensor::scalar(3i32).into())])
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::InvalidArgument);
+    assert!(
+        e.to_string().contains(
+            "assertion failed: [height must be >= target + offset.]"
+        ),
+        "{e}"
+    );
+    let f = g.constant(Tensor::scalar(1.0f32))?;
+    assert!(g
+        .crop_to_bounding_box_tensors(img, [f, two, three, three])
+        .is_err());
+    Ok(())
+}
