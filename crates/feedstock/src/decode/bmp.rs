@@ -5,6 +5,11 @@
 //! (one channel); 24-bit ones are BGR, 32-bit ones BGRA; a negative
 //! height is a top-down file. Compression and the palette are ignored,
 //! and the file must end exactly with its last row.
+//!
+//! Written by hand because a BMP crate (the `image` crate's among them)
+//! decodes what the file means — palette colours, RLE, bit fields —
+//! where TensorFlow's kernel hands out the bytes as they lie, and its
+//! results are the reference.
 
 use crate::error::{Error, Result};
 
