@@ -338,3 +338,12 @@ def test_build_errors_pickle_and_keep_their_message():
     back = pickle.loads(pickle.dumps(e.value))
     assert type(back) is type(e.value)
     assert str(back) == str(e.value)
+
+
+def test_transpose_takes_negative_axes_and_slice_refuses_negative_sizes():
+    x = tf.constant(np.arange(24, dtype=np.int32).reshape(2, 3, 4))
+    with tf.Session() as s:
+        assert s.run(tf.transpose(x, [-1, 0, 1])).shape == (4, 2, 3)
+    # TensorFlow: only -1 means "to the end".
+    with pytest.raises(ValueError):
+        tf.slice(x, [0, 0, 0], [1, -2, 1])

@@ -851,7 +851,10 @@ def transpose(a, perm=None, name=None):
         if rank is None:
             raise ValueError("tf.transpose without perm needs a known rank")
         perm = list(range(rank))[::-1]
-    return _wrap1(a.graph, a.graph._g.transpose(a._o, [int(p) for p in perm]))
+    perm = [int(p) for p in perm]
+    # A negative axis counts from the end, as in TensorFlow.
+    perm = [p + len(perm) if p < 0 else p for p in perm]
+    return _wrap1(a.graph, a.graph._g.transpose(a._o, perm))
 
 
 def _tensor_list(values):
@@ -883,7 +886,12 @@ def identity(x, name=None):
 def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
     """``tf.slice`` (a size of -1 runs to the end)."""
     x = convert_to_tensor(input_)
-    return _wrap1(x.graph, x.graph._g.slice(x._o, [int(b) for b in begin], [int(s) for s in size]))
+    begin, size = [int(b) for b in begin], [int(s) for s in size]
+    if any(b < 0 for b in begin):
+        raise ValueError(f"slice begin must be >= 0, got {begin}")
+    if any(s < -1 for s in size):
+        raise ValueError(f"slice size must be >= -1 (-1: to the end), got {size}")
+    return _wrap1(x.graph, x.graph._g.slice(x._o, begin, size))
 
 
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):
