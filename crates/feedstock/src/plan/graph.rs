@@ -2318,8 +2318,8 @@ impl Graph {
     /// (`tf.slice`).
     ///
     /// # Errors
-    /// InvalidArgument when the lengths differ from a known rank or a
-    /// known dimension is too small.
+    /// InvalidArgument when the lengths differ from a known rank, a size
+    /// is below -1, or a known dimension is too small.
     pub fn slice(
         &self,
         x: Output,
@@ -2329,6 +2329,11 @@ impl Graph {
         let info = self.check_dense(x, "slice")?;
         if begin.len() != size.len() {
             return Err(invalid("slice: begin and size differ in length"));
+        }
+        if let Some(s) = size.iter().find(|&&s| s < -1) {
+            return Err(invalid(format!(
+                "slice: a size is -1 (to the end) or more, got {s}"
+            )));
         }
         let shape = match dims_of(&info.shape) {
             Some(d) => {
