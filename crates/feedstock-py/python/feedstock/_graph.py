@@ -889,8 +889,6 @@ def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
     begin, size = [int(b) for b in begin], [int(s) for s in size]
     if any(b < 0 for b in begin):
         raise ValueError(f"slice begin must be >= 0, got {begin}")
-    if any(s < -1 for s in size):
-        raise ValueError(f"slice size must be >= -1 (-1: to the end), got {size}")
     return _wrap1(x.graph, x.graph._g.slice(x._o, begin, size))
 
 
