@@ -347,3 +347,11 @@ def test_transpose_takes_negative_axes_and_slice_refuses_negative_sizes():
     # TensorFlow: only -1 means "to the end".
     with pytest.raises(ValueError):
         tf.slice(x, [0, 0, 0], [1, -2, 1])
+
+
+def test_shapes_and_dtypes_print_as_tensorflows():
+    assert str(tf.TensorShape([None, 2])) == "(None, 2)"
+    assert str(tf.TensorShape([3])) == "(3,)"
+    assert str(tf.TensorShape(None)) == "<unknown>"
+    assert repr(tf.TensorShape([None, 2])) == "TensorShape([None, 2])"
+    assert str(tf.float32) == "<dtype: 'float32'>" and repr(tf.float32) == "tf.float32"

@@ -58,6 +58,9 @@ class DType:
     def __repr__(self):
         return f"tf.{self.name}"
 
+    def __str__(self):
+        return f"<dtype: '{self.name}'>"
+
     def __eq__(self, other):
         try:
             return as_dtype(other)._native == self._native
@@ -182,7 +185,12 @@ class TensorShape:
             return NotImplemented
 
     def __repr__(self):
-        return "TensorShape(<unknown>)" if self.dims is None else f"TensorShape({self.dims})"
+        return "TensorShape(None)" if self.dims is None else f"TensorShape({self.dims})"
+
+    def __str__(self):
+        """As TensorFlow prints a shape: ``(None, 2)``, ``(3,)``,
+        ``<unknown>``."""
+        return "<unknown>" if self.dims is None else str(tuple(self.dims))
 
 
 def _compatible(a, b):
