@@ -68,3 +68,18 @@ def test_serialized_records_of_the_wrong_rank_fail_when_run():
         run(batched, {p: np.array([[example([1])]], dtype=object)})
     with pytest.raises(tf.errors.InvalidArgumentError, match="scalar"):
         run(single, {p: np.array([example([1])], dtype=object)})
+
+
+def test_parsed_dicts_are_keyed_in_tensorflows_order():
+    spec = {"s": tf.FixedLenFeature([], tf.float32, 0.0), "v": tf.VarLenFeature(tf.int64),
+            "a": tf.FixedLenFeature([], tf.int64, 0), "b": tf.VarLenFeature(tf.string),
+            "sp": tf.SparseFeature("ix", "val", tf.float32, 4)}
+    # TensorFlow 2.21: VarLen keys sorted, dense ones sorted, SparseFeature ones sorted.
+    assert list(tf.parse_example(tf.constant([b""]), spec)) == ["b", "v", "a", "s", "sp"]
+    assert list(tf.parse_single_example(tf.constant(b""), spec)) == ["b", "v", "a", "s", "sp"]
+    context, lists = tf.parse_single_sequence_example(
+        tf.constant(b""),
+        context_features={"z": tf.FixedLenFeature([], tf.int64, 0), "a": tf.VarLenFeature(tf.int64)},
+        sequence_features={"q": tf.FixedLenSequenceFeature([], tf.int64, allow_missing=True),
+                           "b": tf.VarLenFeature(tf.int64)})
+    assert list(context) == ["a", "z"] and list(lists) == ["b", "q"]

@@ -658,7 +658,19 @@ def _parse(serialized, features, batched):
     s = convert_to_tensor(serialized)
     g = s.graph
     outs = g._g.parse_example(s._o, _spec(features), batched)
-    return dict(zip(features.keys(), _wrap(g, outs)))
+    return _in_tf_order(features, _wrap(g, outs))
+
+
+def _in_tf_order(spec, outputs):
+    """The parsed ``outputs`` (in ``spec``'s order) as a dict keyed in
+    TensorFlow's order: ``VarLenFeature`` keys sorted, then the dense ones
+    sorted, then the ``SparseFeature`` ones sorted."""
+    def place(key):
+        f = spec[key]
+        return (0 if isinstance(f, VarLenFeature) else 2 if isinstance(f, SparseFeature) else 1, key)
+
+    values = dict(zip(spec.keys(), outputs))
+    return {k: values[k] for k in sorted(values, key=place)}
 
 
 def parse_single_example(serialized, features=None, name=None, example_names=None):
@@ -681,9 +693,9 @@ def _parse_sequence(serialized, context_features, sequence_features, batched):
     c, f, l = g._g.parse_sequence_example(s._o, _spec(context), _spec(sequence), batched)
     # Lengths exist for the FixedLenSequenceFeature lists only, as in
     # TensorFlow, in the spec's order.
-    fixed = [k for k, v in sequence.items() if isinstance(v, FixedLenSequenceFeature)]
-    return (dict(zip(context.keys(), _wrap(g, c))), dict(zip(sequence.keys(), _wrap(g, f))),
-            dict(zip(fixed, _wrap(g, l))))
+    fixed = {k: v for k, v in sequence.items() if isinstance(v, FixedLenSequenceFeature)}
+    return (_in_tf_order(context, _wrap(g, c)), _in_tf_order(sequence, _wrap(g, f)),
+            _in_tf_order(fixed, _wrap(g, l)))
 
 
 def parse_single_sequence_example(serialized, context_features=None, sequence_features=None,
