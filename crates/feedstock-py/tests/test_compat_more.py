@@ -160,7 +160,7 @@ def test_tfrecord_parse_single_sequence_example(golden):
     q = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
     _, v = tf.TFRecordReader().read(q)
     context, lists = tf.parse_single_sequence_example(v, *sequence_specs())
-    assert list(context) == ["locale", "seq_id"] and list(lists) == ["scores", "tokens"]
+    assert list(context) == ["locale", "seq_id"] and list(lists) == ["tokens", "scores"]  # TensorFlow's order: VarLen first
     assert context["seq_id"].shape.as_list() == []
     assert lists["scores"].shape.as_list() == [None] and lists["scores"].dtype == tf.float32
     assert isinstance(lists["tokens"], tf.SparseTensor)
