@@ -355,3 +355,23 @@ def test_shapes_and_dtypes_print_as_tensorflows():
     assert str(tf.TensorShape(None)) == "<unknown>"
     assert repr(tf.TensorShape([None, 2])) == "TensorShape([None, 2])"
     assert str(tf.float32) == "<dtype: 'float32'>" and repr(tf.float32) == "tf.float32"
+
+
+def test_numpy_scalars_before_a_tensor_convert_as_tensorflow():
+    t = tf.constant([1, 2, 3])
+    with tf.Session() as s:
+        # numpy defers to the tensor: the scalar is cast to int32 (0.1 -> 0).
+        assert s.run(np.float64(0.1) + t).tolist() == [1, 2, 3]
+        assert s.run(np.int64(2) * t).tolist() == [2, 4, 6]
+        assert s.run(tf.constant(2**63)).item() == 2**63
+    assert tf.constant(2**63).dtype == tf.uint64
+    with pytest.raises(ValueError, match="None"):
+        tf.convert_to_tensor(None)
+
+
+def test_maximum_and_minimum_keep_the_first_of_two_signed_zeros():
+    x = tf.constant([-0.0, 0.0])
+    y = tf.constant([0.0, -0.0])
+    with tf.Session() as s:
+        for op in (tf.maximum, tf.minimum):
+            assert np.signbit(s.run(op(x, y))).tolist() == [True, False]

@@ -354,6 +354,12 @@ class Tensor:
 
     __slots__ = ("graph", "_o", "_const", "__weakref__")
 
+    # numpy defers to the tensor's reflected operators (``np.float64(1) +
+    # t`` calls ``t.__radd__`` with the numpy scalar itself), as it does
+    # for TensorFlow's tensors.
+    __array_ufunc__ = None
+    __array_priority__ = 100
+
     def __init__(self, graph, output, const=None):
         self.graph = graph
         self._o = output
@@ -644,6 +650,9 @@ def _infer_dtype(value):
     if "float" in kinds:
         return float32
     ints = [int(v) for v in leaves]
+    if max(ints) > 2**63 - 1 and min(ints) >= 0:
+        # As TensorFlow: what fits only unsigned 64 bits is uint64.
+        return uint64
     if max(ints) > 2**31 - 1 or min(ints) < -(2**31):
         return int64
     return int32
@@ -660,6 +669,8 @@ def _leaves(value):
 
 
 def _leaf_kind(v):
+    if v is None:
+        raise ValueError("None values not supported.")
     if isinstance(v, (bytes, str, np.bytes_, np.str_)):
         return "string"
     if isinstance(v, (bool, np.bool_)):

@@ -234,11 +234,13 @@ macro_rules! float_arith {
             fn sub(x: $t, y: $t) -> $t { x - y }
             fn mul(x: $t, y: $t) -> $t { x * y }
             fn div(x: $t, y: $t) -> $t { x / y }
+            // NaN wins; of two equal values (0.0 and -0.0) the first is
+            // kept, as Eigen's `(x < y) ? y : x` keeps it in TensorFlow.
             fn max(x: $t, y: $t) -> $t {
-                if x.is_nan() || y.is_nan() { x + y } else if x > y { x } else { y }
+                if x.is_nan() || y.is_nan() { x + y } else if x < y { y } else { x }
             }
             fn min(x: $t, y: $t) -> $t {
-                if x.is_nan() || y.is_nan() { x + y } else if x < y { x } else { y }
+                if x.is_nan() || y.is_nan() { x + y } else if y < x { y } else { x }
             }
             fn floor_div(x: $t, y: $t) -> $t { (x / y).floor() }
             fn floor_mod(x: $t, y: $t) -> $t {
@@ -474,6 +476,23 @@ mod tests {
         assert_eq!(m[0], 1.0);
         assert!(m[1].is_nan());
         assert_eq!(m[2], 0.0);
+        // Signed zeros: the first operand is kept, as in TensorFlow.
+        let z = Tensor::vector(vec![-0.0f32, 0.0]);
+        let w = Tensor::vector(vec![0.0f32, -0.0]);
+        for op in [BinaryOp::Maximum, BinaryOp::Minimum] {
+            let r = binary(op, &z, &w).unwrap();
+            let bits: Vec<u32> = r
+                .as_slice::<f32>()
+                .unwrap()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            assert_eq!(
+                bits,
+                [(-0.0f32).to_bits(), 0.0f32.to_bits()],
+                "{op:?}"
+            );
+        }
         let n = binary(
             BinaryOp::Minimum,
             &Tensor::vector(vec![5u8, 1]),
