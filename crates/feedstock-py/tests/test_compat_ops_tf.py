@@ -375,3 +375,14 @@ def test_maximum_and_minimum_keep_the_first_of_two_signed_zeros():
     with tf.Session() as s:
         for op in (tf.maximum, tf.minimum):
             assert np.signbit(s.run(op(x, y))).tolist() == [True, False]
+
+
+def test_constant_with_a_dtype_converts_as_tensorflow():
+    with tf.Session() as s:
+        # Python ints wrap into the dtype (TensorFlow 2.21's results).
+        got = s.run([tf.constant(-1, dtype=tf.uint8), tf.constant(300, dtype=tf.uint8),
+                     tf.constant(2**31, dtype=tf.int32)])
+        assert [int(v) for v in got] == [255, 44, -(2**31)]
+    for value, dtype in [(1.5, tf.int32), (1.0, tf.int32), (1, tf.bool), ("a", tf.int32), ([1.0, 2.0], tf.int64)]:
+        with pytest.raises(TypeError):
+            tf.constant(value, dtype=dtype)

@@ -694,8 +694,12 @@ def _const_array(value, dtype):
 def constant(value, dtype=None, shape=None, name=None, verify_shape=False):
     """``tf.constant``."""
     g = get_default_graph()
-    dtype = as_dtype(dtype) if dtype is not None else _infer_dtype(value)
-    arr = _const_array(value, dtype)
+    if dtype is None:
+        dtype = _infer_dtype(value)
+        arr = _const_array(value, dtype)
+    else:
+        dtype = as_dtype(dtype)
+        arr = _as_dtype_array(value, dtype)
     if shape is not None:
         shape = [int(d) for d in _shape_arg(shape)]
         if arr.size == 1 and int(np.prod(shape)) != 1:
@@ -738,8 +742,20 @@ def _like(x, t):
     and wrap into the dtype (numpy's ``astype``; one beyond 64 bits is an
     OverflowError); numpy values are cast with ``astype`` (truncating
     floats, as TensorFlow does)."""
-    dtype = t.dtype
-    if dtype != string and not isinstance(x, (np.ndarray, np.generic)):
+    with t.graph.as_default():
+        return constant(x, dtype=t.dtype)
+
+
+def _as_dtype_array(x, dtype):
+    """``x`` (Python values or numpy ones) as an array of ``dtype``,
+    converted as TensorFlow converts a value to a given dtype: Python
+    floats (or lists holding one) are refused for integer and bool
+    dtypes, Python ints for bool, strings for numbers (TypeError); ints
+    wrap into the dtype (numpy's ``astype``); numpy values are cast
+    (floats truncated)."""
+    if dtype == string:
+        return _const_array(x, dtype)
+    if not isinstance(x, (np.ndarray, np.generic)):
         kinds = {_leaf_kind(v) for v in _leaves(x)}
         refused = {"string", "complex"} - ({"complex"} if dtype.is_complex else set())
         if not dtype.is_floating and not dtype.is_complex:
@@ -748,13 +764,9 @@ def _like(x, t):
             refused.add("int")
         if kinds & refused:
             raise TypeError(f"Expected {dtype.name}, but got {x!r} of type '{type(x).__name__}'.")
-    with t.graph.as_default():
-        if dtype == string:
-            return convert_to_tensor(x, dtype=string)
-        with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            arr = np.asarray(x).astype(dtype.as_numpy_dtype)
-        return constant(arr, dtype=dtype)
+    with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(x).astype(dtype.as_numpy_dtype)
 
 
 def _binary(op, a, b):
