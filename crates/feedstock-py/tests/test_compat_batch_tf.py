@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import feedstock.compat.v1 as tf
+from compat_support import drain
 
 T, F = True, False
 
@@ -15,23 +16,6 @@ def rows():
     """Two float rows [0, 1, 2] and [10, 11, 12], one epoch, in order."""
     data = tf.constant([[0.0, 1.0, 2.0], [10.0, 11.0, 12.0]])
     return tf.train.slice_input_producer([data], num_epochs=1, shuffle=False)[0]
-
-
-def drain(fetch):
-    out = []
-    with tf.Session() as sess:
-        sess.run(tf.local_variables_initializer())
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-        try:
-            while True:
-                out.append(sess.run(fetch))
-        except tf.errors.OutOfRangeError:
-            pass
-        finally:
-            coord.request_stop()
-        coord.join(threads)
-    return out
 
 
 def values(fetch):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import feedstock.compat.v1 as tf
+from compat_support import drain
 
 
 def write(path, ids, options=None):
@@ -19,22 +20,6 @@ def write(path, ids, options=None):
             }))
             w.write(ex.SerializeToString())
     return str(path)
-
-
-def drain(fetch):
-    out = []
-    with tf.Session() as sess:
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(coord=coord)
-        try:
-            while True:
-                out.append(sess.run(fetch))
-        except tf.errors.OutOfRangeError:
-            pass
-        finally:
-            coord.request_stop()
-        coord.join(threads)
-    return out
 
 
 def test_read_up_to_parse_example_enqueue_many(tmp_path):
