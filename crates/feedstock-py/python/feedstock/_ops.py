@@ -992,25 +992,22 @@ def _batch(tensors_list, join, batch_size, keep_input=None, num_threads=1, capac
     num_threads = _num_threads(num_threads)
     g = lists[0][0].graph
     keep = None if keep_input is None else _keep_input(g, keep_input)._o
-    try:
-        outs = g._g.batch(
-            [[t._o for t in lst] for lst in lists],
-            batch_size,
-            keep_input=keep,
-            num_threads=num_threads,
-            capacity=capacity,
-            enqueue_many=bool(enqueue_many),
-            shapes=_shapes(shapes, dynamic_pad),
-            dynamic_pad=bool(dynamic_pad),
-            allow_smaller_final_batch=bool(allow_smaller_final_batch),
-            min_after_dequeue=min_after_dequeue,
-            seed=_seed(seed),
-            name=name,
-        )
-    except errors.InvalidArgumentError as e:
-        # Shapes, ranks and keep_input: TensorFlow checks them as it
-        # builds, a ValueError.
-        raise ValueError(str(e)) from None
+    # A shape, rank or keep_input refused here is the ValueError
+    # TensorFlow raises as it builds (the graph wrapper makes it one).
+    outs = g._g.batch(
+        [[t._o for t in lst] for lst in lists],
+        batch_size,
+        keep_input=keep,
+        num_threads=num_threads,
+        capacity=capacity,
+        enqueue_many=bool(enqueue_many),
+        shapes=_shapes(shapes, dynamic_pad),
+        dynamic_pad=bool(dynamic_pad),
+        allow_smaller_final_batch=bool(allow_smaller_final_batch),
+        min_after_dequeue=min_after_dequeue,
+        seed=_seed(seed),
+        name=name,
+    )
     wrapped = _wrap(g, outs)
     g.add_to_collection(SUMMARIES, ("queue", name or ("shuffle_batch" if min_after_dequeue is not None else "batch")))
     return _as_original(tensors_list[0] if join else tensors_list, keys, wrapped)

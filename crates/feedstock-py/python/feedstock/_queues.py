@@ -64,14 +64,12 @@ class QueueBase(_ops.QueueBase):
         capacity = 2**31 - 1 if capacity < 0 else capacity
         g = get_default_graph()
         self.graph = g
-        try:
-            self._q = g._g.queue(
-                kind, capacity, [d.name for d in self._dtypes], shapes, int(min_after_dequeue),
-                None if seed is None else int(seed) & (2**64 - 1), name,
-            )
-        except errors.InvalidArgumentError as e:
-            # TensorFlow checks these as it builds the queue.
-            raise ValueError(str(e)) from None
+        # What the native queue refuses, TensorFlow refuses as it builds
+        # the queue: the graph wrapper raises it as a ValueError.
+        self._q = g._g.queue(
+            kind, capacity, [d.name for d in self._dtypes], shapes, int(min_after_dequeue),
+            None if seed is None else int(seed) & (2**64 - 1), name,
+        )
         self._name = g._g.queue_name(self._q)
 
     @property
@@ -104,11 +102,9 @@ class QueueBase(_ops.QueueBase):
 
     def _enqueue(self, vals, many, name):
         ts = self._values(vals)
-        try:
-            o = self.graph._g.enqueue(self._q, [t._o for t in ts], many)
-        except errors.InvalidArgumentError as e:
-            # TensorFlow checks dtypes and static shapes as it builds.
-            raise ValueError(str(e)) from None
+        # TensorFlow checks dtypes and static shapes as it builds: the
+        # graph wrapper raises a refusal as a ValueError.
+        o = self.graph._g.enqueue(self._q, [t._o for t in ts], many)
         return Operation(self.graph, [Tensor(self.graph, o)], name=name or self.graph._g.name(o))
 
     def enqueue(self, vals, name=None):
