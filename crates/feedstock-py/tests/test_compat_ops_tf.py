@@ -386,3 +386,26 @@ def test_constant_with_a_dtype_converts_as_tensorflow():
     for value, dtype in [(1.5, tf.int32), (1.0, tf.int32), (1, tf.bool), ("a", tf.int32), ([1.0, 2.0], tf.int64)]:
         with pytest.raises(TypeError):
             tf.constant(value, dtype=dtype)
+
+
+def test_constant_fills_its_shape_as_tensorflow_1():
+    with tf.Session() as s:
+        # TensorFlow 2.21's tf.compat.v1.constant results.
+        assert s.run(tf.constant([1, 2], shape=[4])).tolist() == [1, 2, 2, 2]
+        assert s.run(tf.constant([], shape=[2])).tolist() == [0.0, 0.0]
+        assert s.run(tf.constant([1.5, 2], shape=[3, 2])).tolist() == [[1.5, 2.0], [2.0, 2.0], [2.0, 2.0]]
+        assert s.run(tf.constant([[1, 2], [3, 4]], shape=[4])).tolist() == [1, 2, 3, 4]
+        assert s.run(tf.constant(7, shape=[2, 2])).tolist() == [[7, 7], [7, 7]]
+    with pytest.raises(ValueError, match="Too many elements"):
+        tf.constant([1, 2, 3, 4, 5], shape=[4])
+    with pytest.raises(ValueError):
+        tf.constant([1, 2, 3], shape=[-1])
+    with pytest.raises(TypeError, match="Expected Tensor's shape"):
+        tf.constant([1, 2], shape=[3], verify_shape=True)
+
+
+def test_stack_of_nothing_is_an_empty_float_vector():
+    t = tf.stack([])
+    assert t.dtype == tf.float32
+    with tf.Session() as s:
+        assert s.run(t).shape == (0,)

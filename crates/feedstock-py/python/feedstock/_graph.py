@@ -701,12 +701,28 @@ def constant(value, dtype=None, shape=None, name=None, verify_shape=False):
         dtype = as_dtype(dtype)
         arr = _as_dtype_array(value, dtype)
     if shape is not None:
-        shape = [int(d) for d in _shape_arg(shape)]
-        if arr.size == 1 and int(np.prod(shape)) != 1:
-            arr = np.full(shape, arr.reshape(()).item(), dtype=arr.dtype)
-        else:
-            arr = arr.reshape(shape)
+        dims = _shape_arg(shape)
+        if dims is None or None in dims:
+            raise ValueError(f"tf.constant's shape must be fully defined, got {shape}")
+        arr = _fill_shape(arr, dims, verify_shape)
     return Tensor(g, g._g.constant(arr, dtype._native), const=arr)
+
+
+def _fill_shape(arr, shape, verify_shape):
+    """``tf.constant``'s ``shape``, as TensorFlow 1 fills it: the values
+    in order, the last one repeated to fill the shape (zeros if there are
+    none); more values than the shape holds is a ValueError, and with
+    ``verify_shape`` any other shape a TypeError."""
+    if verify_shape and list(arr.shape) != shape:
+        raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, but got {arr.shape}.")
+    n = int(np.prod(shape))
+    flat = arr.reshape(-1)
+    if flat.size > n:
+        raise ValueError(f"Too many elements provided. Takes at most {n}, but got {flat.size}.")
+    if flat.size < n:
+        fill = flat[-1] if flat.size else np.zeros((), dtype=arr.dtype)
+        flat = np.concatenate([flat, np.full(n - flat.size, fill, dtype=arr.dtype)])
+    return flat.reshape(shape)
 
 
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
@@ -896,7 +912,10 @@ def _tensor_list(values):
 
 
 def stack(values, axis=0, name="stack"):
-    """``tf.stack``."""
+    """``tf.stack``; of no values, an empty float32 vector, as TensorFlow
+    converts ``[]``."""
+    if isinstance(values, (list, tuple)) and not values:
+        return constant([])
     ts = _tensor_list(values)
     g = ts[0].graph
     return _wrap1(g, g._g.stack([t._o for t in ts], int(axis)))
