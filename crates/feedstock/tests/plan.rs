@@ -80,10 +80,7 @@ fn csv_read_in_the_main_thread() -> Result<()> {
     let g = Graph::new();
     let q =
         g.string_input_producer(Strings::List(files.clone()), ordered(2))?;
-    let reader = g.reader(ReaderKind::TextLine {
-        skip_header_lines: 0,
-        allow_empty_files: false,
-    })?;
+    let reader = g.reader(ReaderKind::text_line(0))?;
     let (key, value) = g.read(reader, q)?;
     let defaults = (0..5).map(|_| RecordDefault::i32(1)).collect();
     let cols = g.decode_csv(value, defaults, CsvOptions::default())?;
@@ -127,10 +124,7 @@ fn reader_counters_reset_and_saved_state() -> Result<()> {
     let g = Graph::new();
     let q =
         g.string_input_producer(Strings::List(files.clone()), ordered(2))?;
-    let reader = g.reader(ReaderKind::TextLine {
-        skip_header_lines: 0,
-        allow_empty_files: false,
-    })?;
+    let reader = g.reader(ReaderKind::text_line(0))?;
     let (key, _) = g.read(reader, q)?;
     let state = |op| g.reader_state(reader, op, None);
     let produced = state(ReaderStateOp::NumRecordsProduced)?;
@@ -184,10 +178,7 @@ fn csv_error_names_file_and_line() -> Result<()> {
     let g = Graph::new();
     let q =
         g.string_input_producer(Strings::List(vec![f.clone()]), ordered(1))?;
-    let reader = g.reader(ReaderKind::TextLine {
-        skip_header_lines: 0,
-        allow_empty_files: false,
-    })?;
+    let reader = g.reader(ReaderKind::text_line(0))?;
     let (_, value) = g.read(reader, q)?;
     let cols = g.decode_csv(
         value,

@@ -466,12 +466,7 @@ fn plan_hosts_split_the_files_and_agree_on_the_count() {
                 },
             )
             .unwrap();
-        let reader = g
-            .reader(ReaderKind::TextLine {
-                skip_header_lines: 0,
-                allow_empty_files: false,
-            })
-            .unwrap();
+        let reader = g.reader(ReaderKind::text_line(0)).unwrap();
         let (key, value) = g.read(reader, q).unwrap();
         let sess = Session::new(&g);
         let coord = Coordinator::new();

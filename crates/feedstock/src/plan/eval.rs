@@ -461,6 +461,18 @@ fn checked_box(image: &Tensor, b: [i64; 4]) -> Result<[usize; 4]> {
     Ok(b.map(|v| v as usize))
 }
 
+/// The files matching `pattern`, sorted, as a string vector; as in
+/// TensorFlow, no match is an empty vector (a producer over it fails
+/// naming the pattern). `match_filenames_once` and `matching_files`.
+pub(super) fn matching_files(pattern: &str) -> Result<Value> {
+    let found = match default_fs().glob(pattern) {
+        Err(e) if e.kind() == Kind::NotFound => Vec::new(),
+        found => found?,
+    };
+    let found = found.into_iter().map(Bytes::from).collect();
+    Ok(Tensor::vector::<Bytes>(found).into())
+}
+
 /// A path or pattern given as a string scalar.
 fn string_scalar(t: &Tensor) -> Result<String> {
     let b = t.scalar_value::<Bytes>()?;
@@ -871,12 +883,7 @@ fn run_step<'a>(
         }
         Op::MatchingFiles => {
             let pattern = string_scalar(dense_in(ins, 0)?)?;
-            let found = match default_fs().glob(&pattern) {
-                Err(e) if e.kind() == Kind::NotFound => Vec::new(),
-                found => found?,
-            };
-            let found = found.into_iter().map(Bytes::from).collect();
-            out.push(Tensor::vector::<Bytes>(found).into());
+            out.push(matching_files(&pattern)?);
         }
         Op::SparseToDense => {
             let sp = ins(0).sparse()?;

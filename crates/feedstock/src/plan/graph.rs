@@ -201,6 +201,15 @@ pub enum ReaderKind {
 }
 
 impl ReaderKind {
+    /// `tf.TextLineReader` skipping `skip_header_lines` at the start of
+    /// every file; an empty file fails DataLoss naming it.
+    pub fn text_line(skip_header_lines: u64) -> ReaderKind {
+        ReaderKind::TextLine {
+            skip_header_lines,
+            allow_empty_files: false,
+        }
+    }
+
     /// `tf.TFRecordReader` with TensorFlow's handling of a damaged record:
     /// fail, naming the file and offset.
     pub fn tf_record(compression: Compression) -> ReaderKind {

@@ -14,10 +14,9 @@ use crate::coord::{Coordinator, Pipeline, PipelineStats, ThreadHandle};
 use crate::error::{Error, Kind, Result};
 use crate::input::shard::ShardStats;
 use crate::input::{
-    input_producer, match_filenames_once, maybe_batch, maybe_batch_join,
-    maybe_shuffle_batch, maybe_shuffle_batch_join, range_input_producer,
-    slice_input_producer, string_input_producer, BatchSource, KeepInput,
-    SliceProducer,
+    input_producer, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
+    maybe_shuffle_batch_join, range_input_producer, slice_input_producer,
+    string_input_producer, BatchSource, KeepInput, SliceProducer,
 };
 use crate::io::tfrecord::SkipLog;
 use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
@@ -611,15 +610,7 @@ impl Inner {
     fn make(self: &Arc<Self>, node: &Node) -> Result<Resource> {
         Ok(match &node.op {
             Op::MatchFilenames { pattern } => {
-                // As in TensorFlow, no match is an empty vector; a
-                // producer over it fails naming the pattern.
-                let files = match match_filenames_once(pattern) {
-                    Err(e) if e.kind() == Kind::NotFound => Vec::new(),
-                    found => found?,
-                };
-                let v: Vec<Bytes> =
-                    files.into_iter().map(Bytes::from).collect();
-                Resource::Once(Tensor::vector(v).into())
+                Resource::Once(eval::matching_files(pattern)?)
             }
             Op::StringProducer { opts, list, shard } => {
                 let strings = match list {
