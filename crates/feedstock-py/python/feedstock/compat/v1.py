@@ -226,6 +226,17 @@ def _merge_all(key=None, scope=None, name=None):
 
 
 summary = _NS(merge_all=_merge_all)
+
+
+def get_collection(key, scope=None):
+    """``tf.get_collection``: the default graph's collection ``key``."""
+    return get_default_graph().get_collection(key, scope)
+
+
+def add_to_collection(name, value):
+    """``tf.add_to_collection``: adds ``value`` to the default graph's
+    collection ``name``."""
+    get_default_graph().add_to_collection(name, value)
 dtypes = _NS(
     float32=float32, float64=float64, int8=int8, int16=int16, int32=int32, int64=int64, uint8=uint8,
     uint16=uint16, uint32=uint32, uint64=uint64, bool=bool, string=string, as_dtype=as_dtype, DType=DType,
