@@ -208,3 +208,47 @@ def test_join_waits_for_the_threads_when_no_stop_is_requested():
     t.start()
     c.join([t], stop_grace_period_secs=0)
     assert not t.is_alive()
+
+
+def test_a_priority_queue_gives_the_smallest_priority_first():
+    q = tf.PriorityQueue(10, [tf.string, tf.int32], shapes=[[], [2]])
+    assert [d.name for d in q.dtypes] == ["int64", "string", "int32"] and q.name == "priority_queue"
+    assert [s.as_list() for s in q.shapes] == [[], [], [2]]
+    put = q.enqueue_many(([3, 9, 3, -1], [b"a", b"b", b"c", b"d"], [[1, 1], [2, 2], [3, 3], [4, 4]]))
+    with tf.Session() as s:
+        s.run(put)
+        s.run(q.enqueue((5, b"five", [5, 5])))
+        prio, name, pair = s.run(q.dequeue())
+        assert (prio, name, pair.tolist()) == (-1, b"d", [4, 4])
+        prios, names, _ = s.run(q.dequeue_many(3))
+        # TensorFlow 2.21: equal priorities in arrival order.
+        assert prios.tolist() == [3, 3, 5] and names.tolist() == [b"a", b"c", b"five"]
+        s.run(q.close())
+        # TensorFlow's priority queue has no smaller last batch.
+        with pytest.raises(tf.errors.OutOfRangeError):
+            s.run(q.dequeue_up_to(5))
+    assert tf.queue.PriorityQueue is tf.PriorityQueue
+    with pytest.raises(TypeError):
+        tf.PriorityQueue(10, [tf.int32])
+
+
+def test_a_looper_thread_runs_its_target_until_the_stop():
+    c = tf.train.Coordinator()
+    calls = []
+
+    def target(x):
+        calls.append(x)
+        if len(calls) == 3:
+            c.request_stop()
+
+    t = tf.train.LooperThread.loop(c, None, target, args=(7,))
+    assert t.daemon
+    c.join()
+    assert calls == [7, 7, 7]
+    with pytest.raises(ValueError):
+        tf.train.LooperThread(object(), None)
+
+
+def test_a_negative_min_after_dequeue_is_a_value_error():
+    with pytest.raises(ValueError):
+        tf.RandomShuffleQueue(5, -1, [tf.int32], shapes=[[]])

@@ -1295,6 +1295,71 @@ class Coordinator:
         return self._joined
 
 
+def _wait_for_stop_polling(coord, timeout):
+    """``coord.wait_for_stop(timeout)`` by polling: a daemon thread must not
+    be blocked in native code when the interpreter exits."""
+    deadline = time.monotonic() + max(0.0, timeout)
+    while not coord.should_stop():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(left, 0.02))
+    return True
+
+
+class LooperThread(threading.Thread):
+    """``tf.train.LooperThread``: a daemon thread, registered with ``coord``,
+    calling ``target`` (or :meth:`run_loop`) back to back, or every
+    ``timer_interval_secs``, until a stop is requested; an exception
+    requests the stop with it."""
+
+    def __init__(self, coord, timer_interval_secs, target=None, args=None, kwargs=None):
+        if not isinstance(coord, Coordinator):
+            raise ValueError(f"'coord' argument must be a Coordinator: {coord}")
+        super().__init__()
+        self.daemon = True
+        self._coord = coord
+        self._timer_interval_secs = timer_interval_secs
+        self._target = target
+        if self._target:
+            self._args = args or ()
+            self._kwargs = kwargs or {}
+        elif args or kwargs:
+            raise ValueError("'args' and 'kwargs' argument require that you also pass 'target'")
+        self._coord.register_thread(self)
+
+    @staticmethod
+    def loop(coord, timer_interval_secs, target, args=None, kwargs=None):
+        """Starts a LooperThread calling ``target`` and returns it."""
+        looper = LooperThread(coord, timer_interval_secs, target=target, args=args, kwargs=kwargs)
+        looper.start()
+        return looper
+
+    def run(self):
+        with self._coord.stop_on_exception():
+            self.start_loop()
+            if self._timer_interval_secs is None:
+                while not self._coord.should_stop():
+                    self.run_loop()
+            else:
+                next_time = time.time()
+                while not _wait_for_stop_polling(self._coord, next_time - time.time()):
+                    next_time += self._timer_interval_secs
+                    self.run_loop()
+            self.stop_loop()
+
+    def start_loop(self):
+        """Called once when the thread starts."""
+
+    def stop_loop(self):
+        """Called once when the loop ends."""
+
+    def run_loop(self):
+        """Called in the loop: runs ``target``."""
+        if self._target:
+            self._target(*self._args, **self._kwargs)
+
+
 def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collection=QUEUE_RUNNERS):
     """Starts the queue runners of ``sess``'s graph in native threads and
     returns them (``QueueRunnerThread`` objects for ``coord.join``), with a

@@ -213,7 +213,28 @@ class RandomShuffleQueue(QueueBase):
         self, capacity, min_after_dequeue, dtypes, shapes=None, names=None, seed=None, shared_name=None,
         name="random_shuffle_queue",
     ):
+        if int(min_after_dequeue) < 0:
+            raise ValueError(f"min_after_dequeue must be >= 0, got {min_after_dequeue}")
         super().__init__("random_shuffle", capacity, dtypes, shapes, names, name, min_after_dequeue, seed)
+
+
+class PriorityQueue(QueueBase):
+    """``tf.PriorityQueue``: elements leave smallest priority first (equal
+    ones in the order they came in). Every element starts with its int64
+    scalar priority, followed by components of ``types``."""
+
+    def __init__(self, capacity, types, shapes=None, names=None, shared_name=None, name="priority_queue"):
+        types = list(types) if isinstance(types, (list, tuple)) else [types]
+        if shapes is None:
+            raise TypeError("Expected list for 'shapes' argument to 'priority_queue_v2' Op, not None.")
+        shapes = [[]] + _as_shape_list(shapes, False)
+        super().__init__("priority", capacity, [as_dtype("int64")] + types, shapes, names, name)
+
+    def dequeue_up_to(self, n, name=None):
+        """As :meth:`dequeue_many`: TensorFlow's priority queue gives no
+        smaller batch once closed, but fails OutOfRange (feedstock keeps
+        the elements, TensorFlow loses them)."""
+        return self.dequeue_many(n, name)
 
 
 def _kind_name(cls):

@@ -91,6 +91,7 @@ from .._graph import (
     uint64,
 )
 from .._graph import Coordinator as _Coordinator
+from .._graph import LooperThread as _LooperThread
 from .._graph import start_queue_runners as _start_queue_runners
 from .._ops import (
     FixedLenFeature,
@@ -115,7 +116,7 @@ from .._ops import (
 from .. import _gfile as _gf
 from .. import _ops
 from .. import _queues
-from .._queues import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue
+from .._queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
 from .._types import SparseTensorValue
 
 newaxis = None
@@ -132,6 +133,7 @@ train = _NS(
     FeatureList=_example.FeatureList,
     FeatureLists=_example.FeatureLists,
     Coordinator=_Coordinator,
+    LooperThread=_LooperThread,
     start_queue_runners=_start_queue_runners,
     QueueRunner=_queues.QueueRunner,
     add_queue_runner=_queues.add_queue_runner,
@@ -203,6 +205,7 @@ queue = _NS(
     QueueBase=QueueBase,
     FIFOQueue=FIFOQueue,
     PaddingFIFOQueue=PaddingFIFOQueue,
+    PriorityQueue=PriorityQueue,
     RandomShuffleQueue=RandomShuffleQueue,
 )
 
