@@ -318,8 +318,8 @@ impl PyGraph {
         self.0.dequeue_many(q.0, n, up_to).py_err().map(outs)
     }
 
-    /// A queue made by hand: `kind` is `"fifo"`, `"padding_fifo"` or
-    /// `"random_shuffle"`; `shapes` one entry per dtype (`None`: any
+    /// A queue made by hand: `kind` is `"fifo"`, `"padding_fifo"`,
+    /// `"random_shuffle"` or `"priority"`; `shapes` one entry per dtype (`None`: any
     /// shape; inner `None`: an unknown dimension).
     #[pyo3(signature = (kind, capacity, dtypes, shapes, min_after_dequeue=0, seed=None, name=None))]
     #[allow(clippy::too_many_arguments)]
@@ -340,6 +340,7 @@ impl PyGraph {
                 min_after_dequeue,
                 seed,
             },
+            "priority" => QueueKind::Priority,
             other => {
                 return Err(PyValueError::new_err(format!(
                     "unknown queue kind {other:?}"

@@ -307,3 +307,48 @@ fn reading_a_queue_whose_runner_was_never_started_fails_instead_of_hanging(
     coord.join(threads, Duration::from_secs(10))?;
     Ok(())
 }
+
+#[test]
+fn a_second_plain_close_is_cancelled_and_a_dequeue_of_none_is_empty(
+) -> Result<()> {
+    let g = Graph::new();
+    let unknown = Some(PartialShape::new(vec![None, Some(3)]));
+    let q =
+        g.queue(QueueKind::PaddingFifo, 2, &[(DType::F32, unknown)], None)?;
+    let close = g.queue_close(q, false)?;
+    let cancel = g.queue_close(q, true)?;
+    let none = g.dequeue_many(q, 0, false)?;
+    let sess = Session::new(&g);
+    // TensorFlow: unknown dimensions of an empty batch are 0.
+    assert_eq!(sess.run(&none, &[])?[0].dense()?.dims(), &[0, 0, 3]);
+    sess.run(&[close], &[])?;
+    let err = sess.run(&[close], &[]).unwrap_err();
+    assert_eq!(err.kind(), Kind::Cancelled);
+    assert!(err.message().contains("already closed"), "{err}");
+    sess.run(&[cancel], &[])?;
+    assert_eq!(sess.run(&none, &[])?[0].dense()?.dims(), &[0, 0, 3]);
+    Ok(())
+}
+
+#[test]
+fn a_priority_queue_gives_the_smallest_priority_first() -> Result<()> {
+    let g = Graph::new();
+    let q = g.queue(
+        QueueKind::Priority,
+        5,
+        &[(DType::I64, scalar()), (DType::I32, scalar())],
+        None,
+    )?;
+    let prios = g.constant(Tensor::vector(vec![3i64, 1, 3, 2]))?;
+    let vals = g.constant(Tensor::vector(vec![30i32, 10, 31, 20]))?;
+    let put = g.enqueue(q, &[prios, vals], true)?;
+    let got = g.dequeue_many(q, 4, false)?;
+    let sess = Session::new(&g);
+    sess.run(&[put], &[])?;
+    let v = sess.run(&got, &[])?;
+    assert_eq!(v[0].dense()?.as_slice::<i64>()?, &[1, 2, 3, 3]);
+    assert_eq!(v[1].dense()?.as_slice::<i32>()?, &[10, 20, 30, 31]);
+    let bad = g.queue(QueueKind::Priority, 5, &[(DType::I32, scalar())], None);
+    assert_eq!(bad.unwrap_err().kind(), Kind::InvalidArgument);
+    Ok(())
+}

@@ -12,7 +12,9 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
+import sys
 import threading
+import time
 import warnings
 import weakref
 
@@ -1171,34 +1173,59 @@ class QueueRunnerThread:
     def start(self):
         """Does nothing: the native thread runs from its creation."""
 
+    def join(self, timeout=None):
+        """Waits for the thread to end, ``timeout`` seconds at most (as
+        ``threading.Thread.join``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.is_alive() and (deadline is None or time.monotonic() < deadline):
+            time.sleep(0.005)
+
     def __repr__(self):
         return f"<QueueRunnerThread {self.name} alive={self.is_alive()}>"
 
 
 class Coordinator:
     """``tf.train.Coordinator``: stops threads together and reports the
-    first real error. ``OutOfRangeError`` counts as a clean stop."""
+    first real error. ``OutOfRangeError`` (or the given
+    ``clean_stop_exception_types``) counts as a clean stop."""
 
     def __init__(self, clean_stop_exception_types=None):
         self._c = _native.Coordinator()
         self._exc = None
         self._threads = []
+        self._joined = False
         self._lock = threading.Lock()
-        self._clean = tuple(clean_stop_exception_types or (errors.OutOfRangeError,))
+        if clean_stop_exception_types is None:
+            clean_stop_exception_types = (errors.OutOfRangeError,)
+        self._clean = tuple(clean_stop_exception_types)
 
     def request_stop(self, ex=None):
-        """Asks every thread to stop; ``ex`` (an exception) is the reason,
-        re-raised by :meth:`join` unless it is a clean stop."""
-        if ex is not None and not isinstance(ex, self._clean):
-            if isinstance(ex, tuple):
-                ex = ex[1]
-            with self._lock:
-                if self._exc is None:
-                    self._exc = ex
-            kind = type(ex).__name__[: -len("Error")] if isinstance(ex, errors.OpError) else "Unknown"
-            self._c.request_stop(kind, str(ex))
-        else:
+        """Asks every thread to stop; ``ex`` (an exception, or a
+        ``sys.exc_info()`` tuple) is the reason, re-raised by :meth:`join`
+        unless it is a clean stop. After :meth:`join`, a real ``ex`` is
+        raised at once, as in TensorFlow."""
+        if isinstance(ex, tuple):
+            ex = ex[1]
+        if ex is not None and isinstance(ex, self._clean):
+            ex = None
+        if ex is not None and self._joined:
+            raise ex
+        if ex is None:
             self._c.request_stop()
+            return
+        with self._lock:
+            if self._exc is None:
+                self._exc = ex
+        kind = type(ex).__name__[: -len("Error")] if isinstance(ex, errors.OpError) else "Unknown"
+        self._c.request_stop(kind, str(ex))
+
+    def clear_stop(self):
+        """Forgets the stop request and its error, and that the threads
+        were joined: the coordinator can be used again."""
+        with self._lock:
+            self._c = _native.Coordinator()
+            self._exc = None
+            self._joined = False
 
     def should_stop(self):
         return self._c.should_stop()
@@ -1206,13 +1233,19 @@ class Coordinator:
     def wait_for_stop(self, timeout=None):
         return self._c.wait_for_stop(timeout)
 
+    @contextlib.contextmanager
     def stop_on_exception(self):
-        """A context manager: an exception inside it requests a stop with
-        it (``OutOfRangeError``: a clean stop)."""
-        return _StopOnException(self)
+        """A context manager: any exception inside it requests a stop with
+        it (a clean one for ``OutOfRangeError``) and is swallowed."""
+        try:
+            yield
+        except:  # noqa: E722 (TensorFlow's: any exception stops the threads)
+            self.request_stop(ex=sys.exc_info())
 
     def register_thread(self, thread):
-        self._threads.append(thread)
+        """Adds ``thread`` to those :meth:`join` waits for by default."""
+        if thread not in self._threads:
+            self._threads.append(thread)
 
     def raise_requested_exception(self):
         if self._exc is not None:
@@ -1222,58 +1255,142 @@ class Coordinator:
             raise err
 
     def join(self, threads=None, stop_grace_period_secs=120, ignore_live_threads=False):
-        """Waits for the threads (default: those registered, including
-        every queue runner started with this coordinator), then raises the
-        first error any of them, or :meth:`request_stop`, reported."""
-        threads = list(self._threads) if threads is None else list(threads)
-        threads += [t for t in self._threads if t not in threads]
-        native = [t._t for t in threads if isinstance(t, QueueRunnerThread)]
+        """Waits for the threads (the registered ones, including every
+        queue runner started with this coordinator, and ``threads``) to end
+        or a stop to be requested, then gives them
+        ``stop_grace_period_secs`` more. Raises the first error any of them
+        or :meth:`request_stop` reported, else ``RuntimeError`` for threads
+        still running (unless ``ignore_live_threads``)."""
+        threads = list(self._threads) + [t for t in (threads or ()) if t not in self._threads]
+        native = [t for t in threads if isinstance(t, QueueRunnerThread)]
         others = [t for t in threads if not isinstance(t, QueueRunnerThread)]
-        native_err = None
+        native_err, stragglers = None, []
+        # First until the threads end or a stop is requested: the native
+        # join marks the coordinator joined.
+        while any(t.is_alive() for t in threads) and not self.wait_for_stop(0.05):
+            pass
         try:
-            self._c.join(native, float(stop_grace_period_secs))
+            self._c.join([t._t for t in native], float(stop_grace_period_secs))
         except errors.DeadlineExceededError as e:
-            if not ignore_live_threads:
-                native_err = e
+            stragglers = [t.name for t in native if t.name in str(e)] or [str(e)]
         except errors.OpError as e:
             native_err = e
+        deadline = time.monotonic() + stop_grace_period_secs
         for t in others:
-            t.join(stop_grace_period_secs)
+            t.join(max(0.0, deadline - time.monotonic()))
+        stragglers += [t.name for t in others if t.is_alive()]
+        with self._lock:
+            self._joined = True
+            self._threads = []
         if self._exc is not None:
             raise self._exc
         if native_err is not None:
             raise native_err
+        if stragglers and not ignore_live_threads:
+            raise RuntimeError("Coordinator stopped with threads still running: " + " ".join(stragglers))
 
     @property
     def joined(self):
-        return all(not t.is_alive() for t in self._threads)
+        """Whether :meth:`join` has run (since :meth:`clear_stop`)."""
+        return self._joined
 
 
-class _StopOnException:
-    def __init__(self, coord):
-        self._coord = coord
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, typ, value, tb):
-        if value is None:
+def _wait_for_stop_polling(coord, timeout):
+    """``coord.wait_for_stop(timeout)`` by polling: a daemon thread must not
+    be blocked in native code when the interpreter exits."""
+    deadline = time.monotonic() + max(0.0, timeout)
+    while not coord.should_stop():
+        left = deadline - time.monotonic()
+        if left <= 0:
             return False
-        if isinstance(value, errors.OutOfRangeError):
-            self._coord.request_stop()
-            return True
-        self._coord.request_stop(value)
-        return True
+        time.sleep(min(left, 0.02))
+    return True
+
+
+class LooperThread(threading.Thread):
+    """``tf.train.LooperThread``: a daemon thread, registered with ``coord``,
+    calling ``target`` (or :meth:`run_loop`) back to back, or every
+    ``timer_interval_secs``, until a stop is requested; an exception
+    requests the stop with it."""
+
+    def __init__(self, coord, timer_interval_secs, target=None, args=None, kwargs=None):
+        if not isinstance(coord, Coordinator):
+            raise ValueError(f"'coord' argument must be a Coordinator: {coord}")
+        super().__init__()
+        self.daemon = True
+        self._coord = coord
+        self._timer_interval_secs = timer_interval_secs
+        self._target = target
+        if self._target:
+            self._args = args or ()
+            self._kwargs = kwargs or {}
+        elif args or kwargs:
+            raise ValueError("'args' and 'kwargs' argument require that you also pass 'target'")
+        self._coord.register_thread(self)
+
+    @staticmethod
+    def loop(coord, timer_interval_secs, target, args=None, kwargs=None):
+        """Starts a LooperThread calling ``target`` and returns it."""
+        looper = LooperThread(coord, timer_interval_secs, target=target, args=args, kwargs=kwargs)
+        looper.start()
+        return looper
+
+    def run(self):
+        with self._coord.stop_on_exception():
+            self.start_loop()
+            if self._timer_interval_secs is None:
+                while not self._coord.should_stop():
+                    self.run_loop()
+            else:
+                next_time = time.time()
+                while not _wait_for_stop_polling(self._coord, next_time - time.time()):
+                    next_time += self._timer_interval_secs
+                    self.run_loop()
+            self.stop_loop()
+
+    def start_loop(self):
+        """Called once when the thread starts."""
+
+    def stop_loop(self):
+        """Called once when the loop ends."""
+
+    def run_loop(self):
+        """Called in the loop: runs ``target``."""
+        if self._target:
+            self._target(*self._args, **self._kwargs)
 
 
 def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collection=QUEUE_RUNNERS):
     """Starts the queue runners of ``sess``'s graph in native threads and
-    returns them (``QueueRunnerThread`` objects for ``coord.join``)."""
-    sess = sess or _default_session()
+    returns them (``QueueRunnerThread`` objects for ``coord.join``), with a
+    coordinator also TensorFlow's close-on-stop thread per runner. A
+    collection other than ``tf.GraphKeys.QUEUE_RUNNERS`` starts the
+    ``tf.train.QueueRunner`` objects added to it."""
+    from ._queues import close_on_stop_thread
+
+    if sess is None:
+        sess = get_default_session()
+        if sess is None:
+            raise ValueError(
+                "Cannot start queue runners: No default session is registered. Use `with sess.as_default()` "
+                "or pass an explicit session to tf.start_queue_runners(sess=sess)"
+            )
+    if collection != QUEUE_RUNNERS:
+        threads = []
+        for qr in get_default_graph().get_collection(collection):
+            threads.extend(qr.create_threads(sess, coord=coord, daemon=daemon, start=start))
+        return threads
+    given = coord is not None
     if coord is None:
         coord = Coordinator()
         sess._implicit_coord = coord
     threads = [QueueRunnerThread(t) for t in sess._s.start_queue_runners(coord._c)]
+    if given:
+        # One per runner: its threads are named "<queue>-runner-<i>".
+        runners = {}
+        for t in threads:
+            runners.setdefault(t.name.rsplit("-runner-", 1)[0], []).append(t)
+        threads += [close_on_stop_thread(q, coord, ts, daemon, start) for q, ts in runners.items()]
     for t in threads:
         coord.register_thread(t)
     return threads

@@ -6,6 +6,11 @@ feedstock's own; an enqueue op a runner runs is evaluated natively."""
 
 from __future__ import annotations
 
+import threading
+import time
+
+import numpy as np
+
 from . import _ops, errors
 from ._graph import (
     QUEUE_RUNNERS,
@@ -33,6 +38,49 @@ def _shape_list(shape):
     return [None if d is None else int(d) for d in shape]
 
 
+def _is_dim(d):
+    return d is None or (isinstance(d, (int, np.integer)) and not isinstance(d, bool))
+
+
+def _as_shape_list(shapes, partial):
+    """The queue's component shapes as TensorFlow's ``_as_shape_list``
+    reads them: ``None`` (any shapes; not for a padding queue), one
+    TensorShape, one flat list of dimensions (``[]`` too) for a single
+    component, or a list of shapes. Shapes must have a known rank and,
+    unless ``partial`` (a padding queue), known dimensions."""
+    if partial and (
+        not isinstance(shapes, (list, tuple))
+        or not shapes
+        or any(s is None or isinstance(s, int) for s in shapes)
+    ):
+        raise ValueError("When providing partial shapes, a list of shapes must be provided.")
+    if shapes is None:
+        return None
+    if isinstance(shapes, TensorShape):
+        shapes = [shapes]
+    if not isinstance(shapes, (list, tuple)):
+        raise TypeError(
+            "Shapes must be a TensorShape or a list or tuple of TensorShapes, " f"got {type(shapes)} instead."
+        )
+    if all(_is_dim(s) for s in shapes):
+        shapes = [shapes]
+    out = [_shape_list(s) for s in shapes]
+    if not partial and any(s is None or None in s for s in out):
+        raise ValueError(f"All shapes must be fully defined: {[TensorShape(s) for s in out]}")
+    if any(s is None for s in out):
+        raise ValueError(f"All shapes must have a defined rank: {[TensorShape(s) for s in out]}")
+    return out
+
+
+def _count(n):
+    """``dequeue_many``'s count: a Python or numpy integer or a constant
+    integer tensor; a negative one is refused as TensorFlow refuses it."""
+    n = _ops._count(n, "n")
+    if n < 0:
+        raise ValueError(f"Input 'n' must be >= 0, but is {n}")
+    return n
+
+
 class QueueBase(_ops.QueueBase):
     """A queue of tuples of tensors, made by hand (TensorFlow's
     ``tf.QueueBase``); use :class:`FIFOQueue`, :class:`PaddingFIFOQueue`
@@ -43,20 +91,21 @@ class QueueBase(_ops.QueueBase):
         if not isinstance(dtypes, (list, tuple)):
             dtypes = [dtypes]
         self._dtypes = [as_dtype(d) for d in dtypes]
+        shapes = _as_shape_list(shapes, kind == "padding_fifo")
         if shapes is None:
             shapes = [None] * len(self._dtypes)
-        elif isinstance(shapes, TensorShape) or (
-            isinstance(shapes, (list, tuple)) and shapes and not isinstance(shapes[0], (list, tuple, TensorShape))
-            and len(self._dtypes) == 1
-        ):
-            shapes = [shapes]
-        shapes = [_shape_list(s) for s in shapes]
         if len(shapes) != len(self._dtypes):
-            raise ValueError("Queue shapes must have the same length as dtypes")
+            raise ValueError(
+                "Queue shapes must have the same length as dtypes, "
+                f"received len(shapes)={len(shapes)}, len(dtypes)={len(self._dtypes)}"
+            )
         if names is not None:
-            names = [names] if isinstance(names, str) else list(names)
+            names = list(names) if isinstance(names, (list, tuple)) else [names]
             if len(names) != len(self._dtypes):
-                raise ValueError("Queue names must have the same length as dtypes")
+                raise ValueError(
+                    "List of names must have the same length as the list of dtypes, "
+                    f"received len(names)={len(names)},len(dtypes)={len(self._dtypes)}"
+                )
         self._names = names
         self._shapes = [TensorShape(s) for s in shapes]
         capacity = int(capacity)
@@ -128,13 +177,13 @@ class QueueBase(_ops.QueueBase):
         return self._out(self.graph._g.dequeue(self._q))
 
     def dequeue_many(self, n, name=None):
-        """The next ``n`` elements, stacked."""
-        return self._out(self.graph._g.dequeue_many(self._q, int(n), False))
+        """The next ``n`` elements, stacked (none, at once, for 0)."""
+        return self._out(self.graph._g.dequeue_many(self._q, _count(n), False))
 
     def dequeue_up_to(self, n, name=None):
         """Up to ``n`` elements, stacked: fewer only once the queue is
         closed."""
-        return self._out(self.graph._g.dequeue_many(self._q, int(n), True))
+        return self._out(self.graph._g.dequeue_many(self._q, _count(n), True))
 
     def __repr__(self):
         return f"<{type(self).__name__} '{self._name}'>"
@@ -164,19 +213,75 @@ class RandomShuffleQueue(QueueBase):
         self, capacity, min_after_dequeue, dtypes, shapes=None, names=None, seed=None, shared_name=None,
         name="random_shuffle_queue",
     ):
+        if int(min_after_dequeue) < 0:
+            raise ValueError(f"min_after_dequeue must be >= 0, got {min_after_dequeue}")
         super().__init__("random_shuffle", capacity, dtypes, shapes, names, name, min_after_dequeue, seed)
 
 
+class PriorityQueue(QueueBase):
+    """``tf.PriorityQueue``: elements leave smallest priority first (equal
+    ones in the order they came in). Every element starts with its int64
+    scalar priority, followed by components of ``types``."""
+
+    def __init__(self, capacity, types, shapes=None, names=None, shared_name=None, name="priority_queue"):
+        types = list(types) if isinstance(types, (list, tuple)) else [types]
+        if shapes is None:
+            raise TypeError("Expected list for 'shapes' argument to 'priority_queue_v2' Op, not None.")
+        shapes = [[]] + _as_shape_list(shapes, False)
+        super().__init__("priority", capacity, [as_dtype("int64")] + types, shapes, names, name)
+
+    def dequeue_up_to(self, n, name=None):
+        """As :meth:`dequeue_many`: TensorFlow's priority queue gives no
+        smaller batch once closed, but fails OutOfRange (feedstock keeps
+        the elements, TensorFlow loses them)."""
+        return self.dequeue_many(n, name)
+
+
 def _kind_name(cls):
-    if not (isinstance(cls, type) and issubclass(cls, errors.OpError)):
-        raise TypeError(f"queue_closed_exception_types must be tf.errors classes, not {cls!r}")
     return cls.__name__[: -len("Error")]
+
+
+def _closed_types(types):
+    """``queue_closed_exception_types`` checked as TensorFlow checks it: a
+    non-empty tuple of ``tf.errors`` classes (``None``: OutOfRangeError)."""
+    if types is None:
+        return (errors.OutOfRangeError,)
+    if (
+        not isinstance(types, tuple)
+        or not types
+        or not all(isinstance(t, type) and issubclass(t, errors.OpError) for t in types)
+    ):
+        raise TypeError(
+            "queue_closed_exception_types, when provided, must be a tuple of tf.error types, "
+            f"but saw: {types}"
+        )
+    return types
+
+
+def close_on_stop_thread(queue_name, coord, runner_threads, daemon=True, start=True):
+    """The thread TensorFlow adds to a runner's threads when it has a
+    coordinator (``QueueRunnerThread-<queue>-close_on_stop``): it waits
+    for the stop, when feedstock's runner itself closes the queue. It also
+    ends once ``runner_threads`` have all ended, so that joining never
+    hangs on it."""
+
+    def wait():
+        # Polls rather than blocking in native code, which a daemon thread
+        # must not be in when the interpreter exits.
+        while not coord.should_stop() and any(t.is_alive() for t in runner_threads):
+            time.sleep(0.05)
+
+    t = threading.Thread(target=wait, name=f"QueueRunnerThread-{queue_name}-close_on_stop", daemon=True)
+    if start:
+        t.start()
+    return t
 
 
 class QueueRunner:
     """``tf.train.QueueRunner``: one native thread per enqueue op, each
-    running its op until it fails. ``OutOfRangeError`` (or one of
-    ``queue_closed_exception_types``) ends a thread cleanly and the last
+    running its op until it fails, plus (with a coordinator) TensorFlow's
+    thread waiting to close the queue on stop. ``OutOfRangeError`` (or one
+    of ``queue_closed_exception_types``) ends a thread cleanly and the last
     to end closes the queue; any other error stops the coordinator with
     it. The queue is closed by feedstock's runner itself: ``close_op`` and
     ``cancel_op``, when given, must be the queue's own close ops."""
@@ -187,11 +292,12 @@ class QueueRunner:
     ):
         if queue_runner_def is not None:
             raise NotImplementedError("QueueRunner from a QueueRunnerDef is not supported")
+        if not queue or not enqueue_ops:
+            raise ValueError("Must provide queue and enqueue_ops.")
         if not isinstance(queue, QueueBase):
             raise TypeError("QueueRunner needs a queue made with tf.FIFOQueue, tf.PaddingFIFOQueue or tf.RandomShuffleQueue")
-        if not enqueue_ops:
-            raise ValueError("QueueRunner needs at least one enqueue op")
-        kinds = [_kind_name(c) for c in (queue_closed_exception_types or (errors.OutOfRangeError,))]
+        self._closed_types = _closed_types(queue_closed_exception_types)
+        kinds = [_kind_name(c) for c in self._closed_types]
         self._queue = queue
         self._enqueue_ops = list(enqueue_ops)
         outs = []
@@ -200,8 +306,10 @@ class QueueRunner:
                 raise TypeError(f"{op!r} is not an enqueue op of {queue.name}")
             outs.append(op.inputs[0]._o)
         self._r = queue.graph._g.queue_runner(queue._q, outs, kinds)
-        self._closed_types = tuple(queue_closed_exception_types or (errors.OutOfRangeError,))
-        self.exceptions_raised = []
+        self._close_op = close_op if close_op is not None else queue.close()
+        self._cancel_op = cancel_op if cancel_op is not None else queue.close(cancel_pending_enqueues=True)
+        # The coordinators of the sessions started without one.
+        self._implicit_coords = []
 
     @property
     def queue(self):
@@ -212,8 +320,23 @@ class QueueRunner:
         return list(self._enqueue_ops)
 
     @property
+    def close_op(self):
+        return self._close_op
+
+    @property
+    def cancel_op(self):
+        return self._cancel_op
+
+    @property
     def queue_closed_exception_types(self):
         return self._closed_types
+
+    @property
+    def exceptions_raised(self):
+        """The errors of the threads started without a coordinator (with
+        one, an error stops the coordinator instead, as in TensorFlow)."""
+        errs = (c._c.error() for c in self._implicit_coords)
+        return [e for e in errs if e is not None]
 
     @property
     def name(self):
@@ -221,16 +344,21 @@ class QueueRunner:
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
         """Starts the runner's native threads in ``sess`` and returns them
-        (none when it was started there before). They start at once, whatever
-        ``start`` says: threads that have not started cannot lose data,
-        so starting early only fills the queue sooner; ``start()`` on them
-        does nothing."""
+        (none when it was started there before), with a coordinator also
+        TensorFlow's close-on-stop thread. The native threads start at
+        once, whatever ``start`` says: threads that have not started cannot
+        lose data, so starting early only fills the queue sooner;
+        ``start()`` on them does nothing."""
         from ._graph import Coordinator
 
+        given = coord is not None
         if coord is None:
             coord = Coordinator()
             sess._implicit_coord = coord
+            self._implicit_coords = [coord]
         threads = [QueueRunnerThread(t) for t in sess._s.start_queue_runner(self._r, coord._c)]
+        if threads and given:
+            threads.append(close_on_stop_thread(self.name, coord, list(threads), daemon, start))
         for t in threads:
             coord.register_thread(t)
         return threads

@@ -408,6 +408,22 @@ fn dense_in<'a>(
     ins(k).dense()
 }
 
+/// What a dequeue of no elements gives, whatever the queue holds (as
+/// TensorFlow): per component an empty batch of the node's static shape,
+/// an unknown dimension (a padding queue's) counting as 0.
+fn empty_batch(node: &Node) -> Result<Vec<Value>> {
+    node.outputs
+        .iter()
+        .map(|o| {
+            let dims: Vec<usize> = match &o.shape {
+                Some(s) => s.dims().iter().map(|d| d.unwrap_or(0)).collect(),
+                None => vec![0],
+            };
+            Ok(Tensor::zeros(o.dtype, dims)?.into())
+        })
+        .collect()
+}
+
 fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
     match st.res.get() {
         Some(Resource::Queue(q)) => Ok(&**q),
@@ -680,8 +696,13 @@ fn run_step<'a>(
             } else {
                 1
             };
-            // A timed-out slice of the wait adds nothing, so the values
-            // can be offered again.
+            // An empty batch adds nothing, even to a closed queue (as
+            // TensorFlow). A timed-out slice of the wait adds nothing, so
+            // the values can be offered again.
+            if n == 0 && q.is_closed() {
+                out.push(Tensor::scalar(0i32).into());
+                return Ok(());
+            }
             wait(ctx, |t| match (many, t) {
                 (false, None) => q.enqueue(values.clone()),
                 (false, Some(t)) => q.enqueue_timeout(values.clone(), t),
@@ -692,7 +713,15 @@ fn run_step<'a>(
         }
         Op::QueueClose { cancel, .. } => {
             let q = queue_of(&step.uses[0])?;
-            out.push(Tensor::scalar(q.close(*cancel)).into());
+            // As TensorFlow: a close that cancels pending enqueues always
+            // succeeds; a plain one of a queue already closed fails.
+            if !q.close(*cancel) && !*cancel {
+                return Err(Error::cancelled(format!(
+                    "Queue '{}' is already closed.",
+                    q.name()
+                )));
+            }
+            out.push(Tensor::scalar(true).into());
         }
         Op::QueueSize { .. } => {
             let q = queue_of(&step.uses[0])?;
@@ -712,13 +741,17 @@ fn run_step<'a>(
                 return Err(Error::invalid_argument(why.clone()));
             }
             let q = queue_of(&step.uses[0])?;
-            let v = wait(ctx, |t| match (up_to, t) {
-                (false, None) => q.dequeue_many(*n),
-                (false, Some(t)) => q.dequeue_many_timeout(*n, t),
-                (true, None) => q.dequeue_up_to(*n),
-                (true, Some(t)) => q.dequeue_up_to_timeout(*n, t),
-            })?;
-            out.extend(v);
+            if *n == 0 {
+                out.extend(empty_batch(node)?);
+            } else {
+                let v = wait(ctx, |t| match (up_to, t) {
+                    (false, None) => q.dequeue_many(*n),
+                    (false, Some(t)) => q.dequeue_many_timeout(*n, t),
+                    (true, None) => q.dequeue_up_to(*n),
+                    (true, Some(t)) => q.dequeue_up_to_timeout(*n, t),
+                })?;
+                out.extend(v);
+            }
         }
         Op::Read { .. } | Op::ReadUpTo { .. } => {
             let Some(Resource::Reader(reader)) = step.uses[0].res.get() else {

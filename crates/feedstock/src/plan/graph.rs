@@ -1298,7 +1298,7 @@ impl Graph {
     /// (`queue.dequeue_up_to(n)`): one output per component.
     ///
     /// # Errors
-    /// InvalidArgument for a queue of another graph or `n == 0`. Run, it
+    /// InvalidArgument for a queue of another graph. Run, it
     /// fails InvalidArgument on a queue made by hand whose components'
     /// shapes are not all fully defined (a padding queue's may have
     /// unknown dimensions), as in TensorFlow.
@@ -1308,9 +1308,6 @@ impl Graph {
         n: usize,
         up_to: bool,
     ) -> Result<Vec<Output>> {
-        if n == 0 {
-            return Err(invalid("dequeue_many: n must be positive"));
-        }
         let node = self.queue_node(queue)?;
         let unstackable = match &node.op {
             Op::Queue { kind, .. } => super::queues::unstackable(&node, kind),

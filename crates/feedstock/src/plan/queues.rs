@@ -16,8 +16,8 @@ use std::sync::Arc;
 use crate::coord::QueueRunner;
 use crate::error::{Error, Kind, Result};
 use crate::queue::{
-    ComponentSpec, FifoQueue, PaddingFifoQueue, PartialShape, Queue,
-    QueueSpec, RandomShuffleQueue,
+    ComponentSpec, FifoQueue, PaddingFifoQueue, PartialShape, PriorityQueue,
+    Queue, QueueSpec, RandomShuffleQueue,
 };
 use crate::tensor::DType;
 
@@ -43,6 +43,9 @@ pub enum QueueKind {
         /// The shuffle's seed; `None` draws one.
         seed: Option<u64>,
     },
+    /// Smallest priority first, equal ones in arrival order
+    /// (`tf.PriorityQueue`): component 0 is the int64 scalar priority.
+    Priority,
 }
 
 /// A queue runner defined in a graph; see [`Graph::queue_runner`].
@@ -113,7 +116,8 @@ impl Graph {
     ///
     /// # Errors
     /// InvalidArgument for no components, a zero capacity, a shuffle
-    /// queue's `min_after_dequeue` not below its capacity, a padding
+    /// queue's `min_after_dequeue` not below its capacity, a priority
+    /// queue whose first component is not an int64 scalar, a padding
     /// queue's component without a shape, or another queue's shape with
     /// an unknown dimension (as TensorFlow).
     pub fn queue(
@@ -146,7 +150,21 @@ impl Graph {
                      (dimensions may be unknown)",
                 ));
             }
-            QueueKind::Fifo | QueueKind::RandomShuffle { .. }
+            QueueKind::Priority
+                if components[0].0 != DType::I64
+                    || components[0]
+                        .1
+                        .as_ref()
+                        .is_some_and(|s| s.rank() != 0) =>
+            {
+                return Err(invalid(
+                    "a priority queue's first component is its int64 scalar \
+                     priority",
+                ));
+            }
+            QueueKind::Fifo
+            | QueueKind::RandomShuffle { .. }
+            | QueueKind::Priority
                 if components.iter().any(|(_, s)| {
                     s.as_ref()
                         .is_some_and(|s| s.dims().iter().any(Option::is_none))
@@ -163,6 +181,7 @@ impl Graph {
             QueueKind::Fifo => "fifo_queue",
             QueueKind::PaddingFifo => "padding_fifo_queue",
             QueueKind::RandomShuffle { .. } => "random_shuffle_queue",
+            QueueKind::Priority => "priority_queue",
         };
         let outputs = components
             .iter()
@@ -435,8 +454,10 @@ pub(crate) fn make_queue(
     kind: &QueueKind,
     capacity: usize,
 ) -> Result<Arc<dyn Queue>> {
+    // A priority queue's spec is of the components after its priority.
+    let skip = usize::from(*kind == QueueKind::Priority);
     let mut spec = QueueSpec::new();
-    for o in &node.outputs {
+    for o in &node.outputs[skip..] {
         let mut c = ComponentSpec::new(o.dtype);
         if let Some(s) = &o.shape {
             c = c.shape(s.clone());
@@ -462,6 +483,9 @@ pub(crate) fn make_queue(
             }
             b.build()?
         }
+        QueueKind::Priority => PriorityQueue::builder(capacity, spec)
+            .name(node.name.clone())
+            .build()?,
     })
 }
 

@@ -91,6 +91,7 @@ from .._graph import (
     uint64,
 )
 from .._graph import Coordinator as _Coordinator
+from .._graph import LooperThread as _LooperThread
 from .._graph import start_queue_runners as _start_queue_runners
 from .._ops import (
     FixedLenFeature,
@@ -115,7 +116,7 @@ from .._ops import (
 from .. import _gfile as _gf
 from .. import _ops
 from .. import _queues
-from .._queues import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue
+from .._queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
 from .._types import SparseTensorValue
 
 newaxis = None
@@ -132,6 +133,7 @@ train = _NS(
     FeatureList=_example.FeatureList,
     FeatureLists=_example.FeatureLists,
     Coordinator=_Coordinator,
+    LooperThread=_LooperThread,
     start_queue_runners=_start_queue_runners,
     QueueRunner=_queues.QueueRunner,
     add_queue_runner=_queues.add_queue_runner,
@@ -203,6 +205,7 @@ queue = _NS(
     QueueBase=QueueBase,
     FIFOQueue=FIFOQueue,
     PaddingFIFOQueue=PaddingFIFOQueue,
+    PriorityQueue=PriorityQueue,
     RandomShuffleQueue=RandomShuffleQueue,
 )
 
@@ -226,6 +229,17 @@ def _merge_all(key=None, scope=None, name=None):
 
 
 summary = _NS(merge_all=_merge_all)
+
+
+def get_collection(key, scope=None):
+    """``tf.get_collection``: the default graph's collection ``key``."""
+    return get_default_graph().get_collection(key, scope)
+
+
+def add_to_collection(name, value):
+    """``tf.add_to_collection``: adds ``value`` to the default graph's
+    collection ``name``."""
+    get_default_graph().add_to_collection(name, value)
 dtypes = _NS(
     float32=float32, float64=float64, int8=int8, int16=int16, int32=int32, int64=int64, uint8=uint8,
     uint16=uint16, uint32=uint32, uint64=uint64, bool=bool, string=string, as_dtype=as_dtype, DType=DType,
