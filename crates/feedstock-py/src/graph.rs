@@ -896,6 +896,40 @@ impl PyGraph {
         self.0.identity(x.0).py_err().map(PyOutput)
     }
 
+    /// `tf.placeholder_with_default(input, shape)`.
+    #[pyo3(signature = (input, shape=None))]
+    fn placeholder_with_default(
+        &self,
+        input: PyOutput,
+        shape: Option<Vec<Option<usize>>>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .placeholder_with_default(input.0, partial_shape(shape))
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `(name, number of outputs)` of every node, in creation order.
+    fn node_names(&self) -> Vec<(String, usize)> {
+        self.0.node_names()
+    }
+
+    /// Output `index` of the node named `name`, or `None`.
+    fn output_by_name(&self, name: &str, index: usize) -> Option<PyOutput> {
+        self.0.output_by_name(name, index).map(PyOutput)
+    }
+
+    /// Reserves `name` made unique as TensorFlow makes a name scope's.
+    fn unique_name(&self, name: &str) -> String {
+        self.0.unique_name(name)
+    }
+
+    /// The name the next node added takes (`exact`: already unique).
+    #[pyo3(signature = (name, exact=false))]
+    fn set_next_name(&self, name: Option<String>, exact: bool) {
+        self.0.set_next_name(name, exact);
+    }
+
     /// A batching stage (every form of `tf.train.batch`).
     #[pyo3(signature = (lists, batch_size, keep_input=None, num_threads=1, capacity=32, enqueue_many=false, shapes=None, dynamic_pad=false, allow_smaller_final_batch=false, min_after_dequeue=None, seed=None, name=None))]
     #[allow(clippy::too_many_arguments)]

@@ -1,6 +1,6 @@
 //! The graph: nodes, their symbolic outputs, and the builder methods.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -595,9 +595,41 @@ impl Node {
 #[derive(Debug, Default)]
 pub(crate) struct Inner {
     pub(crate) nodes: Vec<Arc<Node>>,
-    names: HashSet<String>,
+    /// TensorFlow's `_names_in_use`: how often each lower-cased name was
+    /// asked for; see [`Inner::unique_name`].
+    names: HashMap<String, usize>,
+    /// The name the next node added takes (see [`Graph::set_next_name`]):
+    /// the name, and whether it is already unique (reserved with
+    /// [`Graph::unique_name`]).
+    next_name: Option<(String, bool)>,
     /// Queue runners defined, in order; see [`Graph::queue_runner`].
     pub(crate) runners: Vec<RunnerDef>,
+}
+
+impl Inner {
+    /// A name for a new node, made unique as TensorFlow's
+    /// `Graph.unique_name` makes it: names compare case-insensitively;
+    /// the `k`-th request for `name` (counting from 0) gets `name_k`, or
+    /// the next free `name_j` after it. With `mark` the name is reserved.
+    fn unique_name(&mut self, name: &str, mark: bool) -> String {
+        let key = name.to_lowercase();
+        let mut i = self.names.get(&key).copied().unwrap_or(0);
+        if mark {
+            self.names.insert(key.clone(), i + 1);
+        }
+        if i == 0 {
+            return name.to_owned();
+        }
+        let mut k = key.clone();
+        while self.names.contains_key(&k) {
+            k = format!("{key}_{i}");
+            i += 1;
+        }
+        if mark {
+            self.names.insert(k, 1);
+        }
+        format!("{name}_{}", i - 1)
+    }
 }
 
 /// A pipeline described as a graph of nodes, TensorFlow 1 style; run it
@@ -810,6 +842,45 @@ impl Graph {
         self.node(q.node).name.clone()
     }
 
+    /// The nodes' names and number of outputs, in creation order (what
+    /// TensorFlow's `Graph.get_operations` and name look-ups see).
+    pub fn node_names(&self) -> Vec<(String, usize)> {
+        let g = self.inner.read();
+        g.nodes
+            .iter()
+            .map(|n| (n.name.clone(), n.outputs.len()))
+            .collect()
+    }
+
+    /// Output `index` of the node named `name`, if there is one
+    /// (`graph.get_tensor_by_name("name:index")`).
+    pub fn output_by_name(&self, name: &str, index: usize) -> Option<Output> {
+        let g = self.inner.read();
+        let n = g.nodes.iter().find(|n| n.name == name)?;
+        let info = n.outputs.get(index)?;
+        Some(Output {
+            node: n.id,
+            index: u32::try_from(index).ok()?,
+            dtype: info.dtype,
+            sparse: info.sparse,
+        })
+    }
+
+    /// Reserves a name made unique as TensorFlow makes the name of a name
+    /// scope (`add`, `add_1`, ...; compared case-insensitively) and
+    /// returns it: helper nodes go under `<name>/` and the node itself
+    /// takes `<name>` exactly (`set_next_name(name, true)`).
+    pub fn unique_name(&self, name: &str) -> String {
+        self.inner.write().unique_name(name, true)
+    }
+
+    /// The name the next node added takes instead of its default (what
+    /// the `name=` of TensorFlow's functions gives): made unique unless
+    /// `exact` (a name [`Graph::unique_name`] reserved). `None` clears it.
+    pub fn set_next_name(&self, name: Option<String>, exact: bool) {
+        self.inner.write().next_name = name.map(|n| (n, exact));
+    }
+
     /// Every variable initializer, in creation order (what
     /// `tf.global_variables_initializer()` runs).
     pub fn initializers(&self) -> Vec<Output> {
@@ -846,14 +917,11 @@ impl Graph {
                 ));
             }
         }
-        let base = name.unwrap_or(default_name);
-        let mut unique = base.to_owned();
-        let mut k = 1;
-        while g.names.contains(&unique) {
-            unique = format!("{base}_{k}");
-            k += 1;
-        }
-        g.names.insert(unique.clone());
+        let unique = match g.next_name.take() {
+            Some((exact, true)) => exact,
+            Some((asked, false)) => g.unique_name(&asked, true),
+            None => g.unique_name(name.unwrap_or(default_name), true),
+        };
         let id = u32::try_from(g.nodes.len())
             .map_err(|_| invalid("too many nodes"))?;
         let outs = outputs
@@ -2133,7 +2201,8 @@ impl Graph {
                 ib.dtype
             )));
         }
-        if !math::is_arithmetic(ia.dtype) {
+        let concat = op == BinaryOp::Add && ia.dtype == DType::String;
+        if !math::is_arithmetic(ia.dtype) && !concat {
             return Err(invalid_dtype(format!(
                 "{}: not defined for {}",
                 op.name(),
@@ -2617,6 +2686,35 @@ impl Graph {
         self.add1(None, "Identity", Op::Identity, vec![x], info)
     }
 
+    /// `tf.placeholder_with_default`: `input`'s value unless the output
+    /// is fed; its static shape is `shape`, which may be less specific
+    /// than `input`'s.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `input` or a `shape` incompatible with
+    /// `input`'s.
+    pub fn placeholder_with_default(
+        &self,
+        input: Output,
+        shape: StaticShape,
+    ) -> Result<Output> {
+        let info = self.check_dense(input, "placeholder_with_default")?;
+        if merge_static(&info.shape, &shape).is_none() {
+            return Err(invalid(format!(
+                "placeholder_with_default: shapes {} and {} are incompatible",
+                show_static(&info.shape),
+                show_static(&shape)
+            )));
+        }
+        self.add1(
+            None,
+            "PlaceholderWithDefault",
+            Op::Identity,
+            vec![input],
+            dense(shape, info.dtype),
+        )
+    }
+
     // ----- batching --------------------------------------------------------
 
     /// A batching stage (`tf.train.batch`, `shuffle_batch`, their `_join`
@@ -2714,17 +2812,10 @@ impl Graph {
         inputs.extend(keep_input);
         let name = opts.name.clone();
         // The node's name is the queue's; reserve it first.
-        let probe = {
-            let g = self.inner.read();
-            let base = name.as_deref().unwrap_or(default).to_owned();
-            let mut unique = base.clone();
-            let mut k = 1;
-            while g.names.contains(&unique) {
-                unique = format!("{base}_{k}");
-                k += 1;
-            }
-            unique
-        };
+        let probe = self
+            .inner
+            .write()
+            .unique_name(name.as_deref().unwrap_or(default), false);
         let spec = BatchSpec {
             opts,
             lists: lists.to_vec(),

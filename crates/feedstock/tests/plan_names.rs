@@ -1,0 +1,110 @@
+//! Node names as TensorFlow gives them (unique names counted per name,
+//! compared case-insensitively; `name=`; look-ups by name), and
+//! `placeholder_with_default` and string `Add`, as TensorFlow 2.21 does.
+
+use bytes::Bytes;
+use feedstock::decode::math::BinaryOp;
+use feedstock::plan::{Graph, Session};
+use feedstock::queue::PartialShape;
+use feedstock::{DType, Kind, Result, Tensor};
+
+fn scalar(g: &Graph) -> Result<feedstock::plan::Output> {
+    g.constant(Tensor::scalar(1.0f32))
+}
+
+#[test]
+fn default_names_are_counted_as_tensorflow_counts_them() -> Result<()> {
+    let g = Graph::new();
+    let names: Vec<String> = (0..3)
+        .map(|_| scalar(&g).map(|o| g.name(o)))
+        .collect::<Result<_>>()?;
+    assert_eq!(names, ["Const", "Const_1", "Const_2"]);
+    // A name asked for that is taken gets `_<count>`, skipping taken ones.
+    g.set_next_name(Some("Const_3".into()), false);
+    assert_eq!(g.name(scalar(&g)?), "Const_3");
+    assert_eq!(g.name(scalar(&g)?), "Const_4");
+    g.set_next_name(Some("Const_3".into()), false);
+    assert_eq!(g.name(scalar(&g)?), "Const_3_1");
+    // Case-insensitively: `CONST` is taken by `Const`.
+    g.set_next_name(Some("CONST".into()), false);
+    assert_eq!(g.name(scalar(&g)?), "CONST_5");
+    Ok(())
+}
+
+#[test]
+fn a_reserved_scope_name_is_taken_exactly() -> Result<()> {
+    let g = Graph::new();
+    let scope = g.unique_name("add");
+    assert_eq!(scope, "add");
+    assert_eq!(g.unique_name("add"), "add_1");
+    g.set_next_name(Some(format!("{scope}/y")), false);
+    let y = scalar(&g)?;
+    let x = scalar(&g)?;
+    g.set_next_name(Some(scope.clone()), true);
+    let sum = g.binary(BinaryOp::Add, x, y)?;
+    assert_eq!(g.name(y), "add/y");
+    assert_eq!(g.name(sum), "add");
+    // The next node takes its default again.
+    assert_eq!(g.name(scalar(&g)?), "Const_1");
+    assert_eq!(g.output_by_name("add", 0), Some(sum));
+    assert_eq!(g.output_by_name("add", 1), None);
+    assert_eq!(g.output_by_name("nope", 0), None);
+    let names: Vec<String> =
+        g.node_names().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["add/y", "Const", "add", "Const_1"]);
+    Ok(())
+}
+
+#[test]
+fn placeholder_with_default_gives_its_input_unless_fed() -> Result<()> {
+    let g = Graph::new();
+    let input = g.constant(Tensor::new([1, 2], vec![1i32, 2])?)?;
+    let p = g.placeholder_with_default(
+        input,
+        Some(PartialShape::new(vec![None, Some(2)])),
+    )?;
+    assert_eq!(g.name(p), "PlaceholderWithDefault");
+    assert_eq!(g.shape(p).unwrap().dims(), &[None, Some(2)]);
+    let sess = Session::new(&g);
+    let got = sess.run(&[p], &[])?;
+    assert_eq!(got[0].dense()?.as_slice::<i32>()?, &[1, 2]);
+    let fed = Tensor::new([2, 2], vec![5i32, 6, 7, 8])?;
+    let got = sess.run(&[p], &[(p, fed.into())])?;
+    assert_eq!(got[0].dense()?.dims(), &[2, 2]);
+    let err = g
+        .placeholder_with_default(
+            input,
+            Some(PartialShape::new(vec![Some(3)])),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), Kind::InvalidArgument);
+    assert!(err.to_string().contains("incompatible"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn strings_add_by_concatenating_with_broadcasting() -> Result<()> {
+    let g = Graph::new();
+    let col = g.constant(Tensor::new(
+        [2, 1],
+        vec![Bytes::from_static(b"a"), Bytes::from_static(b"b")],
+    )?)?;
+    let row = g.constant(Tensor::vector(vec![
+        Bytes::from_static(b"x"),
+        Bytes::from_static(b"y"),
+    ]))?;
+    let sum = g.binary(BinaryOp::Add, col, row)?;
+    assert_eq!(g.shape(sum).unwrap().dims(), &[Some(2), Some(2)]);
+    let got = Session::new(&g).run(&[sum], &[])?;
+    let t = got[0].dense()?;
+    assert_eq!(t.dtype(), DType::String);
+    let want: Vec<Bytes> = ["ax", "ay", "bx", "by"]
+        .iter()
+        .map(|s| Bytes::from(s.as_bytes().to_vec()))
+        .collect();
+    assert_eq!(t.as_slice::<Bytes>()?, &want[..]);
+    // Only `Add` takes strings.
+    let err = g.binary(BinaryOp::Sub, col, row).unwrap_err();
+    assert_eq!(err.kind(), Kind::InvalidArgument);
+    Ok(())
+}
