@@ -17,6 +17,7 @@ from ._graph import (
     SparseTensor,
     Tensor,
     TensorShape,
+    _next_name,
     _wrap,
     _wrap1,
     _compatible,
@@ -375,7 +376,8 @@ def read_file(filename, name=None):
     """``tf.io.read_file``: the contents of the file ``filename`` (a
     string scalar) names, read each time the tensor is run."""
     t = convert_to_tensor(filename, dtype=string)
-    return _wrap1(t.graph, t.graph._g.read_file(t._o))
+    with _next_name(t.graph, name):
+        return _wrap1(t.graph, t.graph._g.read_file(t._o))
 
 
 def matching_files(pattern, name=None):
@@ -407,9 +409,10 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
         select_cols = _select_cols(select_cols, len(record_defaults))
     g = records.graph
     defaults = [_record_default(i, d) for i, d in enumerate(record_defaults)]
-    outs = g._g.decode_csv(
-        records._o, defaults, _text(field_delim), bool(use_quote_delim), _text(na_value) or None, select_cols,
-    )
+    with _next_name(g, name):
+        outs = g._g.decode_csv(
+            records._o, defaults, _text(field_delim), bool(use_quote_delim), _text(na_value) or None, select_cols,
+        )
     return _wrap(g, outs)
 
 
@@ -464,7 +467,8 @@ def _text(s):
 def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None, bytes=None):  # noqa: A002
     """Reinterprets the bytes of each string as a vector of ``out_type``."""
     x = convert_to_tensor(input_bytes if input_bytes is not None else bytes)
-    return _wrap1(x.graph, x.graph._g.decode_raw(x._o, as_dtype(out_type)._native, bool(little_endian)))
+    with _next_name(x.graph, name):
+        return _wrap1(x.graph, x.graph._g.decode_raw(x._o, as_dtype(out_type)._native, bool(little_endian)))
 
 
 class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
@@ -835,8 +839,36 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
 
 
 def random_crop(value, size, seed=None, name=None):
+    """``tf.image.random_crop``: a random ``size`` crop of ``value``.
+    ``size`` is a list of ints or of scalar tensors, or a vector tensor,
+    whose values must be known when the graph is built (constants, or
+    stacks of them)."""
     x = convert_to_tensor(value)
-    return _wrap1(x.graph, x.graph._g.random_crop(x._o, [int(s) for s in size], _seed(seed)))
+    with _next_name(x.graph, name):
+        return _wrap1(x.graph, x.graph._g.random_crop(x._o, _static_ints(size, "random_crop"), _seed(seed)))
+
+
+def _static_ints(values, what):
+    """``values`` (a list of ints or scalar tensors, or a vector tensor)
+    as a list of ints known while building; TypeError naming ``what``
+    when a value is only computed when run."""
+    if isinstance(values, Tensor):
+        if values._const is None:
+            raise TypeError(
+                f"{what}: feedstock needs {values.name} known when the graph is built "
+                "(a constant, or tf.stack of constants); it is computed when run"
+            )
+        values = values._const
+    if isinstance(values, np.ndarray):
+        values = values.reshape(-1).tolist()
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            if v.shape.ndims != 0:
+                raise TypeError(f"{what}: a size given as a list holds scalars, got {v.name} of shape {v.shape}")
+            v = _static_ints(v, what)[0]
+        out.append(int(v))
+    return out
 
 
 # ---------------------------------------------------------------- batching

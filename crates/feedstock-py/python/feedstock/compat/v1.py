@@ -53,6 +53,10 @@ from .._graph import (
     get_default_graph,
     get_default_session,
     global_variables,
+    get_collection,
+    add_to_collection,
+    trainable_variables,
+    variables_initializer,
     half,
     global_variables_initializer,
     group,
@@ -71,6 +75,7 @@ from .._graph import (
     negative,
     no_op,
     placeholder,
+    placeholder_with_default,
     reset_default_graph,
     reshape,
     slice,  # noqa: A004
