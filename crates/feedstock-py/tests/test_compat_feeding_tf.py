@@ -307,3 +307,30 @@ def test_random_crop_size_given_as_tensors():
         assert crop.shape == [2, 2, 3]
         assert run(crop).shape == (2, 2, 3)
     assert tf.random_crop(image, [2, 2, 3], name="rc").name == "rc:0"
+
+
+def test_a_fetch_that_is_fed_runs_nothing():
+    s = tf.placeholder(tf.string)
+    # Every fetch is fed: nothing runs, so the value is not checked.
+    with tf.Session() as sess:
+        assert sess.run(s, {s: np.int64(3)}) == 3
+        with pytest.raises(errors.InternalError, match="Unsupported object type numpy.int64"):
+            sess.run(tf.identity(s), {s: np.int64(3)})
+
+
+def test_variable_collections():
+    v = tf.Variable([1, 2, 3])
+    w = tf.Variable(2.5, name="w", trainable=False)
+    u = tf.Variable(1, collections=[])
+    loc = tf.Variable(0, collections=[tf.GraphKeys.LOCAL_VARIABLES])
+    assert tf.global_variables() == [v, w]
+    assert tf.get_collection(tf.GraphKeys.GLOBAL_VARIABLES) == [v, w]
+    # Trainable variables join the trainable collection even with collections=[].
+    assert tf.trainable_variables() == [v, u, loc]
+    assert tf.local_variables() == [loc]
+    tf.add_to_collection("mine", w)
+    assert tf.get_collection("mine") == [w]
+    with tf.Session() as s:
+        s.run(tf.variables_initializer([v, u]))
+        assert s.run(u) == 1
+        np.testing.assert_array_equal(s.run(v), [1, 2, 3])

@@ -1323,13 +1323,19 @@ def _feed_value(t, key, value):
             arr = np.asarray(value, dtype=np_type)
     if not _compatible(t.shape.dims, list(arr.shape)):
         raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor {t.name}, which has shape {t.shape}")
-    if arr.dtype == object:
-        for x in arr.reshape(-1):
-            if not isinstance(x, (bytes, str)):
-                kind = type(x)
-                module = "numpy." if kind.__module__ == "numpy" else ""
-                raise errors.InternalError(None, None, f"Unsupported object type {module}{kind.__name__}")
     return arr
+
+
+def _check_strings(arr):
+    """A fed string array holds only ``bytes`` and ``str``: else
+    ``InternalError``, as TensorFlow's run fails."""
+    if arr.dtype != object:
+        return
+    for x in arr.reshape(-1):
+        if not isinstance(x, (bytes, str)):
+            kind = type(x)
+            module = "numpy." if kind.__module__ == "numpy" else ""
+            raise errors.InternalError(None, None, f"Unsupported object type {module}{kind.__name__}")
 
 
 def _feed_int(np_type, value):
@@ -1408,8 +1414,12 @@ class Session:
         timeout = None
         if options is not None and getattr(options, "timeout_in_ms", 0):
             timeout = options.timeout_in_ms / 1000.0
-        feeds = list(fed.items())
-        values = self._s.run(native_fetches, feeds, timeout) if native_fetches else []
+        values = []
+        if native_fetches:
+            # As TensorFlow: nothing runs when every fetch is fed.
+            for arr in fed.values():
+                _check_strings(arr)
+            values = self._s.run(native_fetches, list(fed.items()), timeout)
         out = []
         for leaf in leaves:
             if isinstance(leaf, _SummaryFetch):
