@@ -896,6 +896,11 @@ impl PyGraph {
         self.0.identity(x.0).py_err().map(PyOutput)
     }
 
+    /// `Variable.assign(value)`: sets the variable when run.
+    fn assign(&self, var: PyOutput, value: PyOutput) -> PyResult<PyOutput> {
+        self.0.assign(var.0, value.0).py_err().map(PyOutput)
+    }
+
     /// `tf.placeholder_with_default(input, shape)`.
     #[pyo3(signature = (input, shape=None))]
     fn placeholder_with_default(

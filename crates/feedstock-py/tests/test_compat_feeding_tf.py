@@ -334,3 +334,25 @@ def test_variable_collections():
         s.run(tf.variables_initializer([v, u]))
         assert s.run(u) == 1
         np.testing.assert_array_equal(s.run(v), [1, 2, 3])
+
+
+def test_variable_assign():
+    v = tf.Variable([1, 2])
+    a = v.assign([5, 6])
+    p = tf.placeholder(tf.int32, [2])
+    b = v.assign(p, read_value=False)
+    assert a.shape == [2] and a.dtype == tf.int32 and isinstance(b, tf.Operation)
+    with tf.Session() as s:
+        np.testing.assert_array_equal(s.run(a), [5, 6])  # before the initializer: allowed
+        s.run(v.initializer)
+        np.testing.assert_array_equal(s.run(v), [1, 2])
+        np.testing.assert_array_equal(s.run(a), [5, 6])
+        np.testing.assert_array_equal(s.run(v), [5, 6])
+        assert s.run(b, {p: [7, 8]}) is None
+        np.testing.assert_array_equal(s.run(v), [7, 8])
+    with pytest.raises(ValueError, match="Tensor conversion requested dtype int32"):
+        v.assign(tf.constant([1.5, 2.5]))
+    with pytest.raises(TypeError):
+        v.assign([1.5, 2.5])
+    with pytest.raises(ValueError):
+        v.assign([1, 2, 3])

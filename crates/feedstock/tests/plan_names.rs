@@ -108,3 +108,30 @@ fn strings_add_by_concatenating_with_broadcasting() -> Result<()> {
     assert_eq!(err.kind(), Kind::InvalidArgument);
     Ok(())
 }
+
+#[test]
+fn assign_sets_a_variable_and_is_no_initializer() -> Result<()> {
+    let g = Graph::new();
+    let var = g.variable(g.constant(Tensor::vector(vec![1i32, 2]))?, None)?;
+    let set =
+        g.assign(var.value, g.constant(Tensor::vector(vec![5i32, 6]))?)?;
+    assert_eq!(g.initializers(), vec![var.initializer]);
+    let sess = Session::new(&g);
+    sess.run(&[var.initializer], &[])?;
+    let got = sess.run(&[set, var.value], &[])?;
+    assert_eq!(got[0].dense()?.as_slice::<i32>()?, &[5, 6]);
+    let got = sess.run(&[var.value], &[])?;
+    assert_eq!(got[0].dense()?.as_slice::<i32>()?, &[5, 6]);
+    let wrong = g.constant(Tensor::vector(vec![1.0f32, 2.0]))?;
+    assert_eq!(
+        g.assign(var.value, wrong).unwrap_err().kind(),
+        Kind::InvalidArgument
+    );
+    let long = g.constant(Tensor::vector(vec![1i32, 2, 3]))?;
+    assert_eq!(
+        g.assign(var.value, long).unwrap_err().kind(),
+        Kind::InvalidArgument
+    );
+    assert!(g.assign(long, long).is_err());
+    Ok(())
+}

@@ -717,6 +717,17 @@ class Variable(Tensor):
     def read_value(self):
         return self
 
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        """Sets the variable to ``value`` (converted to its dtype) when
+        run; the returned tensor's value is the value assigned
+        (``read_value=False``: an operation)."""
+        g = self.graph
+        with g.as_default():
+            value = convert_to_tensor(value, dtype=self.dtype)
+        with _next_name(g, name):
+            out = Tensor(g, g._g.assign(self._o, value._o))
+        return out if read_value else Operation(g, [out], name=g._g.name(out._o))
+
 
 def global_variables_initializer():
     """Runs the initializers of the global variables (those not made
@@ -927,7 +938,10 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
             pass
     if isinstance(value, Tensor):
         if dtype is not None and as_dtype(dtype) != value.dtype:
-            raise ValueError(f"Tensor conversion requested dtype {as_dtype(dtype).name} for Tensor with dtype {value.dtype.name}")
+            raise ValueError(
+                f"Tensor conversion requested dtype {as_dtype(dtype).name} for Tensor with dtype {value.dtype.name}: "
+                f"{value!r}"
+            )
         return value
     return constant(value, dtype=dtype, name=name)
 

@@ -370,8 +370,11 @@ pub(crate) enum Op {
     Constant(Value),
     Placeholder,
     Variable,
+    /// Sets variable `var` to its input; `init` for the variable's
+    /// initializer (not a later `assign`).
     Assign {
         var: u32,
+        init: bool,
     },
     MatchFilenames {
         pattern: String,
@@ -582,7 +585,7 @@ impl Node {
                 vec![reader, queue]
             }
             Op::ReaderState { reader, .. } => vec![reader],
-            Op::Assign { var } => vec![var],
+            Op::Assign { var, .. } => vec![var],
             Op::Enqueue { queue, .. }
             | Op::QueueClose { queue, .. }
             | Op::QueueSize { queue }
@@ -887,7 +890,7 @@ impl Graph {
         let g = self.inner.read();
         g.nodes
             .iter()
-            .filter(|n| matches!(n.op, Op::Assign { .. }))
+            .filter(|n| matches!(n.op, Op::Assign { init: true, .. }))
             .map(|n| Output {
                 node: n.id,
                 index: 0,
@@ -1060,11 +1063,54 @@ impl Graph {
         let initializer = self.add1(
             Some(&format!("{vname}/Assign")),
             "Assign",
-            Op::Assign { var: value.node },
+            Op::Assign {
+                var: value.node,
+                init: true,
+            },
             vec![initial_value],
             info,
         )?;
         Ok(Variable { value, initializer })
+    }
+
+    /// Sets variable `var` (its `value` output) to `value` when run
+    /// (`Variable.assign`); the output's value is the value assigned.
+    ///
+    /// # Errors
+    /// InvalidArgument when `var` is not a variable of this graph, for a
+    /// dtype other than the variable's (a refused dtype) or a shape
+    /// incompatible with its static shape.
+    pub fn assign(&self, var: Output, value: Output) -> Result<Output> {
+        self.check_node_kind(
+            var.node,
+            |op| matches!(op, Op::Variable),
+            "variable",
+        )?;
+        let want = self.info(var)?;
+        let got = self.check_dense(value, "assign")?;
+        if got.dtype != want.dtype {
+            return Err(invalid_dtype(format!(
+                "assign: the variable is {}, the value {}",
+                want.dtype, got.dtype
+            )));
+        }
+        if merge_static(&want.shape, &got.shape).is_none() {
+            return Err(invalid(format!(
+                "assign: shapes {} and {} are incompatible",
+                show_static(&want.shape),
+                show_static(&got.shape)
+            )));
+        }
+        self.add1(
+            None,
+            "Assign",
+            Op::Assign {
+                var: var.node,
+                init: false,
+            },
+            vec![value],
+            want,
+        )
     }
 
     /// The files matching a glob pattern, as a rank-1 string tensor,
