@@ -749,6 +749,20 @@ impl PyGraph {
         self.0.random_crop(t.0, &size, seed).py_err().map(PyOutput)
     }
 
+    /// `tf.random_crop` with a size computed when run (an int vector).
+    #[pyo3(signature = (t, size, seed=None))]
+    fn random_crop_sized(
+        &self,
+        t: PyOutput,
+        size: PyOutput,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .random_crop_sized(t.0, size.0, seed)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.image.crop_to_bounding_box`.
     fn crop_to_bounding_box(
         &self,

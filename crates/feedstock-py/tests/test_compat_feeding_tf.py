@@ -356,3 +356,25 @@ def test_variable_assign():
         v.assign([1.5, 2.5])
     with pytest.raises(ValueError):
         v.assign([1, 2, 3])
+
+
+def test_random_crop_size_computed_when_run():
+    image = tf.constant(np.arange(60, dtype=np.float32).reshape(4, 5, 3))
+    p = tf.placeholder(tf.int32, [3])
+    h = tf.placeholder(tf.int32, [])
+    crop = tf.random_crop(image, p)
+    assert str(crop.shape) == "(None, None, None)"
+    assert str(tf.random_crop(image, tf.placeholder(tf.int32)).shape) == "(None, None, None)"
+    with tf.Session() as s:
+        got = s.run(crop, {p: [2, 3, 3]})
+        assert got.shape == (2, 3, 3)
+        # A crop of the image: rows and columns consecutive, all channels.
+        flat = got.reshape(-1, 3)
+        assert (flat[:, 1] == flat[:, 0] + 1).all() and got[0, 1, 0] == got[0, 0, 0] + 3
+        assert s.run(tf.random_crop(image, [h, 2, 3]), {h: 1}).shape == (1, 2, 3)
+        with pytest.raises(errors.InvalidArgumentError):
+            s.run(crop, {p: [5, 5, 3]})
+    with pytest.raises(ValueError):
+        tf.random_crop(image, tf.placeholder(tf.int64, [3]))
+    with pytest.raises(ValueError):
+        tf.random_crop(image, tf.placeholder(tf.int32, [2]))

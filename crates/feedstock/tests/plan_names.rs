@@ -135,3 +135,38 @@ fn assign_sets_a_variable_and_is_no_initializer() -> Result<()> {
     assert!(g.assign(long, long).is_err());
     Ok(())
 }
+
+#[test]
+fn random_crop_takes_a_size_computed_when_run() -> Result<()> {
+    let g = Graph::new();
+    let image = g.constant(Tensor::new(
+        [4, 5, 3],
+        (0..60).map(|x| x as f32).collect(),
+    )?)?;
+    let size = g.placeholder(
+        DType::I32,
+        Some(PartialShape::new(vec![Some(3)])),
+        None,
+    )?;
+    let crop = g.random_crop_sized(image, size, Some(7))?;
+    assert_eq!(g.shape(crop).unwrap().dims(), &[None, None, None]);
+    let sess = Session::new(&g);
+    let got =
+        sess.run(&[crop], &[(size, Tensor::vector(vec![2i32, 3, 3]).into())])?;
+    assert_eq!(got[0].dense()?.dims(), &[2, 3, 3]);
+    for bad in [vec![5i32, 5, 3], vec![-1, 2, 3]] {
+        let err = sess
+            .run(&[crop], &[(size, Tensor::vector(bad).into())])
+            .unwrap_err();
+        assert_eq!(err.kind(), Kind::InvalidArgument);
+    }
+    let two = g.placeholder(
+        DType::I32,
+        Some(PartialShape::new(vec![Some(2)])),
+        None,
+    )?;
+    assert!(g.random_crop_sized(image, two, None).is_err());
+    let floats = g.placeholder(DType::F32, None, None)?;
+    assert!(g.random_crop_sized(image, floats, None).is_err());
+    Ok(())
+}

@@ -32,6 +32,7 @@ from ._graph import (
     get_default_graph,
     int32,
     int64,
+    stack,
     string,
     uint8,
 )
@@ -840,33 +841,37 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
 
 def random_crop(value, size, seed=None, name=None):
     """``tf.image.random_crop``: a random ``size`` crop of ``value``.
-    ``size`` is a list of ints or of scalar tensors, or a vector tensor,
-    whose values must be known when the graph is built (constants, or
-    stacks of them)."""
+    ``size`` is a list of ints or scalar tensors, or an int vector
+    tensor; a size known when the graph is built gives a known static
+    shape, one computed when run unknown dims."""
     x = convert_to_tensor(value)
-    with _next_name(x.graph, name):
-        return _wrap1(x.graph, x.graph._g.random_crop(x._o, _static_ints(size, "random_crop"), _seed(seed)))
+    g = x.graph
+    sizes = _static_ints(size)
+    with _next_name(g, name):
+        if sizes is not None:
+            return _wrap1(g, g._g.random_crop(x._o, sizes, _seed(seed)))
+        with g.as_default():
+            # As TensorFlow converts it: an int32 vector (another dtype is
+            # a ValueError).
+            size = convert_to_tensor(size if isinstance(size, Tensor) else stack(list(size)), dtype=int32)
+        return _wrap1(g, g._g.random_crop_sized(x._o, size._o, _seed(seed)))
 
 
-def _static_ints(values, what):
+def _static_ints(values):
     """``values`` (a list of ints or scalar tensors, or a vector tensor)
-    as a list of ints known while building; TypeError naming ``what``
-    when a value is only computed when run."""
+    as a list of ints when all are known while building, else ``None``."""
     if isinstance(values, Tensor):
         if values._const is None:
-            raise TypeError(
-                f"{what}: feedstock needs {values.name} known when the graph is built "
-                "(a constant, or tf.stack of constants); it is computed when run"
-            )
+            return None
         values = values._const
     if isinstance(values, np.ndarray):
         values = values.reshape(-1).tolist()
     out = []
     for v in values:
         if isinstance(v, Tensor):
-            if v.shape.ndims != 0:
-                raise TypeError(f"{what}: a size given as a list holds scalars, got {v.name} of shape {v.shape}")
-            v = _static_ints(v, what)[0]
+            if v._const is None:
+                return None
+            v = v._const
         out.append(int(v))
     return out
 

@@ -446,8 +446,9 @@ pub(crate) enum Op {
     RandomFlip {
         seed: Option<u64>,
     },
+    /// `size` known when built, or `None`: the int vector of input 1.
     RandomCrop {
-        size: Vec<usize>,
+        size: Option<Vec<usize>>,
         seed: Option<u64>,
     },
     CropToBox {
@@ -2059,11 +2060,63 @@ impl Graph {
             None,
             "random_crop",
             Op::RandomCrop {
-                size: size.to_vec(),
+                size: Some(size.to_vec()),
                 seed,
             },
             vec![t],
             with_key(dense(known(size), info.dtype), info.key),
+        )
+    }
+
+    /// [`Graph::random_crop`] with the size computed when run: `size` an
+    /// int32 or int64 vector. The output's dims are unknown; its rank is
+    /// the size's length, or `t`'s rank.
+    ///
+    /// # Errors
+    /// InvalidArgument for a `size` of another dtype (a refused dtype) or
+    /// rank, or a known length other than `t`'s known rank; a size over
+    /// `t`'s, or negative, fails when run.
+    pub fn random_crop_sized(
+        &self,
+        t: Output,
+        size: Output,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        let info = self.check_dense(t, "random_crop")?;
+        let sinfo = self.check_dense(size, "random_crop")?;
+        if !matches!(sinfo.dtype, DType::I32 | DType::I64) {
+            return Err(invalid_dtype(format!(
+                "random_crop: the size must be int32 or int64, got {}",
+                sinfo.dtype
+            )));
+        }
+        let len = match dims_of(&sinfo.shape).as_deref() {
+            None => None,
+            Some([n]) => *n,
+            Some(d) => {
+                return Err(invalid(format!(
+                    "random_crop: the size must be a vector, got shape {}",
+                    fmt_dims(d)
+                )))
+            }
+        };
+        let rank = dims_of(&info.shape).map(|d| d.len());
+        if let (Some(n), Some(r)) = (len, rank) {
+            if n != r {
+                return Err(invalid(format!(
+                    "random_crop: the size has {n} values, the value's \
+                     shape {} has {r} dimensions",
+                    show_static(&info.shape)
+                )));
+            }
+        }
+        let shape = len.or(rank).and_then(|n| partial(vec![None; n]));
+        self.add1(
+            None,
+            "random_crop",
+            Op::RandomCrop { size: None, seed },
+            vec![t, size],
+            with_key(dense(shape, info.dtype), info.key),
         )
     }
 
