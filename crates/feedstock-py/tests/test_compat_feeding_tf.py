@@ -378,3 +378,24 @@ def test_random_crop_size_computed_when_run():
         tf.random_crop(image, tf.placeholder(tf.int64, [3]))
     with pytest.raises(ValueError):
         tf.random_crop(image, tf.placeholder(tf.int32, [2]))
+
+
+def test_finalized_graph_refuses_new_operations():
+    a = tf.constant([1, 2])
+    init = tf.local_variables_initializer()
+    g = tf.get_default_graph()
+    g.finalize()
+    assert g.finalized
+    for build in [lambda: tf.constant(1), lambda: a + 1, tf.no_op, lambda: tf.group(a), lambda: tf.Variable(1),
+                  lambda: tf.placeholder(tf.int32), tf.global_variables_initializer]:
+        with pytest.raises(RuntimeError, match="Graph is finalized and cannot be modified."):
+            build()
+    with tf.Session() as s:
+        s.run(init)
+        np.testing.assert_array_equal(s.run("Const:0"), [1, 2])
+
+
+def test_reset_default_graph_inside_a_graph_context():
+    with tf.Graph().as_default():
+        with pytest.raises(AssertionError, match="clear nested graphs"):
+            tf.reset_default_graph()

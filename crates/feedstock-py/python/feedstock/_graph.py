@@ -242,19 +242,33 @@ class _NativeGraph:
     :class:`InvalidArgumentTypeError`. Sessions run on ``native``, so
     run-time errors keep their classes."""
 
+    # The native methods that add nothing to the graph.
+    _READ_ONLY = frozenset(
+        {"shape", "name", "initializers", "queue_name", "node_names", "output_by_name", "unique_name", "set_next_name"}
+    )
+
     def __init__(self, native):
         self.native = native
+        self.finalized = False
 
     def __len__(self):
         return len(self.native)
+
+    def check_not_finalized(self):
+        """RuntimeError once the graph is finalized, as TensorFlow's."""
+        if self.finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
 
     def __getattr__(self, name):
         method = getattr(self.native, name)
         if not callable(method):
             return method
+        modifies = name not in self._READ_ONLY
 
         @functools.wraps(method)
         def build(*args, **kwargs):
+            if modifies:
+                self.check_not_finalized()
             try:
                 return method(*args, **kwargs)
             except errors.InvalidArgumentError as e:
@@ -295,7 +309,6 @@ class Graph:
         self._g = _NativeGraph(_native.Graph())
         self._collections = {}
         self._lock = threading.Lock()
-        self._finalized = False
         # Operations that are only Python objects (tf.group, tf.no_op,
         # initializers): TensorFlow adds nodes for them, so a graph
         # holding one is not empty.
@@ -313,13 +326,13 @@ class Graph:
         self._collections.setdefault(name, []).append(value)
 
     def finalize(self):
-        """Marks the graph finalized (``finalized``); accepted for
-        compatibility: a feedstock graph may still grow."""
-        self._finalized = True
+        """Finalizes the graph: adding an operation to it is then a
+        RuntimeError, as in TensorFlow."""
+        self._g.finalized = True
 
     @property
     def finalized(self):
-        return self._finalized
+        return self._g.finalized
 
     @property
     def num_nodes(self):
@@ -441,7 +454,10 @@ def reset_default_graph():
     """Replaces the global default graph with an empty one."""
     global _global_default_graph
     if _default_graph_stack.stack:
-        raise AssertionError("Do not use tf.reset_default_graph() inside a graph context.")
+        raise AssertionError(
+            "Do not use tf.reset_default_graph() to clear nested graphs. If you need a cleared graph, "
+            "exit the nesting and create a new graph."
+        )
     _global_default_graph = Graph()
 
 
@@ -818,6 +834,7 @@ def no_op(name=None):
 def _python_op(g, tensors, name, default):
     """An operation of ``g`` that only exists in Python (it runs
     ``tensors``), named as TensorFlow names the op it stands for."""
+    g._g.check_not_finalized()
     g._python_ops += 1
     return Operation(g, tensors, name=_scope(g, name, default))
 
