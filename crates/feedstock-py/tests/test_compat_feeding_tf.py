@@ -399,3 +399,13 @@ def test_reset_default_graph_inside_a_graph_context():
     with tf.Graph().as_default():
         with pytest.raises(AssertionError, match="clear nested graphs"):
             tf.reset_default_graph()
+
+
+def test_reader_read_names():
+    fq = tf.train.string_input_producer(["a"])
+    r = tf.TextLineReader()
+    assert names(*r.read(fq)) == ["ReaderReadV2:0", "ReaderReadV2:1"]
+    assert names(*r.read_up_to(fq, 2)) == ["ReaderReadUpToV2:0", "ReaderReadUpToV2:1"]
+    assert names(*r.read(fq, name="rd")) == ["rd:0", "rd:1"]
+    assert names(*r.read_up_to(fq, 2, name="ru")) == ["ru:0", "ru:1"]
+    assert names(*tf.WholeFileReader().read(fq)) == ["ReaderReadV2_1:0", "ReaderReadV2_1:1"]

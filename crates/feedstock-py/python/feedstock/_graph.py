@@ -1366,7 +1366,9 @@ def _check_strings(arr):
         if not isinstance(x, (bytes, str)):
             kind = type(x)
             module = "numpy." if kind.__module__ == "numpy" else ""
-            raise errors.InternalError(None, None, f"Unsupported object type {module}{kind.__name__}")
+            raise errors.InternalError(
+                None, None, f"Graph execution error:\n\nUnsupported object type {module}{kind.__name__}"
+            )
 
 
 def _feed_int(np_type, value):

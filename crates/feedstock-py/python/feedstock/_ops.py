@@ -237,13 +237,17 @@ class ReaderBase:
 
     def read(self, queue, name=None):
         """The next record, as ``(key, value)`` string scalars."""
-        k, v = self.graph._g.read(self._r, _queue(queue))
+        q = _queue(queue)
+        with _next_name(self.graph, name):
+            k, v = self.graph._g.read(self._r, q)
         return Tensor(self.graph, k), Tensor(self.graph, v)
 
     def read_up_to(self, queue, num_records, name=None):
         """Up to ``num_records`` records of one file, as ``(keys,
         values)`` string vectors."""
-        k, v = self.graph._g.read_up_to(self._r, _queue(queue), _count(num_records, "num_records"))
+        q, n = _queue(queue), _count(num_records, "num_records")
+        with _next_name(self.graph, name):
+            k, v = self.graph._g.read_up_to(self._r, q, n)
         return Tensor(self.graph, k), Tensor(self.graph, v)
 
     def _state(self, op, state=None):

@@ -1527,7 +1527,7 @@ impl Graph {
         };
         let o = self.add(
             None,
-            "ReaderRead",
+            "ReaderReadV2",
             Op::Read {
                 reader: reader.node,
                 queue: queue.node,
@@ -1623,7 +1623,7 @@ impl Graph {
         };
         let o = self.add(
             None,
-            "ReaderReadUpTo",
+            "ReaderReadUpToV2",
             Op::ReadUpTo {
                 reader: reader.node,
                 queue: queue.node,
