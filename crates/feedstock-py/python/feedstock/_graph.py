@@ -1349,7 +1349,7 @@ def _feed_value(t, key, value):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         if np.issubdtype(np_type, np.number):
-            arr = np.asarray(value).astype(np_type)
+            arr = np.asarray(value).astype(np_type, copy=False)
         else:
             arr = np.asarray(value, dtype=np_type)
     if not _compatible(t.shape.dims, list(arr.shape)):
