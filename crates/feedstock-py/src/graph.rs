@@ -943,6 +943,16 @@ impl PyGraph {
         self.0.unique_name(name)
     }
 
+    /// The current name scope (`""` at the top).
+    fn name_scope(&self) -> String {
+        self.0.name_scope()
+    }
+
+    /// Sets the name scope new nodes' names go under.
+    fn set_name_scope(&self, scope: &str) {
+        self.0.set_name_scope(scope);
+    }
+
     /// The name the next node added takes (`exact`: already unique).
     #[pyo3(signature = (name, exact=false))]
     fn set_next_name(&self, name: Option<String>, exact: bool) {

@@ -409,3 +409,37 @@ def test_reader_read_names():
     assert names(*r.read(fq, name="rd")) == ["rd:0", "rd:1"]
     assert names(*r.read_up_to(fq, 2, name="ru")) == ["ru:0", "ru:1"]
     assert names(*tf.WholeFileReader().read(fq)) == ["ReaderReadV2_1:0", "ReaderReadV2_1:1"]
+
+
+def test_name_scope_and_device():
+    with tf.device("/cpu:0"), tf.name_scope("input") as sc:
+        a = tf.constant(1.0)
+        b = a + 1.0
+        v = tf.Variable(1.0)
+        p = tf.placeholder(tf.float32, name="p")
+        fq = tf.train.string_input_producer(["a"], num_epochs=1)
+        batch = tf.train.batch([tf.constant([1])], 1)
+        init = tf.local_variables_initializer()
+    assert sc == "input/"
+    assert names(a, b, v, p, batch) == ["input/Const:0", "input/add:0", "input/Variable:0", "input/p:0", "input/batch:0"]
+    assert v.initializer.name == "input/Variable/Assign"
+    assert v.initial_value.name == "input/Variable/Initializer/initial_value:0"
+    assert [fq.name, init.name, tf.constant(2).name] == ["input/input_producer", "input/init", "Const:0"]
+    assert tf.get_default_graph().get_tensor_by_name("input/add/y:0").dtype == tf.float32
+    got = []
+    for _ in range(2):
+        with tf.name_scope("input") as outer:
+            with tf.name_scope("inner") as inner:
+                got += [outer, inner, tf.constant(1).name]
+    with tf.name_scope("input/") as again:
+        got += [again, tf.constant(1).name]
+        with tf.name_scope(None) as top:
+            got += [top, tf.constant(1).name]
+    with tf.name_scope(None, "dflt") as d:
+        got.append(d)
+    assert got == [
+        "input_1/", "input_1/inner/", "input_1/inner/Const:0", "input_2/", "input_2/inner/", "input_2/inner/Const:0",
+        "input/", "input/Const_2:0", "", "Const_1:0", "dflt/",
+    ]
+    with tf.Session() as s:
+        assert s.run("input/add:0") == np.float32(2)

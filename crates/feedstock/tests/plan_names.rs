@@ -170,3 +170,27 @@ fn random_crop_takes_a_size_computed_when_run() -> Result<()> {
     assert!(g.random_crop_sized(image, floats, None).is_err());
     Ok(())
 }
+
+#[test]
+fn names_go_under_the_name_scope() -> Result<()> {
+    let g = Graph::new();
+    let scope = g.unique_name("input");
+    g.set_name_scope(&scope);
+    assert_eq!(g.name_scope(), "input");
+    let c = scalar(&g)?;
+    let var = g.variable(c, None)?;
+    let q = g.queue(
+        feedstock::plan::QueueKind::Fifo,
+        4,
+        &[(DType::F32, None)],
+        Some("fifo"),
+    )?;
+    g.set_name_scope("");
+    assert_eq!(g.queue_name(q), "input/fifo");
+    assert_eq!(g.name(c), "input/Const");
+    assert_eq!(g.name(var.value), "input/Variable");
+    assert_eq!(g.name(var.initializer), "input/Variable/Assign");
+    assert_eq!(g.name(scalar(&g)?), "Const");
+    assert_eq!(g.unique_name("input"), "input_1");
+    Ok(())
+}

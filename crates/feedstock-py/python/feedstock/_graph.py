@@ -244,7 +244,10 @@ class _NativeGraph:
 
     # The native methods that add nothing to the graph.
     _READ_ONLY = frozenset(
-        {"shape", "name", "initializers", "queue_name", "node_names", "output_by_name", "unique_name", "set_next_name"}
+        {
+            "shape", "name", "initializers", "queue_name", "node_names", "output_by_name", "unique_name",
+            "set_next_name", "name_scope", "set_name_scope",
+        }
     )
 
     def __init__(self, native):
@@ -346,6 +349,14 @@ class Graph:
         """``name`` made unique as TensorFlow makes it (``name_1``, ...;
         compared case-insensitively), reserved."""
         return self._g.unique_name(name)
+
+    def name_scope(self, name):
+        """``graph.name_scope(name)``: see :func:`name_scope`."""
+        return _name_scope(self, name, None)
+
+    def device(self, device_name_or_function):
+        """Accepted for compatibility: feedstock places nothing on devices."""
+        return contextlib.nullcontext()
 
     def get_operations(self):
         """The graph's operations, in creation order."""
@@ -483,6 +494,53 @@ def _scope(g, name, default):
     (``add/y``) and the op takes it exactly (``_next_name(g, op,
     exact=True)``)."""
     return g._g.unique_name(name if name is not None else default)
+
+
+def name_scope(name, default_name=None, values=None):
+    """``tf.name_scope``: within it, the names of new operations go under
+    ``name`` made unique (``input/Const``; a second ``input`` scope is
+    ``input_1``); a name ending in ``/`` is taken as it is, ``None`` (with
+    no ``default_name``) or ``""`` is the top. Yields the scope with its
+    trailing ``/``."""
+    return _name_scope(_graph_of(*(values or [])), name, default_name)
+
+
+@contextlib.contextmanager
+def _name_scope(g, name, default_name):
+    old = g._g.name_scope()
+    if name is None and default_name is not None:
+        name = default_name
+    if not name:
+        scope = ""
+    elif name.endswith("/"):
+        scope = name[:-1]
+    else:
+        scope = g._g.unique_name(name)
+    g._g.set_name_scope(scope)
+    try:
+        with g.as_default():
+            yield f"{scope}/" if scope else ""
+    finally:
+        g._g.set_name_scope(old)
+
+
+@contextlib.contextmanager
+def _under(g, scope):
+    """Within it, new names in ``g`` go under ``scope`` (a full scope
+    :func:`_scope` reserved), as inside TensorFlow's name scope of an
+    op: the op's converted inputs are ``<scope>/x``, ``<scope>/y``."""
+    old = g._g.name_scope()
+    g._g.set_name_scope(scope)
+    try:
+        yield
+    finally:
+        g._g.set_name_scope(old)
+
+
+def device(device_name_or_function):
+    """``tf.device``: accepted for compatibility; feedstock places
+    nothing on devices (its pipeline runs in its own threads)."""
+    return contextlib.nullcontext()
 
 
 def _graph_of(*values):
@@ -712,7 +770,8 @@ class Variable(Tensor):
         # `Variable`, made unique), a value converted here
         # `<name>/Initializer/initial_value`, the initializer `<name>/Assign`.
         vname = _scope(g, name, "Variable")
-        init = convert_to_tensor(initial_value, dtype=dtype, name=f"{vname}/Initializer/initial_value")
+        with _under(g, vname):
+            init = convert_to_tensor(initial_value, dtype=dtype, name="Initializer/initial_value")
         with _next_name(g, vname, exact=True):
             value, initializer = g._g.variable(init._o, None)
         super().__init__(g, value)
@@ -968,17 +1027,19 @@ def _operands(a, b, scope=None):
     other's dtype, as TensorFlow converts it (see :func:`_like`); of two
     values, the first is converted on its own. Converted values are
     named ``<scope>/x`` and ``<scope>/y``, as TensorFlow names them."""
-    names = (None, None) if scope is None else (f"{scope}/x", f"{scope}/y")
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         if a.graph is not b.graph:
             raise ValueError(f"{b} must be from the same graph as {a} (graphs are {b.graph} and {a.graph}).")
         return a, b
-    if isinstance(a, Tensor):
+    g = _graph_of(a, b)
+    names = (None, None) if scope is None else ("x", "y")
+    with contextlib.nullcontext() if scope is None else _under(g, scope):
+        if isinstance(a, Tensor):
+            return a, _like(b, a, names[1])
+        if isinstance(b, Tensor):
+            return _like(a, b, names[0]), b
+        a = constant(a, name=names[0])
         return a, _like(b, a, names[1])
-    if isinstance(b, Tensor):
-        return _like(a, b, names[0]), b
-    a = constant(a, name=names[0])
-    return a, _like(b, a, names[1])
 
 
 def _like(x, t, name=None):
@@ -1066,7 +1127,8 @@ def truediv(x, y, name=None):
         raise TypeError(f"`x` and `y` must have the same dtype, got {x.dtype!r} != {y.dtype!r}.")
     if x.dtype.is_integer:
         to = float32 if x.dtype in (int8, int16, uint8, uint16) else float64
-        x, y = cast(x, to, name=f"{scope}/Cast"), cast(y, to, name=f"{scope}/Cast")
+        with _under(g, scope):
+            x, y = cast(x, to, name="Cast"), cast(y, to, name="Cast")
     return _binary_of("div", x, y, scope)
 
 
@@ -1114,7 +1176,8 @@ def div(x, y, name=None):
 def negative(x, name=None):
     g = _graph_of(x)
     scope = _scope(g, name, "Neg")
-    x = convert_to_tensor(x, name=f"{scope}/x")
+    with _under(g, scope):
+        x = convert_to_tensor(x, name="x")
     with _next_name(g, scope, exact=True):
         return _wrap1(g, g._g.neg(x._o))
 
@@ -1127,7 +1190,8 @@ def cast(x, dtype, name=None):
     if isinstance(x, Tensor) and x.dtype == dtype:
         return x
     scope = _scope(g, name, "Cast")
-    x = convert_to_tensor(x, name=f"{scope}/x")
+    with _under(g, scope):
+        x = convert_to_tensor(x, name="x")
     if x.dtype == dtype:
         return x
     with _next_name(g, scope, exact=True):
@@ -1150,7 +1214,8 @@ def reshape(tensor, shape, name=None):
     """``tf.reshape`` (one entry may be -1)."""
     g = _graph_of(tensor)
     scope = _scope(g, name, "Reshape")
-    tensor = convert_to_tensor(tensor, name=f"{scope}/tensor")
+    with _under(g, scope):
+        tensor = convert_to_tensor(tensor, name="tensor")
     if isinstance(shape, Tensor):
         if shape._const is None:
             raise TypeError("tf.reshape: the shape must be known when the graph is built")
@@ -1215,7 +1280,8 @@ def identity(x, name=None):
     """``tf.identity``."""
     g = _graph_of(x)
     scope = _scope(g, name, "Identity")
-    x = convert_to_tensor(x, name=f"{scope}/input")
+    with _under(g, scope):
+        x = convert_to_tensor(x, name="input")
     with _next_name(g, scope, exact=True):
         return _wrap1(g, g._g.identity(x._o), x._const)
 
@@ -1255,7 +1321,8 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 (TensorFlow
     compatible with it)."""
     g = _graph_of(input)
     scope = _scope(g, name, "PlaceholderWithDefault")
-    x = convert_to_tensor(input, name=f"{scope}/input")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
     with _next_name(g, scope, exact=True):
         return _wrap1(g, g._g.placeholder_with_default(x._o, _shape_arg(shape)))
 

@@ -606,11 +606,23 @@ pub(crate) struct Inner {
     /// the name, and whether it is already unique (reserved with
     /// [`Graph::unique_name`]).
     next_name: Option<(String, bool)>,
+    /// The current name scope (`tf.name_scope`): `""`, or a prefix such
+    /// as `input` that the names of new nodes go under (`input/Const`).
+    scope: String,
     /// Queue runners defined, in order; see [`Graph::queue_runner`].
     pub(crate) runners: Vec<RunnerDef>,
 }
 
 impl Inner {
+    /// `name` under the current name scope.
+    fn scoped(&self, name: &str) -> String {
+        if self.scope.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}/{name}", self.scope)
+        }
+    }
+
     /// A name for a new node, made unique as TensorFlow's
     /// `Graph.unique_name` makes it: names compare case-insensitively;
     /// the `k`-th request for `name` (counting from 0) gets `name_k`, or
@@ -875,7 +887,21 @@ impl Graph {
     /// returns it: helper nodes go under `<name>/` and the node itself
     /// takes `<name>` exactly (`set_next_name(name, true)`).
     pub fn unique_name(&self, name: &str) -> String {
-        self.inner.write().unique_name(name, true)
+        let mut g = self.inner.write();
+        let full = g.scoped(name);
+        g.unique_name(&full, true)
+    }
+
+    /// The current name scope (`""` at the top).
+    pub fn name_scope(&self) -> String {
+        self.inner.read().scope.clone()
+    }
+
+    /// Sets the name scope new nodes' names go under (`tf.name_scope`):
+    /// a full scope such as `input` or `input/parse` (what
+    /// [`Graph::unique_name`] returned), `""` for the top.
+    pub fn set_name_scope(&self, scope: &str) {
+        self.inner.write().scope = scope.trim_end_matches('/').to_owned();
     }
 
     /// The name the next node added takes instead of its default (what
@@ -923,8 +949,14 @@ impl Graph {
         }
         let unique = match g.next_name.take() {
             Some((exact, true)) => exact,
-            Some((asked, false)) => g.unique_name(&asked, true),
-            None => g.unique_name(name.unwrap_or(default_name), true),
+            Some((asked, false)) => {
+                let full = g.scoped(&asked);
+                g.unique_name(&full, true)
+            }
+            None => {
+                let full = g.scoped(name.unwrap_or(default_name));
+                g.unique_name(&full, true)
+            }
         };
         let id = u32::try_from(g.nodes.len())
             .map_err(|_| invalid("too many nodes"))?;
@@ -1060,9 +1092,16 @@ impl Graph {
             vec![initial_value],
             info.clone(),
         )?;
-        let vname = self.name(value);
+        // `<variable>/Assign`, whatever the current name scope (the
+        // variable's name already has it).
+        let assign = format!("{}/Assign", self.name(value));
+        {
+            let mut g = self.inner.write();
+            let assign = g.unique_name(&assign, true);
+            g.next_name = Some((assign, true));
+        }
         let initializer = self.add1(
-            Some(&format!("{vname}/Assign")),
+            None,
             "Assign",
             Op::Assign {
                 var: value.node,
@@ -2911,10 +2950,11 @@ impl Graph {
         inputs.extend(keep_input);
         let name = opts.name.clone();
         // The node's name is the queue's; reserve it first.
-        let probe = self
-            .inner
-            .write()
-            .unique_name(name.as_deref().unwrap_or(default), false);
+        let probe = {
+            let mut g = self.inner.write();
+            let full = g.scoped(name.as_deref().unwrap_or(default));
+            g.unique_name(&full, false)
+        };
         let spec = BatchSpec {
             opts,
             lists: lists.to_vec(),
@@ -2922,13 +2962,9 @@ impl Graph {
             components,
             name: probe.clone(),
         };
-        self.add(
-            Some(&probe),
-            default,
-            Op::Batch(Arc::new(spec)),
-            inputs,
-            outs,
-        )
+        // The node takes the probed name exactly (it is already scoped).
+        self.inner.write().next_name = Some((probe, true));
+        self.add(None, default, Op::Batch(Arc::new(spec)), inputs, outs)
     }
 
     /// The length of a vector `keep_input` (`Some(None)` if unknown),

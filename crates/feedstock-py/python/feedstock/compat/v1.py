@@ -54,6 +54,8 @@ from .._graph import (
     get_default_session,
     global_variables,
     get_collection,
+    name_scope,
+    device,
     add_to_collection,
     trainable_variables,
     variables_initializer,
