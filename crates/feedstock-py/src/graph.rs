@@ -750,6 +750,20 @@ impl PyGraph {
         self.0.random_crop(t.0, &size, seed).py_err().map(PyOutput)
     }
 
+    /// `tf.random_crop` with a size computed when run (an int vector).
+    #[pyo3(signature = (t, size, seed=None))]
+    fn random_crop_sized(
+        &self,
+        t: PyOutput,
+        size: PyOutput,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .random_crop_sized(t.0, size.0, seed)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.image.crop_to_bounding_box`.
     fn crop_to_bounding_box(
         &self,
@@ -895,6 +909,55 @@ impl PyGraph {
     /// `tf.identity`.
     fn identity(&self, x: PyOutput) -> PyResult<PyOutput> {
         self.0.identity(x.0).py_err().map(PyOutput)
+    }
+
+    /// `Variable.assign(value)`: sets the variable when run.
+    fn assign(&self, var: PyOutput, value: PyOutput) -> PyResult<PyOutput> {
+        self.0.assign(var.0, value.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.placeholder_with_default(input, shape)`.
+    #[pyo3(signature = (input, shape=None))]
+    fn placeholder_with_default(
+        &self,
+        input: PyOutput,
+        shape: Option<Vec<Option<usize>>>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .placeholder_with_default(input.0, partial_shape(shape))
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `(name, number of outputs)` of every node, in creation order.
+    fn node_names(&self) -> Vec<(String, usize)> {
+        self.0.node_names()
+    }
+
+    /// Output `index` of the node named `name`, or `None`.
+    fn output_by_name(&self, name: &str, index: usize) -> Option<PyOutput> {
+        self.0.output_by_name(name, index).map(PyOutput)
+    }
+
+    /// Reserves `name` made unique as TensorFlow makes a name scope's.
+    fn unique_name(&self, name: &str) -> String {
+        self.0.unique_name(name)
+    }
+
+    /// The current name scope (`""` at the top).
+    fn name_scope(&self) -> String {
+        self.0.name_scope()
+    }
+
+    /// Sets the name scope new nodes' names go under.
+    fn set_name_scope(&self, scope: &str) {
+        self.0.set_name_scope(scope);
+    }
+
+    /// The name the next node added takes (`exact`: already unique).
+    #[pyo3(signature = (name, exact=false))]
+    fn set_next_name(&self, name: Option<String>, exact: bool) {
+        self.0.set_next_name(name, exact);
     }
 
     /// A batching stage (every form of `tf.train.batch`).

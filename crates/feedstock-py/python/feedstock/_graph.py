@@ -37,10 +37,11 @@ class DType:
 
     @property
     def as_numpy_dtype(self):
-        """The numpy type of the values (``object`` for strings;
-        ``ml_dtypes.bfloat16`` for bfloat16, which numpy lacks)."""
+        """The numpy type of the values (``object`` for strings, as in
+        TensorFlow; ``ml_dtypes.bfloat16`` for bfloat16, which numpy
+        lacks)."""
         if self._native == "string":
-            return np.dtype(object).type
+            return object
         if self._native == "bfloat16":
             return _ml_dtypes().bfloat16
         return np.dtype(self._native).type
@@ -243,19 +244,36 @@ class _NativeGraph:
     :class:`InvalidArgumentTypeError`. Sessions run on ``native``, so
     run-time errors keep their classes."""
 
+    # The native methods that add nothing to the graph.
+    _READ_ONLY = frozenset(
+        {
+            "shape", "name", "initializers", "queue_name", "node_names", "output_by_name", "unique_name",
+            "set_next_name", "name_scope", "set_name_scope",
+        }
+    )
+
     def __init__(self, native):
         self.native = native
+        self.finalized = False
 
     def __len__(self):
         return len(self.native)
+
+    def check_not_finalized(self):
+        """RuntimeError once the graph is finalized, as TensorFlow's."""
+        if self.finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
 
     def __getattr__(self, name):
         method = getattr(self.native, name)
         if not callable(method):
             return method
+        modifies = name not in self._READ_ONLY
 
         @functools.wraps(method)
         def build(*args, **kwargs):
+            if modifies:
+                self.check_not_finalized()
             try:
                 return method(*args, **kwargs)
             except errors.InvalidArgumentError as e:
@@ -296,6 +314,10 @@ class Graph:
         self._g = _NativeGraph(_native.Graph())
         self._collections = {}
         self._lock = threading.Lock()
+        # Operations that are only Python objects (tf.group, tf.no_op,
+        # initializers): TensorFlow adds nodes for them, so a graph
+        # holding one is not empty.
+        self._python_ops = 0
 
     def as_default(self):
         """A context manager making this the default graph."""
@@ -309,11 +331,112 @@ class Graph:
         self._collections.setdefault(name, []).append(value)
 
     def finalize(self):
-        """Accepted for compatibility; a feedstock graph may still grow."""
+        """Finalizes the graph: adding an operation to it is then a
+        RuntimeError, as in TensorFlow."""
+        self._g.finalized = True
+
+    @property
+    def finalized(self):
+        return self._g.finalized
 
     @property
     def num_nodes(self):
         return len(self._g)
+
+    def _is_empty(self):
+        """Whether no operation was added (TensorFlow's ``version == 0``)."""
+        return len(self._g) == 0 and self._python_ops == 0
+
+    def unique_name(self, name, mark_as_used=True):
+        """``name`` made unique as TensorFlow makes it (``name_1``, ...;
+        compared case-insensitively), reserved."""
+        return self._g.unique_name(name)
+
+    def name_scope(self, name):
+        """``graph.name_scope(name)``: see :func:`name_scope`."""
+        return _name_scope(self, name, None)
+
+    def device(self, device_name_or_function):
+        """Accepted for compatibility: feedstock places nothing on devices."""
+        return contextlib.nullcontext()
+
+    def get_operations(self):
+        """The graph's operations, in creation order."""
+        return [self._operation(n, k) for n, k in self._g.node_names()]
+
+    def _operation(self, name, num_outputs):
+        outputs = [self._g.output_by_name(name, i) for i in range(num_outputs)]
+        return Operation(self, [_wrap1(self, o) for o in outputs], name=name)
+
+    def get_tensor_by_name(self, name):
+        """The tensor named ``"<op>:<index>"`` (``KeyError`` if there is
+        none, ``ValueError`` for an operation's name)."""
+        if not isinstance(name, str):
+            raise TypeError(f"Tensor names are strings (or similar), not {type(name).__name__}.")
+        return self.as_graph_element(name, allow_tensor=True, allow_operation=False)
+
+    def get_operation_by_name(self, name):
+        """The operation named ``name``."""
+        if not isinstance(name, str):
+            raise TypeError(f"Operation names are strings (or similar), not {type(name).__name__}.")
+        return self.as_graph_element(name, allow_tensor=False, allow_operation=True)
+
+    def as_graph_element(self, obj, allow_tensor=True, allow_operation=True):
+        """``obj`` (a tensor, an operation, or one's name) as an element of
+        this graph, refused as TensorFlow refuses it: ``ValueError`` for
+        an element of another graph or a name of the wrong kind,
+        ``KeyError`` for a name not in the graph, ``TypeError`` for
+        anything else."""
+        types_str = " or ".join(["Tensor"] * allow_tensor + ["Operation"] * allow_operation)
+        if allow_tensor and isinstance(obj, Tensor):
+            if obj.graph is not self:
+                raise ValueError(f"Tensor {obj} is not an element of this graph.")
+            return obj
+        if allow_operation and isinstance(obj, Operation):
+            if obj.graph is not self:
+                raise ValueError(f"Operation {obj} is not an element of this graph.")
+            return obj
+        if isinstance(obj, str):
+            return self._element_by_name(obj, allow_tensor, allow_operation)
+        raise TypeError(f"Can not convert a {type(obj).__name__} into a {types_str}.")
+
+    def _element_by_name(self, name, allow_tensor, allow_operation):
+        nodes = dict(self._g.node_names())
+        if allow_tensor and ":" in name:
+            op_name, _, out = name.rpartition(":")
+            try:
+                index = int(out)
+            except ValueError:
+                raise ValueError(
+                    f"The name {name!r} looks a like a Tensor name, but is not a valid one. "
+                    'Tensor names must be of the form "<op_name>:<output_index>".'
+                ) from None
+            if op_name not in nodes:
+                raise KeyError(
+                    f"The name {name!r} refers to a Tensor which does not exist. "
+                    f"The operation, {op_name!r}, does not exist in the graph."
+                )
+            if not 0 <= index < nodes[op_name]:
+                raise KeyError(
+                    f"The name {name!r} refers to a Tensor which does not exist. "
+                    f"The operation, {op_name!r}, exists but only has {nodes[op_name]} outputs."
+                )
+            return _wrap1(self, self._g.output_by_name(op_name, index))
+        if ":" not in name and allow_operation:
+            if name not in nodes:
+                raise KeyError(f"The name {name!r} refers to an Operation not in the graph.")
+            return self._operation(name, nodes[name])
+        if ":" in name:
+            raise ValueError(f"Name {name!r} appears to refer to a Tensor, not a Operation.")
+        if name in nodes:
+            raise ValueError(
+                f"The name {name!r} refers to an Operation, not a Tensor. "
+                'Tensor names must be of the form "<op_name>:<output_index>".'
+            )
+        raise ValueError(
+            f"The name {name!r} looks like an (invalid) Operation name, not a Tensor. "
+            'Tensor names must be of the form "<op_name>:<output_index>".'
+        )
 
 
 class _GraphStack(threading.local):
@@ -344,8 +467,91 @@ def reset_default_graph():
     """Replaces the global default graph with an empty one."""
     global _global_default_graph
     if _default_graph_stack.stack:
-        raise AssertionError("Do not use tf.reset_default_graph() inside a graph context.")
+        raise AssertionError(
+            "Do not use tf.reset_default_graph() to clear nested graphs. If you need a cleared graph, "
+            "exit the nesting and create a new graph."
+        )
     _global_default_graph = Graph()
+
+
+@contextlib.contextmanager
+def _next_name(g, name, exact=False):
+    """Within it, the next node added to ``g`` is named ``name`` (what a
+    ``name=`` argument gives), made unique unless ``exact`` (a name
+    :func:`_scope` reserved); ``None`` leaves the op's default."""
+    if name is None:
+        yield
+        return
+    g._g.set_next_name(str(name), exact)
+    try:
+        yield
+    finally:
+        g._g.set_next_name(None)
+
+
+def _scope(g, name, default):
+    """The name of an op that may first convert its inputs, reserved as
+    TensorFlow's name scope reserves it: ``name`` (or the op's
+    ``default``) made unique; converted inputs are named under it
+    (``add/y``) and the op takes it exactly (``_next_name(g, op,
+    exact=True)``)."""
+    return g._g.unique_name(name if name is not None else default)
+
+
+def name_scope(name, default_name=None, values=None):
+    """``tf.name_scope``: within it, the names of new operations go under
+    ``name`` made unique (``input/Const``; a second ``input`` scope is
+    ``input_1``); a name ending in ``/`` is taken as it is, ``None`` (with
+    no ``default_name``) or ``""`` is the top. Yields the scope with its
+    trailing ``/``."""
+    return _name_scope(_graph_of(*(values or [])), name, default_name)
+
+
+@contextlib.contextmanager
+def _name_scope(g, name, default_name):
+    old = g._g.name_scope()
+    if name is None and default_name is not None:
+        name = default_name
+    if not name:
+        scope = ""
+    elif name.endswith("/"):
+        scope = name[:-1]
+    else:
+        scope = g._g.unique_name(name)
+    g._g.set_name_scope(scope)
+    try:
+        with g.as_default():
+            yield f"{scope}/" if scope else ""
+    finally:
+        g._g.set_name_scope(old)
+
+
+@contextlib.contextmanager
+def _under(g, scope):
+    """Within it, new names in ``g`` go under ``scope`` (a full scope
+    :func:`_scope` reserved), as inside TensorFlow's name scope of an
+    op: the op's converted inputs are ``<scope>/x``, ``<scope>/y``."""
+    old = g._g.name_scope()
+    g._g.set_name_scope(scope)
+    try:
+        yield
+    finally:
+        g._g.set_name_scope(old)
+
+
+def device(device_name_or_function):
+    """``tf.device``: accepted for compatibility; feedstock places
+    nothing on devices (its pipeline runs in its own threads)."""
+    return contextlib.nullcontext()
+
+
+def _graph_of(*values):
+    """The graph of the first tensor among ``values``, else the default
+    graph."""
+    for v in values:
+        if isinstance(v, Tensor):
+            return v.graph
+    return get_default_graph()
 
 
 # ---------------------------------------------------------------- tensors
@@ -411,7 +617,11 @@ class Tensor:
         return (session or _default_session()).run(self, feed_dict=feed_dict)
 
     def __repr__(self):
-        return f"<tf.Tensor '{self.name}' shape={self.shape.dims} dtype={self.dtype.name}>"
+        return f"<tf.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+
+    def __str__(self):
+        shape = "" if self.shape.dims is None else f", shape={self.shape}"
+        return f'Tensor("{self.name}"{shape}, dtype={self.dtype.name})'
 
     __hash__ = object.__hash__
 
@@ -420,22 +630,22 @@ class Tensor:
 
     # arithmetic
     def __add__(self, o):
-        return add(self, o)
+        return _binary("add", self, o, None, "add")
 
     def __radd__(self, o):
-        return add(o, self)
+        return _binary("add", o, self, None, "add")
 
     def __sub__(self, o):
-        return subtract(self, o)
+        return _binary("sub", self, o, None, "sub")
 
     def __rsub__(self, o):
-        return subtract(o, self)
+        return _binary("sub", o, self, None, "sub")
 
     def __mul__(self, o):
-        return multiply(self, o)
+        return _binary("mul", self, o, None, "mul")
 
     def __rmul__(self, o):
-        return multiply(o, self)
+        return _binary("mul", o, self, None, "mul")
 
     def __truediv__(self, o):
         return truediv(self, o)
@@ -450,10 +660,10 @@ class Tensor:
         return floordiv(o, self)
 
     def __mod__(self, o):
-        return floormod(self, o)
+        return _binary("floormod", self, o, None, "mod")
 
     def __rmod__(self, o):
-        return floormod(o, self)
+        return _binary("floormod", o, self, None, "mod")
 
     def __neg__(self):
         return negative(self)
@@ -557,15 +767,24 @@ class Variable(Tensor):
     __slots__ = ("initializer", "initial_value", "trainable")
 
     def __init__(self, initial_value=None, trainable=None, collections=None, name=None, dtype=None, **_ignored):
-        init = convert_to_tensor(initial_value, dtype=dtype)
-        g = init.graph
-        value, initializer = g._g.variable(init._o, name)
+        g = _graph_of(initial_value)
+        # As TensorFlow names them: the variable `name` (default
+        # `Variable`, made unique), a value converted here
+        # `<name>/Initializer/initial_value`, the initializer `<name>/Assign`.
+        vname = _scope(g, name, "Variable")
+        with _under(g, vname):
+            init = convert_to_tensor(initial_value, dtype=dtype, name="Initializer/initial_value")
+        with _next_name(g, vname, exact=True):
+            value, initializer = g._g.variable(init._o, None)
         super().__init__(g, value)
         self.initial_value = init
         self.trainable = bool(trainable) if trainable is not None else True
         self.initializer = Operation(g, [Tensor(g, initializer)], name=g._g.name(initializer))
-        if collections is None:
-            collections = [GLOBAL_VARIABLES]
+        collections = [GLOBAL_VARIABLES] if collections is None else list(collections)
+        if self.trainable and TRAINABLE_VARIABLES not in collections:
+            # As TensorFlow: a trainable variable is in the trainable
+            # collection, even with `collections=[]`.
+            collections.append(TRAINABLE_VARIABLES)
         for c in collections:
             g.add_to_collection(c, self)
 
@@ -575,10 +794,21 @@ class Variable(Tensor):
     def read_value(self):
         return self
 
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        """Sets the variable to ``value`` (converted to its dtype) when
+        run; the returned tensor's value is the value assigned
+        (``read_value=False``: an operation)."""
+        g = self.graph
+        with g.as_default():
+            value = convert_to_tensor(value, dtype=self.dtype)
+        with _next_name(g, name):
+            out = Tensor(g, g._g.assign(self._o, value._o))
+        return out if read_value else Operation(g, [out], name=g._g.name(out._o))
+
 
 def global_variables_initializer():
     """Runs the initializers of the global variables (those not made
-    with ``collections=[]``)."""
+    with ``collections=[]``); named ``init`` (made unique)."""
     g = get_default_graph()
     return group(*[v.initializer for v in g.get_collection(GLOBAL_VARIABLES)], name="init")
 
@@ -586,21 +816,57 @@ def global_variables_initializer():
 def local_variables_initializer():
     """Runs the initializers of the local variables. Epoch counters need
     none in feedstock (producers count epochs themselves), so this is
-    usually an empty operation; it exists so the guide's pattern runs."""
+    usually an empty operation; it exists so the guide's pattern runs.
+    Named ``init`` (made unique), as in TensorFlow."""
     g = get_default_graph()
-    return group(*[v.initializer for v in g.get_collection(LOCAL_VARIABLES)], name="init_1")
+    return group(*[v.initializer for v in g.get_collection(LOCAL_VARIABLES)], name="init")
 
 
 initialize_all_variables = global_variables_initializer
 initialize_local_variables = local_variables_initializer
 
 
-def global_variables():
+def variables_initializer(var_list, name="init"):
+    """An operation running the initializers of ``var_list``."""
+    return group(*[v.initializer for v in var_list], name=name)
+
+
+def global_variables(scope=None):
     return get_default_graph().get_collection(GLOBAL_VARIABLES)
 
 
-def local_variables():
+def local_variables(scope=None):
     return get_default_graph().get_collection(LOCAL_VARIABLES)
+
+
+def trainable_variables(scope=None):
+    return get_default_graph().get_collection(TRAINABLE_VARIABLES)
+
+
+def get_collection(key, scope=None):
+    """``tf.get_collection``: the default graph's collection ``key``."""
+    return get_default_graph().get_collection(key, scope)
+
+
+def add_to_collection(name, value):
+    """``tf.add_to_collection``, in the default graph."""
+    get_default_graph().add_to_collection(name, value)
+
+
+def _group_inputs(inputs):
+    """The tensors running ``inputs`` (tensors, operations, lists of
+    them) runs."""
+    tensors = []
+    for x in inputs:
+        if isinstance(x, Operation):
+            tensors.extend(x.inputs)
+        elif isinstance(x, (list, tuple)):
+            tensors.extend(_group_inputs(x))
+        elif isinstance(x, Tensor):
+            tensors.append(x)
+        elif x is not None:
+            raise TypeError(f"tf.group takes tensors and operations, got {type(x).__name__}")
+    return tensors
 
 
 def group(*inputs, name=None):
@@ -612,17 +878,26 @@ def group(*inputs, name=None):
             tensors.extend(x.inputs)
             g = x.graph
         elif isinstance(x, (list, tuple)):
-            tensors.extend(group(*x).inputs)
+            tensors.extend(_group_inputs(x))
         elif isinstance(x, Tensor):
             tensors.append(x)
             g = x.graph
         elif x is not None:
             raise TypeError(f"tf.group takes tensors and operations, got {type(x).__name__}")
-    return Operation(g, tensors, name=name or "group_deps")
+    return _python_op(g, tensors, name, "group_deps")
 
 
 def no_op(name=None):
-    return Operation(get_default_graph(), [], name=name or "NoOp")
+    """An operation that does nothing."""
+    return _python_op(get_default_graph(), [], name, "NoOp")
+
+
+def _python_op(g, tensors, name, default):
+    """An operation of ``g`` that only exists in Python (it runs
+    ``tensors``), named as TensorFlow names the op it stands for."""
+    g._g.check_not_finalized()
+    g._python_ops += 1
+    return Operation(g, tensors, name=_scope(g, name, default))
 
 
 # ---------------------------------------------------------------- constants
@@ -707,7 +982,8 @@ def constant(value, dtype=None, shape=None, name=None, verify_shape=False):
         if dims is None or None in dims:
             raise ValueError(f"tf.constant's shape must be fully defined, got {shape}")
         arr = _fill_shape(arr, dims, verify_shape)
-    return Tensor(g, g._g.constant(arr, dtype._native), const=arr)
+    with _next_name(g, name):
+        return Tensor(g, g._g.constant(arr, dtype._native), const=arr)
 
 
 def _fill_shape(arr, shape, verify_shape):
@@ -727,32 +1003,48 @@ def _fill_shape(arr, shape, verify_shape):
     return flat.reshape(shape)
 
 
-def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None):
-    """``value`` if it is a tensor, else a constant of it."""
+def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_hint=None):
+    """``value`` if it is a tensor, else a constant of it (named
+    ``name``). Without ``dtype``, ``preferred_dtype`` (``dtype_hint``) is
+    tried first, as TensorFlow tries it: the value converted to it if
+    that conversion succeeds, else converted as if it were not given."""
+    preferred_dtype = preferred_dtype if preferred_dtype is not None else dtype_hint
+    if dtype is None and preferred_dtype is not None:
+        try:
+            return convert_to_tensor(value, dtype=preferred_dtype, name=name)
+        except (TypeError, ValueError):
+            pass
     if isinstance(value, Tensor):
         if dtype is not None and as_dtype(dtype) != value.dtype:
-            raise ValueError(f"Tensor conversion requested dtype {as_dtype(dtype).name} for Tensor with dtype {value.dtype.name}")
+            raise ValueError(
+                f"Tensor conversion requested dtype {as_dtype(dtype).name} for Tensor with dtype {value.dtype.name}: "
+                f"{value!r}"
+            )
         return value
-    return constant(value, dtype=dtype)
+    return constant(value, dtype=dtype, name=name)
 
 
-def _operands(a, b):
+def _operands(a, b, scope=None):
     """Two tensors: a value that is not a tensor is converted to the
     other's dtype, as TensorFlow converts it (see :func:`_like`); of two
-    values, the first is converted on its own."""
+    values, the first is converted on its own. Converted values are
+    named ``<scope>/x`` and ``<scope>/y``, as TensorFlow names them."""
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         if a.graph is not b.graph:
-            raise ValueError("tensors are from different graphs")
+            raise ValueError(f"{b} must be from the same graph as {a} (graphs are {b.graph} and {a.graph}).")
         return a, b
-    if isinstance(a, Tensor):
-        return a, _like(b, a)
-    if isinstance(b, Tensor):
-        return _like(a, b), b
-    a = constant(a)
-    return a, _like(b, a)
+    g = _graph_of(a, b)
+    names = (None, None) if scope is None else ("x", "y")
+    with contextlib.nullcontext() if scope is None else _under(g, scope):
+        if isinstance(a, Tensor):
+            return a, _like(b, a, names[1])
+        if isinstance(b, Tensor):
+            return _like(a, b, names[0]), b
+        a = constant(a, name=names[0])
+        return a, _like(b, a, names[1])
 
 
-def _like(x, t):
+def _like(x, t, name=None):
     """``x`` (not a tensor) as a constant of ``t``'s dtype, converted as
     TensorFlow converts a value next to a tensor: a Python float (or a
     list holding one) is refused for an integer or bool tensor, a Python
@@ -761,7 +1053,7 @@ def _like(x, t):
     OverflowError); numpy values are cast with ``astype`` (truncating
     floats, as TensorFlow does)."""
     with t.graph.as_default():
-        return constant(x, dtype=t.dtype)
+        return constant(x, dtype=t.dtype, name=name)
 
 
 def _as_dtype_array(x, dtype):
@@ -787,43 +1079,59 @@ def _as_dtype_array(x, dtype):
         return np.asarray(x).astype(dtype.as_numpy_dtype)
 
 
-def _binary(op, a, b):
-    a, b = _operands(a, b)
+def _binary(op, a, b, name, default):
+    """The engine's binary ``op`` of ``a`` and ``b``, named as TensorFlow
+    names it: ``name``, or the op's ``default`` (``add`` for ``+``,
+    ``Add`` for ``tf.add``), made unique; converted operands under it."""
+    g = _graph_of(a, b)
+    scope = _scope(g, name, default)
+    a, b = _operands(a, b, scope)
+    return _binary_of(op, a, b, scope)
+
+
+def _binary_of(op, a, b, scope):
+    """The engine's binary ``op`` of two tensors, named ``scope`` (a
+    reserved name)."""
     g = a.graph
-    return _wrap1(g, g._g.binary(op, a._o, b._o))
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.binary(op, a._o, b._o))
 
 
 def add(x, y, name=None):
-    return _binary("add", x, y)
+    """``tf.add``: sums, or for strings concatenations, elementwise."""
+    return _binary("add", x, y, name, "Add")
 
 
 def subtract(x, y, name=None):
-    return _binary("sub", x, y)
+    return _binary("sub", x, y, name, "Sub")
 
 
 def multiply(x, y, name=None):
-    return _binary("mul", x, y)
+    return _binary("mul", x, y, name, "Mul")
 
 
 def maximum(x, y, name=None):
-    return _binary("maximum", x, y)
+    return _binary("maximum", x, y, name, "Maximum")
 
 
 def minimum(x, y, name=None):
-    return _binary("minimum", x, y)
+    return _binary("minimum", x, y, name, "Minimum")
 
 
 def truediv(x, y, name=None):
     """``x / y`` (``tf.truediv``, ``tf.divide``): true division of
     operands of one dtype (TypeError otherwise); integers are cast to
     ``float32`` (8 and 16 bits) or ``float64`` (32 and 64 bits) first."""
-    x, y = _operands(x, y)
+    g = _graph_of(x, y)
+    scope = _scope(g, name, "truediv")
+    x, y = _operands(x, y, scope)
     if x.dtype != y.dtype:
         raise TypeError(f"`x` and `y` must have the same dtype, got {x.dtype!r} != {y.dtype!r}.")
     if x.dtype.is_integer:
         to = float32 if x.dtype in (int8, int16, uint8, uint16) else float64
-        x, y = cast(x, to), cast(y, to)
-    return _binary("div", x, y)
+        with _under(g, scope):
+            x, y = cast(x, to, name="Cast"), cast(y, to, name="Cast")
+    return _binary_of("div", x, y, scope)
 
 
 divide = truediv
@@ -833,7 +1141,7 @@ def floordiv(x, y, name=None):
     """``x // y`` (``tf.floordiv``): rounds toward negative infinity,
     keeping the dtype (``floor(x / y)`` for floats); an integer division
     by zero is ``InvalidArgumentError`` when run."""
-    return _binary("floordiv", x, y)
+    return _binary("floordiv", x, y, name, "floordiv")
 
 
 floor_div = floordiv
@@ -842,7 +1150,7 @@ floor_div = floordiv
 def floormod(x, y, name=None):
     """``x % y`` (``tf.floormod``, ``tf.mod``): the remainder of
     :func:`floordiv`, with the sign of ``y``, as Python's ``%``."""
-    return _binary("floormod", x, y)
+    return _binary("floormod", x, y, name, "FloorMod")
 
 
 mod = floormod
@@ -852,44 +1160,73 @@ def truncatediv(x, y, name=None):
     """``tf.truncatediv``: integer division rounding toward zero (true
     division for floats); division by zero is ``InvalidArgumentError``
     when run."""
-    return _binary("div", x, y)
+    return _binary("div", x, y, name, "TruncateDiv")
 
 
 def div(x, y, name=None):
     """``tf.div`` of TensorFlow 1 (Python 2's ``/``): floor division for
     integers, keeping the dtype (``-7 / 2`` is ``-4``), true division for
     floats. Operands of different dtypes are a ValueError, as there."""
-    x, y = _operands(x, y)
+    g = _graph_of(x, y)
+    scope = _scope(g, name, "div")
+    x, y = _operands(x, y, scope)
     if x.dtype != y.dtype:
         raise ValueError(f"Tensor conversion requested dtype {x.dtype.name} for Tensor with dtype {y.dtype.name}")
-    return _binary("floordiv" if x.dtype.is_integer else "div", x, y)
+    return _binary_of("floordiv" if x.dtype.is_integer else "div", x, y, scope)
 
 
 def negative(x, name=None):
-    x = convert_to_tensor(x)
-    return _wrap1(x.graph, x.graph._g.neg(x._o))
+    g = _graph_of(x)
+    scope = _scope(g, name, "Neg")
+    with _under(g, scope):
+        x = convert_to_tensor(x, name="x")
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.neg(x._o))
 
 
 def cast(x, dtype, name=None):
-    """``tf.cast``."""
-    x = convert_to_tensor(x)
-    return _wrap1(x.graph, x.graph._g.cast(x._o, as_dtype(dtype)._native))
+    """``tf.cast``: ``x`` itself when it already has ``dtype``, as in
+    TensorFlow."""
+    g = _graph_of(x)
+    dtype = as_dtype(dtype)
+    if isinstance(x, Tensor) and x.dtype == dtype:
+        return x
+    scope = _scope(g, name, "Cast")
+    with _under(g, scope):
+        x = convert_to_tensor(x, name="x")
+    if x.dtype == dtype:
+        return x
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.cast(x._o, dtype._native))
 
 
-to_float = lambda x, name=None: cast(x, float32)  # noqa: E731
-to_int32 = lambda x, name=None: cast(x, int32)  # noqa: E731
-to_int64 = lambda x, name=None: cast(x, int64)  # noqa: E731
+to_float = lambda x, name="ToFloat": cast(x, float32, name=name)  # noqa: E731
+to_int32 = lambda x, name="ToInt32": cast(x, int32, name=name)  # noqa: E731
+to_int64 = lambda x, name="ToInt64": cast(x, int64, name=name)  # noqa: E731
+
+
+def _named_op(g, name, build):
+    """``build()`` (an engine call adding one node) with the node named
+    ``name`` (``None``: the op's default)."""
+    with _next_name(g, name):
+        return build()
 
 
 def reshape(tensor, shape, name=None):
     """``tf.reshape`` (one entry may be -1)."""
-    tensor = convert_to_tensor(tensor)
+    g = _graph_of(tensor)
+    scope = _scope(g, name, "Reshape")
+    with _under(g, scope):
+        tensor = convert_to_tensor(tensor, name="tensor")
     if isinstance(shape, Tensor):
         if shape._const is None:
             raise TypeError("tf.reshape: the shape must be known when the graph is built")
         shape = shape._const.tolist()
     shape = [int(d) for d in np.asarray(shape).reshape(-1)]
-    return _wrap1(tensor.graph, tensor.graph._g.reshape(tensor._o, shape))
+    with _next_name(g, scope, exact=True):
+        out = g._g.reshape(tensor._o, shape)
+    const = None if tensor._const is None else tensor._const.reshape(g._g.shape(out))
+    return _wrap1(g, out, const)
 
 
 def transpose(a, perm=None, name=None):
@@ -903,7 +1240,7 @@ def transpose(a, perm=None, name=None):
     perm = [int(p) for p in perm]
     # A negative axis counts from the end, as in TensorFlow.
     perm = [p + len(perm) if p < 0 else p for p in perm]
-    return _wrap1(a.graph, a.graph._g.transpose(a._o, perm))
+    return _named_op(a.graph, name, lambda: _wrap1(a.graph, a.graph._g.transpose(a._o, perm)))
 
 
 def _tensor_list(values):
@@ -913,26 +1250,42 @@ def _tensor_list(values):
     return ts
 
 
+def _consts(ts):
+    """The values of tensors ``ts`` when all are known while building,
+    else ``None``."""
+    if any(t._const is None for t in ts):
+        return None
+    return [t._const for t in ts]
+
+
 def stack(values, axis=0, name="stack"):
     """``tf.stack``; of no values, an empty float32 vector, as TensorFlow
     converts ``[]``."""
     if isinstance(values, (list, tuple)) and not values:
-        return constant([])
+        return constant([], name=name)
     ts = _tensor_list(values)
     g = ts[0].graph
-    return _wrap1(g, g._g.stack([t._o for t in ts], int(axis)))
+    with _next_name(g, name):
+        out = g._g.stack([t._o for t in ts], int(axis))
+    consts = _consts(ts)
+    return _wrap1(g, out, None if consts is None else np.stack(consts, int(axis)))
 
 
 def concat(values, axis, name="concat"):
     """``tf.concat``."""
     ts = _tensor_list(values)
     g = ts[0].graph
-    return _wrap1(g, g._g.concat([t._o for t in ts], int(axis)))
+    return _named_op(g, name, lambda: _wrap1(g, g._g.concat([t._o for t in ts], int(axis))))
 
 
 def identity(x, name=None):
-    x = convert_to_tensor(x)
-    return _wrap1(x.graph, x.graph._g.identity(x._o))
+    """``tf.identity``."""
+    g = _graph_of(x)
+    scope = _scope(g, name, "Identity")
+    with _under(g, scope):
+        x = convert_to_tensor(x, name="input")
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.identity(x._o), x._const)
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
@@ -941,7 +1294,7 @@ def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
     begin, size = [int(b) for b in begin], [int(s) for s in size]
     if any(b < 0 for b in begin):
         raise ValueError(f"slice begin must be >= 0, got {begin}")
-    return _wrap1(x.graph, x.graph._g.slice(x._o, begin, size))
+    return _named_op(x.graph, name, lambda: _wrap1(x.graph, x.graph._g.slice(x._o, begin, size)))
 
 
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):
@@ -950,9 +1303,10 @@ def strided_slice(input_, begin, end, strides=None, name=None, **masks):
         raise NotImplementedError("strided_slice masks are not supported; index with x[a:b] instead")
     x = convert_to_tensor(input_)
     strides = strides if strides is not None else [1] * len(begin)
-    return _wrap1(
-        x.graph,
-        x.graph._g.strided_slice_ranges(x._o, [int(v) for v in begin], [int(v) for v in end], [int(v) for v in strides]),
+    ranges = [int(v) for v in begin], [int(v) for v in end], [int(v) for v in strides]
+    return _named_op(
+        x.graph, name if name is not None else "StridedSlice",
+        lambda: _wrap1(x.graph, x.graph._g.strided_slice_ranges(x._o, *ranges)),
     )
 
 
@@ -961,6 +1315,18 @@ def placeholder(dtype, shape=None, name=None):
     that needs it unfed fails ``InvalidArgumentError`` naming it."""
     g = get_default_graph()
     return Tensor(g, g._g.placeholder(as_dtype(dtype)._native, _shape_arg(shape), name))
+
+
+def placeholder_with_default(input, shape, name=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.placeholder_with_default``: ``input``'s value unless fed; its
+    static shape is ``shape`` (ValueError when ``input``'s is not
+    compatible with it)."""
+    g = _graph_of(input)
+    scope = _scope(g, name, "PlaceholderWithDefault")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.placeholder_with_default(x._o, _shape_arg(shape)))
 
 
 # ---------------------------------------------------------------- sessions
@@ -987,22 +1353,101 @@ def get_default_session():
     return _session_stack.stack[-1] if _session_stack.stack else None
 
 
-def _flatten(fetches, leaves):
+def _flatten(graph, fetches, leaves):
     """The structure of ``fetches`` with each leaf replaced by its index
-    in ``leaves``."""
-    if isinstance(fetches, (Tensor, Operation)):
-        leaves.append(fetches)
-        return ("leaf", len(leaves) - 1)
+    in ``leaves``; leaves are tensors and operations of ``graph`` (or
+    their names), refused as TensorFlow refuses them."""
+    if fetches is None:
+        raise TypeError(f'Argument `fetch` = None has invalid type "NoneType". Cannot be None')
     if isinstance(fetches, dict):
-        return ("dict", type(fetches), [(k, _flatten(v, leaves)) for k, v in fetches.items()])
+        return ("dict", type(fetches), [(k, _flatten(graph, v, leaves)) for k, v in fetches.items()])
     if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
-        return ("namedtuple", type(fetches), [_flatten(v, leaves) for v in fetches])
+        return ("namedtuple", type(fetches), [_flatten(graph, v, leaves) for v in fetches])
     if isinstance(fetches, (list, tuple)):
-        return ("seq", type(fetches), [_flatten(v, leaves) for v in fetches])
-    if isinstance(fetches, _SummaryFetch):
-        leaves.append(fetches)
-        return ("leaf", len(leaves) - 1)
-    raise TypeError(f"Fetch argument {fetches!r} has invalid type {type(fetches).__name__}")
+        return ("seq", type(fetches), [_flatten(graph, v, leaves) for v in fetches])
+    if not isinstance(fetches, _SummaryFetch):
+        fetches = _fetch_element(graph, fetches)
+    leaves.append(fetches)
+    return ("leaf", len(leaves) - 1)
+
+
+def _fetch_element(graph, fetch):
+    """A fetch leaf as an element of ``graph``: TypeError for what is
+    no tensor, operation or name, ValueError for an element of another
+    graph or an unknown name (TensorFlow's messages)."""
+    try:
+        return graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+    except TypeError as e:
+        raise TypeError(
+            f'Argument `fetch` = {fetch} has invalid type "{type(fetch).__name__}" must be a string or Tensor. ({e})'
+        ) from None
+    except (ValueError, KeyError) as e:
+        raise ValueError(f"Argument `fetch` = {fetch} cannot be interpreted as a Tensor. ({e.args[0]})") from None
+
+
+def _feed_key(graph, key):
+    """A ``feed_dict`` key as a tensor of ``graph`` (a tensor, or its
+    ``"<op>:<index>"`` name); TypeError otherwise, as in TensorFlow."""
+    try:
+        t = graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
+    except Exception as e:  # noqa: BLE001 (TensorFlow turns every refusal into this TypeError)
+        raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e.args[0]}") from None
+    return Tensor(t.graph, t._o) if isinstance(t, Variable) else t
+
+
+def _feed_value(t, key, value):
+    """``value`` fed for tensor ``t`` as the array TensorFlow feeds:
+    converted to ``t``'s numpy type as ``np.asarray(value).astype``
+    (wrapping, NaN to integers as numpy casts it); a Python int that
+    does not survive the conversion, or a tensor, is a TypeError; a shape
+    incompatible with ``t``'s static one a ValueError."""
+    if isinstance(value, Tensor):
+        raise TypeError(
+            "The value of a feed cannot be a tf.Tensor object. Acceptable feed values include Python scalars, "
+            f"strings, lists, numpy ndarrays, or TensorHandles. For reference, the tensor object was {value} "
+            f"which was passed to the argument `feed_dict` with key {key}."
+        )
+    if isinstance(value, SparseTensorValue):
+        raise TypeError("feeding a SparseTensorValue is not supported")
+    np_type = t.dtype.as_numpy_dtype
+    if isinstance(value, int) and _feed_int(np_type, value) != value:
+        raise TypeError(
+            f"Type of feed value {value} with type {type(value)} is not compatible with Tensor type {np_type}. "
+            "Try explicitly setting the type of the feed tensor to a larger type (e.g. int64)."
+        )
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if np.issubdtype(np_type, np.number):
+            arr = np.asarray(value).astype(np_type, copy=False)
+        else:
+            arr = np.asarray(value, dtype=np_type)
+    if not _compatible(t.shape.dims, list(arr.shape)):
+        raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor {t.name}, which has shape {t.shape}")
+    return arr
+
+
+def _check_strings(arr):
+    """A fed string array holds only ``bytes`` and ``str``: else
+    ``InternalError``, as TensorFlow's run fails."""
+    if arr.dtype != object:
+        return
+    for x in arr.reshape(-1):
+        if not isinstance(x, (bytes, str)):
+            kind = type(x)
+            module = "numpy." if kind.__module__ == "numpy" else ""
+            raise errors.InternalError(
+                None, None, f"Graph execution error:\n\nUnsupported object type {module}{kind.__name__}"
+            )
+
+
+def _feed_int(np_type, value):
+    """A Python int as TensorFlow checks it fits a feed of ``np_type``
+    (``str`` of it for strings)."""
+    if np_type is object:
+        return str(value)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np_type(np.array(value).astype(np_type))
 
 
 def _rebuild(spec, values):
@@ -1044,40 +1489,47 @@ class Session:
         self._ctx = None
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """The values of ``fetches`` (any structure of tensors,
+        operations and their names), with ``feed_dict``'s values fed.
+
+        As TensorFlow: a closed session, or an empty graph, is a
+        RuntimeError; a fetched tensor that is fed gives the fed array."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        if self.graph._is_empty():
+            raise RuntimeError("The Session graph is empty. Add operations to the graph before calling run().")
+        fed = {}
+        for key, value in (feed_dict or {}).items():
+            t = _feed_key(self.graph, key)
+            fed[t._o] = _feed_value(t, key, value)
         leaves = []
-        spec = _flatten(fetches, leaves)
+        spec = _flatten(self.graph, fetches, leaves)
         native_fetches, index = [], {}
-        summaries = []
         for leaf in leaves:
             if isinstance(leaf, _SummaryFetch):
-                summaries.append(leaf)
                 continue
             tensors = leaf.inputs if isinstance(leaf, Operation) else [leaf]
             for t in tensors:
-                if t.graph is not self.graph:
-                    raise ValueError(f"Tensor {t!r} is not an element of this graph.")
-                if t._o not in index:
+                if t._o not in index and t._o not in fed:
                     index[t._o] = len(native_fetches)
                     native_fetches.append(t._o)
-        feeds = []
-        for k, v in (feed_dict or {}).items():
-            if isinstance(k, Variable):
-                k = Tensor(k.graph, k._o)
-            if not isinstance(k, Tensor):
-                raise TypeError(f"feed_dict keys must be tensors, got {type(k).__name__}")
-            if isinstance(v, SparseTensorValue):
-                raise TypeError("feeding a SparseTensorValue is not supported")
-            feeds.append((k._o, v))
         timeout = None
         if options is not None and getattr(options, "timeout_in_ms", 0):
             timeout = options.timeout_in_ms / 1000.0
-        values = self._s.run(native_fetches, feeds, timeout) if native_fetches else []
+        values = []
+        if native_fetches:
+            # As TensorFlow: nothing runs when every fetch is fed.
+            for arr in fed.values():
+                _check_strings(arr)
+            values = self._s.run(native_fetches, list(fed.items()), timeout)
         out = []
         for leaf in leaves:
             if isinstance(leaf, _SummaryFetch):
                 out.append(dict(self._s.queue_summaries()))
             elif isinstance(leaf, Operation):
                 out.append(None)
+            elif leaf._o in fed:
+                out.append(fed[leaf._o])
             else:
                 out.append(_scalarize(values[index[leaf._o]]))
         return _rebuild(spec, out)
@@ -1132,7 +1584,24 @@ class Session:
         return False
 
 
-InteractiveSession = Session
+class InteractiveSession(Session):
+    """``tf.InteractiveSession``: a session that makes itself (and its
+    graph) the default from its creation until :meth:`close`, so
+    ``t.eval()`` and ``op.run()`` need no ``with``."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+        self._default_ctx = self.as_default()
+        self._default_ctx.__enter__()
+        self._graph_default_ctx = self.graph.as_default()
+        self._graph_default_ctx.__enter__()
+
+    def close(self):
+        super().close()
+        if self._default_ctx is not None:
+            self._graph_default_ctx.__exit__(None, None, None)
+            self._default_ctx.__exit__(None, None, None)
+            self._default_ctx = None
 
 
 class RunOptions:

@@ -17,6 +17,7 @@ from ._graph import (
     SparseTensor,
     Tensor,
     TensorShape,
+    _next_name,
     _wrap,
     _wrap1,
     _compatible,
@@ -31,6 +32,7 @@ from ._graph import (
     get_default_graph,
     int32,
     int64,
+    stack,
     string,
     uint8,
 )
@@ -235,13 +237,17 @@ class ReaderBase:
 
     def read(self, queue, name=None):
         """The next record, as ``(key, value)`` string scalars."""
-        k, v = self.graph._g.read(self._r, _queue(queue))
+        q = _queue(queue)
+        with _next_name(self.graph, name):
+            k, v = self.graph._g.read(self._r, q)
         return Tensor(self.graph, k), Tensor(self.graph, v)
 
     def read_up_to(self, queue, num_records, name=None):
         """Up to ``num_records`` records of one file, as ``(keys,
         values)`` string vectors."""
-        k, v = self.graph._g.read_up_to(self._r, _queue(queue), _count(num_records, "num_records"))
+        q, n = _queue(queue), _count(num_records, "num_records")
+        with _next_name(self.graph, name):
+            k, v = self.graph._g.read_up_to(self._r, q, n)
         return Tensor(self.graph, k), Tensor(self.graph, v)
 
     def _state(self, op, state=None):
@@ -375,7 +381,8 @@ def read_file(filename, name=None):
     """``tf.io.read_file``: the contents of the file ``filename`` (a
     string scalar) names, read each time the tensor is run."""
     t = convert_to_tensor(filename, dtype=string)
-    return _wrap1(t.graph, t.graph._g.read_file(t._o))
+    with _next_name(t.graph, name):
+        return _wrap1(t.graph, t.graph._g.read_file(t._o))
 
 
 def matching_files(pattern, name=None):
@@ -407,9 +414,10 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
         select_cols = _select_cols(select_cols, len(record_defaults))
     g = records.graph
     defaults = [_record_default(i, d) for i, d in enumerate(record_defaults)]
-    outs = g._g.decode_csv(
-        records._o, defaults, _text(field_delim), bool(use_quote_delim), _text(na_value) or None, select_cols,
-    )
+    with _next_name(g, name):
+        outs = g._g.decode_csv(
+            records._o, defaults, _text(field_delim), bool(use_quote_delim), _text(na_value) or None, select_cols,
+        )
     return _wrap(g, outs)
 
 
@@ -464,7 +472,8 @@ def _text(s):
 def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None, bytes=None):  # noqa: A002
     """Reinterprets the bytes of each string as a vector of ``out_type``."""
     x = convert_to_tensor(input_bytes if input_bytes is not None else bytes)
-    return _wrap1(x.graph, x.graph._g.decode_raw(x._o, as_dtype(out_type)._native, bool(little_endian)))
+    with _next_name(x.graph, name):
+        return _wrap1(x.graph, x.graph._g.decode_raw(x._o, as_dtype(out_type)._native, bool(little_endian)))
 
 
 class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
@@ -835,8 +844,40 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
 
 
 def random_crop(value, size, seed=None, name=None):
+    """``tf.image.random_crop``: a random ``size`` crop of ``value``.
+    ``size`` is a list of ints or scalar tensors, or an int vector
+    tensor; a size known when the graph is built gives a known static
+    shape, one computed when run unknown dims."""
     x = convert_to_tensor(value)
-    return _wrap1(x.graph, x.graph._g.random_crop(x._o, [int(s) for s in size], _seed(seed)))
+    g = x.graph
+    sizes = _static_ints(size)
+    with _next_name(g, name):
+        if sizes is not None:
+            return _wrap1(g, g._g.random_crop(x._o, sizes, _seed(seed)))
+        with g.as_default():
+            # As TensorFlow converts it: an int32 vector (another dtype is
+            # a ValueError).
+            size = convert_to_tensor(size if isinstance(size, Tensor) else stack(list(size)), dtype=int32)
+        return _wrap1(g, g._g.random_crop_sized(x._o, size._o, _seed(seed)))
+
+
+def _static_ints(values):
+    """``values`` (a list of ints or scalar tensors, or a vector tensor)
+    as a list of ints when all are known while building, else ``None``."""
+    if isinstance(values, Tensor):
+        if values._const is None:
+            return None
+        values = values._const
+    if isinstance(values, np.ndarray):
+        values = values.reshape(-1).tolist()
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            if v._const is None:
+                return None
+            v = v._const
+        out.append(int(v))
+    return out
 
 
 # ---------------------------------------------------------------- batching

@@ -20,6 +20,8 @@
 //! # Ok::<(), feedstock::Error>(())
 //! ```
 
+use bytes::Bytes;
+
 use crate::error::{Error, Result};
 use crate::tensor::{bf16, f16, DType, Data, Tensor};
 
@@ -321,8 +323,9 @@ fn arith<T: Arith>(
 /// `a op b`, elementwise, with broadcasting.
 ///
 /// # Errors
-/// InvalidArgument when the dtypes differ, for bool and string operands,
-/// when the shapes do not broadcast, or for an integer division by zero.
+/// InvalidArgument when the dtypes differ, for bool operands, for string
+/// operands of anything but `Add` (which concatenates them), when the
+/// shapes do not broadcast, or for an integer division by zero.
 pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.dtype() != b.dtype() {
         return Err(Error::invalid_argument(format!(
@@ -337,6 +340,14 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         e.with_message(msg)
     })?;
     let (ad, bd) = (a.dims(), b.dims());
+    if let (BinaryOp::Add, Data::String(x), Data::String(y)) =
+        (op, a.data(), b.data())
+    {
+        return Tensor::from_data(
+            out_dims.clone(),
+            Data::String(concat_strings(x, ad, y, bd, &out_dims)),
+        );
+    }
     macro_rules! go {
         ($($var:ident),*) => {
             match (a.data(), b.data()) {
@@ -355,6 +366,25 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
     let data = go!(U8, I8, U16, I16, U32, I32, U64, I64, F16, BF16, F32, F64);
     Tensor::from_data(out_dims, data)
+}
+
+/// `a + b` of strings, as TensorFlow's `Add` takes them: each pair
+/// concatenated, with broadcasting.
+fn concat_strings(
+    a: &[Bytes],
+    a_dims: &[usize],
+    b: &[Bytes],
+    b_dims: &[usize],
+    out_dims: &[usize],
+) -> Vec<Bytes> {
+    let a: Vec<&Bytes> = a.iter().collect();
+    let b: Vec<&Bytes> = b.iter().collect();
+    zip_broadcast(&a, a_dims, &b, b_dims, out_dims, |x, y| {
+        let mut v = Vec::with_capacity(x.len() + y.len());
+        v.extend_from_slice(x);
+        v.extend_from_slice(y);
+        Bytes::from(v)
+    })
 }
 
 /// `a + b`; see [`binary`].
@@ -455,7 +485,20 @@ mod tests {
         let e = mul(&a, &Tensor::scalar(2i32)).unwrap_err();
         assert!(e.to_string().contains("different dtypes"), "{e}");
         let s = Tensor::vector(vec![bytes::Bytes::from_static(b"x")]);
-        assert!(add(&s, &s).is_err());
+        assert!(sub(&s, &s).is_err());
+    }
+
+    #[test]
+    fn strings_add_by_concatenating() {
+        let s = |v: &[&'static str]| {
+            v.iter().map(|x| Bytes::from_static(x.as_bytes())).collect()
+        };
+        let col = Tensor::new([2, 1], s(&["a", "b"])).unwrap();
+        let row = Tensor::new([3], s(&["x", "", "zz"])).unwrap();
+        let sum = add(&col, &row).unwrap();
+        assert_eq!(sum.dims(), &[2, 3]);
+        let want: Vec<Bytes> = s(&["ax", "a", "azz", "bx", "b", "bzz"]);
+        assert_eq!(sum.as_slice::<Bytes>().unwrap(), &want[..]);
     }
 
     #[test]

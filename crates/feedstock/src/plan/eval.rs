@@ -432,6 +432,21 @@ fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
     }
 }
 
+/// A crop size computed when run (an int32 or int64 vector) as sizes;
+/// a negative one is InvalidArgument.
+fn crop_size(t: &Tensor) -> Result<Vec<usize>> {
+    let v = t.cast(DType::I64)?;
+    let v = v.as_slice::<i64>()?;
+    v.iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| {
+            Error::invalid_argument(format!(
+                "the crop size {v:?} holds a negative value"
+            ))
+        })
+}
+
 /// An int32 or int64 scalar's value.
 fn int_scalar(t: &Tensor) -> Result<i64> {
     match t.dtype() {
@@ -860,8 +875,12 @@ fn run_step<'a>(
             let t = dense_in(ins, 0)?;
             let mut rng = rng.lock();
             let r = match &node.op {
-                Op::RandomCrop { size, .. } => {
-                    ops::random_crop(t, size, &mut *rng)?
+                Op::RandomCrop {
+                    size: Some(size), ..
+                } => ops::random_crop(t, size, &mut *rng)?,
+                Op::RandomCrop { size: None, .. } => {
+                    let size = crop_size(dense_in(ins, 1)?)?;
+                    ops::random_crop(t, &size, &mut *rng)?
                 }
                 _ => ops::random_flip_left_right(t, &mut *rng)?,
             };

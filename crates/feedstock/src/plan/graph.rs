@@ -1,6 +1,6 @@
 //! The graph: nodes, their symbolic outputs, and the builder methods.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -370,8 +370,11 @@ pub(crate) enum Op {
     Constant(Value),
     Placeholder,
     Variable,
+    /// Sets variable `var` to its input; `init` for the variable's
+    /// initializer (not a later `assign`).
     Assign {
         var: u32,
+        init: bool,
     },
     MatchFilenames {
         pattern: String,
@@ -443,8 +446,9 @@ pub(crate) enum Op {
     RandomFlip {
         seed: Option<u64>,
     },
+    /// `size` known when built, or `None`: the int vector of input 1.
     RandomCrop {
-        size: Vec<usize>,
+        size: Option<Vec<usize>>,
         seed: Option<u64>,
     },
     CropToBox {
@@ -582,7 +586,7 @@ impl Node {
                 vec![reader, queue]
             }
             Op::ReaderState { reader, .. } => vec![reader],
-            Op::Assign { var } => vec![var],
+            Op::Assign { var, .. } => vec![var],
             Op::Enqueue { queue, .. }
             | Op::QueueClose { queue, .. }
             | Op::QueueSize { queue }
@@ -595,9 +599,53 @@ impl Node {
 #[derive(Debug, Default)]
 pub(crate) struct Inner {
     pub(crate) nodes: Vec<Arc<Node>>,
-    names: HashSet<String>,
+    /// TensorFlow's `_names_in_use`: how often each lower-cased name was
+    /// asked for; see [`Inner::unique_name`].
+    names: HashMap<String, usize>,
+    /// The name the next node added takes (see [`Graph::set_next_name`]):
+    /// the name, and whether it is already unique (reserved with
+    /// [`Graph::unique_name`]).
+    next_name: Option<(String, bool)>,
+    /// The current name scope (`tf.name_scope`): `""`, or a prefix such
+    /// as `input` that the names of new nodes go under (`input/Const`).
+    scope: String,
     /// Queue runners defined, in order; see [`Graph::queue_runner`].
     pub(crate) runners: Vec<RunnerDef>,
+}
+
+impl Inner {
+    /// `name` under the current name scope.
+    fn scoped(&self, name: &str) -> String {
+        if self.scope.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}/{name}", self.scope)
+        }
+    }
+
+    /// A name for a new node, made unique as TensorFlow's
+    /// `Graph.unique_name` makes it: names compare case-insensitively;
+    /// the `k`-th request for `name` (counting from 0) gets `name_k`, or
+    /// the next free `name_j` after it. With `mark` the name is reserved.
+    fn unique_name(&mut self, name: &str, mark: bool) -> String {
+        let key = name.to_lowercase();
+        let mut i = self.names.get(&key).copied().unwrap_or(0);
+        if mark {
+            self.names.insert(key.clone(), i + 1);
+        }
+        if i == 0 {
+            return name.to_owned();
+        }
+        let mut k = key.clone();
+        while self.names.contains_key(&k) {
+            k = format!("{key}_{i}");
+            i += 1;
+        }
+        if mark {
+            self.names.insert(k, 1);
+        }
+        format!("{name}_{}", i - 1)
+    }
 }
 
 /// A pipeline described as a graph of nodes, TensorFlow 1 style; run it
@@ -810,13 +858,66 @@ impl Graph {
         self.node(q.node).name.clone()
     }
 
+    /// The nodes' names and number of outputs, in creation order (what
+    /// TensorFlow's `Graph.get_operations` and name look-ups see).
+    pub fn node_names(&self) -> Vec<(String, usize)> {
+        let g = self.inner.read();
+        g.nodes
+            .iter()
+            .map(|n| (n.name.clone(), n.outputs.len()))
+            .collect()
+    }
+
+    /// Output `index` of the node named `name`, if there is one
+    /// (`graph.get_tensor_by_name("name:index")`).
+    pub fn output_by_name(&self, name: &str, index: usize) -> Option<Output> {
+        let g = self.inner.read();
+        let n = g.nodes.iter().find(|n| n.name == name)?;
+        let info = n.outputs.get(index)?;
+        Some(Output {
+            node: n.id,
+            index: u32::try_from(index).ok()?,
+            dtype: info.dtype,
+            sparse: info.sparse,
+        })
+    }
+
+    /// Reserves a name made unique as TensorFlow makes the name of a name
+    /// scope (`add`, `add_1`, ...; compared case-insensitively) and
+    /// returns it: helper nodes go under `<name>/` and the node itself
+    /// takes `<name>` exactly (`set_next_name(name, true)`).
+    pub fn unique_name(&self, name: &str) -> String {
+        let mut g = self.inner.write();
+        let full = g.scoped(name);
+        g.unique_name(&full, true)
+    }
+
+    /// The current name scope (`""` at the top).
+    pub fn name_scope(&self) -> String {
+        self.inner.read().scope.clone()
+    }
+
+    /// Sets the name scope new nodes' names go under (`tf.name_scope`):
+    /// a full scope such as `input` or `input/parse` (what
+    /// [`Graph::unique_name`] returned), `""` for the top.
+    pub fn set_name_scope(&self, scope: &str) {
+        self.inner.write().scope = scope.trim_end_matches('/').to_owned();
+    }
+
+    /// The name the next node added takes instead of its default (what
+    /// the `name=` of TensorFlow's functions gives): made unique unless
+    /// `exact` (a name [`Graph::unique_name`] reserved). `None` clears it.
+    pub fn set_next_name(&self, name: Option<String>, exact: bool) {
+        self.inner.write().next_name = name.map(|n| (n, exact));
+    }
+
     /// Every variable initializer, in creation order (what
     /// `tf.global_variables_initializer()` runs).
     pub fn initializers(&self) -> Vec<Output> {
         let g = self.inner.read();
         g.nodes
             .iter()
-            .filter(|n| matches!(n.op, Op::Assign { .. }))
+            .filter(|n| matches!(n.op, Op::Assign { init: true, .. }))
             .map(|n| Output {
                 node: n.id,
                 index: 0,
@@ -846,14 +947,17 @@ impl Graph {
                 ));
             }
         }
-        let base = name.unwrap_or(default_name);
-        let mut unique = base.to_owned();
-        let mut k = 1;
-        while g.names.contains(&unique) {
-            unique = format!("{base}_{k}");
-            k += 1;
-        }
-        g.names.insert(unique.clone());
+        let unique = match g.next_name.take() {
+            Some((exact, true)) => exact,
+            Some((asked, false)) => {
+                let full = g.scoped(&asked);
+                g.unique_name(&full, true)
+            }
+            None => {
+                let full = g.scoped(name.unwrap_or(default_name));
+                g.unique_name(&full, true)
+            }
+        };
         let id = u32::try_from(g.nodes.len())
             .map_err(|_| invalid("too many nodes"))?;
         let outs = outputs
@@ -988,15 +1092,65 @@ impl Graph {
             vec![initial_value],
             info.clone(),
         )?;
-        let vname = self.name(value);
+        // `<variable>/Assign`, whatever the current name scope (the
+        // variable's name already has it).
+        let assign = format!("{}/Assign", self.name(value));
+        {
+            let mut g = self.inner.write();
+            let assign = g.unique_name(&assign, true);
+            g.next_name = Some((assign, true));
+        }
         let initializer = self.add1(
-            Some(&format!("{vname}/Assign")),
+            None,
             "Assign",
-            Op::Assign { var: value.node },
+            Op::Assign {
+                var: value.node,
+                init: true,
+            },
             vec![initial_value],
             info,
         )?;
         Ok(Variable { value, initializer })
+    }
+
+    /// Sets variable `var` (its `value` output) to `value` when run
+    /// (`Variable.assign`); the output's value is the value assigned.
+    ///
+    /// # Errors
+    /// InvalidArgument when `var` is not a variable of this graph, for a
+    /// dtype other than the variable's (a refused dtype) or a shape
+    /// incompatible with its static shape.
+    pub fn assign(&self, var: Output, value: Output) -> Result<Output> {
+        self.check_node_kind(
+            var.node,
+            |op| matches!(op, Op::Variable),
+            "variable",
+        )?;
+        let want = self.info(var)?;
+        let got = self.check_dense(value, "assign")?;
+        if got.dtype != want.dtype {
+            return Err(invalid_dtype(format!(
+                "assign: the variable is {}, the value {}",
+                want.dtype, got.dtype
+            )));
+        }
+        if merge_static(&want.shape, &got.shape).is_none() {
+            return Err(invalid(format!(
+                "assign: shapes {} and {} are incompatible",
+                show_static(&want.shape),
+                show_static(&got.shape)
+            )));
+        }
+        self.add1(
+            None,
+            "Assign",
+            Op::Assign {
+                var: var.node,
+                init: false,
+            },
+            vec![value],
+            want,
+        )
     }
 
     /// The files matching a glob pattern, as a rank-1 string tensor,
@@ -1409,7 +1563,7 @@ impl Graph {
         };
         let o = self.add(
             None,
-            "ReaderRead",
+            "ReaderReadV2",
             Op::Read {
                 reader: reader.node,
                 queue: queue.node,
@@ -1505,7 +1659,7 @@ impl Graph {
         };
         let o = self.add(
             None,
-            "ReaderReadUpTo",
+            "ReaderReadUpToV2",
             Op::ReadUpTo {
                 reader: reader.node,
                 queue: queue.node,
@@ -1942,11 +2096,63 @@ impl Graph {
             None,
             "random_crop",
             Op::RandomCrop {
-                size: size.to_vec(),
+                size: Some(size.to_vec()),
                 seed,
             },
             vec![t],
             with_key(dense(known(size), info.dtype), info.key),
+        )
+    }
+
+    /// [`Graph::random_crop`] with the size computed when run: `size` an
+    /// int32 or int64 vector. The output's dims are unknown; its rank is
+    /// the size's length, or `t`'s rank.
+    ///
+    /// # Errors
+    /// InvalidArgument for a `size` of another dtype (a refused dtype) or
+    /// rank, or a known length other than `t`'s known rank; a size over
+    /// `t`'s, or negative, fails when run.
+    pub fn random_crop_sized(
+        &self,
+        t: Output,
+        size: Output,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        let info = self.check_dense(t, "random_crop")?;
+        let sinfo = self.check_dense(size, "random_crop")?;
+        if !matches!(sinfo.dtype, DType::I32 | DType::I64) {
+            return Err(invalid_dtype(format!(
+                "random_crop: the size must be int32 or int64, got {}",
+                sinfo.dtype
+            )));
+        }
+        let len = match dims_of(&sinfo.shape).as_deref() {
+            None => None,
+            Some([n]) => *n,
+            Some(d) => {
+                return Err(invalid(format!(
+                    "random_crop: the size must be a vector, got shape {}",
+                    fmt_dims(d)
+                )))
+            }
+        };
+        let rank = dims_of(&info.shape).map(|d| d.len());
+        if let (Some(n), Some(r)) = (len, rank) {
+            if n != r {
+                return Err(invalid(format!(
+                    "random_crop: the size has {n} values, the value's \
+                     shape {} has {r} dimensions",
+                    show_static(&info.shape)
+                )));
+            }
+        }
+        let shape = len.or(rank).and_then(|n| partial(vec![None; n]));
+        self.add1(
+            None,
+            "random_crop",
+            Op::RandomCrop { size: None, seed },
+            vec![t, size],
+            with_key(dense(shape, info.dtype), info.key),
         )
     }
 
@@ -2130,7 +2336,8 @@ impl Graph {
                 ib.dtype
             )));
         }
-        if !math::is_arithmetic(ia.dtype) {
+        let concat = op == BinaryOp::Add && ia.dtype == DType::String;
+        if !math::is_arithmetic(ia.dtype) && !concat {
             return Err(invalid_dtype(format!(
                 "{}: not defined for {}",
                 op.name(),
@@ -2614,6 +2821,35 @@ impl Graph {
         self.add1(None, "Identity", Op::Identity, vec![x], info)
     }
 
+    /// `tf.placeholder_with_default`: `input`'s value unless the output
+    /// is fed; its static shape is `shape`, which may be less specific
+    /// than `input`'s.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `input` or a `shape` incompatible with
+    /// `input`'s.
+    pub fn placeholder_with_default(
+        &self,
+        input: Output,
+        shape: StaticShape,
+    ) -> Result<Output> {
+        let info = self.check_dense(input, "placeholder_with_default")?;
+        if merge_static(&info.shape, &shape).is_none() {
+            return Err(invalid(format!(
+                "placeholder_with_default: shapes {} and {} are incompatible",
+                show_static(&info.shape),
+                show_static(&shape)
+            )));
+        }
+        self.add1(
+            None,
+            "PlaceholderWithDefault",
+            Op::Identity,
+            vec![input],
+            dense(shape, info.dtype),
+        )
+    }
+
     // ----- batching --------------------------------------------------------
 
     /// A batching stage (`tf.train.batch`, `shuffle_batch`, their `_join`
@@ -2712,15 +2948,9 @@ impl Graph {
         let name = opts.name.clone();
         // The node's name is the queue's; reserve it first.
         let probe = {
-            let g = self.inner.read();
-            let base = name.as_deref().unwrap_or(default).to_owned();
-            let mut unique = base.clone();
-            let mut k = 1;
-            while g.names.contains(&unique) {
-                unique = format!("{base}_{k}");
-                k += 1;
-            }
-            unique
+            let mut g = self.inner.write();
+            let full = g.scoped(name.as_deref().unwrap_or(default));
+            g.unique_name(&full, false)
         };
         let spec = BatchSpec {
             opts,
@@ -2729,13 +2959,9 @@ impl Graph {
             components,
             name: probe.clone(),
         };
-        self.add(
-            Some(&probe),
-            default,
-            Op::Batch(Arc::new(spec)),
-            inputs,
-            outs,
-        )
+        // The node takes the probed name exactly (it is already scoped).
+        self.inner.write().next_name = Some((probe, true));
+        self.add(None, default, Op::Batch(Arc::new(spec)), inputs, outs)
     }
 
     /// The length of a vector `keep_input` (`Some(None)` if unknown),
