@@ -252,3 +252,36 @@ def test_a_looper_thread_runs_its_target_until_the_stop():
 def test_a_negative_min_after_dequeue_is_a_value_error():
     with pytest.raises(ValueError):
         tf.RandomShuffleQueue(5, -1, [tf.int32], shapes=[[]])
+
+
+def test_producers_and_batching_are_in_the_queue_runners_collection(tmp_path):
+    # TensorFlow (2.21) puts a QueueRunner for each producer and each
+    # batching stage in the collection, so that a loop calling
+    # create_threads on each starts the pipeline: 2 runners here, named
+    # 'input_producer' and 'batch/fifo_queue', 4 threads with a
+    # coordinator (one per runner and its close-on-stop thread), and
+    # every line twice for 2 epochs.
+    path = tmp_path / "f.txt"
+    path.write_text("a\nb\nc\n")
+    q = tf.train.string_input_producer([str(path)], num_epochs=2, shuffle=False)
+    _, line = tf.TextLineReader().read(q)
+    batch = tf.train.batch([line], 2, allow_smaller_final_batch=True)
+    runners = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)
+    assert len(runners) == 2
+    assert runners[0].name == "input_producer" and runners[0].queue is q
+    with tf.Session() as s:
+        s.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = []
+        for qr in runners:
+            threads.extend(qr.create_threads(s, coord=coord, daemon=True, start=True))
+        assert len(threads) == 4
+        # Started once: another call starts nothing.
+        assert runners[0].create_threads(s, coord=coord) == []
+        got = []
+        with pytest.raises(tf.errors.OutOfRangeError):
+            while True:
+                got.extend(s.run(batch).tolist())
+        coord.request_stop()
+        coord.join(threads)
+    assert sorted(got) == [b"a", b"a", b"b", b"b", b"c", b"c"]

@@ -12,6 +12,7 @@ import numpy as np
 from . import errors
 from ._native import QueueRef as _QueueRef
 from ._graph import (
+    QUEUE_RUNNERS,
     SUMMARIES,
     Operation,
     SparseTensor,
@@ -21,6 +22,7 @@ from ._graph import (
     _wrap,
     _wrap1,
     _compatible,
+    start_queue_runners,
     _const_array,
     _infer_dtype,
     _shape_arg,
@@ -91,6 +93,62 @@ class QueueBase:
         return f"<FIFOQueue '{self.name}'>"
 
 
+class StageRunner:
+    """The runner of a producer or batching stage, as TensorFlow puts one
+    in the ``tf.GraphKeys.QUEUE_RUNNERS`` collection for each, so that code
+    starting the collection's runners one by one works. The stage's
+    threads are feedstock's own: the first ``create_threads`` of a session
+    starts every stage of the graph not started yet, as
+    ``tf.train.start_queue_runners`` does, and returns their threads
+    (with a coordinator, also TensorFlow's close-on-stop thread of each);
+    later calls return none."""
+
+    def __init__(self, name, queue=None):
+        self._name = name
+        self._queue = queue
+
+    @property
+    def name(self):
+        """The name of the stage's queue."""
+        return self._name
+
+    @property
+    def queue(self):
+        """The producer's queue; ``None`` for a batching stage, whose queue
+        has no Python object."""
+        return self._queue
+
+    @property
+    def enqueue_ops(self):
+        """None: the stage enqueues natively."""
+        return []
+
+    @property
+    def queue_closed_exception_types(self):
+        return (errors.OutOfRangeError,)
+
+    @property
+    def exceptions_raised(self):
+        """Always empty: an error of a stage stops its coordinator."""
+        return []
+
+    def create_threads(self, sess, coord=None, daemon=False, start=False):
+        """Starts the graph's stages not yet started in ``sess`` (see the
+        class) and returns their threads."""
+        return start_queue_runners(sess, coord=coord, daemon=daemon, start=start)
+
+    def __repr__(self):
+        return f"<StageRunner '{self._name}'>"
+
+
+def _producer_queue(g, q, dtype):
+    """A producer's queue, its runner added to the graph's QUEUE_RUNNERS
+    collection."""
+    queue = QueueBase(g, q, dtype, g._g.queue_name(q))
+    g.add_to_collection(QUEUE_RUNNERS, StageRunner(queue.name, queue))
+    return queue
+
+
 def _count(n, what):
     """A count given as a Python or numpy integer or a constant tensor."""
     if isinstance(n, Tensor):
@@ -148,7 +206,7 @@ def string_input_producer(
             strings, int(index), int(count), str(remainder), _epochs(num_epochs), bool(shuffle), _seed(seed),
             int(capacity), name,
         )
-    return QueueBase(g, q, string, g._g.queue_name(q))
+    return _producer_queue(g, q, string)
 
 
 def _producer_strings(value):
@@ -193,14 +251,14 @@ def input_producer(
         if not _compatible(rows[1:], want):
             raise ValueError(f"Shapes {tuple(rows[1:])} and {tuple(want)} are not compatible")
     q = g._g.input_producer(t._o, _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
-    return QueueBase(g, q, t.dtype, g._g.queue_name(q))
+    return _producer_queue(g, q, t.dtype)
 
 
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):
     """The integers ``0..limit`` to a queue, once per epoch."""
     g = get_default_graph()
     q = g._g.range_input_producer(_count(limit, "limit"), _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
-    return QueueBase(g, q, int32, g._g.queue_name(q))
+    return _producer_queue(g, q, int32)
 
 
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):
@@ -211,6 +269,7 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
         raise ValueError("Expected at least one tensor in slice_input_producer().")
     g = ts[0].graph
     outs = g._g.slice_input_producer([t._o for t in ts], _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
+    g.add_to_collection(QUEUE_RUNNERS, StageRunner(name or "input_producer"))
     return [_wrap1(g, o) for o in outs]
 
 
@@ -1050,7 +1109,9 @@ def _batch(tensors_list, join, batch_size, keep_input=None, num_threads=1, capac
         name=name,
     )
     wrapped = _wrap(g, outs)
-    g.add_to_collection(SUMMARIES, ("queue", name or ("shuffle_batch" if min_after_dequeue is not None else "batch")))
+    stage = name or ("shuffle_batch" if min_after_dequeue is not None else "batch")
+    g.add_to_collection(SUMMARIES, ("queue", stage))
+    g.add_to_collection(QUEUE_RUNNERS, StageRunner(stage))
     return _as_original(tensors_list[0] if join else tensors_list, keys, wrapped)
 
 
