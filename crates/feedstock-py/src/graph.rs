@@ -739,6 +739,70 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.image.random_flip_up_down`.
+    #[pyo3(signature = (image, seed=None))]
+    fn random_flip_up_down(
+        &self,
+        image: PyOutput,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .random_flip_up_down(image.0, seed)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// A `float32` scalar uniform in `[lo, hi)`, drawn each run.
+    #[pyo3(signature = (lo, hi, seed=None))]
+    fn random_uniform_scalar(
+        &self,
+        lo: f32,
+        hi: f32,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .random_uniform_scalar(lo, hi, seed)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// TensorFlow's `AdjustContrastv2` on a `float32` image.
+    fn adjust_contrast(
+        &self,
+        image: PyOutput,
+        factor: PyOutput,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .adjust_contrast(image.0, factor.0)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.image.pad_to_bounding_box`.
+    fn pad_to_bounding_box(
+        &self,
+        image: PyOutput,
+        offset: [usize; 2],
+        size: [usize; 2],
+    ) -> PyResult<PyOutput> {
+        self.0
+            .pad_to_bounding_box(image.0, offset, size)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.image.resize_image_with_crop_or_pad`.
+    fn resize_with_crop_or_pad(
+        &self,
+        image: PyOutput,
+        size: [usize; 2],
+    ) -> PyResult<PyOutput> {
+        self.0
+            .resize_with_crop_or_pad(image.0, size)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.random_crop`.
     #[pyo3(signature = (t, size, seed=None))]
     fn random_crop(

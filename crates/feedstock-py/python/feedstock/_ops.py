@@ -844,21 +844,280 @@ def decode_image(contents, channels=None, dtype=uint8, name=None, expand_animati
 
 
 def _convert_image_dtype(image, dtype):
-    """TensorFlow's ``convert_image_dtype`` from an unsigned integer type
-    (here uint16, for ``decode_image``) to ``dtype``."""
+    """:func:`convert_image_dtype` without saturation (``decode_image``'s
+    conversion)."""
+    return convert_image_dtype(image, dtype)
+
+
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """``tf.image.convert_image_dtype``, with TensorFlow's arithmetic:
+    integers scale to floats by ``1 / max`` in the float dtype, floats to
+    integers by ``max + 0.5`` then a cast (``saturate``: clamped first to
+    the integer range, as ``tf.saturate_cast``), integers to integers by
+    a power of two; floats to floats are a cast."""
     from . import _graph
 
+    image = convert_to_tensor(image)
+    dtype = as_dtype(dtype)
     if not (dtype.is_floating or dtype.is_integer):
         raise AttributeError("dtype must be either floating point or integer")
-    in_max = int(np.iinfo(image.dtype.as_numpy_dtype).max)
-    if dtype.is_floating:
+    if not (image.dtype.is_floating or image.dtype.is_integer):
+        raise AttributeError("image dtype must be either floating point or integer")
+    if image.dtype == dtype:
+        return _graph.identity(image)
+    if image.dtype.is_floating and dtype.is_floating:
+        return _graph.cast(image, dtype)
+    if image.dtype.is_integer and dtype.is_floating:
+        in_max = int(np.iinfo(image.dtype.as_numpy_dtype).max)
         return _graph.multiply(_graph.cast(image, dtype), 1.0 / in_max)
+    in_max = _dtype_max(image.dtype)
     out_max = int(np.iinfo(dtype.as_numpy_dtype).max)
+    if image.dtype.is_floating:
+        scaled = _graph.multiply(image, out_max + 0.5)
+        return _saturate_cast(scaled, dtype) if saturate else _graph.cast(scaled, dtype)
     if in_max > out_max:
-        scale = (in_max + 1) // (out_max + 1)
-        return _graph.cast(_graph.floordiv(image, scale), dtype)
-    scale = (out_max + 1) // (in_max + 1)
-    return _graph.multiply(_graph.cast(image, dtype), scale)
+        scaled = _graph.floordiv(image, (in_max + 1) // (out_max + 1))
+        return _saturate_cast(scaled, dtype) if saturate else _graph.cast(scaled, dtype)
+    cast = _saturate_cast(image, dtype) if saturate else _graph.cast(image, dtype)
+    return _graph.multiply(cast, (out_max + 1) // (in_max + 1))
+
+
+def _dtype_max(dtype):
+    np_type = dtype.as_numpy_dtype
+    return int(np.iinfo(np_type).max) if dtype.is_integer else float(np.finfo(np_type).max)
+
+
+def _saturate_cast(x, dtype):
+    """``tf.saturate_cast``: ``x`` clamped to the range of ``dtype`` (the
+    bounds as ``x``'s dtype holds them, rounded inwards) then cast."""
+    from . import _graph
+
+    info = np.iinfo(dtype.as_numpy_dtype)
+    in_type = x.dtype.as_numpy_dtype
+    if x.dtype.is_integer:
+        in_info = np.iinfo(in_type)
+        if in_info.min < info.min:
+            x = _graph.maximum(x, np.asarray(info.min).astype(in_type))
+        if in_info.max > info.max:
+            x = _graph.minimum(x, np.asarray(info.max).astype(in_type))
+        return _graph.cast(x, dtype)
+    lo, hi = in_type(info.min), in_type(info.max)
+    if int(hi) > info.max:
+        hi = np.nextafter(hi, in_type(0))
+    if int(lo) < info.min:
+        lo = np.nextafter(lo, in_type(0))
+    return _graph.cast(_graph.minimum(_graph.maximum(x, lo), hi), dtype)
+
+
+def _as_float_image(image):
+    """The image as TensorFlow's adjust ops take it: float16 and float32
+    as they are, another dtype through ``convert_image_dtype`` to
+    float32."""
+    if image.dtype.name in ("float16", "float32"):
+        return image
+    return convert_image_dtype(image, float32)
+
+
+def adjust_brightness(image, delta):
+    """``tf.image.adjust_brightness``: ``delta`` added to the image as
+    floats, converted back to its dtype with saturation."""
+    from . import _graph
+
+    image = convert_to_tensor(image)
+    flt = _as_float_image(image)
+    adjusted = _graph.add(flt, _graph.cast(delta, flt.dtype) if isinstance(delta, Tensor) else delta)
+    return convert_image_dtype(adjusted, image.dtype, saturate=True)
+
+
+def random_brightness(image, max_delta, seed=None):
+    """``tf.image.random_brightness``: a delta drawn uniformly from
+    ``[-max_delta, max_delta)`` on each run."""
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    image = convert_to_tensor(image)
+    return adjust_brightness(image, _random_uniform(image.graph, -max_delta, max_delta, seed))
+
+
+def _random_uniform(g, lo, hi, seed):
+    """A float32 scalar uniform in ``[lo, hi)`` drawn on each run (``lo``
+    itself when the range is empty, as TensorFlow's ``lo + (hi - lo) * u``)."""
+    lo, hi = float(np.float32(lo)), float(np.float32(hi))
+    if not lo < hi:
+        with g.as_default():
+            return constant(lo, dtype=float32)
+    return _wrap1(g, g._g.random_uniform_scalar(lo, hi, _seed(seed)))
+
+
+def adjust_contrast(images, contrast_factor):
+    """``tf.image.adjust_contrast``: TensorFlow's ``AdjustContrastv2`` on
+    the image as float32, converted back with saturation."""
+    images = convert_to_tensor(images)
+    shape = images.shape.dims
+    if shape is not None and len(shape) < 3:
+        raise ValueError(f"Shape must be at least rank 3 but is rank {len(shape)}")
+    flt = _as_float_image(images)
+    if flt.dtype != float32:
+        raise TypeError("adjust_contrast: a float16 image is not supported by feedstock")
+    g = flt.graph
+    with g.as_default():
+        factor = convert_to_tensor(contrast_factor, dtype=float32)
+    adjusted = _wrap1(g, g._g.adjust_contrast(flt._o, factor._o))
+    return convert_image_dtype(adjusted, images.dtype, saturate=True)
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """``tf.image.random_contrast``: a factor drawn uniformly from
+    ``[lower, upper)`` on each run."""
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    image = convert_to_tensor(image)
+    return adjust_contrast(image, _random_uniform(image.graph, lower, upper, seed))
+
+
+def _static_box_int(v, what):
+    """A box argument known when building (a Python int or a constant
+    scalar tensor)."""
+    if isinstance(v, Tensor):
+        if v._const is None:
+            raise NotImplementedError(f"feedstock needs {what} known when the graph is built")
+        v = v._const
+    return operator.index(np.asarray(v).item()) if isinstance(v, (np.ndarray, np.generic)) else operator.index(v)
+
+
+def _image_rank_3_or_4(image):
+    shape = image.shape.dims
+    if shape is not None and len(shape) not in (3, 4):
+        raise ValueError(f"'image' (shape {image.shape}) must have either 3 or 4 dimensions.")
+    if shape is not None and 0 in shape[-3:]:
+        raise ValueError(f"inner 3 dims of 'image.shape' must be > 0.")
+    return shape
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """``tf.image.pad_to_bounding_box``: the image at the offset in a
+    target-size image of zeros; what is known when built is checked then
+    (ValueError), the rest when run (InvalidArgumentError)."""
+    image = convert_to_tensor(image)
+    shape = _image_rank_3_or_4(image)
+    oh, ow, th, tw = (_static_box_int(v, n) for v, n in (
+        (offset_height, "offset_height"), (offset_width, "offset_width"),
+        (target_height, "target_height"), (target_width, "target_width")))
+    if oh < 0:
+        raise ValueError("offset_height must be >= 0")
+    if ow < 0:
+        raise ValueError("offset_width must be >= 0")
+    h, w = (shape[-3], shape[-2]) if shape is not None else (None, None)
+    if w is not None and tw - ow - w < 0:
+        raise ValueError("width must be <= target - offset")
+    if h is not None and th - oh - h < 0:
+        raise ValueError("height must be <= target - offset")
+    if th < 0 or tw < 0:
+        raise ValueError("target_height and target_width must be >= 0")
+    g = image.graph
+    return _wrap1(g, g._g.pad_to_bounding_box(image._o, [oh, ow], [th, tw]))
+
+
+def resize_image_with_crop_or_pad(image, target_height, target_width):
+    """``tf.image.resize_image_with_crop_or_pad``: centrally cropped
+    and/or zero-padded to the target size, decided when run from the
+    image's size."""
+    image = convert_to_tensor(image)
+    _image_rank_3_or_4(image)
+    th = _static_box_int(target_height, "target_height")
+    tw = _static_box_int(target_width, "target_width")
+    if tw <= 0:
+        raise ValueError("target_width must be > 0.")
+    if th <= 0:
+        raise ValueError("target_height must be > 0.")
+    g = image.graph
+    return _wrap1(g, g._g.resize_with_crop_or_pad(image._o, [th, tw]))
+
+
+def central_crop(image, central_fraction):
+    """``tf.image.central_crop``: the central ``central_fraction`` of the
+    image's height and width (the offsets ``int((d - d * f) / 2)`` as
+    TensorFlow computes them in float64). feedstock needs the height and
+    width known when built."""
+    from . import _graph
+
+    image = convert_to_tensor(image)
+    f = central_fraction._const if isinstance(central_fraction, Tensor) else central_fraction
+    if f is None:
+        raise NotImplementedError("feedstock needs central_fraction known when the graph is built")
+    f = float(np.asarray(f).item()) if isinstance(f, (np.ndarray, np.generic)) else f
+    if f <= 0.0 or f > 1.0:
+        raise ValueError("central_fraction must be within (0, 1]")
+    if f == 1.0:
+        return image
+    shape = image.shape.dims
+    if shape is not None and len(shape) < 3:
+        raise ValueError(f"'image' (shape {image.shape}) must be at least three-dimensional.")
+    if shape is None or len(shape) not in (3, 4):
+        raise ValueError("`image` should either be a Tensor with rank = 3 or rank = 4. "
+                         f"Had rank = {None if shape is None else len(shape)}.")
+    h, w = shape[-3], shape[-2]
+    if h is None or w is None:
+        raise NotImplementedError("feedstock's central_crop needs the image's height and width known when built")
+    top, left = int((h - h * f) / 2), int((w - w * f) / 2)
+    return _slice_hw(image, top, left, h - 2 * top, w - 2 * left)
+
+
+def _slice_hw(image, top, left, height, width):
+    """The ``height`` × ``width`` window at (``top``, ``left``) of an image
+    or a batch (``tf.slice`` with the other dims whole)."""
+    from . import _graph
+
+    rank = len(image.shape.dims)
+    begin = [0] * (rank - 3) + [top, left, 0]
+    size = [-1] * (rank - 3) + [height, width, -1]
+    return _graph.slice(image, begin, size)
+
+
+def random_flip_up_down(image, seed=None):
+    """``tf.image.random_flip_up_down``: each image flipped top to bottom
+    with probability 1/2, drawn each run."""
+    x = convert_to_tensor(image)
+    return _wrap1(x.graph, x.graph._g.random_flip_up_down(x._o, _seed(seed)))
+
+
+_RGB_WEIGHTS = (0.2989, 0.5870, 0.1140)
+
+
+def rgb_to_grayscale(images, name=None):
+    """``tf.image.rgb_to_grayscale``: ``r·0.2989 + g·0.5870 + b·0.1140``
+    in float32 (summed in that order, TensorFlow's bits), converted back
+    to the image's dtype (without saturation, as TensorFlow)."""
+    from . import _graph
+
+    images = convert_to_tensor(images)
+    shape = images.shape.dims
+    if shape is not None and (not shape or shape[-1] not in (None, 3)):
+        raise ValueError(f"Dimensions must be equal, but are {shape[-1] if shape else 0} and 3 "
+                         f"for 'Tensordot/MatMul' with input shapes: {images.shape}, [3].")
+    flt = convert_image_dtype(images, float32)
+    parts = [_graph.multiply(flt[..., k:k + 1], w) for k, w in enumerate(_RGB_WEIGHTS)]
+    gray = _graph.add(_graph.add(parts[0], parts[1]), parts[2])
+    return convert_image_dtype(gray, images.dtype)
+
+
+def grayscale_to_rgb(images, name=None):
+    """``tf.image.grayscale_to_rgb``: the one channel repeated three
+    times."""
+    from . import _graph
+
+    if not isinstance(images, Tensor):
+        # TensorFlow reads the static shape before converting the value.
+        images.get_shape()  # the AttributeError TensorFlow raises
+    shape = images.shape.dims
+    if shape is not None:
+        if len(shape) < 2:
+            raise ValueError(f"A grayscale image (shape {images.shape}) must be at least two-dimensional.")
+        if shape[-1] is not None and shape[-1] != 1:
+            raise ValueError("Last dimension of a grayscale image should be size 1.")
+        return _graph.concat([images] * 3, len(shape) - 1)
+    raise NotImplementedError("feedstock's grayscale_to_rgb needs the image's rank known when built")
 
 
 def flip_left_right(image):

@@ -10,6 +10,7 @@
 //! Example decoders return strings that share the record's buffer: a
 //! borrowed slice would force them to copy.
 
+pub mod adjust;
 mod bmp;
 pub mod csv;
 pub mod example;

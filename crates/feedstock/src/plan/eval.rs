@@ -15,17 +15,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use rand::Rng;
 
 use crate::decode::csv::CsvDecoder;
 use crate::decode::example::{
     parse_example, parse_sequence_example, parse_single_example,
     parse_single_sequence_example, FeatureKind, FeatureSpec, ParsedSequence,
 };
-use crate::decode::image;
 use crate::decode::math;
 use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
 use crate::decode::Records;
+use crate::decode::{adjust, image};
 use crate::error::{Error, Kind, Result};
 use crate::io::fs::{default_fs, io_error};
 use crate::queue::Queue;
@@ -868,6 +869,29 @@ fn run_step<'a>(
             };
             out.push(r.into());
         }
+        Op::RandomUniform { lo, hi, .. } => {
+            let Some(Resource::Rng(rng)) = step.state.res.get() else {
+                return Err(Error::internal("not a random op"));
+            };
+            let u: f32 = rng.lock().gen_range(*lo..*hi);
+            out.push(Tensor::scalar(u).into());
+        }
+        Op::AdjustContrast => {
+            let t = dense_in(ins, 0)?;
+            let f = dense_in(ins, 1)?.scalar_value::<f32>()?;
+            out.push(adjust::adjust_contrast(t, f)?.into());
+        }
+        Op::PadToBox { offset, size } => {
+            let t = dense_in(ins, 0)?;
+            let r = adjust::pad_to_bounding_box(
+                t, offset[0], offset[1], size[0], size[1],
+            )?;
+            out.push(r.into());
+        }
+        Op::CropOrPad { size } => {
+            let t = dense_in(ins, 0)?;
+            out.push(adjust::crop_or_pad(t, size[0], size[1])?.into());
+        }
         Op::RandomFlip { .. } | Op::RandomCrop { .. } => {
             let Some(Resource::Rng(rng)) = step.state.res.get() else {
                 return Err(Error::internal("not a random op"));
@@ -881,6 +905,9 @@ fn run_step<'a>(
                 Op::RandomCrop { size: None, .. } => {
                     let size = crop_size(dense_in(ins, 1)?)?;
                     ops::random_crop(t, &size, &mut *rng)?
+                }
+                Op::RandomFlip { up_down: true, .. } => {
+                    ops::random_flip_up_down(t, &mut *rng)?
                 }
                 _ => ops::random_flip_left_right(t, &mut *rng)?,
             };

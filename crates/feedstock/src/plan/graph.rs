@@ -443,8 +443,26 @@ pub(crate) enum Op {
     },
     DecodeImage(Box<DecodeSpec>),
     Image(ImageOp),
+    /// A flip with probability 1/2: left-right, or `up_down`.
     RandomFlip {
         seed: Option<u64>,
+        up_down: bool,
+    },
+    /// A `float32` scalar uniform in `[lo, hi)`, drawn each run.
+    RandomUniform {
+        lo: f32,
+        hi: f32,
+        seed: Option<u64>,
+    },
+    /// `AdjustContrastv2`: inputs the `float32` image and the factor.
+    AdjustContrast,
+    PadToBox {
+        offset: [usize; 2],
+        size: [usize; 2],
+    },
+    /// `resize_image_with_crop_or_pad` to this height and width.
+    CropOrPad {
+        size: [usize; 2],
     },
     /// `size` known when built, or `None`: the int vector of input 1.
     RandomCrop {
@@ -553,6 +571,7 @@ impl Node {
                 | Op::LimitEpochs { .. }
                 | Op::Reader(_)
                 | Op::RandomFlip { .. }
+                | Op::RandomUniform { .. }
                 | Op::RandomCrop { .. }
                 | Op::Batch(_)
                 | Op::Queue { .. }
@@ -2062,8 +2081,156 @@ impl Graph {
     ) -> Result<Output> {
         self.image_like(
             image,
-            Op::RandomFlip { seed },
+            Op::RandomFlip {
+                seed,
+                up_down: false,
+            },
             "random_flip_left_right",
+        )
+    }
+
+    /// Mirrors an image top to bottom with probability 1/2
+    /// (`tf.image.random_flip_up_down`); seeded as
+    /// [`Graph::random_flip_left_right`].
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4.
+    pub fn random_flip_up_down(
+        &self,
+        image: Output,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        self.image_like(
+            image,
+            Op::RandomFlip {
+                seed,
+                up_down: true,
+            },
+            "random_flip_up_down",
+        )
+    }
+
+    /// A `float32` scalar drawn uniformly from `[lo, hi)` on each run
+    /// (`tf.random_uniform([], lo, hi)`); seeded, the session draws the
+    /// same sequence every time.
+    ///
+    /// # Errors
+    /// InvalidArgument unless `lo < hi` (both finite).
+    pub fn random_uniform_scalar(
+        &self,
+        lo: f32,
+        hi: f32,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        if !(lo < hi && lo.is_finite() && hi.is_finite()) {
+            return Err(invalid(format!(
+                "random_uniform: need minval < maxval, got {lo} and {hi}"
+            )));
+        }
+        self.add1(
+            None,
+            "random_uniform",
+            Op::RandomUniform { lo, hi, seed },
+            vec![],
+            dense(known(&[]), DType::F32),
+        )
+    }
+
+    /// `(x - mean) * factor + mean` per channel of a `float32` image
+    /// (`AdjustContrastv2`, see [`adjust::adjust_contrast`]); `factor` a
+    /// `float32` scalar.
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank under 3, an image not `float32`
+    /// or a factor not a `float32` scalar.
+    ///
+    /// [`adjust::adjust_contrast`]: crate::decode::adjust::adjust_contrast
+    pub fn adjust_contrast(
+        &self,
+        image: Output,
+        factor: Output,
+    ) -> Result<Output> {
+        const NAME: &str = "adjust_contrast";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, None)?;
+        let fi = self.check_dense(factor, NAME)?;
+        let scalar = fi.shape.as_ref().is_none_or(|s| s.rank() == 0);
+        if info.dtype != DType::F32 || fi.dtype != DType::F32 || !scalar {
+            return Err(invalid(format!(
+                "{NAME}: needs a float32 image and a float32 scalar factor"
+            )));
+        }
+        self.add1(None, NAME, Op::AdjustContrast, vec![image, factor], info)
+    }
+
+    /// An image placed at `offset` in a `size` image of zeros
+    /// (`tf.image.pad_to_bounding_box`); an image known not to fit is an
+    /// error when built, one that does not fit when run fails then.
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4 or a known
+    /// height or width over `size - offset`.
+    pub fn pad_to_bounding_box(
+        &self,
+        image: Output,
+        offset: [usize; 2],
+        size: [usize; 2],
+    ) -> Result<Output> {
+        const NAME: &str = "pad_to_bounding_box";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, Some(4))?;
+        let dims = dims_of(&info.shape);
+        if let Some(d) = &dims {
+            let n = d.len();
+            for (k, what) in [(0, "height"), (1, "width")] {
+                if d[n - 3 + k].is_some_and(|v| offset[k] + v > size[k]) {
+                    return Err(invalid(format!(
+                        "{what} must be <= target - offset"
+                    )));
+                }
+            }
+        }
+        self.resized(image, Op::PadToBox { offset, size }, NAME, size)
+    }
+
+    /// An image centrally cropped and/or padded to `size`
+    /// (`tf.image.resize_image_with_crop_or_pad`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4.
+    pub fn resize_with_crop_or_pad(
+        &self,
+        image: Output,
+        size: [usize; 2],
+    ) -> Result<Output> {
+        const NAME: &str = "resize_image_with_crop_or_pad";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, Some(4))?;
+        self.resized(image, Op::CropOrPad { size }, NAME, size)
+    }
+
+    /// A node of `op` on `image` whose output is `image` with its height
+    /// and width `size`.
+    fn resized(
+        &self,
+        image: Output,
+        op: Op,
+        name: &str,
+        size: [usize; 2],
+    ) -> Result<Output> {
+        let info = self.check_dense(image, name)?;
+        // An image of unknown rank is taken as one image, as TensorFlow
+        // takes it.
+        let d = dims_of(&info.shape).unwrap_or_else(|| vec![None; 3]);
+        let mut out = d[..d.len() - 3].to_vec();
+        out.extend([Some(size[0]), Some(size[1]), d[d.len() - 1]]);
+        let out = Some(out);
+        self.add1(
+            None,
+            name,
+            op,
+            vec![image],
+            with_key(dense(out.and_then(partial), info.dtype), info.key),
         )
     }
 

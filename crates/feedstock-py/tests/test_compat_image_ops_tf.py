@@ -1,0 +1,226 @@
+"""compat.v1 image adjustments (brightness, contrast, dtype conversion,
+grayscale, padding and cropping, random brightness / contrast / up-down
+flips) and the accepted no-op summaries, as TensorFlow 2.21
+(``tensorflow.compat.v1``, graph mode) behaves. Every expectation
+below was observed there; float results are compared bit for bit (as
+their uint32 views)."""
+
+import numpy as np
+import pytest
+
+import feedstock.compat.v1 as tf
+from feedstock import errors
+
+
+def run(t, feed=None):
+    with tf.Session() as s:
+        return s.run(t, feed)
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    with tf.Graph().as_default():
+        yield
+
+
+U8 = (np.arange(2 * 3 * 3) * 29 % 256).astype(np.uint8).reshape(2, 3, 3)
+F32 = ((np.arange(2 * 3 * 3) * 7 % 11) / 7.0 - 0.3).astype(np.float32).reshape(2, 3, 3)
+
+# TensorFlow's outputs for U8 and F32 (floats as their uint32 bits).
+bright_u8 = [[[51, 80, 109], [138, 167, 196], [225, 254, 255]], [[56, 85, 114], [143, 172, 201], [230, 255, 255]]]
+bright_f32 = [[[3192704206, 1061997773, 1047137954], [1067270612, 1059601028, 1034914553], [1066072239, 1057204283, 3177844386]], [[1064394518, 1052650467, 3192704206], [1061997773, 1047137954, 1067270612], [1059601028, 1034914553, 1066072239]]]
+contrast_u8 = [[[0, 0, 0], [85, 114, 143], [242, 255, 255]], [[0, 0, 0], [94, 123, 152], [251, 255, 255]]]
+contrast_f32 = [[[1072823071, 3187191676, 1057164337], [1023969424, 1032038472, 1060280106], [1046498824, 1048576003, 1063395874]], [[1053768948, 1054807540, 1065932429], [1058482547, 1059001842, 3209281688], [1061598315, 1062117612, 3206165922]]]
+conv_f32_u8s = [[[0, 178, 32], [255, 142, 0], [251, 105, 0]], [[215, 69, 0], [178, 32, 255], [142, 0, 251]]]
+conv_f32_i32s = [-2147483648, 1073741824, 2147483520, 2147483520]
+conv_u8_f32 = [[[0, 1038674154, 1047062762], [1051635375, 1055451370, 1058115986], [1060023983, 1061931981, 1063839978]], [[1017159841, 1040746633, 1048378622], [1052293305, 1056109300, 1058444951], [1060352948, 1062260946, 1064168943]]]
+gray_u8 = [[[23], [110], [198]], [[28], [115], [203]]]
+gray_f32 = [[[1051457894], [1059695003], [1057298498]], [[1052839378], [1054057404], [1049264393]]]
+cop = [[[0, 29, 58], [87, 116, 145]], [[5, 34, 63], [92, 121, 150]], [[0, 0, 0], [0, 0, 0]]]
+pad = [[[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]], [[0, 29, 58], [87, 116, 145], [174, 203, 232], [0, 0, 0]], [[5, 34, 63], [92, 121, 150], [179, 208, 237], [0, 0, 0]]]
+cc = [[[9.0], [10.0], [11.0]], [[16.0], [17.0], [18.0]], [[23.0], [24.0], [25.0]]]
+
+
+def bits(x):
+    return np.asarray(x, np.float32).view(np.uint32).tolist()
+
+
+@pytest.mark.parametrize("name, build, want, dtype", [
+    ("brightness u8", lambda: tf.image.adjust_brightness(U8, 0.2), bright_u8, "uint8"),
+    ("contrast u8", lambda: tf.image.adjust_contrast(U8, 1.8), contrast_u8, "uint8"),
+    ("convert saturating", lambda: tf.image.convert_image_dtype(F32, tf.uint8, saturate=True),
+     conv_f32_u8s, "uint8"),
+    ("convert to int32", lambda: tf.image.convert_image_dtype(
+        np.array([-2, 0.5, 1.0, 1.5], np.float32), tf.int32, saturate=True), conv_f32_i32s, "int32"),
+    ("grayscale u8", lambda: tf.image.rgb_to_grayscale(U8), gray_u8, "uint8"),
+    ("crop or pad", lambda: tf.image.resize_image_with_crop_or_pad(U8, 3, 2), cop, "uint8"),
+    ("pad", lambda: tf.image.pad_to_bounding_box(U8, 1, 0, 3, 4), pad, "uint8"),
+    ("central crop", lambda: tf.image.central_crop(
+        np.arange(5 * 7).reshape(5, 7, 1).astype(np.float32), 0.4), cc, "float32"),
+])
+def test_values_as_tensorflow(name, build, want, dtype):
+    t = build()
+    assert t.dtype == getattr(tf, dtype)
+    out = run(t)
+    assert out.dtype == np.dtype(dtype)
+    assert t.shape.as_list() == list(out.shape)
+    assert out.tolist() == want
+
+
+@pytest.mark.parametrize("build, want", [
+    (lambda: tf.image.adjust_brightness(F32, 0.1), bright_f32),
+    (lambda: tf.image.adjust_contrast(F32, -1.3), contrast_f32),
+    (lambda: tf.image.convert_image_dtype(U8, tf.float32), conv_u8_f32),
+    (lambda: tf.image.rgb_to_grayscale(F32), gray_f32),
+])
+def test_float_bits_as_tensorflow(build, want):
+    assert bits(run(build())) == want
+
+
+def test_contrast_mean_is_tensorflows_folded_sum():
+    # TensorFlow sums the plane by folding it in halves; a running sum
+    # differs in the last bit for this image (observed).
+    x = np.random.RandomState(0).rand(5, 7, 3).astype(np.float32) * 3 - 1
+    out = run(tf.image.adjust_contrast(x, 1.7))
+    n = 35
+    p = x.reshape(n, 3).copy()
+    r = n
+    while r > 1:
+        left = (r + 1) // 2
+        p[:r - left] = p[:r - left] + p[left:r]
+        r = left
+    mean = p[0] * np.float32(1.0 / n)
+    assert bits(out) == bits((x - mean) * np.float32(1.7) + mean)
+
+
+def test_float64_and_int_images_keep_their_dtype():
+    f64 = np.linspace(0, 1, 24).reshape(2, 4, 3)
+    assert run(tf.image.adjust_brightness(f64, 0.1)).dtype == np.float64
+    # TensorFlow adds in float32 and casts back.
+    assert run(tf.image.adjust_brightness(f64, 0.1)).tolist() == (
+        (f64.astype(np.float32) + np.float32(0.1)).astype(np.float64).tolist())
+    i16 = np.array([[[-300, 0, 32000]]], np.int16)
+    assert run(tf.image.adjust_contrast(i16, 2.0)).dtype == np.int16
+    assert run(tf.image.rgb_to_grayscale(f64[..., :3])).dtype == np.float64
+
+
+def test_convert_image_dtype_between_integers_and_checks():
+    assert run(tf.image.convert_image_dtype(np.array([-128, -1, 0, 1, 127], np.int8), tf.uint8)).tolist() == [
+        0, 254, 0, 2, 254]
+    assert run(tf.image.convert_image_dtype(np.array([-32768, -1, 0, 1, 32767], np.int16), tf.int8,
+                                            saturate=True)).tolist() == [-128, -1, 0, 0, 127]
+    assert run(tf.image.convert_image_dtype(np.array([0, 1, 255], np.uint8), tf.int32)).tolist() == [
+        0, 8388608, 2139095040]
+    with pytest.raises(AttributeError, match="^dtype must be either floating point or integer"):
+        tf.image.convert_image_dtype(U8, tf.string)
+    with pytest.raises(AttributeError, match="^image dtype must be either floating point or integer"):
+        tf.image.convert_image_dtype(np.array([True]), tf.float32)
+
+
+def test_build_time_checks():
+    with pytest.raises(ValueError, match="max_delta must be non-negative"):
+        tf.image.random_brightness(U8, -0.1)
+    with pytest.raises(ValueError, match="upper must be > lower"):
+        tf.image.random_contrast(U8, 0.5, 0.5)
+    with pytest.raises(ValueError, match="lower must be non-negative"):
+        tf.image.random_contrast(U8, -0.5, 0.5)
+    with pytest.raises(ValueError, match="at least rank 3"):
+        tf.image.adjust_contrast(U8[0], 2.0)
+    with pytest.raises(ValueError, match="^width must be <= target - offset"):
+        tf.image.pad_to_bounding_box(U8, 0, 3, 2, 5)
+    with pytest.raises(ValueError, match="^height must be <= target - offset"):
+        tf.image.pad_to_bounding_box(U8, 1, 0, 2, 5)
+    with pytest.raises(ValueError, match="^offset_height must be >= 0"):
+        tf.image.pad_to_bounding_box(U8, -1, 0, 2, 5)
+    with pytest.raises(ValueError, match="must have either 3 or 4 dimensions"):
+        tf.image.pad_to_bounding_box(U8[0], 0, 0, 2, 5)
+    with pytest.raises(ValueError, match="^target_height must be > 0"):
+        tf.image.resize_image_with_crop_or_pad(U8, 0, 3)
+    with pytest.raises(ValueError, match="central_fraction must be within"):
+        tf.image.central_crop(U8, 0.0)
+    with pytest.raises(ValueError, match="central_fraction must be within"):
+        tf.image.central_crop(U8, 1.5)
+    with pytest.raises(ValueError, match="must be at least three-dimensional"):
+        tf.image.central_crop(U8[0], 0.5)
+    with pytest.raises(ValueError, match="Had rank = 5"):
+        tf.image.central_crop(np.zeros((1, 2, 3, 4, 5)), 0.5)
+    with pytest.raises(ValueError, match="Last dimension of a grayscale image should be size 1"):
+        tf.image.grayscale_to_rgb(tf.constant(U8))
+    # TensorFlow reads the shape of a numpy value before converting it.
+    with pytest.raises(AttributeError, match="has no attribute 'get_shape'"):
+        tf.image.grayscale_to_rgb(U8[..., :1])
+
+
+def test_unknown_sizes_are_checked_when_run():
+    p = tf.placeholder_with_default(U8, [None, None, 3])
+    padded = tf.image.pad_to_bounding_box(p, 1, 2, 2, 7)
+    assert padded.shape.as_list() == [2, 7, 3]
+    with pytest.raises(errors.InvalidArgumentError, match="height must be <= target - offset"):
+        run(padded)
+    cop = tf.image.resize_image_with_crop_or_pad(p, 4, 9)
+    assert cop.shape.as_list() == [4, 9, 3]
+    out = run(cop)
+    assert out.shape == (4, 9, 3) and out[1:3, 3:6].tolist() == U8.tolist() and out.sum() == U8.sum()
+    # Of unknown rank: taken as one image, as TensorFlow does.
+    q = tf.placeholder(tf.uint8)
+    assert tf.image.pad_to_bounding_box(q, 0, 0, 5, 6).shape.as_list() == [5, 6, None]
+
+
+def test_batches_are_adjusted_per_image():
+    b = np.stack([U8, 255 - U8])
+    out = run(tf.image.adjust_contrast(b, 1.8))
+    assert out[0].tolist() == contrast_u8
+    assert run(tf.image.resize_image_with_crop_or_pad(b, 3, 2)).shape == (2, 3, 2, 3)
+    assert run(tf.image.grayscale_to_rgb(tf.constant(b[..., :1]))).shape == (2, 2, 3, 3)
+    assert run(tf.image.central_crop(b, 0.5)).shape == (2, 2, 3, 3)
+
+
+def test_random_brightness_and_contrast_draw_each_run_within_range():
+    x = np.full((4, 4, 3), 0.5, np.float32)
+    t = tf.image.random_brightness(x, 0.3)
+    assert t.dtype == tf.float32 and t.shape.as_list() == [4, 4, 3]
+    with tf.Session() as s:
+        deltas = {float(s.run(t)[0, 0, 0]) - 0.5 for _ in range(20)}
+    assert len(deltas) > 10 and all(-0.3 - 1e-6 <= d < 0.3 + 1e-6 for d in deltas)
+    x = np.array([[[0.0], [1.0]]], np.float32)  # mean 0.5
+    t = tf.image.random_contrast(x, 0.2, 0.6)
+    with tf.Session() as s:
+        factors = {round(float(1.0 - 2 * s.run(t)[0, 0, 0]), 5) for _ in range(20)}
+    assert len(factors) > 10 and all(0.2 - 1e-5 <= f <= 0.6 + 1e-5 for f in factors)
+    # A zero range is no change, as in TensorFlow.
+    assert run(tf.image.random_brightness(U8, 0.0)).tolist() == U8.tolist()
+
+
+def test_seeded_random_ops_repeat_across_sessions():
+    def draws(build):
+        with tf.Graph().as_default():
+            t = build()
+            with tf.Session() as s:
+                return [s.run(t).tolist() for _ in range(5)]
+    for build in (lambda: tf.image.random_brightness(F32, 0.5, seed=3),
+                  lambda: tf.image.random_contrast(F32, 0.1, 2.0, seed=3),
+                  lambda: tf.image.random_flip_up_down(np.arange(24).reshape(4, 2, 3), seed=7)):
+        assert draws(build) == draws(build)
+
+
+def test_random_flip_up_down():
+    img = np.arange(3 * 2 * 1).reshape(3, 2, 1)
+    t = tf.image.random_flip_up_down(img)
+    assert t.shape.as_list() == [3, 2, 1]
+    with tf.Session() as s:
+        seen = {str(s.run(t).tolist()) for _ in range(40)}
+    assert seen == {str(img.tolist()), str(img[::-1].tolist())}
+    with pytest.raises(ValueError):
+        tf.image.random_flip_up_down(np.zeros((2, 2, 3, 3, 3)))
+
+
+def test_summaries_are_accepted_and_merge_all_still_works():
+    img = tf.constant(np.zeros((2, 3, 3, 3), np.uint8))
+    s1 = tf.summary.image("images", img)
+    s2 = tf.summary.scalar("loss", tf.constant(1.0))
+    s3 = tf.summary.histogram("h", tf.constant([1.0, 2.0]))
+    for t in (s1, s2, s3):
+        assert t.dtype == tf.string and t.shape.as_list() == []
+    assert tf.get_collection(tf.GraphKeys.SUMMARIES)[-3:] == [s1, s2, s3]
+    with tf.Session() as s:
+        assert s.run(tf.summary.merge_all()) == {}
