@@ -791,6 +791,27 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `ResizeBilinear` / `ResizeNearestNeighbor`.
+    fn resize(
+        &self,
+        images: PyOutput,
+        size: PyOutput,
+        static_size: [Option<usize>; 2],
+        bilinear: bool,
+        align_corners: bool,
+        half_pixel_centers: bool,
+    ) -> PyResult<PyOutput> {
+        let opts = feedstock::decode::resize::ResizeOptions {
+            bilinear,
+            align_corners,
+            half_pixel_centers,
+        };
+        self.0
+            .resize(images.0, size.0, static_size, opts)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.image.resize_image_with_crop_or_pad`.
     fn resize_with_crop_or_pad(
         &self,

@@ -224,3 +224,77 @@ def test_summaries_are_accepted_and_merge_all_still_works():
     assert tf.get_collection(tf.GraphKeys.SUMMARIES)[-3:] == [s1, s2, s3]
     with tf.Session() as s:
         assert s.run(tf.summary.merge_all()) == {}
+
+
+# ------------------------------------------------------------------ resize
+
+R = (np.arange(1 * 3 * 4 * 2) * 37 % 256).astype(np.uint8).reshape(1, 3, 4, 2)
+RF = ((np.arange(1 * 3 * 4 * 2) * 13 % 17) / 3.0 - 2).astype(np.float32).reshape(1, 3, 4, 2)
+
+# TensorFlow's outputs for R and RF (floats as their uint32 bits).
+BIL_U8 = [[[[0, 1108606976], [1120228694, 1124575915], [1128617302, 1115597478]], [[1103101952, 1114898432], [1123374422, 1126148779], [1122885085, 1118786899]], [[1111490560, 1118437376], [1125296811, 1126603162], [1117082963, 1119695665]], [[1116733440, 1121583104], [1126869675, 1124820582], [1120228692, 1116130508]], [[1117782016, 1122631680], [1127393963, 1124226389], [1121277267, 1114199383]]]]
+BIL_F32_AC = [[[[3221225472, 1075139925], [3204448256, 1065353216], [1065353216, 3198855851], [3198855848, 1066751317], [3218429269, 1076538027], [3190467240, 1068149419], [1068149419, 0]], [[3217497202, 1077004060], [3177418304, 1069081486], [1069081486, 1038323260], [1038323264, 1070479588], [3214700999, 1078402162], [1049508068, 1071877689], [1071877689, 1055100474]], [[3213768932, 1068149417], [1053236338, 1064421147], [1072809756, 1057896676], [1057896676, 1066285284], [3209108594, 1070945619], [1060692878, 1067683384], [1074673892, 1063489082]], [[3207244459, 3221225472], [1062557013, 3204448256], [1075139925, 1065353216], [1065353216, 3198855848], [3198855851, 3218429269], [1066751317, 3190467240], [1076538027, 1068149419]]]]
+BIL_F32_HP = [[[[3219827371, 1075838976], [1049135245, 1059201568], [3190467238, 1068149418], [3206125980, 1073881634], [1069547520, 1042983595]], [[3210040662, 3208642560], [1067590179, 1052211066], [1062557014, 1045779808], [1053609159, 1030680256], [1075838976, 1066751318]]]]
+NN_U8 = [[[[0, 37], [0, 37], [74, 111], [74, 111], [148, 185], [148, 185], [222, 3]], [[0, 37], [0, 37], [74, 111], [74, 111], [148, 185], [148, 185], [222, 3]], [[40, 77], [40, 77], [114, 151], [114, 151], [188, 225], [188, 225], [6, 43]], [[40, 77], [40, 77], [114, 151], [114, 151], [188, 225], [188, 225], [6, 43]], [[80, 117], [80, 117], [154, 191], [154, 191], [228, 9], [228, 9], [46, 83]]]]
+NN_U8_AC = [[[[0, 37], [74, 111], [74, 111], [148, 185], [148, 185], [222, 3], [222, 3]], [[40, 77], [114, 151], [114, 151], [188, 225], [188, 225], [6, 43], [6, 43]], [[40, 77], [114, 151], [114, 151], [188, 225], [188, 225], [6, 43], [6, 43]], [[80, 117], [154, 191], [154, 191], [228, 9], [228, 9], [46, 83], [46, 83]], [[80, 117], [154, 191], [154, 191], [228, 9], [228, 9], [46, 83], [46, 83]]]]
+NN_U8_HP = [[[[0, 37], [148, 185], [222, 3]], [[80, 117], [228, 9], [46, 83]]]]
+RI_SINGLE = [[[0, 1108606976], [1125384192, 1127809024]], [[1114636288, 1120010240], [1129316352, 1122631680]]]
+
+
+@pytest.mark.parametrize("build, want", [
+    (lambda: tf.image.resize_bilinear(R, [5, 3]), BIL_U8),
+    (lambda: tf.image.resize_bilinear(RF, [4, 7], align_corners=True), BIL_F32_AC),
+    (lambda: tf.image.resize_bilinear(RF, [2, 5], half_pixel_centers=True), BIL_F32_HP),
+    (lambda: tf.image.resize_images(R[0], [2, 2]), RI_SINGLE),
+])
+def test_bilinear_bits_as_tensorflow(build, want):
+    t = build()
+    out = run(t)
+    assert t.dtype == tf.float32 and out.dtype == np.float32
+    assert t.shape.as_list() == list(out.shape)
+    assert bits(out) == want
+
+
+@pytest.mark.parametrize("build, want", [
+    (lambda: tf.image.resize_nearest_neighbor(R, [5, 7]), NN_U8),
+    (lambda: tf.image.resize_nearest_neighbor(R, [5, 7], align_corners=True), NN_U8_AC),
+    (lambda: tf.image.resize_nearest_neighbor(R, [2, 3], half_pixel_centers=True), NN_U8_HP),
+    (lambda: tf.image.resize_images(R, [5, 7], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR), NN_U8),
+])
+def test_nearest_neighbor_as_tensorflow(build, want):
+    t = build()
+    out = run(t)
+    assert t.dtype == tf.uint8 and out.dtype == np.uint8
+    assert out.tolist() == want
+
+
+def test_resize_images_shapes_and_checks():
+    # The known size: the images themselves, dtype kept, as TensorFlow.
+    same = tf.image.resize_images(R, [3, 4])
+    assert same.dtype == tf.uint8 and run(same).tolist() == R.tolist()
+    assert tf.image.resize(R[0], [5, 5]).shape.as_list() == [5, 5, 2]
+    p = tf.placeholder_with_default(R[0], [None, None, 2])
+    assert tf.image.resize_images(p, [4, 5]).shape.as_list() == [4, 5, 2]
+    s = tf.placeholder_with_default([4, 5], [2])
+    t = tf.image.resize_images(R, s)
+    assert t.shape.as_list() == [1, None, None, 2] and run(t).shape == (1, 4, 5, 2)
+    # preserve_aspect_ratio: scale min(10/3, 10/4) = 2.5 of 3 × 4 (observed).
+    assert run(tf.image.resize_images(R, [10, 10], preserve_aspect_ratio=True)).shape == (1, 8, 10, 2)
+    with pytest.raises(ValueError, match="must have either 3 or 4 dimensions"):
+        tf.image.resize_images(R[0, 0], [3, 3])
+    with pytest.raises(ValueError, match="1-D Tensor of 2 elements"):
+        tf.image.resize_images(R, [3, 3, 3])
+    with pytest.raises(ValueError, match="1-D int32 Tensor"):
+        tf.image.resize_images(R, [3.0, 3])
+    with pytest.raises(ValueError, match="Dimension -2 must be >= 0"):
+        tf.image.resize_images(R, [-2, 3])
+    with pytest.raises(ValueError, match="Resize method is not implemented"):
+        tf.image.resize_images(R, [2, 3], method=7)
+    with pytest.raises(ValueError, match="rank 4"):
+        tf.image.resize_bilinear(R[0], [3, 3])
+    with pytest.raises(errors.InvalidArgumentError, match="output dimensions must be positive"):
+        run(tf.image.resize_images(R, [0, 3]))
+    with pytest.raises(errors.InvalidArgumentError, match="output dimensions must be positive"):
+        run(tf.image.resize_bilinear(R, [-1, 3]))
+    with pytest.raises(errors.InvalidArgumentError, match="align_corners must be False"):
+        run(tf.image.resize_bilinear(R, [3, 3], align_corners=True, half_pixel_centers=True))

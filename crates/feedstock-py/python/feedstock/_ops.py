@@ -1082,6 +1082,92 @@ def random_flip_up_down(image, seed=None):
     return _wrap1(x.graph, x.graph._g.random_flip_up_down(x._o, _seed(seed)))
 
 
+class ResizeMethod:
+    """``tf.image.ResizeMethod`` of TensorFlow 1 (``ResizeMethodV1``)."""
+
+    BILINEAR = 0
+    NEAREST_NEIGHBOR = 1
+    BICUBIC = 2
+    AREA = 3
+
+
+def _resize_op(images, size, bilinear, align_corners, half_pixel_centers):
+    """TensorFlow's ``ResizeBilinear`` / ``ResizeNearestNeighbor`` on 4-D
+    images: ``size`` an int32 ``[height, width]`` (what is constant gives
+    the static shape)."""
+    g = images.graph
+    with g.as_default():
+        if not isinstance(size, Tensor):
+            try:
+                size = convert_to_tensor(size, dtype=int32)
+            except (TypeError, ValueError) as e:
+                raise ValueError("'size' must be a 1-D int32 Tensor") from e
+    dims = size.shape.dims
+    if dims is not None and (len(dims) != 1 or dims[0] not in (None, 2)):
+        raise ValueError("'size' must be a 1-D Tensor of 2 elements: new_height, new_width")
+    known = _static_ints(size) if size._const is not None else None
+    static = [None, None] if known is None else [v if v > 0 else None for v in known]
+    return _wrap1(g, g._g.resize(images._o, size._o, static, bilinear, bool(align_corners),
+                                 bool(half_pixel_centers)))
+
+
+def _rank4_images(images):
+    images = convert_to_tensor(images)
+    shape = images.shape.dims
+    if shape is not None and len(shape) != 4:
+        raise ValueError(f"Shape must be rank 4 but is rank {len(shape)}")
+    return images
+
+
+def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """``tf.image.resize_bilinear`` (TensorFlow's ``ResizeBilinear``):
+    4-D images to float32, bit for bit TensorFlow's."""
+    return _resize_op(_rank4_images(images), size, True, align_corners, half_pixel_centers)
+
+
+def resize_nearest_neighbor(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """``tf.image.resize_nearest_neighbor``: 4-D images, keeping their
+    dtype."""
+    return _resize_op(_rank4_images(images), size, False, align_corners, half_pixel_centers)
+
+
+def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False,
+                  preserve_aspect_ratio=False, name=None):
+    """``tf.image.resize_images`` (TensorFlow 1's ``tf.image.resize``):
+    an image or a batch; bilinear gives float32, nearest neighbour the
+    input's dtype; a size equal to the known size returns the images
+    unchanged, as TensorFlow does. Bicubic and area resizing are not
+    implemented."""
+    images = convert_to_tensor(images)
+    shape = images.shape.dims
+    if shape is None:
+        raise ValueError("'images' contains no shape.")
+    if len(shape) not in (3, 4):
+        raise ValueError("'images' must have either 3 or 4 dimensions.")
+    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
+        if method in (ResizeMethod.BICUBIC, ResizeMethod.AREA):
+            raise NotImplementedError("feedstock implements the BILINEAR and NEAREST_NEIGHBOR resize methods")
+        raise ValueError(f"Resize method is not implemented: {method}")
+    height, width = shape[-3], shape[-2]
+    known = _static_ints(size)
+    if preserve_aspect_ratio:
+        if known is None or height is None or width is None:
+            raise NotImplementedError("feedstock's preserve_aspect_ratio needs the sizes known when built")
+        f = min(np.float32(known[0]) / np.float32(height), np.float32(known[1]) / np.float32(width))
+        known = [int(np.round(f * np.float32(height))), int(np.round(f * np.float32(width)))]
+        size = known
+    if known is not None and len(known) == 2 and [height, width] == known:
+        return images
+    for v in known or ():
+        if v < 0:  # TensorFlow's set_shape of the output
+            raise ValueError(f"Dimension {v} must be >= 0")
+    single = len(shape) == 3
+    out = _resize_op(images[None] if single else images, size, method == ResizeMethod.BILINEAR,
+                     align_corners, False)
+    return out[0] if single else out
+    return out
+
+
 _RGB_WEIGHTS = (0.2989, 0.5870, 0.1140)
 
 

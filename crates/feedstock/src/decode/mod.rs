@@ -23,5 +23,6 @@ mod number;
 pub mod ops;
 pub mod raw;
 mod records;
+pub mod resize;
 
 pub use records::Records;

@@ -26,7 +26,7 @@ use crate::decode::math;
 use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
 use crate::decode::Records;
-use crate::decode::{adjust, image};
+use crate::decode::{adjust, image, resize};
 use crate::error::{Error, Kind, Result};
 use crate::io::fs::{default_fs, io_error};
 use crate::queue::Queue;
@@ -446,6 +446,25 @@ fn crop_size(t: &Tensor) -> Result<Vec<usize>> {
                 "the crop size {v:?} holds a negative value"
             ))
         })
+}
+
+/// The `[height, width]` of a resize, checked as TensorFlow's kernels
+/// check it.
+fn resize_size(t: &Tensor) -> Result<[usize; 2]> {
+    let v = t.cast(DType::I64)?;
+    let v = v.as_slice::<i64>()?;
+    if t.rank() != 1 {
+        return Err(Error::invalid_argument("shape_t must be 1-dimensional"));
+    }
+    let [h, w] = v else {
+        return Err(Error::invalid_argument("shape_t must have two elements"));
+    };
+    match (usize::try_from(*h), usize::try_from(*w)) {
+        (Ok(h), Ok(w)) if h > 0 && w > 0 => Ok([h, w]),
+        _ => Err(Error::invalid_argument(
+            "output dimensions must be positive",
+        )),
+    }
 }
 
 /// An int32 or int64 scalar's value.
@@ -887,6 +906,11 @@ fn run_step<'a>(
                 t, offset[0], offset[1], size[0], size[1],
             )?;
             out.push(r.into());
+        }
+        Op::Resize(opts) => {
+            let t = dense_in(ins, 0)?;
+            let [h, w] = resize_size(dense_in(ins, 1)?)?;
+            out.push(resize::resize(t, h, w, *opts)?.into());
         }
         Op::CropOrPad { size } => {
             let t = dense_in(ins, 0)?;

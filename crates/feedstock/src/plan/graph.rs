@@ -11,6 +11,7 @@ use crate::decode::example::{check_sequence_specs, FeatureKind, FeatureSpec};
 use crate::decode::image::DecodeSpec;
 use crate::decode::math::{self, BinaryOp};
 use crate::decode::raw::ByteOrder;
+use crate::decode::resize::ResizeOptions;
 use crate::error::{Error, Result};
 use crate::input::shard::{Remainder, Shard};
 use crate::io::tfrecord::CorruptRecords;
@@ -460,6 +461,9 @@ pub(crate) enum Op {
         offset: [usize; 2],
         size: [usize; 2],
     },
+    /// `ResizeBilinear` / `ResizeNearestNeighbor`; inputs the images and
+    /// the int32 size `[height, width]`.
+    Resize(ResizeOptions),
     /// `resize_image_with_crop_or_pad` to this height and width.
     CropOrPad {
         size: [usize; 2],
@@ -2207,6 +2211,64 @@ impl Graph {
         let info = self.check_dense(image, NAME)?;
         check_image(&info.shape, NAME, Some(4))?;
         self.resized(image, Op::CropOrPad { size }, NAME, size)
+    }
+
+    /// `[batch, height, width, channels]` images resized to `size` (an
+    /// int32 vector `[height, width]`; `static_size` what is known of it
+    /// when built), as TensorFlow's `ResizeBilinear` (float32 output) or
+    /// `ResizeNearestNeighbor` (the input's dtype).
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 4, a dtype that is
+    /// not a real number, or a size that is not an int32 vector.
+    pub fn resize(
+        &self,
+        images: Output,
+        size: Output,
+        static_size: [Option<usize>; 2],
+        opts: ResizeOptions,
+    ) -> Result<Output> {
+        const NAME: &str = "resize";
+        let info = self.check_dense(images, NAME)?;
+        let dims = dims_of(&info.shape);
+        if let Some(d) = &dims {
+            if d.len() != 4 {
+                return Err(invalid(format!(
+                    "Shape must be rank 4 but is rank {}",
+                    d.len()
+                )));
+            }
+        }
+        if !math::is_arithmetic(info.dtype)
+            || matches!(info.dtype, DType::U32 | DType::U64)
+        {
+            return Err(invalid_dtype(format!(
+                "{NAME}: images of {} cannot be resized",
+                info.dtype
+            )));
+        }
+        let si = self.check_dense(size, NAME)?;
+        if si.dtype != DType::I32
+            || si.shape.as_ref().is_some_and(|s| s.rank() != 1)
+        {
+            return Err(invalid(format!(
+                "{NAME}: the size must be an int32 vector"
+            )));
+        }
+        let d = dims.unwrap_or_else(|| vec![None; 4]);
+        let out = vec![d[0], static_size[0], static_size[1], d[3]];
+        let dtype = if opts.bilinear {
+            DType::F32
+        } else {
+            info.dtype
+        };
+        self.add1(
+            None,
+            NAME,
+            Op::Resize(opts),
+            vec![images, size],
+            with_key(dense(partial(out), dtype), info.key),
+        )
     }
 
     /// A node of `op` on `image` whose output is `image` with its height

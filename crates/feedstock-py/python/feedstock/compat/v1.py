@@ -238,6 +238,11 @@ image = _NS(
     random_flip_up_down=_ops.random_flip_up_down,
     rgb_to_grayscale=_ops.rgb_to_grayscale,
     grayscale_to_rgb=_ops.grayscale_to_rgb,
+    ResizeMethod=_ops.ResizeMethod,
+    resize_images=_ops.resize_images,
+    resize=_ops.resize_images,
+    resize_bilinear=_ops.resize_bilinear,
+    resize_nearest_neighbor=_ops.resize_nearest_neighbor,
 )
 
 
