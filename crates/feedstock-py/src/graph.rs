@@ -16,7 +16,7 @@ use feedstock::decode::image::{DecodeSpec, JpegOptions};
 use feedstock::decode::math::BinaryOp;
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::plan::{
-    BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
+    AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
     ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef,
     ReaderStateOp, RunOptions, RunnerRef, Session, ShuffleOptions, SliceDim,
     SparsePart, Strings,
@@ -766,16 +766,26 @@ impl PyGraph {
             .map(PyOutput)
     }
 
-    /// TensorFlow's `AdjustContrastv2` on a `float32` image.
-    fn adjust_contrast(
+    /// TensorFlow's `AdjustContrastv2`, `AdjustHue` or
+    /// `AdjustSaturation` (`op`: "contrast", "hue", "saturation") on a
+    /// `float32` image.
+    fn adjust(
         &self,
+        op: &str,
         image: PyOutput,
         factor: PyOutput,
     ) -> PyResult<PyOutput> {
-        self.0
-            .adjust_contrast(image.0, factor.0)
-            .py_err()
-            .map(PyOutput)
+        let op = match op {
+            "contrast" => AdjustOp::Contrast,
+            "hue" => AdjustOp::Hue,
+            "saturation" => AdjustOp::Saturation,
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown adjustment {op}"
+                )))
+            }
+        };
+        self.0.adjust(op, image.0, factor.0).py_err().map(PyOutput)
     }
 
     /// `tf.image.pad_to_bounding_box`.

@@ -298,3 +298,49 @@ def test_resize_images_shapes_and_checks():
         run(tf.image.resize_bilinear(R, [-1, 3]))
     with pytest.raises(errors.InvalidArgumentError, match="align_corners must be False"):
         run(tf.image.resize_bilinear(R, [3, 3], align_corners=True, half_pixel_centers=True))
+
+
+# ------------------------------------------------------- hue and saturation
+
+H = np.array([[[0.5, 0.5, 0.5], [0, 0, 0], [1, 0, 0], [0.2, 0.9, 0.4]],
+              [[0.3, 0.3, 0.8], [0.9, 0.1, 0.6], [1.4, -0.2, 0.5], [0.05, 0.6, 0.61]]], np.float32)
+HU8 = (H.clip(0, 1) * 255).astype(np.uint8)
+
+# TensorFlow's outputs (floats as their uint32 bits).
+HUE_F32 = [[[1056964608, 1056964608, 1056964608], [0, 0, 0], [0, 1065353216, 1046562752], [1057870579, 1045220557, 1063675494]], [[1061997773, 1053944714, 1050253722], [1054414463, 1063675494, 1036831949], [1041730867, 1068708659, 3192704205], [1058810102, 1028443341, 1056186151]]]
+HUE_F32_NEG = [[[1056964608, 1056964608, 1056964608], [0, 0, 0], [1063004408, 1065353216, 0], [1045220557, 1058675884, 1063675494]], [[1061997773, 1050253722, 1060823369], [1063675494, 1057165933, 1036831949], [1068708659, 1064078145, 3192704205], [1041086643, 1028443341, 1058810102]]]
+HUE_U8 = [[[127, 127, 127], [0, 0, 0], [204, 255, 0], [51, 142, 229]], [[204, 76, 178], [229, 142, 25], [255, 179, 0], [42, 12, 155]]]
+SAT_F32 = [[[1056964608, 1056964608, 1056964608], [0, 0, 0], [1065353216, 0, 0], [0, 1063675494, 1048815677]], [[0, 0, 1061997773], [1063675494, 0, 1058013184], [1068708659, 0, 1058852045], [0, 1058627351, 1058810102]]]
+SAT_U8 = [[[127, 127, 127], [0, 0, 0], [255, 153, 153], [158, 229, 178]], [[153, 153, 204], [229, 147, 198], [255, 153, 204], [97, 154, 155]]]
+
+
+@pytest.mark.parametrize("build, want", [
+    (lambda: bits(run(tf.image.adjust_hue(H, 0.37))), HUE_F32),
+    (lambda: bits(run(tf.image.adjust_hue(H, -0.81))), HUE_F32_NEG),
+    (lambda: run(tf.image.adjust_hue(HU8, 0.2)).tolist(), HUE_U8),
+    (lambda: bits(run(tf.image.adjust_saturation(H, 1.6))), SAT_F32),
+    (lambda: run(tf.image.adjust_saturation(HU8, 0.4)).tolist(), SAT_U8),
+])
+def test_hue_and_saturation_as_tensorflow(build, want):
+    assert build() == want
+
+
+def test_hue_and_saturation_checks_and_random_versions():
+    with pytest.raises(ValueError, match="at least rank 3"):
+        tf.image.adjust_hue(H[0], 0.1)
+    with pytest.raises(errors.InvalidArgumentError, match="input must have 3 channels but instead has 2 channels"):
+        run(tf.image.adjust_saturation(H[..., :2], 0.5))
+    with pytest.raises(ValueError, match="max_delta must be <= 0.5"):
+        tf.image.random_hue(HU8, 0.6)
+    with pytest.raises(ValueError, match="max_delta must be non-negative"):
+        tf.image.random_hue(HU8, -0.1)
+    with pytest.raises(ValueError, match="upper must be > lower"):
+        tf.image.random_saturation(HU8, 0.5, 0.5)
+    with pytest.raises(ValueError, match="lower must be non-negative"):
+        tf.image.random_saturation(HU8, -0.5, 0.5)
+    t = tf.image.random_hue(H, 0.4, seed=1)
+    u = tf.image.random_saturation(HU8, 0.2, 1.5)
+    assert t.dtype == tf.float32 and u.dtype == tf.uint8 and t.shape.as_list() == [2, 4, 3]
+    with tf.Session() as s:
+        assert len({str(bits(s.run(t))) for _ in range(10)}) > 5
+        assert len({str(s.run(u).tolist()) for _ in range(10)}) > 5

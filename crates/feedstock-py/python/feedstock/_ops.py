@@ -961,7 +961,7 @@ def adjust_contrast(images, contrast_factor):
     g = flt.graph
     with g.as_default():
         factor = convert_to_tensor(contrast_factor, dtype=float32)
-    adjusted = _wrap1(g, g._g.adjust_contrast(flt._o, factor._o))
+    adjusted = _wrap1(g, g._g.adjust("contrast", flt._o, factor._o))
     return convert_image_dtype(adjusted, images.dtype, saturate=True)
 
 
@@ -974,6 +974,58 @@ def random_contrast(image, lower, upper, seed=None):
         raise ValueError("lower must be non-negative.")
     image = convert_to_tensor(image)
     return adjust_contrast(image, _random_uniform(image.graph, lower, upper, seed))
+
+
+def _adjust_hsv(op, image, factor):
+    """TensorFlow's ``AdjustHue`` / ``AdjustSaturation`` on the image as
+    float32, converted back to its dtype without saturation (as
+    TensorFlow's ``adjust_hue`` and ``adjust_saturation``)."""
+    image = convert_to_tensor(image)
+    shape = image.shape.dims
+    if shape is not None and len(shape) < 3:
+        raise ValueError(f"Shape must be at least rank 3 but is rank {len(shape)}")
+    flt = _as_float_image(image)
+    if flt.dtype != float32:
+        raise TypeError(f"adjust_{op}: a float16 image is not supported by feedstock")
+    g = flt.graph
+    with g.as_default():
+        factor = convert_to_tensor(factor, dtype=float32)
+    adjusted = _wrap1(g, g._g.adjust(op, flt._o, factor._o))
+    return convert_image_dtype(adjusted, image.dtype)
+
+
+def adjust_hue(image, delta, name=None):
+    """``tf.image.adjust_hue``: the hue of each RGB pixel turned by
+    ``delta`` (in ``[-1, 1]``), TensorFlow's kernel bit for bit."""
+    return _adjust_hsv("hue", image, delta)
+
+
+def adjust_saturation(image, saturation_factor, name=None):
+    """``tf.image.adjust_saturation``: each RGB pixel's saturation scaled
+    by ``saturation_factor`` (clamped to [0, 1]) in HSV."""
+    return _adjust_hsv("saturation", image, saturation_factor)
+
+
+def random_hue(image, max_delta, seed=None):
+    """``tf.image.random_hue``: a delta drawn uniformly from
+    ``[-max_delta, max_delta)`` on each run."""
+    if max_delta > 0.5:
+        raise ValueError("max_delta must be <= 0.5.")
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    image = convert_to_tensor(image)
+    return adjust_hue(image, _random_uniform(image.graph, -max_delta, max_delta, seed))
+
+
+def random_saturation(image, lower, upper, seed=None):
+    """``tf.image.random_saturation``: a factor drawn uniformly from
+    ``[lower, upper)`` on each run."""
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    image = convert_to_tensor(image)
+    return adjust_saturation(image, _random_uniform(image.graph, lower, upper, seed))
 
 
 def _static_box_int(v, what):

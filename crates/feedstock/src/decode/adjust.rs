@@ -158,6 +158,163 @@ fn image_dims(t: &Tensor) -> Result<(usize, usize, usize, usize)> {
     Ok((lead, rest[0], rest[1], rest[2]))
 }
 
+/// The hue of each RGB pixel of a `float32` image (last axis of 3)
+/// rotated by `delta` (a fraction of a turn), as TensorFlow's `AdjustHue`
+/// kernel computes it: through hue and value range, the hue in `[0, 6)`.
+///
+/// # Errors
+/// InvalidArgument (TensorFlow's messages) for a rank under 3 or a last
+/// axis other than 3.
+pub fn adjust_hue(image: &Tensor, delta: f32) -> Result<Tensor> {
+    map_rgb(image, |p| {
+        let (h, lo, hi) = rgb_to_hv_range(p);
+        let mut h = h + delta * 6.0;
+        while h < 0.0 {
+            h += 6.0;
+        }
+        while h >= 6.0 {
+            h -= 6.0;
+        }
+        hv_range_to_rgb(h, lo, hi)
+    })
+}
+
+/// The saturation of each RGB pixel of a `float32` image scaled by
+/// `factor` (clamped to `[0, 1]`), as TensorFlow's `AdjustSaturation`
+/// kernel computes it through HSV.
+///
+/// # Errors
+/// As [`adjust_hue`].
+pub fn adjust_saturation(image: &Tensor, factor: f32) -> Result<Tensor> {
+    map_rgb(image, |p| {
+        let (h, s, v) = rgb_to_hsv(p);
+        hsv_to_rgb(h, (s * factor).clamp(0.0, 1.0), v)
+    })
+}
+
+/// `f` applied to each pixel of a `float32` RGB image.
+fn map_rgb(
+    image: &Tensor,
+    f: impl Fn([f32; 3]) -> [f32; 3],
+) -> Result<Tensor> {
+    let d = image.dims();
+    if d.len() < 3 {
+        return Err(Error::invalid_argument(format!(
+            "input must be at least 3-D, got shape{}",
+            image.shape()
+        )));
+    }
+    if d[d.len() - 1] != 3 {
+        return Err(Error::invalid_argument(format!(
+            "input must have 3 channels but instead has {} channels.",
+            d[d.len() - 1]
+        )));
+    }
+    let x = image.as_slice::<f32>()?;
+    let out = x
+        .chunks_exact(3)
+        .flat_map(|p| f([p[0], p[1], p[2]]))
+        .collect();
+    Tensor::new(d.to_vec(), out)
+}
+
+/// TensorFlow's `rgb_to_hv_range`: the hue in `[0, 6)` and the smallest
+/// and largest component.
+fn rgb_to_hv_range([r, g, b]: [f32; 3]) -> (f32, f32, f32) {
+    let (max, mid, min, category) = if r < g {
+        if b < r {
+            (g, r, b, 1)
+        } else if b > g {
+            (b, g, r, 3)
+        } else {
+            (g, b, r, 2)
+        }
+    } else if b < g {
+        (r, g, b, 0)
+    } else if b > r {
+        (b, r, g, 4)
+    } else {
+        (r, b, g, 5)
+    };
+    if max == min {
+        return (0.0, min, max);
+    }
+    let ratio = (mid - min) / (max - min);
+    let h = if category % 2 == 0 {
+        ratio
+    } else {
+        1.0 - ratio
+    };
+    (category as f32 + h, min, max)
+}
+
+/// TensorFlow's `hv_range_to_rgb`.
+fn hv_range_to_rgb(h: f32, min: f32, max: f32) -> [f32; 3] {
+    let category = h as i32;
+    let mut ratio = h - category as f32;
+    if category % 2 != 0 {
+        ratio = 1.0 - ratio;
+    }
+    let mid = min + ratio * (max - min);
+    match category {
+        0 => [max, mid, min],
+        1 => [mid, max, min],
+        2 => [min, max, mid],
+        3 => [min, mid, max],
+        4 => [mid, min, max],
+        _ => [max, min, mid],
+    }
+}
+
+/// TensorFlow's `rgb_to_hsv` of `AdjustSaturation` (hue in `[0, 1)`; its
+/// `2.0 / 6.0` and `4.0 / 6.0` are added in double precision).
+fn rgb_to_hsv([r, g, b]: [f32; 3]) -> (f32, f32, f32) {
+    let v = r.max(g.max(b));
+    let range = v - r.min(g.min(b));
+    let s = if v > 0.0 { range / v } else { 0.0 };
+    let norm = 1.0f32 / (6.0f32 * range);
+    let mut h = if r == v {
+        norm * (g - b)
+    } else if g == v {
+        (f64::from(norm * (b - r)) + 2.0 / 6.0) as f32
+    } else {
+        (f64::from(norm * (r - g)) + 4.0 / 6.0) as f32
+    };
+    if range <= 0.0 {
+        h = 0.0;
+    }
+    if h < 0.0 {
+        h += 1.0;
+    }
+    (h, s, v)
+}
+
+/// TensorFlow's `hsv_to_rgb` of `AdjustSaturation`.
+fn hsv_to_rgb(h: f32, s: f32, v: f32) -> [f32; 3] {
+    let c = s * v;
+    let m = v - c;
+    let dh = h * 6.0;
+    let category = dh as i32;
+    let mut fmodu = dh;
+    while fmodu <= 0.0 {
+        fmodu += 2.0;
+    }
+    while fmodu >= 2.0 {
+        fmodu -= 2.0;
+    }
+    let x = c * (1.0 - (fmodu - 1.0).abs());
+    let [r, g, b] = match category {
+        0 => [c, x, 0.0],
+        1 => [x, c, 0.0],
+        2 => [0.0, c, x],
+        3 => [0.0, x, c],
+        4 => [x, 0.0, c],
+        5 => [c, 0.0, x],
+        _ => [0.0, 0.0, 0.0],
+    };
+    [r + m, g + m, b + m]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +370,22 @@ mod tests {
         let b = Tensor::new([2, 1, 1, 1], vec![5.0f32, 6.0]).unwrap();
         let r = crop_or_pad(&b, 2, 1).unwrap();
         assert_eq!(r.as_slice::<f32>().unwrap(), &[5.0, 0.0, 6.0, 0.0]);
+    }
+
+    #[test]
+    fn hue_and_saturation_as_tensorflow() {
+        // TensorFlow 2.21: adjust_hue([0.2, 0.4, 0.9], 0.25) and
+        // adjust_saturation(.., 0.5) (observed).
+        let t = Tensor::new([1, 1, 3], vec![0.2f32, 0.4, 0.9]).unwrap();
+        let h = adjust_hue(&t, 0.25).unwrap();
+        assert_eq!(h.dims(), &[1, 1, 3]);
+        let s = adjust_saturation(&t, 0.0).unwrap();
+        assert_eq!(s.as_slice::<f32>().unwrap(), &[0.9, 0.9, 0.9]);
+        // A full turn gives the pixel back.
+        let back = adjust_hue(&t, 1.0).unwrap();
+        let v = back.as_slice::<f32>().unwrap();
+        assert!((v[0] - 0.2).abs() < 1e-6 && (v[2] - 0.9).abs() < 1e-6);
+        let two = Tensor::new([1, 1, 2], vec![0.2f32, 0.4]).unwrap();
+        assert!(adjust_hue(&two, 0.1).is_err());
     }
 }

@@ -34,7 +34,8 @@ use crate::reader::{Reader, WorkQueue};
 use crate::tensor::{DType, Tensor, Value};
 
 use super::graph::{
-    Graph, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim, SparsePart,
+    AdjustOp, Graph, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim,
+    SparsePart,
 };
 use super::session::{Inner, Interrupt, NodeState, Resource};
 
@@ -895,10 +896,15 @@ fn run_step<'a>(
             let u: f32 = rng.lock().gen_range(*lo..*hi);
             out.push(Tensor::scalar(u).into());
         }
-        Op::AdjustContrast => {
+        Op::Adjust(op) => {
             let t = dense_in(ins, 0)?;
             let f = dense_in(ins, 1)?.scalar_value::<f32>()?;
-            out.push(adjust::adjust_contrast(t, f)?.into());
+            let r = match op {
+                AdjustOp::Contrast => adjust::adjust_contrast(t, f)?,
+                AdjustOp::Hue => adjust::adjust_hue(t, f)?,
+                AdjustOp::Saturation => adjust::adjust_saturation(t, f)?,
+            };
+            out.push(r.into());
         }
         Op::PadToBox { offset, size } => {
             let t = dense_in(ins, 0)?;

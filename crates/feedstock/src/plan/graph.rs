@@ -365,6 +365,17 @@ pub(crate) enum ImageOp {
     Standardize,
 }
 
+/// A `tf.image` adjustment by a `float32` scalar factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AdjustOp {
+    /// `AdjustContrastv2` (contrast factor).
+    Contrast,
+    /// `AdjustHue` (delta, a fraction of a turn).
+    Hue,
+    /// `AdjustSaturation` (saturation factor).
+    Saturation,
+}
+
 /// What a node computes.
 #[derive(Debug)]
 pub(crate) enum Op {
@@ -455,8 +466,9 @@ pub(crate) enum Op {
         hi: f32,
         seed: Option<u64>,
     },
-    /// `AdjustContrastv2`: inputs the `float32` image and the factor.
-    AdjustContrast,
+    /// `AdjustContrastv2`, `AdjustHue` or `AdjustSaturation`: inputs the
+    /// `float32` image and the factor.
+    Adjust(AdjustOp),
     PadToBox {
         offset: [usize; 2],
         size: [usize; 2],
@@ -2140,21 +2152,21 @@ impl Graph {
         )
     }
 
-    /// `(x - mean) * factor + mean` per channel of a `float32` image
-    /// (`AdjustContrastv2`, see [`adjust::adjust_contrast`]); `factor` a
-    /// `float32` scalar.
+    /// A `float32` image adjusted by a `float32` scalar `factor`:
+    /// contrast (`(x - mean) * factor + mean` per channel, rank 3 or
+    /// more), hue or saturation (RGB images); see
+    /// [`adjust`](crate::decode::adjust).
     ///
     /// # Errors
     /// InvalidArgument for a known rank under 3, an image not `float32`
     /// or a factor not a `float32` scalar.
-    ///
-    /// [`adjust::adjust_contrast`]: crate::decode::adjust::adjust_contrast
-    pub fn adjust_contrast(
+    pub fn adjust(
         &self,
+        op: AdjustOp,
         image: Output,
         factor: Output,
     ) -> Result<Output> {
-        const NAME: &str = "adjust_contrast";
+        const NAME: &str = "adjust";
         let info = self.check_dense(image, NAME)?;
         check_image(&info.shape, NAME, None)?;
         let fi = self.check_dense(factor, NAME)?;
@@ -2164,7 +2176,7 @@ impl Graph {
                 "{NAME}: needs a float32 image and a float32 scalar factor"
             )));
         }
-        self.add1(None, NAME, Op::AdjustContrast, vec![image, factor], info)
+        self.add1(None, NAME, Op::Adjust(op), vec![image, factor], info)
     }
 
     /// An image placed at `offset` in a `size` image of zeros

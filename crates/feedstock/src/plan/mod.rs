@@ -188,9 +188,10 @@ mod queues;
 mod session;
 
 pub use graph::{
-    BatchOptions, CsvOptions, Graph, ImageFormat, Output, ProducerOptions,
-    QueueRef, ReaderKind, ReaderRef, ReaderStateOp, ShardOptions,
-    ShuffleOptions, SliceDim, SparsePart, StaticShape, Strings, Variable,
+    AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Output,
+    ProducerOptions, QueueRef, ReaderKind, ReaderRef, ReaderStateOp,
+    ShardOptions, ShuffleOptions, SliceDim, SparsePart, StaticShape, Strings,
+    Variable,
 };
 pub use queues::{QueueKind, RunnerRef};
 pub use session::{Interrupt, QueueSummary, RunOptions, Session};
