@@ -822,6 +822,38 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.image.sample_distorted_bounding_box`.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (image_size, boxes, min_object_covered, aspect_ratio_range, area_range, max_attempts, use_image_if_no_bounding_boxes, seed=None))]
+    fn sample_distorted_bounding_box(
+        &self,
+        image_size: PyOutput,
+        boxes: PyOutput,
+        min_object_covered: PyOutput,
+        aspect_ratio_range: [f32; 2],
+        area_range: [f32; 2],
+        max_attempts: u32,
+        use_image_if_no_bounding_boxes: bool,
+        seed: Option<u64>,
+    ) -> PyResult<Vec<PyOutput>> {
+        let sampling = feedstock::decode::bbox::BoxSampling {
+            aspect_ratio_range,
+            area_range,
+            max_attempts,
+            use_image_if_no_bounding_boxes,
+        };
+        self.0
+            .sample_distorted_bounding_box(
+                image_size.0,
+                boxes.0,
+                min_object_covered.0,
+                sampling,
+                seed,
+            )
+            .py_err()
+            .map(outs)
+    }
+
     /// `tf.image.resize_image_with_crop_or_pad`.
     fn resize_with_crop_or_pad(
         &self,

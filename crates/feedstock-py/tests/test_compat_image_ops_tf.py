@@ -344,3 +344,68 @@ def test_hue_and_saturation_checks_and_random_versions():
     with tf.Session() as s:
         assert len({str(bits(s.run(t))) for _ in range(10)}) > 5
         assert len({str(s.run(u).tolist()) for _ in range(10)}) > 5
+
+
+# --------------------------------------------- sample_distorted_bounding_box
+
+BOX = np.array([[[0.1, 0.2, 0.6, 0.7]]], np.float32)
+
+
+@pytest.mark.parametrize("dtype, minus_one", [(np.int32, -1), (np.int64, -1), (np.uint8, 255)])
+def test_sample_distorted_bounding_box_shapes_and_dtypes(dtype, minus_one):
+    begin, size, boxes = tf.image.sample_distorted_bounding_box(np.array([40, 60, 3], dtype), BOX)
+    assert [t.shape.as_list() for t in (begin, size, boxes)] == [[3], [3], [1, 1, 4]]
+    assert (begin.dtype, size.dtype, boxes.dtype) == (tf.as_dtype(dtype), tf.as_dtype(dtype), tf.float32)
+    with tf.Session() as s:
+        for _ in range(20):
+            b, z, f = s.run([begin, size, boxes])
+            assert b.dtype == dtype and b[2] == 0 and z[2] == minus_one
+            assert b[0] + z[0] <= 40 and b[1] + z[1] <= 60 and z[0] > 0 and z[1] > 0
+            assert f.tolist() == [[[np.float32(b[0]) / 40, np.float32(b[1]) / 60,
+                                    np.float32(b[0] + z[0]) / 40, np.float32(b[1] + z[1]) / 60]]]
+
+
+def test_sample_distorted_bounding_box_draws_and_covers():
+    begin, size, _ = tf.image.sample_distorted_bounding_box([40, 60, 3], BOX, min_object_covered=0.3)
+    with tf.Session() as s:
+        crops = [tuple(s.run(begin).tolist() + s.run(size).tolist()) for _ in range(50)]
+    assert len(set(crops)) > 20
+    # An object no crop can cover enough of: the whole image (observed).
+    out = tf.image.sample_distorted_bounding_box([40, 60, 3], BOX, min_object_covered=1.5)
+    assert [v.tolist() for v in run(list(out))] == [[0, 0, 0], [40, 60, -1], [[[0.0, 0.0, 1.0, 1.0]]]]
+    # A reversed area range is accepted and gives the whole image (observed).
+    out = tf.image.sample_distorted_bounding_box([40, 60, 3], BOX, area_range=[0.5, 0.2])
+    assert run(out[1]).tolist() == [40, 60, -1]
+
+
+def test_sample_distorted_bounding_box_checks():
+    sdbb = tf.image.sample_distorted_bounding_box
+    with pytest.raises(TypeError, match="image_size"):
+        sdbb(np.array([40, 60, 3], np.float32), BOX)
+    with pytest.raises(ValueError):
+        sdbb([40, 60], BOX)
+    with pytest.raises(ValueError, match="rank 3"):
+        sdbb([40, 60, 3], BOX[0])
+    with pytest.raises(ValueError, match="Dimension must be 4 but is 3"):
+        sdbb([40, 60, 3], BOX[..., :3])
+    # The rest fails when run, as TensorFlow's kernel.
+    for kwargs in [dict(bounding_boxes=[[[0.1, 0.2, 1.6, 0.7]]]),
+                   dict(bounding_boxes=np.zeros((1, 0, 4), np.float32)),
+                   dict(area_range=[0.0, 1.0]), dict(area_range=[0.5, 1.2]), dict(area_range=[0.5, 0.6, 0.7]),
+                   dict(aspect_ratio_range=[0.0, 1.0]), dict(max_attempts=0),
+                   dict(min_object_covered=-0.5)]:
+        kwargs.setdefault("bounding_boxes", BOX)
+        out = sdbb([40, 60, 3], **kwargs)
+        with pytest.raises(errors.InvalidArgumentError):
+            run(out[0])
+    out = sdbb([40, 60, 3], np.zeros((1, 0, 4), np.float32), use_image_if_no_bounding_boxes=True)
+    assert run(out[1])[2] == -1
+
+
+def test_sample_distorted_bounding_box_seeded_repeats():
+    def draws():
+        with tf.Graph().as_default():
+            begin, size, _ = tf.image.sample_distorted_bounding_box([40, 60, 3], BOX, seed=4)
+            with tf.Session() as s:
+                return [s.run(size).tolist() for _ in range(5)]
+    assert draws() == draws()

@@ -1220,6 +1220,36 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
     return out
 
 
+def _pair_attr(values):
+    """A two-float attribute; another length becomes an invalid pair, so
+    that the op fails when run, as TensorFlow's kernel does."""
+    values = [float(v) for v in values]
+    return values if len(values) == 2 else [0.0, 0.0]
+
+
+def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=None, min_object_covered=0.1,
+                                  aspect_ratio_range=None, area_range=None, max_attempts=None,
+                                  use_image_if_no_bounding_boxes=None, name=None):
+    """``tf.image.sample_distorted_bounding_box`` (TensorFlow's
+    ``SampleDistortedBoundingBoxV2``): ``(begin, size, bboxes)`` of a random
+    crop covering at least ``min_object_covered`` of some box, drawn on
+    each run (feedstock's own random numbers). Shapes and dtypes are
+    TensorFlow's; bad boxes and settings fail when run
+    (InvalidArgumentError), as there."""
+    size = convert_to_tensor(image_size)
+    g = size.graph
+    with g.as_default():
+        boxes = convert_to_tensor(bounding_boxes, dtype=float32)
+        covered = convert_to_tensor(min_object_covered, dtype=float32)
+    attempts = 100 if max_attempts is None else int(max_attempts)
+    outs = g._g.sample_distorted_bounding_box(
+        size._o, boxes._o, covered._o,
+        _pair_attr([0.75, 1.33] if aspect_ratio_range is None else aspect_ratio_range),
+        _pair_attr([0.05, 1.0] if area_range is None else area_range),
+        max(attempts, 0), bool(use_image_if_no_bounding_boxes), _seed(seed))
+    return tuple(_wrap(g, outs))
+
+
 _RGB_WEIGHTS = (0.2989, 0.5870, 0.1140)
 
 

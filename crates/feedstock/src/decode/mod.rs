@@ -11,6 +11,7 @@
 //! borrowed slice would force them to copy.
 
 pub mod adjust;
+pub mod bbox;
 mod bmp;
 pub mod csv;
 pub mod example;

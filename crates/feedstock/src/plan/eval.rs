@@ -26,7 +26,7 @@ use crate::decode::math;
 use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
 use crate::decode::Records;
-use crate::decode::{adjust, image, resize};
+use crate::decode::{adjust, bbox, image, resize};
 use crate::error::{Error, Kind, Result};
 use crate::io::fs::{default_fs, io_error};
 use crate::queue::Queue;
@@ -917,6 +917,35 @@ fn run_step<'a>(
             let t = dense_in(ins, 0)?;
             let [h, w] = resize_size(dense_in(ins, 1)?)?;
             out.push(resize::resize(t, h, w, *opts)?.into());
+        }
+        Op::SampleBox { sampling, .. } => {
+            let Some(Resource::Rng(rng)) = step.state.res.get() else {
+                return Err(Error::internal("not a random op"));
+            };
+            bbox::check_sampling(sampling)?;
+            let size_in = dense_in(ins, 0)?;
+            let size = size_in.cast(DType::I64)?;
+            let boxes = dense_in(ins, 1)?;
+            if boxes.rank() != 3 || boxes.dims()[2] != 4 {
+                return Err(Error::invalid_argument(format!(
+                    "input boxes must be 3-dimensional [batch, num_boxes, \
+                     coords]: {}",
+                    boxes.shape()
+                )));
+            }
+            let covered = dense_in(ins, 2)?.scalar_value::<f32>()?;
+            let (begin, size, frac) = bbox::sample_distorted_bounding_box(
+                size.as_slice::<i64>()?,
+                boxes.as_slice::<f32>()?,
+                covered,
+                sampling,
+                &mut *rng.lock(),
+            )?;
+            let ints =
+                |v: [i64; 3]| Tensor::vector(v.to_vec()).cast(size_in.dtype());
+            out.push(ints(begin)?.into());
+            out.push(ints(size)?.into());
+            out.push(Tensor::new([1, 1, 4], frac.to_vec())?.into());
         }
         Op::CropOrPad { size } => {
             let t = dense_in(ins, 0)?;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::decode::bbox::BoxSampling;
 use crate::decode::csv::{CsvDecoder, RecordDefault};
 use crate::decode::example::{check_sequence_specs, FeatureKind, FeatureSpec};
 use crate::decode::image::DecodeSpec;
@@ -476,6 +477,12 @@ pub(crate) enum Op {
     /// `ResizeBilinear` / `ResizeNearestNeighbor`; inputs the images and
     /// the int32 size `[height, width]`.
     Resize(ResizeOptions),
+    /// `SampleDistortedBoundingBoxV2`; inputs the image size, the boxes
+    /// and `min_object_covered`; outputs begin, size and the crop's box.
+    SampleBox {
+        sampling: BoxSampling,
+        seed: Option<u64>,
+    },
     /// `resize_image_with_crop_or_pad` to this height and width.
     CropOrPad {
         size: [usize; 2],
@@ -588,6 +595,7 @@ impl Node {
                 | Op::Reader(_)
                 | Op::RandomFlip { .. }
                 | Op::RandomUniform { .. }
+                | Op::SampleBox { .. }
                 | Op::RandomCrop { .. }
                 | Op::Batch(_)
                 | Op::Queue { .. }
@@ -2280,6 +2288,88 @@ impl Graph {
             Op::Resize(opts),
             vec![images, size],
             with_key(dense(partial(out), dtype), info.key),
+        )
+    }
+
+    /// A random crop of an image of `image_size` covering enough of
+    /// some box of `boxes` (`tf.image.sample_distorted_bounding_box`):
+    /// outputs begin and size (`image_size`'s dtype, `[3]`) and the crop
+    /// as a `float32` `[1, 1, 4]` box. Seeded, the session draws the same
+    /// crops every time.
+    ///
+    /// # Errors
+    /// InvalidArgument (TensorFlow's shape errors) for an image size not
+    /// an integer vector of 3, boxes not `float32` `[batch, n, 4]`, or a
+    /// `min_object_covered` not a `float32` scalar.
+    pub fn sample_distorted_bounding_box(
+        &self,
+        image_size: Output,
+        boxes: Output,
+        min_object_covered: Output,
+        sampling: BoxSampling,
+        seed: Option<u64>,
+    ) -> Result<Vec<Output>> {
+        const NAME: &str = "sample_distorted_bounding_box";
+        let si = self.check_dense(image_size, NAME)?;
+        if !matches!(
+            si.dtype,
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64
+        ) {
+            return Err(invalid_dtype(format!(
+                "Value passed to parameter 'image_size' has DataType {} \
+                 not in list of allowed values: uint8, int8, int16, int32, \
+                 int64",
+                si.dtype
+            )));
+        }
+        if let Some(d) = dims_of(&si.shape) {
+            if d.len() != 1 || d[0].is_some_and(|n| n != 3) {
+                return Err(invalid(format!(
+                    "{NAME}: image_size must be a vector of 3 values, got \
+                     shape {}",
+                    fmt_dims(&d)
+                )));
+            }
+        }
+        let bi = self.check_dense(boxes, NAME)?;
+        if bi.dtype != DType::F32 {
+            return Err(invalid_dtype(format!(
+                "{NAME}: bounding_boxes must be float32, got {}",
+                bi.dtype
+            )));
+        }
+        if let Some(d) = dims_of(&bi.shape) {
+            if d.len() != 3 {
+                return Err(invalid(format!(
+                    "Shape must be rank 3 but is rank {}",
+                    d.len()
+                )));
+            }
+            if d[2].is_some_and(|n| n != 4) {
+                return Err(invalid(format!(
+                    "Dimension must be 4 but is {}",
+                    d[2].unwrap_or(0)
+                )));
+            }
+        }
+        let mi = self.check_dense(min_object_covered, NAME)?;
+        if mi.dtype != DType::F32
+            || mi.shape.as_ref().is_some_and(|s| s.rank() != 0)
+        {
+            return Err(invalid(format!(
+                "{NAME}: min_object_covered must be a float32 scalar"
+            )));
+        }
+        self.add(
+            None,
+            NAME,
+            Op::SampleBox { sampling, seed },
+            vec![image_size, boxes, min_object_covered],
+            vec![
+                dense(known(&[3]), si.dtype),
+                dense(known(&[3]), si.dtype),
+                dense(known(&[1, 1, 4]), DType::F32),
+            ],
         )
     }
 

@@ -242,6 +242,7 @@ image = _NS(
     adjust_saturation=_ops.adjust_saturation,
     random_hue=_ops.random_hue,
     random_saturation=_ops.random_saturation,
+    sample_distorted_bounding_box=_ops.sample_distorted_bounding_box,
     ResizeMethod=_ops.ResizeMethod,
     resize_images=_ops.resize_images,
     resize=_ops.resize_images,
