@@ -854,6 +854,18 @@ impl PyGraph {
             .map(outs)
     }
 
+    /// `tf.image.central_crop`.
+    fn central_crop(
+        &self,
+        image: PyOutput,
+        fraction: f64,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .central_crop(image.0, fraction)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.image.resize_image_with_crop_or_pad`.
     fn resize_with_crop_or_pad(
         &self,

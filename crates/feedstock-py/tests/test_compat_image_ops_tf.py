@@ -409,3 +409,16 @@ def test_sample_distorted_bounding_box_seeded_repeats():
             with tf.Session() as s:
                 return [s.run(size).tolist() for _ in range(5)]
     assert draws() == draws()
+
+
+def test_central_crop_of_an_image_of_unknown_size():
+    img = np.arange(5 * 7 * 2).reshape(5, 7, 2).astype(np.uint8)
+    p = tf.placeholder_with_default(img, [None, None, 2])
+    t = tf.image.central_crop(p, 0.4)
+    assert t.shape.as_list() == [None, None, 2]
+    # Offsets int((5 - 2.0) / 2) = 1 and int((7 - 2.8) / 2) = 2 (observed).
+    assert run(t).tolist() == img[1:4, 2:5].tolist()
+    q = tf.placeholder_with_default(np.stack([img, img]), [2, None, 7, 2])
+    assert tf.image.central_crop(q, 0.4).shape.as_list() == [2, None, 3, 2]
+    with pytest.raises(ValueError, match="Had rank = None"):
+        tf.image.central_crop(tf.placeholder(tf.uint8), 0.5)

@@ -1090,10 +1090,8 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
 def central_crop(image, central_fraction):
     """``tf.image.central_crop``: the central ``central_fraction`` of the
     image's height and width (the offsets ``int((d - d * f) / 2)`` as
-    TensorFlow computes them in float64). feedstock needs the height and
-    width known when built."""
-    from . import _graph
-
+    TensorFlow computes them in float64), of an image whose size is
+    known or not."""
     image = convert_to_tensor(image)
     f = central_fraction._const if isinstance(central_fraction, Tensor) else central_fraction
     if f is None:
@@ -1109,22 +1107,8 @@ def central_crop(image, central_fraction):
     if shape is None or len(shape) not in (3, 4):
         raise ValueError("`image` should either be a Tensor with rank = 3 or rank = 4. "
                          f"Had rank = {None if shape is None else len(shape)}.")
-    h, w = shape[-3], shape[-2]
-    if h is None or w is None:
-        raise NotImplementedError("feedstock's central_crop needs the image's height and width known when built")
-    top, left = int((h - h * f) / 2), int((w - w * f) / 2)
-    return _slice_hw(image, top, left, h - 2 * top, w - 2 * left)
-
-
-def _slice_hw(image, top, left, height, width):
-    """The ``height`` × ``width`` window at (``top``, ``left``) of an image
-    or a batch (``tf.slice`` with the other dims whole)."""
-    from . import _graph
-
-    rank = len(image.shape.dims)
-    begin = [0] * (rank - 3) + [top, left, 0]
-    size = [-1] * (rank - 3) + [height, width, -1]
-    return _graph.slice(image, begin, size)
+    g = image.graph
+    return _wrap1(g, g._g.central_crop(image._o, f))
 
 
 def random_flip_up_down(image, seed=None):

@@ -136,6 +136,25 @@ pub fn crop_or_pad(
     pad_to_bounding_box(&cropped, pad_h, pad_w, target_height, target_width)
 }
 
+/// The central `fraction` of an image's (or each image's of a batch)
+/// height and width, as `tf.image.central_crop`: the offsets are
+/// `int((d - d * fraction) / 2)` in float64, the size what is left.
+///
+/// # Errors
+/// InvalidArgument for a rank other than 3 or 4 or an empty image.
+pub fn central_crop(image: &Tensor, fraction: f64) -> Result<Tensor> {
+    let (_, h, w, _) = image_dims(image)?;
+    let start = |d: usize| ((d as f64 - d as f64 * fraction) / 2.0) as usize;
+    let (top, left) = (start(h), start(w));
+    super::ops::crop_to_bounding_box(
+        image,
+        top,
+        left,
+        h - 2 * top,
+        w - 2 * left,
+    )
+}
+
 /// (images, height, width, channels) of an image of rank 3 or 4 whose
 /// dimensions are not 0.
 fn image_dims(t: &Tensor) -> Result<(usize, usize, usize, usize)> {
@@ -387,5 +406,14 @@ mod tests {
         assert!((v[0] - 0.2).abs() < 1e-6 && (v[2] - 0.9).abs() < 1e-6);
         let two = Tensor::new([1, 1, 2], vec![0.2f32, 0.4]).unwrap();
         assert!(adjust_hue(&two, 0.1).is_err());
+    }
+
+    #[test]
+    fn central_crop_as_tensorflow() {
+        // 5 × 7 at 0.4: offsets int(1.5) = 1 and int(2.1) = 2 (observed).
+        let t = Tensor::new([5, 7, 1], (0..35).collect::<Vec<i32>>()).unwrap();
+        let c = central_crop(&t, 0.4).unwrap();
+        assert_eq!(c.dims(), &[3, 3, 1]);
+        assert_eq!(c.as_slice::<i32>().unwrap()[0], 9);
     }
 }

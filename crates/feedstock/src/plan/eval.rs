@@ -947,6 +947,10 @@ fn run_step<'a>(
             out.push(ints(size)?.into());
             out.push(Tensor::new([1, 1, 4], frac.to_vec())?.into());
         }
+        Op::CentralCrop { fraction } => {
+            let t = dense_in(ins, 0)?;
+            out.push(adjust::central_crop(t, *fraction)?.into());
+        }
         Op::CropOrPad { size } => {
             let t = dense_in(ins, 0)?;
             out.push(adjust::crop_or_pad(t, size[0], size[1])?.into());

@@ -483,6 +483,10 @@ pub(crate) enum Op {
         sampling: BoxSampling,
         seed: Option<u64>,
     },
+    /// `central_crop` of this fraction (in `(0, 1)`).
+    CentralCrop {
+        fraction: f64,
+    },
     /// `resize_image_with_crop_or_pad` to this height and width.
     CropOrPad {
         size: [usize; 2],
@@ -2370,6 +2374,46 @@ impl Graph {
                 dense(known(&[3]), si.dtype),
                 dense(known(&[1, 1, 4]), DType::F32),
             ],
+        )
+    }
+
+    /// The central `fraction` (in `(0, 1)`) of an image or of each image
+    /// of a batch (`tf.image.central_crop`); its known height and width
+    /// give the output's.
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4 or a fraction
+    /// outside `(0, 1)`.
+    pub fn central_crop(
+        &self,
+        image: Output,
+        fraction: f64,
+    ) -> Result<Output> {
+        const NAME: &str = "central_crop";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, Some(4))?;
+        if !(fraction > 0.0 && fraction < 1.0) {
+            return Err(invalid(format!(
+                "{NAME}: the fraction must be in (0, 1), got {fraction}"
+            )));
+        }
+        let crop = |d: Option<usize>| {
+            d.map(|d| {
+                d - 2 * ((d as f64 - d as f64 * fraction) / 2.0) as usize
+            })
+        };
+        let out = dims_of(&info.shape).map(|mut d| {
+            let n = d.len();
+            d[n - 3] = crop(d[n - 3]);
+            d[n - 2] = crop(d[n - 2]);
+            d
+        });
+        self.add1(
+            None,
+            NAME,
+            Op::CentralCrop { fraction },
+            vec![image],
+            with_key(dense(out.and_then(partial), info.dtype), info.key),
         )
     }
 
