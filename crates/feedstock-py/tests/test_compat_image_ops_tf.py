@@ -422,3 +422,15 @@ def test_central_crop_of_an_image_of_unknown_size():
     assert tf.image.central_crop(q, 0.4).shape.as_list() == [2, None, 3, 2]
     with pytest.raises(ValueError, match="Had rank = None"):
         tf.image.central_crop(tf.placeholder(tf.uint8), 0.5)
+
+
+def test_convert_image_dtype_without_saturation_wraps_as_tensorflow():
+    v = np.array([-2, -1, -0.5, -0.001, 0, 0.2, 0.5, 0.999, 1.0, 1.5], np.float32)
+    observed = {
+        "uint8": [1, 1, 129, 0, 0, 51, 127, 255, 255, 127],
+        "int8": [1, -127, -63, 0, 0, 25, 63, 127, 127, -65],
+        "int16": [1, -32767, -16383, -32, 0, 6553, 16383, 32734, 32767, -16385],
+        "uint16": [1, 1, 32769, 65471, 0, 13107, 32767, 65469, 65535, 32767],
+    }
+    for name, want in observed.items():
+        assert run(tf.image.convert_image_dtype(v, getattr(tf, name))).tolist() == want

@@ -874,7 +874,13 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     out_max = int(np.iinfo(dtype.as_numpy_dtype).max)
     if image.dtype.is_floating:
         scaled = _graph.multiply(image, out_max + 0.5)
-        return _saturate_cast(scaled, dtype) if saturate else _graph.cast(scaled, dtype)
+        if saturate:
+            return _saturate_cast(scaled, dtype)
+        if dtype.name in ("int8", "uint8", "int16", "uint16"):
+            # TensorFlow's cast to a narrow integer truncates through
+            # int32: a value out of range wraps (-0.5 → uint8 129).
+            scaled = _graph.cast(scaled, int32)
+        return _graph.cast(scaled, dtype)
     if in_max > out_max:
         scaled = _graph.floordiv(image, (in_max + 1) // (out_max + 1))
         return _saturate_cast(scaled, dtype) if saturate else _graph.cast(scaled, dtype)
