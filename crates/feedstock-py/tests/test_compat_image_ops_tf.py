@@ -434,3 +434,22 @@ def test_convert_image_dtype_without_saturation_wraps_as_tensorflow():
     }
     for name, want in observed.items():
         assert run(tf.image.convert_image_dtype(v, getattr(tf, name))).tolist() == want
+
+
+def test_rot90_and_transpose_image():
+    a = np.arange(2 * 3 * 2).reshape(2, 3, 2).astype(np.uint8)
+    for k in (0, 1, 2, 3, 4, -1, 5):
+        t = tf.image.rot90(a, k)
+        # TensorFlow picks the turn when run: height and width unknown.
+        assert t.shape.as_list() == [None, None, 2]
+        assert run(t).tolist() == np.rot90(a, k).tolist()
+    b = np.arange(2 * 2 * 3).reshape(2, 2, 3, 1).astype(np.float32)
+    t = tf.image.rot90(b, 3)
+    assert t.shape.as_list() == [2, None, None, 1]
+    assert run(t).tolist() == np.rot90(b, 3, axes=(1, 2)).tolist()
+    with pytest.raises(ValueError, match="at least three-dimensional"):
+        tf.image.rot90(a[0])
+    t = tf.image.transpose_image(tf.placeholder_with_default(a, [None, 3, None]))
+    assert t.shape.as_list() == [3, None, None]
+    assert run(t).tolist() == a.transpose(1, 0, 2).tolist()
+    assert run(tf.image.transpose(b)).tolist() == b.transpose(0, 2, 1, 3).tolist()

@@ -1117,6 +1117,46 @@ def central_crop(image, central_fraction):
     return _wrap1(g, g._g.central_crop(image._o, f))
 
 
+def transpose_image(image):
+    """``tf.image.transpose_image`` (``tf.image.transpose``): height and
+    width swapped, of an image or a batch."""
+    from . import _graph
+
+    image = convert_to_tensor(image)
+    shape = _image_rank_3_or_4(image)
+    if shape is None:
+        raise ValueError("'image' (shape <unknown>) must have either 3 or 4 dimensions.")
+    return _graph.transpose(image, [1, 0, 2] if len(shape) == 3 else [0, 2, 1, 3])
+
+
+def rot90(image, k=1, name=None):
+    """``tf.image.rot90``: ``k`` quarter turns counter-clockwise, as
+    TensorFlow composes them (a flip and a transpose); ``k`` must be
+    known when the graph is built."""
+    from . import _graph
+
+    image = convert_to_tensor(image)
+    shape = image.shape.dims
+    if shape is not None and len(shape) < 3:
+        raise ValueError(f"'image' (shape {image.shape}) must be at least three-dimensional.")
+    shape = _image_rank_3_or_4(image)
+    if shape is None:
+        raise ValueError("'image' (shape <unknown>) must have either 3 or 4 dimensions.")
+    k = _static_box_int(k, "k") % 4
+    if k == 1:
+        out = transpose_image(flip_left_right(image))
+    elif k == 2:
+        out = flip_up_down(flip_left_right(image))
+    elif k == 3:
+        out = flip_left_right(transpose_image(image))
+    else:
+        out = image
+    # TensorFlow chooses the turn when run (a case on k): the height and
+    # width are unknown statically, whatever k.
+    static = shape[:-3] + [None, None, shape[-1]]
+    return _graph.placeholder_with_default(out, static)
+
+
 def random_flip_up_down(image, seed=None):
     """``tf.image.random_flip_up_down``: each image flipped top to bottom
     with probability 1/2, drawn each run."""
