@@ -453,3 +453,16 @@ def test_rot90_and_transpose_image():
     assert t.shape.as_list() == [3, None, None]
     assert run(t).tolist() == a.transpose(1, 0, 2).tolist()
     assert run(tf.image.transpose(b)).tolist() == b.transpose(0, 2, 1, 3).tolist()
+
+
+def test_resize_size_as_a_list_holding_tensors_and_factor_dtypes():
+    img = np.zeros((5, 6, 3), np.uint8)
+    t = tf.image.resize_images(img, [tf.placeholder_with_default(4, []), 7])
+    assert t.shape.as_list() == [None, 7, 3] and run(t).shape == (4, 7, 3)
+    assert tf.image.resize_images(img, [tf.constant(4), tf.constant(7)]).shape.as_list() == [4, 7, 3]
+    with pytest.raises(ValueError, match="'size' must be a 1-D int32 Tensor"):
+        tf.image.resize_images(img, tf.constant([4, 7], tf.int64))
+    with pytest.raises(TypeError, match="Input 'contrast_factor' of 'AdjustContrastv2' Op has type float64"):
+        tf.image.adjust_contrast(img, tf.constant(1.5, tf.float64))
+    with pytest.raises(TypeError, match="Input 'delta' of 'AdjustHue' Op has type float64"):
+        tf.image.adjust_hue(img, tf.constant(0.5, tf.float64))

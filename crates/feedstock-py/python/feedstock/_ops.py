@@ -965,10 +965,19 @@ def adjust_contrast(images, contrast_factor):
     if flt.dtype != float32:
         raise TypeError("adjust_contrast: a float16 image is not supported by feedstock")
     g = flt.graph
-    with g.as_default():
-        factor = convert_to_tensor(contrast_factor, dtype=float32)
+    factor = _factor(g, contrast_factor, "contrast_factor", "AdjustContrastv2")
     adjusted = _wrap1(g, g._g.adjust("contrast", flt._o, factor._o))
     return convert_image_dtype(adjusted, images.dtype, saturate=True)
+
+
+def _factor(g, value, arg, op):
+    """An adjust op's float32 factor; a tensor of another dtype is
+    TensorFlow's TypeError."""
+    if isinstance(value, Tensor) and value.dtype != float32:
+        raise TypeError(f"Input '{arg}' of '{op}' Op has type {value.dtype.name} that does not match "
+                        "expected type of float32.")
+    with g.as_default():
+        return convert_to_tensor(value, dtype=float32)
 
 
 def random_contrast(image, lower, upper, seed=None):
@@ -994,8 +1003,7 @@ def _adjust_hsv(op, image, factor):
     if flt.dtype != float32:
         raise TypeError(f"adjust_{op}: a float16 image is not supported by feedstock")
     g = flt.graph
-    with g.as_default():
-        factor = convert_to_tensor(factor, dtype=float32)
+    factor = _factor(g, factor, *{"hue": ("delta", "AdjustHue"), "saturation": ("scale", "AdjustSaturation")}[op])
     adjusted = _wrap1(g, g._g.adjust(op, flt._o, factor._o))
     return convert_image_dtype(adjusted, image.dtype)
 
@@ -1178,17 +1186,27 @@ def _resize_op(images, size, bilinear, align_corners, half_pixel_centers):
     images: ``size`` an int32 ``[height, width]`` (what is constant gives
     the static shape)."""
     g = images.graph
+    static = [None, None]
     with g.as_default():
-        if not isinstance(size, Tensor):
+        if isinstance(size, (list, tuple)) and any(isinstance(v, Tensor) for v in size):
+            # TensorFlow packs a list holding tensors; each constant part
+            # is known statically.
+            static = [_static_ints([v])[0] if _static_ints([v]) is not None else None for v in size]
+            size = stack([v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=int32) for v in size])
+        elif not isinstance(size, Tensor):
             try:
                 size = convert_to_tensor(size, dtype=int32)
             except (TypeError, ValueError) as e:
                 raise ValueError("'size' must be a 1-D int32 Tensor") from e
+    if size.dtype != int32:
+        raise ValueError("'size' must be a 1-D int32 Tensor")
     dims = size.shape.dims
     if dims is not None and (len(dims) != 1 or dims[0] not in (None, 2)):
         raise ValueError("'size' must be a 1-D Tensor of 2 elements: new_height, new_width")
     known = _static_ints(size) if size._const is not None else None
-    static = [None, None] if known is None else [v if v > 0 else None for v in known]
+    if known is not None:
+        static = known
+    static = [v if v is not None and v > 0 else None for v in static]
     return _wrap1(g, g._g.resize(images._o, size._o, static, bilinear, bool(align_corners),
                                  bool(half_pixel_centers)))
 
