@@ -866,6 +866,31 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.image.pad_to_bounding_box` with its box given as tensors.
+    fn pad_to_bounding_box_tensors(
+        &self,
+        image: PyOutput,
+        bounding_box: [PyOutput; 4],
+    ) -> PyResult<PyOutput> {
+        self.0
+            .pad_to_bounding_box_tensors(image.0, bounding_box.map(|b| b.0))
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.image.resize_image_with_crop_or_pad` with its target given as
+    /// tensors.
+    fn resize_with_crop_or_pad_tensors(
+        &self,
+        image: PyOutput,
+        target: [PyOutput; 2],
+    ) -> PyResult<PyOutput> {
+        self.0
+            .resize_with_crop_or_pad_tensors(image.0, target.map(|b| b.0))
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.image.resize_image_with_crop_or_pad`.
     fn resize_with_crop_or_pad(
         &self,

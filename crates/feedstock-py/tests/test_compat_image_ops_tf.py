@@ -466,3 +466,26 @@ def test_resize_size_as_a_list_holding_tensors_and_factor_dtypes():
         tf.image.adjust_contrast(img, tf.constant(1.5, tf.float64))
     with pytest.raises(TypeError, match="Input 'delta' of 'AdjustHue' Op has type float64"):
         tf.image.adjust_hue(img, tf.constant(0.5, tf.float64))
+
+
+def test_pad_and_crop_or_pad_with_targets_computed_when_run():
+    img = (np.arange(5 * 6 * 3) % 251 + 1).astype(np.uint8).reshape(5, 6, 3)
+    P = lambda v: tf.placeholder_with_default(v, [])  # noqa: E731
+    t = tf.image.pad_to_bounding_box(img, P(1), 2, 8, P(9))
+    assert t.shape.as_list() == [8, None, 3]
+    out = run(t)
+    assert out.shape == (8, 9, 3) and out[1:6, 2:8].tolist() == img.tolist() and out.sum() == img.sum()
+    with pytest.raises(errors.InvalidArgumentError, match="height must be <= target - offset"):
+        run(tf.image.pad_to_bounding_box(img, 4, 2, P(8), 9))
+    with pytest.raises(errors.InvalidArgumentError, match="offset_height must be >= 0"):
+        run(tf.image.pad_to_bounding_box(img, P(-1), 2, 8, 9))
+    # What is known is still checked when built.
+    with pytest.raises(ValueError, match="width must be <= target - offset"):
+        tf.image.pad_to_bounding_box(img, P(1), 4, 8, 9)
+    t = tf.image.resize_image_with_crop_or_pad(img, P(3), 9)
+    assert t.shape.as_list() == [None, 9, 3]
+    assert run(t).tolist() == run(tf.image.resize_image_with_crop_or_pad(img, 3, 9)).tolist()
+    with pytest.raises(errors.InvalidArgumentError, match="target_height must be > 0"):
+        run(tf.image.resize_image_with_crop_or_pad(img, P(0), 9))
+    with pytest.raises(errors.InvalidArgumentError, match="target_width must be > 0"):
+        run(tf.image.resize_image_with_crop_or_pad(img, 3, P(-2)))

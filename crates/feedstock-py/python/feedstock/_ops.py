@@ -1042,14 +1042,30 @@ def random_saturation(image, lower, upper, seed=None):
     return adjust_saturation(image, _random_uniform(image.graph, lower, upper, seed))
 
 
-def _static_box_int(v, what):
-    """A box argument known when building (a Python int or a constant
-    scalar tensor)."""
+def _known_int(v):
+    """A box argument's value if known when building (a Python or numpy
+    int, or a constant scalar tensor), else ``None``."""
     if isinstance(v, Tensor):
         if v._const is None:
-            raise NotImplementedError(f"feedstock needs {what} known when the graph is built")
+            return None
         v = v._const
-    return operator.index(np.asarray(v).item()) if isinstance(v, (np.ndarray, np.generic)) else operator.index(v)
+    if isinstance(v, (np.ndarray, np.generic)):
+        v = v.item()
+    return operator.index(v)
+
+
+def _static_box_int(v, what):
+    """A box argument that must be known when building."""
+    known = _known_int(v)
+    if known is None:
+        raise NotImplementedError(f"feedstock needs {what} known when the graph is built")
+    return known
+
+
+def _box_tensors(g, values):
+    """Box arguments as int32 scalar tensors (tensors kept as they are)."""
+    with g.as_default():
+        return [(v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=int32))._o for v in values]
 
 
 def _image_rank_3_or_4(image):
@@ -1057,47 +1073,51 @@ def _image_rank_3_or_4(image):
     if shape is not None and len(shape) not in (3, 4):
         raise ValueError(f"'image' (shape {image.shape}) must have either 3 or 4 dimensions.")
     if shape is not None and 0 in shape[-3:]:
-        raise ValueError(f"inner 3 dims of 'image.shape' must be > 0.")
+        raise ValueError("inner 3 dims of 'image.shape' must be > 0.")
     return shape
 
 
 def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
     """``tf.image.pad_to_bounding_box``: the image at the offset in a
     target-size image of zeros; what is known when built is checked then
-    (ValueError), the rest when run (InvalidArgumentError)."""
+    (ValueError), the rest when run (InvalidArgumentError), as
+    TensorFlow's assertions."""
     image = convert_to_tensor(image)
     shape = _image_rank_3_or_4(image)
-    oh, ow, th, tw = (_static_box_int(v, n) for v, n in (
-        (offset_height, "offset_height"), (offset_width, "offset_width"),
-        (target_height, "target_height"), (target_width, "target_width")))
-    if oh < 0:
+    box = (offset_height, offset_width, target_height, target_width)
+    oh, ow, th, tw = (_known_int(v) for v in box)
+    if oh is not None and oh < 0:
         raise ValueError("offset_height must be >= 0")
-    if ow < 0:
+    if ow is not None and ow < 0:
         raise ValueError("offset_width must be >= 0")
     h, w = (shape[-3], shape[-2]) if shape is not None else (None, None)
-    if w is not None and tw - ow - w < 0:
+    if None not in (w, tw, ow) and tw - ow - w < 0:
         raise ValueError("width must be <= target - offset")
-    if h is not None and th - oh - h < 0:
+    if None not in (h, th, oh) and th - oh - h < 0:
         raise ValueError("height must be <= target - offset")
-    if th < 0 or tw < 0:
-        raise ValueError("target_height and target_width must be >= 0")
     g = image.graph
+    if None in (oh, ow, th, tw):
+        return _wrap1(g, g._g.pad_to_bounding_box_tensors(image._o, _box_tensors(g, box)))
+    if th < 0 or tw < 0:
+        raise ValueError("width must be <= target - offset")
     return _wrap1(g, g._g.pad_to_bounding_box(image._o, [oh, ow], [th, tw]))
 
 
 def resize_image_with_crop_or_pad(image, target_height, target_width):
     """``tf.image.resize_image_with_crop_or_pad``: centrally cropped
     and/or zero-padded to the target size, decided when run from the
-    image's size."""
+    image's size; a target given as a tensor is checked when run."""
     image = convert_to_tensor(image)
     _image_rank_3_or_4(image)
-    th = _static_box_int(target_height, "target_height")
-    tw = _static_box_int(target_width, "target_width")
-    if tw <= 0:
+    th, tw = _known_int(target_height), _known_int(target_width)
+    if tw is not None and tw <= 0:
         raise ValueError("target_width must be > 0.")
-    if th <= 0:
+    if th is not None and th <= 0:
         raise ValueError("target_height must be > 0.")
     g = image.graph
+    if th is None or tw is None:
+        parts = _box_tensors(g, (target_height, target_width))
+        return _wrap1(g, g._g.resize_with_crop_or_pad_tensors(image._o, parts))
     return _wrap1(g, g._g.resize_with_crop_or_pad(image._o, [th, tw]))
 
 

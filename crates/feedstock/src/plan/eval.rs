@@ -468,6 +468,32 @@ fn resize_size(t: &Tensor) -> Result<[usize; 2]> {
     }
 }
 
+/// A padding box given as tensors, checked in the order of TensorFlow's
+/// assertions (offsets, then the room left on each side).
+fn checked_pad(t: &Tensor, b: [i64; 4]) -> Result<[usize; 4]> {
+    let [oh, ow, th, tw] = b;
+    let fail = |m: &str| {
+        Err(Error::invalid_argument(format!("assertion failed: [{m}]")))
+    };
+    if oh < 0 {
+        return fail("offset_height must be >= 0");
+    }
+    if ow < 0 {
+        return fail("offset_width must be >= 0");
+    }
+    let d = t.dims();
+    if d.len() >= 3 {
+        let (h, w) = (d[d.len() - 3] as i64, d[d.len() - 2] as i64);
+        if tw - ow - w < 0 {
+            return fail("width must be <= target - offset");
+        }
+        if th - oh - h < 0 {
+            return fail("height must be <= target - offset");
+        }
+    }
+    Ok([oh as usize, ow as usize, th as usize, tw as usize])
+}
+
 /// An int32 or int64 scalar's value.
 fn int_scalar(t: &Tensor) -> Result<i64> {
     match t.dtype() {
@@ -950,6 +976,32 @@ fn run_step<'a>(
         Op::CentralCrop { fraction } => {
             let t = dense_in(ins, 0)?;
             out.push(adjust::central_crop(t, *fraction)?.into());
+        }
+        Op::PadToBoxInputs => {
+            let t = dense_in(ins, 0)?;
+            let b = (1..=4)
+                .map(|k| int_scalar(dense_in(ins, k)?))
+                .collect::<Result<Vec<i64>>>()?;
+            let [oh, ow, th, tw] = checked_pad(t, [b[0], b[1], b[2], b[3]])?;
+            let r = adjust::pad_to_bounding_box(t, oh, ow, th, tw)?;
+            out.push(r.into());
+        }
+        Op::CropOrPadInputs => {
+            let t = dense_in(ins, 0)?;
+            let th = int_scalar(dense_in(ins, 1)?)?;
+            let tw = int_scalar(dense_in(ins, 2)?)?;
+            if tw <= 0 {
+                return Err(Error::invalid_argument(
+                    "assertion failed: [target_width must be > 0.]",
+                ));
+            }
+            if th <= 0 {
+                return Err(Error::invalid_argument(
+                    "assertion failed: [target_height must be > 0.]",
+                ));
+            }
+            let r = adjust::crop_or_pad(t, th as usize, tw as usize)?;
+            out.push(r.into());
         }
         Op::CropOrPad { size } => {
             let t = dense_in(ins, 0)?;

@@ -487,6 +487,12 @@ pub(crate) enum Op {
     CentralCrop {
         fraction: f64,
     },
+    /// [`Op::PadToBox`] with the box as inputs 1..=4 (offset height and
+    /// width, target height and width), checked when run.
+    PadToBoxInputs,
+    /// [`Op::CropOrPad`] with the target height and width as inputs 1
+    /// and 2, checked when run.
+    CropOrPadInputs,
     /// `resize_image_with_crop_or_pad` to this height and width.
     CropOrPad {
         size: [usize; 2],
@@ -2414,6 +2420,99 @@ impl Graph {
             Op::CentralCrop { fraction },
             vec![image],
             with_key(dense(out.and_then(partial), info.dtype), info.key),
+        )
+    }
+
+    /// [`Graph::pad_to_bounding_box`] with the box given as integer
+    /// scalar tensors (offset height, offset width, target height, target
+    /// width), checked when run; constant targets give the static size.
+    ///
+    /// # Errors
+    /// InvalidArgument for a known image rank other than 3 or 4 or a box
+    /// part that is not an integer scalar.
+    pub fn pad_to_bounding_box_tensors(
+        &self,
+        image: Output,
+        bounding_box: [Output; 4],
+    ) -> Result<Output> {
+        let size =
+            self.box_targets(&bounding_box[2..], "pad_to_bounding_box")?;
+        let mut inputs = vec![image];
+        inputs.extend(bounding_box);
+        self.resized_inputs(
+            image,
+            Op::PadToBoxInputs,
+            "pad_to_bounding_box",
+            size,
+            inputs,
+        )
+    }
+
+    /// [`Graph::resize_with_crop_or_pad`] with the target height and
+    /// width given as integer scalar tensors, checked when run.
+    ///
+    /// # Errors
+    /// As [`Graph::pad_to_bounding_box_tensors`].
+    pub fn resize_with_crop_or_pad_tensors(
+        &self,
+        image: Output,
+        target: [Output; 2],
+    ) -> Result<Output> {
+        const NAME: &str = "resize_image_with_crop_or_pad";
+        let size = self.box_targets(&target, NAME)?;
+        let mut inputs = vec![image];
+        inputs.extend(target);
+        self.resized_inputs(image, Op::CropOrPadInputs, NAME, size, inputs)
+    }
+
+    /// The constant values of a box's target height and width (checked
+    /// to be integer scalars, as all of `parts`).
+    fn box_targets(
+        &self,
+        parts: &[Output],
+        name: &str,
+    ) -> Result<[Option<usize>; 2]> {
+        for &b in parts {
+            let bi = self.check_dense(b, name)?;
+            let scalar = bi.shape.as_ref().is_none_or(|s| s.rank() == 0);
+            if !matches!(bi.dtype, DType::I32 | DType::I64) || !scalar {
+                return Err(invalid(format!(
+                    "{name}: offsets and targets must be int32 or int64 \
+                     scalars"
+                )));
+            }
+        }
+        let size = |o: Output| {
+            self.constant_scalar(o)
+                .and_then(|v| usize::try_from(v).ok())
+        };
+        Ok([size(parts[0]), size(parts[1])])
+    }
+
+    /// A node of `op` on `inputs` (the image first) whose output is the
+    /// image with its height and width `size` (unknown where `None`).
+    fn resized_inputs(
+        &self,
+        image: Output,
+        op: Op,
+        name: &str,
+        size: [Option<usize>; 2],
+        inputs: Vec<Output>,
+    ) -> Result<Output> {
+        let info = self.check_dense(image, name)?;
+        check_image(&info.shape, name, Some(4))?;
+        for &b in &inputs[1..] {
+            self.box_targets(&[b, b], name)?;
+        }
+        let d = dims_of(&info.shape).unwrap_or_else(|| vec![None; 3]);
+        let mut out = d[..d.len() - 3].to_vec();
+        out.extend([size[0], size[1], d[d.len() - 1]]);
+        self.add1(
+            None,
+            name,
+            op,
+            inputs,
+            with_key(dense(partial(out), info.dtype), info.key),
         )
     }
 
