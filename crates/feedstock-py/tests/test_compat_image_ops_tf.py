@@ -489,3 +489,26 @@ def test_pad_and_crop_or_pad_with_targets_computed_when_run():
         run(tf.image.resize_image_with_crop_or_pad(img, P(0), 9))
     with pytest.raises(errors.InvalidArgumentError, match="target_width must be > 0"):
         run(tf.image.resize_image_with_crop_or_pad(img, 3, P(-2)))
+
+
+def test_decode_and_crop_jpeg_is_the_window_of_the_decoding():
+    import pathlib
+
+    data = (pathlib.Path(__file__).resolve().parents[2] / "feedstock/tests/data/golden/jpeg/04.jpg").read_bytes()
+    full = run(tf.image.decode_jpeg(data, channels=3))
+    t = tf.image.decode_and_crop_jpeg(data, [3, 5, 10, 20], channels=3)
+    # TensorFlow's cropped decode gives the pixels of the full decode
+    # (observed on a 37 × 45 JPEG, every window tried); a constant window
+    # gives the static size.
+    assert t.shape.as_list() == [10, 20, 3]
+    assert run(t).tolist() == full[3:13, 5:25].tolist()
+    w = tf.placeholder_with_default([1, 2, 4, 4], [4])
+    t = tf.image.decode_and_crop_jpeg(data, w)
+    assert t.shape.as_list() == [None, None, None]
+    assert run(t).tolist() == full[1:5, 2:6].tolist()
+    with pytest.raises(errors.InvalidArgumentError):
+        run(tf.image.decode_and_crop_jpeg(data, [full.shape[0] - 1, 5, 10, 20]))
+    with pytest.raises(ValueError):
+        tf.image.decode_and_crop_jpeg(data, [0, 0, 3])
+    with pytest.raises(TypeError, match="crop_window"):
+        tf.image.decode_and_crop_jpeg(data, tf.constant([0, 0, 3, 3], tf.int64))

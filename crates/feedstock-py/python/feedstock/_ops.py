@@ -827,6 +827,30 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover
                          acceptable_fraction=acceptable_fraction, dct_method=dct_method)
 
 
+def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upscaling=True,
+                         try_recover_truncated=False, acceptable_fraction=1, dct_method="", name=None):
+    """``tf.image.decode_and_crop_jpeg``: :func:`decode_jpeg` then the
+    window ``[y, x, height, width]`` (an int32 vector) of the image (the
+    pixels TensorFlow's cropped decode gives); a window outside the image
+    fails when run (InvalidArgumentError). A constant window gives the
+    static height and width."""
+    image = decode_jpeg(contents, channels, ratio, fancy_upscaling, try_recover_truncated,
+                        acceptable_fraction, dct_method)
+    g = image.graph
+    with g.as_default():
+        window = crop_window if isinstance(crop_window, Tensor) else convert_to_tensor(crop_window, dtype=int32)
+        if window.dtype != int32:
+            raise TypeError(f"Input 'crop_window' of 'DecodeAndCropJpeg' Op has type {window.dtype.name} that "
+                            "does not match expected type of int32.")
+        dims = window.shape.dims
+        if dims is not None and (len(dims) != 1 or dims[0] not in (None, 4)):
+            raise ValueError(f"crop_window must be a vector of 4 values, got shape {window.shape}")
+        known = _static_ints(window)
+        parts = ([convert_to_tensor(v, dtype=int32) for v in known] if known is not None
+                 else [window[k] for k in range(4)])
+    return _wrap1(g, g._g.crop_to_bounding_box_tensors(image._o, [p._o for p in parts]))
+
+
 def decode_png(contents, channels=0, dtype=uint8, name=None):
     """``tf.io.decode_png``: decodes a PNG, JPEG or single-frame GIF to
     uint8 or uint16 ``[h, w, c]``."""
