@@ -891,6 +891,18 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.image.extract_jpeg_shape`.
+    fn extract_jpeg_shape(
+        &self,
+        contents: PyOutput,
+        dtype_name: &str,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .extract_jpeg_shape(contents.0, dtype(dtype_name)?)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.image.resize_image_with_crop_or_pad`.
     fn resize_with_crop_or_pad(
         &self,

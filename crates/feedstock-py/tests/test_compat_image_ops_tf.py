@@ -512,3 +512,21 @@ def test_decode_and_crop_jpeg_is_the_window_of_the_decoding():
         tf.image.decode_and_crop_jpeg(data, [0, 0, 3])
     with pytest.raises(TypeError, match="crop_window"):
         tf.image.decode_and_crop_jpeg(data, tf.constant([0, 0, 3, 3], tf.int64))
+
+
+@pytest.mark.parametrize("name, want", [("00.jpg", [26, 41, 3]), ("02.jpg", [48, 6, 1]), ("04.jpg", [31, 44, 3]),
+                                        ("10.jpg", [25, 47, 1])])
+def test_extract_jpeg_shape_as_tensorflow(name, want):
+    import pathlib
+
+    data = (pathlib.Path(__file__).resolve().parents[2] / "feedstock/tests/data/golden/jpeg" / name).read_bytes()
+    t = tf.image.extract_jpeg_shape(data)
+    assert t.dtype == tf.int32 and t.shape.as_list() == [3]
+    assert run(t).tolist() == want
+    assert run(tf.image.extract_jpeg_shape(data, tf.int64)).dtype == np.int64
+    with pytest.raises(errors.InvalidArgumentError, match="Invalid JPEG data"):
+        run(tf.image.extract_jpeg_shape(data[:20]))
+    with pytest.raises(TypeError, match="output_type"):
+        tf.image.extract_jpeg_shape(data, tf.float32)
+    with pytest.raises(ValueError):
+        tf.image.extract_jpeg_shape([data, data])

@@ -851,6 +851,21 @@ def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upsca
     return _wrap1(g, g._g.crop_to_bounding_box_tensors(image._o, [p._o for p in parts]))
 
 
+def extract_jpeg_shape(contents, output_type=int32, name=None):
+    """``tf.image.extract_jpeg_shape``: ``[height, width, channels]`` of a
+    JPEG from its header (int32 or int64); data that is not a JPEG fails
+    when run (InvalidArgumentError)."""
+    x = convert_to_tensor(contents)
+    dtype = as_dtype(output_type)
+    if dtype.name not in ("int32", "int64"):
+        raise TypeError(f"Value passed to parameter 'output_type' has DataType {dtype.name} not in list of "
+                        "allowed values: int32, int64")
+    if x.dtype != string:
+        raise TypeError(f"Input 'contents' of 'ExtractJpegShape' Op has type {x.dtype.name} that does not "
+                        "match expected type of string.")
+    return _wrap1(x.graph, x.graph._g.extract_jpeg_shape(x._o, dtype.name))
+
+
 def decode_png(contents, channels=0, dtype=uint8, name=None):
     """``tf.io.decode_png``: decodes a PNG, JPEG or single-frame GIF to
     uint8 or uint16 ``[h, w, c]``."""

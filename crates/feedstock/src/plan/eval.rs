@@ -1003,6 +1003,12 @@ fn run_step<'a>(
             let r = adjust::crop_or_pad(t, th as usize, tw as usize)?;
             out.push(r.into());
         }
+        Op::ExtractJpegShape(dtype) => {
+            let t = dense_in(ins, 0)?;
+            let b = t.scalar_value::<Bytes>()?;
+            let shape = image::extract_jpeg_shape(&b)?.map(|d| d as i64);
+            out.push(Tensor::vector(shape.to_vec()).cast(*dtype)?.into());
+        }
         Op::CropOrPad { size } => {
             let t = dense_in(ins, 0)?;
             out.push(adjust::crop_or_pad(t, size[0], size[1])?.into());

@@ -493,6 +493,8 @@ pub(crate) enum Op {
     /// [`Op::CropOrPad`] with the target height and width as inputs 1
     /// and 2, checked when run.
     CropOrPadInputs,
+    /// `ExtractJpegShape` to this integer dtype.
+    ExtractJpegShape(DType),
     /// `resize_image_with_crop_or_pad` to this height and width.
     CropOrPad {
         size: [usize; 2],
@@ -2513,6 +2515,41 @@ impl Graph {
             op,
             inputs,
             with_key(dense(partial(out), info.dtype), info.key),
+        )
+    }
+
+    /// The `[height, width, channels]` of the JPEG in the string scalar
+    /// `contents`, as `dtype` (int32 or int64; `tf.image.extract_jpeg_shape`).
+    ///
+    /// # Errors
+    /// InvalidArgument for `contents` not a string scalar or another
+    /// dtype.
+    pub fn extract_jpeg_shape(
+        &self,
+        contents: Output,
+        dtype: DType,
+    ) -> Result<Output> {
+        const NAME: &str = "extract_jpeg_shape";
+        let info = self.check_dense(contents, NAME)?;
+        if info.dtype != DType::String
+            || info.shape.as_ref().is_some_and(|s| s.rank() != 0)
+        {
+            return Err(invalid(format!(
+                "{NAME}: contents must be a string scalar"
+            )));
+        }
+        if !matches!(dtype, DType::I32 | DType::I64) {
+            return Err(invalid_dtype(format!(
+                "Value passed to parameter 'output_type' has DataType {dtype} \
+                 not in list of allowed values: int32, int64"
+            )));
+        }
+        self.add1(
+            None,
+            NAME,
+            Op::ExtractJpegShape(dtype),
+            vec![contents],
+            with_key(dense(known(&[3]), dtype), info.key),
         )
     }
 

@@ -244,6 +244,7 @@ image = _NS(
     random_saturation=_ops.random_saturation,
     sample_distorted_bounding_box=_ops.sample_distorted_bounding_box,
     decode_and_crop_jpeg=_ops.decode_and_crop_jpeg,
+    extract_jpeg_shape=_ops.extract_jpeg_shape,
     rot90=_ops.rot90,
     transpose_image=_ops.transpose_image,
     transpose=_ops.transpose_image,
