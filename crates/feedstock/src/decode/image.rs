@@ -618,6 +618,16 @@ fn libpng_luma(rgb: [u16; 3], sixteen: bool) -> u16 {
     ((y + round) >> 15) as u16
 }
 
+/// The `[height, width, channels]` of a JPEG from its header, without
+/// decoding it (`tf.image.extract_jpeg_shape`).
+///
+/// # Errors
+/// InvalidArgument for data that is not a JPEG.
+pub fn extract_jpeg_shape(contents: &[u8]) -> Result<[usize; 3]> {
+    let (h, w, c) = jpeg::header(contents)?;
+    Ok([h, w, c])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

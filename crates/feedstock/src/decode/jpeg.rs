@@ -143,6 +143,29 @@ pub(crate) fn decode(
     Ok(out)
 }
 
+/// The `(height, width, components)` a JPEG's header declares, as
+/// TensorFlow's `ExtractJpegShape` reads them (CMYK has 4 components).
+pub(crate) fn header(contents: &[u8]) -> Result<(usize, usize, usize)> {
+    let invalid = || {
+        Error::invalid_argument(format!(
+            "Invalid JPEG data, size {}",
+            contents.len()
+        ))
+    };
+    if contents.is_empty() {
+        return Err(invalid());
+    }
+    let read = catch_unwind(AssertUnwindSafe(|| {
+        let d = Decompress::new_mem(contents).ok()?;
+        let (w, h) = d.size();
+        Some((h, w, d.components().len()))
+    }));
+    match read {
+        Ok(Some(shape)) => Ok(shape),
+        _ => Err(invalid()),
+    }
+}
+
 fn decode_unchecked(
     contents: &[u8],
     channels: usize,

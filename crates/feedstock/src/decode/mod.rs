@@ -10,6 +10,8 @@
 //! Example decoders return strings that share the record's buffer: a
 //! borrowed slice would force them to copy.
 
+pub mod adjust;
+pub mod bbox;
 mod bmp;
 pub mod csv;
 pub mod example;
@@ -22,5 +24,6 @@ mod number;
 pub mod ops;
 pub mod raw;
 mod records;
+pub mod resize;
 
 pub use records::Records;

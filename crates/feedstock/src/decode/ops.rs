@@ -443,6 +443,22 @@ pub fn random_flip_left_right<R: Rng + ?Sized>(
     Tensor::from_data(image.dims().to_vec(), data)
 }
 
+/// Mirrors an image top to bottom with probability one half, as
+/// `tf.image.random_flip_up_down` does; in a batch, each image is
+/// flipped or not on its own draw.
+///
+/// # Errors
+/// InvalidArgument unless `image` has rank 3 or 4.
+pub fn random_flip_up_down<R: Rng + ?Sized>(
+    image: &Tensor,
+    rng: &mut R,
+) -> Result<Tensor> {
+    let (h, _) = image_axes(image, "random_flip_up_down")?;
+    let block: usize = image.dims()[h..].iter().product();
+    let data = reverse_blocks(image, h, block, || rng.gen_bool(0.5));
+    Tensor::from_data(image.dims().to_vec(), data)
+}
+
 /// A block of `size` at a random offset inside `t` (each offset uniform
 /// over the positions where the block fits), as `tf.image.random_crop`
 /// does.

@@ -6,11 +6,13 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::decode::bbox::BoxSampling;
 use crate::decode::csv::{CsvDecoder, RecordDefault};
 use crate::decode::example::{check_sequence_specs, FeatureKind, FeatureSpec};
 use crate::decode::image::DecodeSpec;
 use crate::decode::math::{self, BinaryOp};
 use crate::decode::raw::ByteOrder;
+use crate::decode::resize::ResizeOptions;
 use crate::error::{Error, Result};
 use crate::input::shard::{Remainder, Shard};
 use crate::io::tfrecord::CorruptRecords;
@@ -364,6 +366,17 @@ pub(crate) enum ImageOp {
     Standardize,
 }
 
+/// A `tf.image` adjustment by a `float32` scalar factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AdjustOp {
+    /// `AdjustContrastv2` (contrast factor).
+    Contrast,
+    /// `AdjustHue` (delta, a fraction of a turn).
+    Hue,
+    /// `AdjustSaturation` (saturation factor).
+    Saturation,
+}
+
 /// What a node computes.
 #[derive(Debug)]
 pub(crate) enum Op {
@@ -443,8 +456,48 @@ pub(crate) enum Op {
     },
     DecodeImage(Box<DecodeSpec>),
     Image(ImageOp),
+    /// A flip with probability 1/2: left-right, or `up_down`.
     RandomFlip {
         seed: Option<u64>,
+        up_down: bool,
+    },
+    /// A `float32` scalar uniform in `[lo, hi)`, drawn each run.
+    RandomUniform {
+        lo: f32,
+        hi: f32,
+        seed: Option<u64>,
+    },
+    /// `AdjustContrastv2`, `AdjustHue` or `AdjustSaturation`: inputs the
+    /// `float32` image and the factor.
+    Adjust(AdjustOp),
+    PadToBox {
+        offset: [usize; 2],
+        size: [usize; 2],
+    },
+    /// `ResizeBilinear` / `ResizeNearestNeighbor`; inputs the images and
+    /// the int32 size `[height, width]`.
+    Resize(ResizeOptions),
+    /// `SampleDistortedBoundingBoxV2`; inputs the image size, the boxes
+    /// and `min_object_covered`; outputs begin, size and the crop's box.
+    SampleBox {
+        sampling: BoxSampling,
+        seed: Option<u64>,
+    },
+    /// `central_crop` of this fraction (in `(0, 1)`).
+    CentralCrop {
+        fraction: f64,
+    },
+    /// [`Op::PadToBox`] with the box as inputs 1..=4 (offset height and
+    /// width, target height and width), checked when run.
+    PadToBoxInputs,
+    /// [`Op::CropOrPad`] with the target height and width as inputs 1
+    /// and 2, checked when run.
+    CropOrPadInputs,
+    /// `ExtractJpegShape` to this integer dtype.
+    ExtractJpegShape(DType),
+    /// `resize_image_with_crop_or_pad` to this height and width.
+    CropOrPad {
+        size: [usize; 2],
     },
     /// `size` known when built, or `None`: the int vector of input 1.
     RandomCrop {
@@ -553,6 +606,8 @@ impl Node {
                 | Op::LimitEpochs { .. }
                 | Op::Reader(_)
                 | Op::RandomFlip { .. }
+                | Op::RandomUniform { .. }
+                | Op::SampleBox { .. }
                 | Op::RandomCrop { .. }
                 | Op::Batch(_)
                 | Op::Queue { .. }
@@ -2062,8 +2117,464 @@ impl Graph {
     ) -> Result<Output> {
         self.image_like(
             image,
-            Op::RandomFlip { seed },
+            Op::RandomFlip {
+                seed,
+                up_down: false,
+            },
             "random_flip_left_right",
+        )
+    }
+
+    /// Mirrors an image top to bottom with probability 1/2
+    /// (`tf.image.random_flip_up_down`); seeded as
+    /// [`Graph::random_flip_left_right`].
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4.
+    pub fn random_flip_up_down(
+        &self,
+        image: Output,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        self.image_like(
+            image,
+            Op::RandomFlip {
+                seed,
+                up_down: true,
+            },
+            "random_flip_up_down",
+        )
+    }
+
+    /// A `float32` scalar drawn uniformly from `[lo, hi)` on each run
+    /// (`tf.random_uniform([], lo, hi)`); seeded, the session draws the
+    /// same sequence every time.
+    ///
+    /// # Errors
+    /// InvalidArgument unless `lo < hi` (both finite).
+    pub fn random_uniform_scalar(
+        &self,
+        lo: f32,
+        hi: f32,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        if !(lo < hi && lo.is_finite() && hi.is_finite()) {
+            return Err(invalid(format!(
+                "random_uniform: need minval < maxval, got {lo} and {hi}"
+            )));
+        }
+        self.add1(
+            None,
+            "random_uniform",
+            Op::RandomUniform { lo, hi, seed },
+            vec![],
+            dense(known(&[]), DType::F32),
+        )
+    }
+
+    /// A `float32` image adjusted by a `float32` scalar `factor`:
+    /// contrast (`(x - mean) * factor + mean` per channel, rank 3 or
+    /// more), hue or saturation (RGB images); see
+    /// [`adjust`](crate::decode::adjust).
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank under 3, an image not `float32`
+    /// or a factor not a `float32` scalar.
+    pub fn adjust(
+        &self,
+        op: AdjustOp,
+        image: Output,
+        factor: Output,
+    ) -> Result<Output> {
+        const NAME: &str = "adjust";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, None)?;
+        let fi = self.check_dense(factor, NAME)?;
+        let scalar = fi.shape.as_ref().is_none_or(|s| s.rank() == 0);
+        if info.dtype != DType::F32 || fi.dtype != DType::F32 || !scalar {
+            return Err(invalid(format!(
+                "{NAME}: needs a float32 image and a float32 scalar factor"
+            )));
+        }
+        self.add1(None, NAME, Op::Adjust(op), vec![image, factor], info)
+    }
+
+    /// An image placed at `offset` in a `size` image of zeros
+    /// (`tf.image.pad_to_bounding_box`); an image known not to fit is an
+    /// error when built, one that does not fit when run fails then.
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4 or a known
+    /// height or width over `size - offset`.
+    pub fn pad_to_bounding_box(
+        &self,
+        image: Output,
+        offset: [usize; 2],
+        size: [usize; 2],
+    ) -> Result<Output> {
+        const NAME: &str = "pad_to_bounding_box";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, Some(4))?;
+        let dims = dims_of(&info.shape);
+        if let Some(d) = &dims {
+            let n = d.len();
+            for (k, what) in [(0, "height"), (1, "width")] {
+                if d[n - 3 + k].is_some_and(|v| offset[k] + v > size[k]) {
+                    return Err(invalid(format!(
+                        "{what} must be <= target - offset"
+                    )));
+                }
+            }
+        }
+        self.resized(image, Op::PadToBox { offset, size }, NAME, size)
+    }
+
+    /// An image centrally cropped and/or padded to `size`
+    /// (`tf.image.resize_image_with_crop_or_pad`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4.
+    pub fn resize_with_crop_or_pad(
+        &self,
+        image: Output,
+        size: [usize; 2],
+    ) -> Result<Output> {
+        const NAME: &str = "resize_image_with_crop_or_pad";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, Some(4))?;
+        self.resized(image, Op::CropOrPad { size }, NAME, size)
+    }
+
+    /// `[batch, height, width, channels]` images resized to `size` (an
+    /// int32 vector `[height, width]`; `static_size` what is known of it
+    /// when built), as TensorFlow's `ResizeBilinear` (float32 output) or
+    /// `ResizeNearestNeighbor` (the input's dtype).
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 4, a dtype that is
+    /// not a real number, or a size that is not an int32 vector.
+    pub fn resize(
+        &self,
+        images: Output,
+        size: Output,
+        static_size: [Option<usize>; 2],
+        opts: ResizeOptions,
+    ) -> Result<Output> {
+        const NAME: &str = "resize";
+        let info = self.check_dense(images, NAME)?;
+        let dims = dims_of(&info.shape);
+        if let Some(d) = &dims {
+            if d.len() != 4 {
+                return Err(invalid(format!(
+                    "Shape must be rank 4 but is rank {}",
+                    d.len()
+                )));
+            }
+        }
+        if !math::is_arithmetic(info.dtype)
+            || matches!(info.dtype, DType::U32 | DType::U64)
+        {
+            return Err(invalid_dtype(format!(
+                "{NAME}: images of {} cannot be resized",
+                info.dtype
+            )));
+        }
+        let si = self.check_dense(size, NAME)?;
+        if si.dtype != DType::I32
+            || si.shape.as_ref().is_some_and(|s| s.rank() != 1)
+        {
+            return Err(invalid(format!(
+                "{NAME}: the size must be an int32 vector"
+            )));
+        }
+        let d = dims.unwrap_or_else(|| vec![None; 4]);
+        let out = vec![d[0], static_size[0], static_size[1], d[3]];
+        let dtype = if opts.bilinear {
+            DType::F32
+        } else {
+            info.dtype
+        };
+        self.add1(
+            None,
+            NAME,
+            Op::Resize(opts),
+            vec![images, size],
+            with_key(dense(partial(out), dtype), info.key),
+        )
+    }
+
+    /// A random crop of an image of `image_size` covering enough of
+    /// some box of `boxes` (`tf.image.sample_distorted_bounding_box`):
+    /// outputs begin and size (`image_size`'s dtype, `[3]`) and the crop
+    /// as a `float32` `[1, 1, 4]` box. Seeded, the session draws the same
+    /// crops every time.
+    ///
+    /// # Errors
+    /// InvalidArgument (TensorFlow's shape errors) for an image size not
+    /// an integer vector of 3, boxes not `float32` `[batch, n, 4]`, or a
+    /// `min_object_covered` not a `float32` scalar.
+    pub fn sample_distorted_bounding_box(
+        &self,
+        image_size: Output,
+        boxes: Output,
+        min_object_covered: Output,
+        sampling: BoxSampling,
+        seed: Option<u64>,
+    ) -> Result<Vec<Output>> {
+        const NAME: &str = "sample_distorted_bounding_box";
+        let si = self.check_dense(image_size, NAME)?;
+        if !matches!(
+            si.dtype,
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64
+        ) {
+            return Err(invalid_dtype(format!(
+                "Value passed to parameter 'image_size' has DataType {} \
+                 not in list of allowed values: uint8, int8, int16, int32, \
+                 int64",
+                si.dtype
+            )));
+        }
+        if let Some(d) = dims_of(&si.shape) {
+            if d.len() != 1 || d[0].is_some_and(|n| n != 3) {
+                return Err(invalid(format!(
+                    "{NAME}: image_size must be a vector of 3 values, got \
+                     shape {}",
+                    fmt_dims(&d)
+                )));
+            }
+        }
+        let bi = self.check_dense(boxes, NAME)?;
+        if bi.dtype != DType::F32 {
+            return Err(invalid_dtype(format!(
+                "{NAME}: bounding_boxes must be float32, got {}",
+                bi.dtype
+            )));
+        }
+        if let Some(d) = dims_of(&bi.shape) {
+            if d.len() != 3 {
+                return Err(invalid(format!(
+                    "Shape must be rank 3 but is rank {}",
+                    d.len()
+                )));
+            }
+            if d[2].is_some_and(|n| n != 4) {
+                return Err(invalid(format!(
+                    "Dimension must be 4 but is {}",
+                    d[2].unwrap_or(0)
+                )));
+            }
+        }
+        let mi = self.check_dense(min_object_covered, NAME)?;
+        if mi.dtype != DType::F32
+            || mi.shape.as_ref().is_some_and(|s| s.rank() != 0)
+        {
+            return Err(invalid(format!(
+                "{NAME}: min_object_covered must be a float32 scalar"
+            )));
+        }
+        self.add(
+            None,
+            NAME,
+            Op::SampleBox { sampling, seed },
+            vec![image_size, boxes, min_object_covered],
+            vec![
+                dense(known(&[3]), si.dtype),
+                dense(known(&[3]), si.dtype),
+                dense(known(&[1, 1, 4]), DType::F32),
+            ],
+        )
+    }
+
+    /// The central `fraction` (in `(0, 1)`) of an image or of each image
+    /// of a batch (`tf.image.central_crop`); its known height and width
+    /// give the output's.
+    ///
+    /// # Errors
+    /// InvalidArgument for a known rank other than 3 or 4 or a fraction
+    /// outside `(0, 1)`.
+    pub fn central_crop(
+        &self,
+        image: Output,
+        fraction: f64,
+    ) -> Result<Output> {
+        const NAME: &str = "central_crop";
+        let info = self.check_dense(image, NAME)?;
+        check_image(&info.shape, NAME, Some(4))?;
+        if !(fraction > 0.0 && fraction < 1.0) {
+            return Err(invalid(format!(
+                "{NAME}: the fraction must be in (0, 1), got {fraction}"
+            )));
+        }
+        let crop = |d: Option<usize>| {
+            d.map(|d| {
+                d - 2 * ((d as f64 - d as f64 * fraction) / 2.0) as usize
+            })
+        };
+        let out = dims_of(&info.shape).map(|mut d| {
+            let n = d.len();
+            d[n - 3] = crop(d[n - 3]);
+            d[n - 2] = crop(d[n - 2]);
+            d
+        });
+        self.add1(
+            None,
+            NAME,
+            Op::CentralCrop { fraction },
+            vec![image],
+            with_key(dense(out.and_then(partial), info.dtype), info.key),
+        )
+    }
+
+    /// [`Graph::pad_to_bounding_box`] with the box given as integer
+    /// scalar tensors (offset height, offset width, target height, target
+    /// width), checked when run; constant targets give the static size.
+    ///
+    /// # Errors
+    /// InvalidArgument for a known image rank other than 3 or 4 or a box
+    /// part that is not an integer scalar.
+    pub fn pad_to_bounding_box_tensors(
+        &self,
+        image: Output,
+        bounding_box: [Output; 4],
+    ) -> Result<Output> {
+        let size =
+            self.box_targets(&bounding_box[2..], "pad_to_bounding_box")?;
+        let mut inputs = vec![image];
+        inputs.extend(bounding_box);
+        self.resized_inputs(
+            image,
+            Op::PadToBoxInputs,
+            "pad_to_bounding_box",
+            size,
+            inputs,
+        )
+    }
+
+    /// [`Graph::resize_with_crop_or_pad`] with the target height and
+    /// width given as integer scalar tensors, checked when run.
+    ///
+    /// # Errors
+    /// As [`Graph::pad_to_bounding_box_tensors`].
+    pub fn resize_with_crop_or_pad_tensors(
+        &self,
+        image: Output,
+        target: [Output; 2],
+    ) -> Result<Output> {
+        const NAME: &str = "resize_image_with_crop_or_pad";
+        let size = self.box_targets(&target, NAME)?;
+        let mut inputs = vec![image];
+        inputs.extend(target);
+        self.resized_inputs(image, Op::CropOrPadInputs, NAME, size, inputs)
+    }
+
+    /// The constant values of a box's target height and width (checked
+    /// to be integer scalars, as all of `parts`).
+    fn box_targets(
+        &self,
+        parts: &[Output],
+        name: &str,
+    ) -> Result<[Option<usize>; 2]> {
+        for &b in parts {
+            let bi = self.check_dense(b, name)?;
+            let scalar = bi.shape.as_ref().is_none_or(|s| s.rank() == 0);
+            if !matches!(bi.dtype, DType::I32 | DType::I64) || !scalar {
+                return Err(invalid(format!(
+                    "{name}: offsets and targets must be int32 or int64 \
+                     scalars"
+                )));
+            }
+        }
+        let size = |o: Output| {
+            self.constant_scalar(o)
+                .and_then(|v| usize::try_from(v).ok())
+        };
+        Ok([size(parts[0]), size(parts[1])])
+    }
+
+    /// A node of `op` on `inputs` (the image first) whose output is the
+    /// image with its height and width `size` (unknown where `None`).
+    fn resized_inputs(
+        &self,
+        image: Output,
+        op: Op,
+        name: &str,
+        size: [Option<usize>; 2],
+        inputs: Vec<Output>,
+    ) -> Result<Output> {
+        let info = self.check_dense(image, name)?;
+        check_image(&info.shape, name, Some(4))?;
+        for &b in &inputs[1..] {
+            self.box_targets(&[b, b], name)?;
+        }
+        let d = dims_of(&info.shape).unwrap_or_else(|| vec![None; 3]);
+        let mut out = d[..d.len() - 3].to_vec();
+        out.extend([size[0], size[1], d[d.len() - 1]]);
+        self.add1(
+            None,
+            name,
+            op,
+            inputs,
+            with_key(dense(partial(out), info.dtype), info.key),
+        )
+    }
+
+    /// The `[height, width, channels]` of the JPEG in the string scalar
+    /// `contents`, as `dtype` (int32 or int64; `tf.image.extract_jpeg_shape`).
+    ///
+    /// # Errors
+    /// InvalidArgument for `contents` not a string scalar or another
+    /// dtype.
+    pub fn extract_jpeg_shape(
+        &self,
+        contents: Output,
+        dtype: DType,
+    ) -> Result<Output> {
+        const NAME: &str = "extract_jpeg_shape";
+        let info = self.check_dense(contents, NAME)?;
+        if info.dtype != DType::String
+            || info.shape.as_ref().is_some_and(|s| s.rank() != 0)
+        {
+            return Err(invalid(format!(
+                "{NAME}: contents must be a string scalar"
+            )));
+        }
+        if !matches!(dtype, DType::I32 | DType::I64) {
+            return Err(invalid_dtype(format!(
+                "Value passed to parameter 'output_type' has DataType {dtype} \
+                 not in list of allowed values: int32, int64"
+            )));
+        }
+        self.add1(
+            None,
+            NAME,
+            Op::ExtractJpegShape(dtype),
+            vec![contents],
+            with_key(dense(known(&[3]), dtype), info.key),
+        )
+    }
+
+    /// A node of `op` on `image` whose output is `image` with its height
+    /// and width `size`.
+    fn resized(
+        &self,
+        image: Output,
+        op: Op,
+        name: &str,
+        size: [usize; 2],
+    ) -> Result<Output> {
+        let info = self.check_dense(image, name)?;
+        // An image of unknown rank is taken as one image, as TensorFlow
+        // takes it.
+        let d = dims_of(&info.shape).unwrap_or_else(|| vec![None; 3]);
+        let mut out = d[..d.len() - 3].to_vec();
+        out.extend([Some(size[0]), Some(size[1]), d[d.len() - 1]]);
+        let out = Some(out);
+        self.add1(
+            None,
+            name,
+            op,
+            vec![image],
+            with_key(dense(out.and_then(partial), info.dtype), info.key),
         )
     }
 

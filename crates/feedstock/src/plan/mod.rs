@@ -118,7 +118,13 @@
 //!   [`Graph::flip_left_right`], [`Graph::flip_up_down`],
 //!   [`Graph::random_flip_left_right`], [`Graph::random_crop`],
 //!   [`Graph::crop_to_bounding_box`],
-//!   [`Graph::per_image_standardization`].
+//!   [`Graph::per_image_standardization`]; adjustments by a factor
+//!   tensor ([`Graph::adjust`]: contrast, hue, saturation, with
+//!   [`Graph::random_uniform_scalar`] for the random ones),
+//!   [`Graph::random_flip_up_down`], [`Graph::pad_to_bounding_box`],
+//!   [`Graph::resize_with_crop_or_pad`], [`Graph::central_crop`],
+//!   [`Graph::resize`] (bilinear, nearest neighbour) and
+//!   [`Graph::sample_distorted_bounding_box`].
 //! * **Tensor ops.** `tf.cast`, `tf.reshape` (with -1), `tf.transpose`,
 //!   `tf.stack`, `tf.concat`, `tf.identity`: the methods of those names
 //!   ([`Graph::add_op`] is `tf.add`).
@@ -188,9 +194,10 @@ mod queues;
 mod session;
 
 pub use graph::{
-    BatchOptions, CsvOptions, Graph, ImageFormat, Output, ProducerOptions,
-    QueueRef, ReaderKind, ReaderRef, ReaderStateOp, ShardOptions,
-    ShuffleOptions, SliceDim, SparsePart, StaticShape, Strings, Variable,
+    AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Output,
+    ProducerOptions, QueueRef, ReaderKind, ReaderRef, ReaderStateOp,
+    ShardOptions, ShuffleOptions, SliceDim, SparsePart, StaticShape, Strings,
+    Variable,
 };
 pub use queues::{QueueKind, RunnerRef};
 pub use session::{Interrupt, QueueSummary, RunOptions, Session};

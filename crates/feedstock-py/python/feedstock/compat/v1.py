@@ -226,6 +226,33 @@ image = _NS(
     crop_to_bounding_box=_ops.crop_to_bounding_box,
     per_image_standardization=_ops.per_image_standardization,
     random_crop=random_crop,
+    convert_image_dtype=_ops.convert_image_dtype,
+    adjust_brightness=_ops.adjust_brightness,
+    random_brightness=_ops.random_brightness,
+    adjust_contrast=_ops.adjust_contrast,
+    random_contrast=_ops.random_contrast,
+    pad_to_bounding_box=_ops.pad_to_bounding_box,
+    resize_image_with_crop_or_pad=_ops.resize_image_with_crop_or_pad,
+    resize_with_crop_or_pad=_ops.resize_image_with_crop_or_pad,
+    central_crop=_ops.central_crop,
+    random_flip_up_down=_ops.random_flip_up_down,
+    rgb_to_grayscale=_ops.rgb_to_grayscale,
+    grayscale_to_rgb=_ops.grayscale_to_rgb,
+    adjust_hue=_ops.adjust_hue,
+    adjust_saturation=_ops.adjust_saturation,
+    random_hue=_ops.random_hue,
+    random_saturation=_ops.random_saturation,
+    sample_distorted_bounding_box=_ops.sample_distorted_bounding_box,
+    decode_and_crop_jpeg=_ops.decode_and_crop_jpeg,
+    extract_jpeg_shape=_ops.extract_jpeg_shape,
+    rot90=_ops.rot90,
+    transpose_image=_ops.transpose_image,
+    transpose=_ops.transpose_image,
+    ResizeMethod=_ops.ResizeMethod,
+    resize_images=_ops.resize_images,
+    resize=_ops.resize_images,
+    resize_bilinear=_ops.resize_bilinear,
+    resize_nearest_neighbor=_ops.resize_nearest_neighbor,
 )
 
 
@@ -235,7 +262,37 @@ def _merge_all(key=None, scope=None, name=None):
     return _SummaryFetch()
 
 
-summary = _NS(merge_all=_merge_all)
+def _summary_op(name, tensor, collections):
+    """A summary TensorFlow would write for TensorBoard: feedstock writes
+    none. The op is a string scalar (empty; TensorFlow's holds a
+    serialized ``Summary``) added to ``collections`` (default
+    ``tf.GraphKeys.SUMMARIES``), as TensorFlow adds it;
+    ``tf.summary.merge_all`` still gives the queue summaries."""
+    t = convert_to_tensor(tensor)
+    with t.graph.as_default():
+        out = constant(b"", name=name)
+    for key in collections if collections is not None else [GraphKeys.SUMMARIES]:
+        t.graph.add_to_collection(key, out)
+    return out
+
+
+def _summary_scalar(name, tensor, collections=None, family=None):
+    """``tf.summary.scalar``: accepted, writes nothing (see :func:`_summary_op`)."""
+    return _summary_op(name, tensor, collections)
+
+
+def _summary_image(name, tensor, max_outputs=3, collections=None, family=None):
+    """``tf.summary.image``: accepted, writes nothing (see :func:`_summary_op`)."""
+    return _summary_op(name, tensor, collections)
+
+
+def _summary_histogram(name, values, collections=None, family=None):
+    """``tf.summary.histogram``: accepted, writes nothing (see :func:`_summary_op`)."""
+    return _summary_op(name, values, collections)
+
+
+summary = _NS(merge_all=_merge_all, scalar=_summary_scalar, image=_summary_image,
+              histogram=_summary_histogram)
 
 
 def get_collection(key, scope=None):
