@@ -797,6 +797,29 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.slice` with a begin and size computed when run.
+    fn slice_inputs(
+        &self,
+        x: PyOutput,
+        begin: PyOutput,
+        size: PyOutput,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .slice_inputs(x.0, begin.0, size.0)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.shape`: the run-time shape as an int32 vector.
+    fn shape_of(&self, x: PyOutput) -> PyResult<PyOutput> {
+        self.0.shape_of(x.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.fill` of a shape computed when run.
+    fn fill(&self, dims: PyOutput, value: PyOutput) -> PyResult<PyOutput> {
+        self.0.fill(dims.0, value.0).py_err().map(PyOutput)
+    }
+
     /// `tf.cast`.
     fn cast(&self, x: PyOutput, dtype_name: &str) -> PyResult<PyOutput> {
         self.0.cast(x.0, dtype(dtype_name)?).py_err().map(PyOutput)

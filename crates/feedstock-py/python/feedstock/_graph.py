@@ -1289,12 +1289,175 @@ def identity(x, name=None):
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
-    """``tf.slice`` (a size of -1 runs to the end)."""
+    """``tf.slice`` (a size of -1 runs to the end); ``begin`` and ``size``
+    may be tensors computed when run, checked then as TensorFlow checks
+    them."""
     x = convert_to_tensor(input_)
+    begin, size = _const_or_tensor(x.graph, begin), _const_or_tensor(x.graph, size)
+    if isinstance(begin, Tensor) or isinstance(size, Tensor):
+        with x.graph.as_default():
+            begin, size = (v if isinstance(v, Tensor) else constant(v, dtype=int32) for v in (begin, size))
+        return _named_op(x.graph, name, lambda: _wrap1(x.graph, x.graph._g.slice_inputs(x._o, begin._o, size._o)))
     begin, size = [int(b) for b in begin], [int(s) for s in size]
     if any(b < 0 for b in begin):
         raise ValueError(f"slice begin must be >= 0, got {begin}")
     return _named_op(x.graph, name, lambda: _wrap1(x.graph, x.graph._g.slice(x._o, begin, size)))
+
+
+def _const_or_tensor(g, v):
+    """``v`` as a list of ints when known while building, else the
+    tensor (of ``g``) computing it."""
+    if isinstance(v, Tensor):
+        return v if v._const is None else v._const.reshape(-1).tolist()
+    if isinstance(v, (list, tuple)) and any(isinstance(e, Tensor) for e in v):
+        with g.as_default():
+            return stack(list(v))
+    return [int(e) for e in np.asarray(v).reshape(-1)]
+
+
+def _full_dims(n):
+    return [("range", None, None, 1)] * n
+
+
+def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.expand_dims``: a dimension of 1 inserted at ``axis`` (negative
+    counts from the end, -1 appending); an axis outside
+    ``[-rank-1, rank]`` is a ValueError, as TensorFlow's shape check."""
+    if axis is None:
+        axis = dim
+    if axis is None:
+        raise ValueError("Must specify an axis argument to tf.expand_dims()")
+    if isinstance(axis, Tensor):
+        if axis._const is None:
+            raise TypeError("tf.expand_dims: the axis must be known when the graph is built")
+        axis = axis._const
+    axis = int(np.asarray(axis).reshape(-1)[0])
+    g = _graph_of(input)
+    scope = _scope(g, name, "ExpandDims")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+    rank = x.shape.ndims
+    if rank is not None and not -rank - 1 <= axis <= rank:
+        raise ValueError(f"Dimension size must be in range [{-rank - 1}, {rank + 1}) for 'ExpandDims', got {axis}")
+    if axis >= 0:
+        dims = _full_dims(axis) + [("newaxis",), ("ellipsis",)]
+    else:
+        dims = [("ellipsis",), ("newaxis",)] + _full_dims(-axis - 1)
+    with _next_name(g, scope, exact=True):
+        out = g._g.strided_slice(x._o, dims)
+    const = None if x._const is None else np.expand_dims(x._const, axis)
+    return _wrap1(g, out, const)
+
+
+def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.squeeze``: the dimensions of size 1 removed (those of ``axis``
+    only, if given). Squeezing a dimension known not to be 1 is a
+    ValueError, as in TensorFlow; feedstock needs the squeezed dimensions
+    known while building (NotImplementedError otherwise)."""
+    if axis is None:
+        axis = squeeze_dims
+    g = _graph_of(input)
+    scope = _scope(g, name, "Squeeze")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+    dims = x.shape.as_list() if x.shape.ndims is not None else None
+    if dims is None:
+        raise NotImplementedError("tf.squeeze of a tensor of unknown rank")
+    rank = len(dims)
+    if axis is None:
+        if None in dims:
+            raise NotImplementedError("tf.squeeze without axis needs every dimension known while building")
+        axes = [k for k, d in enumerate(dims) if d == 1]
+    else:
+        axes = []
+        for a in [axis] if isinstance(axis, (int, np.integer)) else list(axis):
+            a = int(a)
+            if not -rank <= a < rank:
+                raise ValueError(f"Tried to squeeze dim index {a} for tensor with {rank} dimensions.")
+            axes.append(a % rank)
+        for a in axes:
+            if dims[a] is None:
+                raise NotImplementedError(f"tf.squeeze of dimension {a}, unknown while building")
+            if dims[a] != 1:
+                raise ValueError(f"Can not squeeze dim[{a}], expected a dimension of 1, got {dims[a]}")
+    entries = [("at", 0) if k in axes else ("range", None, None, 1) for k in range(rank)]
+    with _next_name(g, scope, exact=True):
+        out = g._g.strided_slice(x._o, entries)
+    const = None if x._const is None else np.squeeze(x._const, axis=tuple(axes))
+    return _wrap1(g, out, const)
+
+
+def shape(input, name=None, out_type=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.shape``: the run-time shape, an int32 vector (``out_type``
+    int64 gives int64); known while building when the static shape is
+    fully defined, as TensorFlow's constant folding knows it."""
+    out_type = int32 if out_type is None else as_dtype(out_type)
+    g = _graph_of(input)
+    scope = _scope(g, name, "Shape")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+    if isinstance(x, SparseTensor):
+        return cast(x.dense_shape, out_type, name=name)
+    with _next_name(g, scope, exact=True):
+        out = g._g.shape_of(x._o)
+    const = np.asarray(x.shape.as_list(), dtype=np.int32) if x.shape.is_fully_defined() else None
+    t = _wrap1(g, out, const)
+    return t if out_type == int32 else cast(t, out_type)
+
+
+def size(input, name=None, out_type=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.size``: the number of elements, an int32 scalar; feedstock
+    needs the static shape fully defined (NotImplementedError otherwise)."""
+    out_type = int32 if out_type is None else as_dtype(out_type)
+    x = convert_to_tensor(input)
+    if not x.shape.is_fully_defined():
+        raise NotImplementedError("tf.size of a tensor whose shape is not known while building")
+    return constant(int(np.prod(x.shape.as_list(), dtype=np.int64)), dtype=out_type, name=name or "Size")
+
+
+def rank(input, name=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.rank``: the number of dimensions, an int32 scalar (the static
+    rank; NotImplementedError when it is unknown)."""
+    x = convert_to_tensor(input)
+    if x.shape.ndims is None:
+        raise NotImplementedError("tf.rank of a tensor of unknown rank")
+    return constant(x.shape.ndims, dtype=int32, name=name or "Rank")
+
+
+def fill(dims, value, name=None):
+    """``tf.fill``: a tensor of shape ``dims`` holding ``value``; ``dims``
+    may be computed when run."""
+    g = _graph_of(dims, value)
+    with g.as_default():
+        dims = _const_or_tensor(g, dims)
+        value = convert_to_tensor(value)
+        if not isinstance(dims, Tensor) and value._const is not None:
+            return constant(np.full(dims, value._const, dtype=value._const.dtype), dtype=value.dtype,
+                            name=name or "Fill")
+        if not isinstance(dims, Tensor):
+            dims = constant(dims, dtype=int32)
+    return _named_op(g, name, lambda: _wrap1(g, g._g.fill(dims._o, value._o)))
+
+
+def _filled(shape, dtype, value, name, default):
+    dtype = as_dtype(dtype)
+    g = _graph_of(shape)
+    with g.as_default():
+        dims = _const_or_tensor(g, shape)
+        if not isinstance(dims, Tensor):
+            return constant(np.full(dims, value, dtype=object if dtype == string else dtype.as_numpy_dtype),
+                            dtype=dtype, name=name or default)
+        return fill(dims, constant(value, dtype=dtype), name=name or default)
+
+
+def ones(shape, dtype=float32, name=None):
+    """``tf.ones``; ``shape`` may be computed when run."""
+    return _filled(shape, dtype, 1, name, "ones")
+
+
+def zeros(shape, dtype=float32, name=None):
+    """``tf.zeros``; ``shape`` may be computed when run."""
+    return _filled(shape, dtype, b"" if as_dtype(dtype) == string else 0, name, "zeros")
 
 
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):

@@ -447,6 +447,71 @@ fn crop_size(t: &Tensor) -> Result<Vec<usize>> {
         })
 }
 
+/// An int32 or int64 vector's values.
+fn int_vector(t: &Tensor) -> Result<Vec<i64>> {
+    if t.rank() != 1 {
+        return Err(Error::invalid_argument(format!(
+            "expected an integer vector, got shape {}",
+            t.shape()
+        )));
+    }
+    Ok(t.cast(DType::I64)?.as_slice::<i64>()?.to_vec())
+}
+
+/// `tf.slice`'s begin and size checked against `dims` as TensorFlow
+/// checks them (its words); a size of -1 runs to the end.
+fn slice_bounds(
+    dims: &[usize],
+    begin: &[i64],
+    size: &[i64],
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    if begin.len() != dims.len() || size.len() != dims.len() {
+        return Err(Error::invalid_argument(format!(
+            "Expected begin and size arguments to be 1-D tensors of size \
+             {}, but got shapes [{}] and [{}] instead.",
+            dims.len(),
+            begin.len(),
+            size.len()
+        )));
+    }
+    let (mut b, mut s) = (Vec::new(), Vec::new());
+    for (k, &d) in dims.iter().enumerate() {
+        let d = d as i64;
+        let len = if size[k] == -1 { d - begin[k] } else { size[k] };
+        if begin[k] < 0 || begin[k] > d {
+            return Err(Error::invalid_argument(format!(
+                "Expected begin[{k}] in [0, {d}], but got {}",
+                begin[k]
+            )));
+        }
+        if len < 0 || begin[k] + len > d {
+            return Err(Error::invalid_argument(format!(
+                "Expected size[{k}] in [0, {}], but got {}",
+                d - begin[k],
+                size[k]
+            )));
+        }
+        b.push(begin[k] as usize);
+        s.push(len as usize);
+    }
+    Ok((b, s))
+}
+
+/// A tensor of `dims` holding the scalar `value` everywhere.
+fn fill(dims: &[usize], value: &Tensor) -> Result<Tensor> {
+    if value.rank() != 0 {
+        return Err(Error::invalid_argument(format!(
+            "value must be a scalar, got shape {}",
+            value.shape()
+        )));
+    }
+    let n: usize = dims.iter().product();
+    if n == 0 {
+        return Tensor::zeros(value.dtype(), dims.to_vec());
+    }
+    Tensor::stack(&vec![value.clone(); n])?.reshape(dims.to_vec())
+}
+
 /// An int32 or int64 scalar's value.
 fn int_scalar(t: &Tensor) -> Result<i64> {
     match t.dtype() {
@@ -969,6 +1034,29 @@ fn run_step<'a>(
                 .collect();
             out.push(ops::slice(t, begin, &size)?.into());
         }
+        Op::SliceInputs => {
+            let t = dense_in(ins, 0)?;
+            let begin = int_vector(dense_in(ins, 1)?)?;
+            let size = int_vector(dense_in(ins, 2)?)?;
+            let (begin, size) = slice_bounds(t.dims(), &begin, &size)?;
+            out.push(ops::slice(t, &begin, &size)?.into());
+        }
+        Op::Shape => {
+            let t = dense_in(ins, 0)?;
+            let dims = t
+                .dims()
+                .iter()
+                .map(|&d| i32::try_from(d))
+                .collect::<std::result::Result<Vec<i32>, _>>()
+                .map_err(|_| {
+                    Error::invalid_argument("shape: a dimension exceeds int32")
+                })?;
+            out.push(Tensor::vector::<i32>(dims).into());
+        }
+        Op::Fill => {
+            let dims = crop_size(dense_in(ins, 0)?)?;
+            out.push(fill(&dims, dense_in(ins, 1)?)?.into());
+        }
         Op::StridedSlice(dims) => {
             out.push(strided_slice(dense_in(ins, 0)?, dims)?.into());
         }
@@ -1275,6 +1363,27 @@ fn strided_slice(t: &Tensor, dims: &[SliceDim]) -> Result<Tensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slice_bounds_as_tensorflow_checks_them() {
+        let (b, s) = slice_bounds(&[4, 3], &[1, 0], &[-1, 2]).unwrap();
+        assert_eq!((b, s), (vec![1, 0], vec![3, 2]));
+        let e = slice_bounds(&[3], &[2], &[2]).unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument);
+        assert!(e.message().contains("size[0] in [0, 1]"));
+        assert!(slice_bounds(&[3], &[4], &[-1]).is_err());
+        assert!(slice_bounds(&[3], &[0, 0], &[1]).is_err());
+    }
+
+    #[test]
+    fn fill_repeats_a_scalar() {
+        let t = fill(&[2, 3], &Tensor::scalar::<i32>(7)).unwrap();
+        assert_eq!(t.dims(), &[2, 3]);
+        assert_eq!(t.as_slice::<i32>().unwrap(), &[7; 6]);
+        let e = fill(&[0, 2], &Tensor::scalar::<f32>(1.0)).unwrap();
+        assert_eq!(e.dims(), &[0, 2]);
+        assert!(fill(&[2], &Tensor::vector::<i32>(vec![1, 2])).is_err());
+    }
 
     #[test]
     fn python_slice_lengths() {

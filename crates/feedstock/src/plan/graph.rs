@@ -475,6 +475,14 @@ pub(crate) enum Op {
         begin: Vec<usize>,
         size: Vec<i64>,
     },
+    /// A slice whose begin and size come in as inputs 1 and 2 (integer
+    /// vectors; a size of -1 runs to the end), checked when run.
+    SliceInputs,
+    /// The run-time shape of input 0 as an int32 vector (`tf.shape`).
+    Shape,
+    /// A tensor of the shape input 0 gives (an integer vector) filled with
+    /// the scalar input 1 (`tf.fill`, `tf.ones` of a computed shape).
+    Fill,
     StridedSlice(Vec<SliceDim>),
     Transpose(Vec<usize>),
     Stack(i64),
@@ -2591,6 +2599,93 @@ impl Graph {
             vec![x],
             with_key(dense(shape, info.dtype), info.key),
         )
+    }
+
+    /// `tf.slice(x, begin, size)` with `begin` and `size` computed when
+    /// run (integer vectors of `x`'s rank; a size of -1 runs to the end).
+    /// The static shape keeps `x`'s rank, its dimensions unknown.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x` or `begin`/`size` that are not
+    /// int32 or int64 vectors.
+    pub fn slice_inputs(
+        &self,
+        x: Output,
+        begin: Output,
+        size: Output,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "slice")?;
+        for o in [begin, size] {
+            self.check_int_vector(o, "slice")?;
+        }
+        let shape =
+            dims_of(&info.shape).and_then(|d| partial(vec![None; d.len()]));
+        self.add1(
+            None,
+            "Slice",
+            Op::SliceInputs,
+            vec![x, begin, size],
+            with_key(dense(shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.shape(x)`: `x`'s run-time shape as an int32 vector of `x`'s
+    /// rank.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x`.
+    pub fn shape_of(&self, x: Output) -> Result<Output> {
+        let info = self.check_dense(x, "shape")?;
+        let rank = dims_of(&info.shape).map(|d| d.len());
+        self.add1(
+            None,
+            "Shape",
+            Op::Shape,
+            vec![x],
+            dense(partial(vec![rank]), DType::I32),
+        )
+    }
+
+    /// `tf.fill(dims, value)`: a tensor of the shape `dims` (an integer
+    /// vector computed when run) holding the scalar `value` everywhere.
+    /// The static shape has `dims`' length, its dimensions unknown.
+    ///
+    /// # Errors
+    /// InvalidArgument when `dims` is not an int32 or int64 vector or
+    /// `value` is not a dense scalar.
+    pub fn fill(&self, dims: Output, value: Output) -> Result<Output> {
+        let rank = self.check_int_vector(dims, "fill")?;
+        let v = self.check_dense(value, "fill")?;
+        if v.shape.as_ref().is_some_and(|s| s.rank() != 0) {
+            return Err(invalid("fill: the value must be a scalar"));
+        }
+        let shape = rank.and_then(|n| partial(vec![None; n]));
+        self.add1(
+            None,
+            "Fill",
+            Op::Fill,
+            vec![dims, value],
+            dense(shape, v.dtype),
+        )
+    }
+
+    /// Checks that `o` is a dense int32 or int64 vector; its static
+    /// length if known.
+    fn check_int_vector(
+        &self,
+        o: Output,
+        what: &str,
+    ) -> Result<Option<usize>> {
+        let info = self.check_dense(o, what)?;
+        let dims = dims_of(&info.shape);
+        if !matches!(info.dtype, DType::I32 | DType::I64)
+            || dims.as_ref().is_some_and(|d| d.len() != 1)
+        {
+            return Err(invalid(format!(
+                "{what}: expected an int32 or int64 vector"
+            )));
+        }
+        Ok(dims.and_then(|d| d[0]))
     }
 
     /// Python indexing: `x[dims...]` (`tf.strided_slice` as `x[a:b]`,
