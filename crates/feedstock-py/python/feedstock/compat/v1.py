@@ -92,6 +92,14 @@ from .._graph import (
     transpose,
     truediv,
     div,
+    expand_dims,
+    squeeze,
+    shape,
+    size,
+    rank,
+    fill,
+    ones,
+    zeros,
     uint8,
     uint16,
     uint32,
@@ -120,6 +128,7 @@ from .._ops import (
     random_crop,
     read_file,
 )
+from .. import _app
 from .. import _gfile as _gf
 from .. import _ops
 from .. import _queues
@@ -163,6 +172,24 @@ train = _NS(
     maybe_batch_join=_ops.maybe_batch_join,
     maybe_shuffle_batch=_ops.maybe_shuffle_batch,
     maybe_shuffle_batch_join=_ops.maybe_shuffle_batch_join,
+)
+
+app = _NS(
+    run=_app.run,
+    flags=_NS(
+        FLAGS=_app.FLAGS,
+        DEFINE_string=_app.DEFINE_string, DEFINE_integer=_app.DEFINE_integer, DEFINE_float=_app.DEFINE_float,
+        DEFINE_boolean=_app.DEFINE_boolean, DEFINE_bool=_app.DEFINE_bool, DEFINE_list=_app.DEFINE_list,
+        DEFINE_enum=_app.DEFINE_enum, Error=_app.Error,
+    ),
+)
+flags = app.flags
+
+logging = _NS(
+    DEBUG=_app.DEBUG, INFO=_app.INFO, WARN=_app.WARN, ERROR=_app.ERROR, FATAL=_app.FATAL,
+    log=_app.log, debug=_app.debug, info=_app.info, warning=_app.warning, warn=_app.warn, error=_app.error,
+    fatal=_app.fatal, vlog=_app.vlog, set_verbosity=_app.set_verbosity, get_verbosity=_app.get_verbosity,
+    log_every_n=_app.log_every_n, log_first_n=_app.log_first_n,
 )
 
 python_io = _NS(

@@ -1,0 +1,133 @@
+"""compat.v1 calls that whole TF1 input programs make (im2txt's
+batch_with_dynamic_pad, inception's parse_example_proto, scripts around
+tf.app / tf.logging), as TensorFlow 2.21 (``tensorflow.compat.v1``, graph
+mode) behaves; every expectation below was observed there."""
+
+import numpy as np
+import pytest
+
+import feedstock.compat.v1 as tf
+from feedstock import errors
+
+
+def same(got, want, dtype):
+    got = np.asarray(got)
+    assert got.dtype == np.dtype(dtype), got.dtype
+    np.testing.assert_array_equal(got, np.asarray(want, dtype=dtype))
+
+
+def test_dynamic_caption_slices_as_im2txt():
+    # im2txt's batch_with_dynamic_pad: lengths computed when run.
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.int64, [None])
+        n = tf.shape(x)[0]
+        length = tf.expand_dims(tf.subtract(n, 1), 0)
+        inp = tf.slice(x, [0], length)
+        target = tf.slice(x, [1], length)
+        mask = tf.ones(length, dtype=tf.int32)
+        filled = tf.fill(length, 7.5)
+        assert n.shape.as_list() == [] and n.dtype == tf.int32
+        assert length.shape.as_list() == [1] and length.dtype == tf.int32
+        assert inp.shape.as_list() == [None] and inp.dtype == tf.int64
+        assert mask.shape.as_list() == [None] and mask.dtype == tf.int32
+        assert filled.shape.as_list() == [None] and filled.dtype == tf.float32
+        with tf.Session() as s:
+            r = s.run([n, length, inp, target, mask, filled], {x: [4, 5, 6, 7]})
+            same(r[0], 4, "int32")
+            same(r[1], [3], "int32")
+            same(r[2], [4, 5, 6], "int64")
+            same(r[3], [5, 6, 7], "int64")
+            same(r[4], [1, 1, 1], "int32")
+            same(r[5], [7.5, 7.5, 7.5], "float32")
+            with pytest.raises(errors.InvalidArgumentError):
+                s.run(tf.slice(x, [2], tf.expand_dims(n, 0)), {x: [1, 2, 3]})
+
+
+def test_dynamic_pad_batch_of_computed_slices():
+    with tf.Graph().as_default():
+        q = tf.PaddingFIFOQueue(4, [tf.int64], shapes=[[None]])
+        enq = [q.enqueue([np.array(v, np.int64)]) for v in ([3, 1, 4, 1], [5, 9], [2, 6, 5])]
+        cap = q.dequeue()
+        length = tf.expand_dims(tf.shape(cap)[0] - 1, 0)
+        seq, ind = tf.train.batch([tf.slice(cap, [1], length), tf.ones(length, dtype=tf.int32)], 3,
+                                  dynamic_pad=True)
+        assert seq.shape.as_list() == [3, None] and ind.shape.as_list() == [3, None]
+        with tf.Session() as s:
+            for e in enq:
+                s.run(e)
+            s.run(q.close())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(s, coord)
+            a, b = s.run([seq, ind])
+            same(a, [[1, 4, 1], [9, 0, 0], [6, 5, 0]], "int64")
+            same(b, [[1, 1, 1], [1, 0, 0], [1, 1, 0]], "int32")
+            coord.request_stop()
+            coord.join(threads)
+
+
+def test_expand_dims_and_squeeze_static_shapes_and_values():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.int64, [None])
+        e = tf.expand_dims(tf.constant([[1, 2, 3]]), -1)
+        e2 = tf.expand_dims(x, 0)
+        q = tf.squeeze(tf.constant([[[1], [2]]]), [0, 2])
+        q2 = tf.squeeze(tf.zeros([1, 3, 1]))
+        z = tf.zeros([2, 2], tf.int64)
+        assert e.shape.as_list() == [1, 3, 1]
+        assert e2.shape.as_list() == [1, None]
+        assert q.shape.as_list() == [2] and q2.shape.as_list() == [3]
+        assert z.shape.as_list() == [2, 2] and z.dtype == tf.int64
+        with tf.Session() as s:
+            r = s.run([e, e2, q, q2, z], {x: [4, 5]})
+        same(r[0], [[[1], [2], [3]]], "int32")
+        same(r[1], [[4, 5]], "int64")
+        same(r[2], [1, 2], "int32")
+        same(r[3], [0, 0, 0], "float32")
+        same(r[4], [[0, 0], [0, 0]], "int64")
+        with pytest.raises(ValueError):
+            tf.squeeze(tf.zeros([2, 3]), [0])
+        with pytest.raises(ValueError):
+            tf.expand_dims(tf.zeros([2]), 3)
+
+
+def test_bbox_as_inception_parse_example_proto():
+    with tf.Graph().as_default():
+        values = tf.placeholder(tf.float32, [None])
+        parts = [tf.expand_dims(values * k, 0) for k in (1.0, 2.0, 3.0, 4.0)]
+        bbox = tf.transpose(tf.expand_dims(tf.concat(axis=0, values=parts), 0), [0, 2, 1])
+        assert bbox.shape.as_list() == [1, None, 4]
+        with tf.Session() as s:
+            same(s.run(bbox, {values: [0.5, 0.25]}), [[[0.5, 1, 1.5, 2], [0.25, 0.5, 0.75, 1]]], "float32")
+
+
+def test_shape_of_fully_defined_is_known_while_building():
+    with tf.Graph().as_default():
+        x = tf.zeros([2, 3])
+        y = tf.reshape(tf.constant(np.arange(6)), tf.shape(x))
+        assert y.shape.as_list() == [2, 3]
+        assert tf.shape(x, out_type=tf.int64).dtype == tf.int64
+        with tf.Session() as s:
+            same(s.run(tf.shape(x)), [2, 3], "int32")
+            same(s.run(tf.size(x)), 6, "int32")
+            same(s.run(tf.rank(x)), 2, "int32")
+
+
+def test_app_flags_and_run(monkeypatch):
+    from feedstock import _app
+
+    fv = _app._FlagValues()
+    _app.DEFINE_integer("batch_size", 128, "", flag_values=fv)
+    _app.DEFINE_string("data_dir", "/tmp/data", "", flag_values=fv)
+    _app.DEFINE_boolean("log", False, "", flag_values=fv)
+    rest = fv(["prog", "--batch_size=4", "--data_dir", "/x", "--log", "pos"])
+    assert rest == ["prog", "pos"]
+    assert (fv.batch_size, fv.data_dir, fv.log) == (4, "/x", True)
+    assert fv(["prog", "--nolog"]) == ["prog"] and fv.log is False
+    with pytest.raises(_app.Error):
+        fv(["prog", "--unknown=1"])
+    with pytest.raises(SystemExit) as e:
+        tf.app.run(main=lambda argv: len(argv), argv=["prog", "a", "b"])
+    assert e.value.code == 3
+    tf.logging.set_verbosity(tf.logging.INFO)
+    tf.logging.info("%d files", 2)
+    tf.logging.fatal("not exiting")
