@@ -14,6 +14,7 @@ use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
 use feedstock::decode::image::{DecodeSpec, JpegOptions};
 use feedstock::decode::math::BinaryOp;
+use feedstock::decode::reduce::{CmpOp, ReduceOp};
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::plan::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
@@ -818,6 +819,71 @@ impl PyGraph {
     /// `tf.fill` of a shape computed when run.
     fn fill(&self, dims: PyOutput, value: PyOutput) -> PyResult<PyOutput> {
         self.0.fill(dims.0, value.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.reduce_*`: `op` is "sum", "prod", "max", "min" or "mean".
+    fn reduce(
+        &self,
+        x: PyOutput,
+        op: &str,
+        axes: Vec<usize>,
+        keep_dims: bool,
+    ) -> PyResult<PyOutput> {
+        let op = match op {
+            "sum" => ReduceOp::Sum,
+            "prod" => ReduceOp::Prod,
+            "max" => ReduceOp::Max,
+            "min" => ReduceOp::Min,
+            "mean" => ReduceOp::Mean,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown reduction {op}"
+                )))
+            }
+        };
+        self.0
+            .reduce(x.0, op, &axes, keep_dims)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.equal` and the other comparisons: `op` is "equal",
+    /// "not_equal", "less", "less_equal", "greater" or "greater_equal".
+    fn compare(
+        &self,
+        op: &str,
+        a: PyOutput,
+        b: PyOutput,
+    ) -> PyResult<PyOutput> {
+        let op = match op {
+            "equal" => CmpOp::Equal,
+            "not_equal" => CmpOp::NotEqual,
+            "less" => CmpOp::Less,
+            "less_equal" => CmpOp::LessEqual,
+            "greater" => CmpOp::Greater,
+            "greater_equal" => CmpOp::GreaterEqual,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown comparison {op}"
+                )))
+            }
+        };
+        self.0.compare(op, a.0, b.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.one_hot`.
+    fn one_hot(
+        &self,
+        indices: PyOutput,
+        depth: usize,
+        on: PyOutput,
+        off: PyOutput,
+        axis: i64,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .one_hot(indices.0, depth, on.0, off.0, axis)
+            .py_err()
+            .map(PyOutput)
     }
 
     /// `tf.cast`.

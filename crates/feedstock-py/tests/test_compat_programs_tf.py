@@ -131,3 +131,82 @@ def test_app_flags_and_run(monkeypatch):
     tf.logging.set_verbosity(tf.logging.INFO)
     tf.logging.info("%d files", 2)
     tf.logging.fatal("not exiting")
+
+
+def test_reductions_as_tensorflow():
+    with tf.Graph().as_default():
+        x = tf.constant(np.arange(24, dtype=np.float32).reshape(2, 3, 4) * np.float32(1.37))
+        i = tf.constant([[1, 2, 3], [4, 5, 6]])
+        ts = [
+            tf.reduce_sum(x, [0, 2], keepdims=True),
+            tf.reduce_mean(x, -1),
+            tf.reduce_max(i, 0),
+            tf.reduce_min(i),
+            tf.reduce_prod(i, 1),
+            tf.reduce_mean(i),
+            tf.reduce_sum(i, reduction_indices=[1], keep_dims=True),
+            tf.reduce_max(tf.zeros([0])),
+        ]
+        assert [t.shape.as_list() for t in ts] == [[1, 3, 1], [2, 3], [3], [], [2], [], [2, 1], []]
+        assert [t.name for t in ts[:3]] == ["Sum:0", "Mean:0", "Max:0"]
+        with tf.Session() as s:
+            r = s.run(ts)
+        # TensorFlow's order of float additions: 82.200005, not 82.2.
+        same(r[0], np.array([82.20000457763672, 126.03999328613281, 169.87998962402344]).reshape(1, 3, 1), "float32")
+        same(r[1], [[2.055000066757202, 7.534999847412109, 13.015000343322754],
+                    [18.494998931884766, 23.974998474121094, 29.454999923706055]], "float32")
+        same(r[2], [4, 5, 6], "int32")
+        same(r[3], 1, "int32")
+        same(r[4], [6, 120], "int32")
+        same(r[5], 3, "int32")  # integer mean truncates: 21 / 6
+        same(r[6], [[6], [15]], "int32")
+        same(r[7], -np.inf, "float32")
+        with pytest.raises(ValueError):
+            tf.reduce_sum(i, 2)
+        with pytest.raises(TypeError):
+            tf.reduce_sum(tf.constant([True]))
+
+
+def test_comparisons_as_tensorflow():
+    with tf.Graph().as_default():
+        i = tf.constant([[1, 2, 3], [4, 5, 6]])
+        ts = [tf.equal(i, 2), tf.not_equal(i, [1, 0, 3]), i <= 3, tf.constant([1.5, 3.0]) > 2,
+              tf.equal(tf.constant(["a", "b"]), "a"), tf.equal(tf.constant([True, False]), True)]
+        assert ts[0].dtype == tf.bool and ts[0].shape.as_list() == [2, 3] and ts[0].name == "Equal:0"
+        with tf.Session() as s:
+            r = s.run(ts)
+        same(r[0], [[0, 1, 0], [0, 0, 0]], "bool")
+        same(r[1], [[0, 1, 0], [1, 1, 1]], "bool")
+        same(r[2], [[1, 1, 1], [0, 0, 0]], "bool")
+        same(r[3], [0, 1], "bool")
+        same(r[4], [1, 0], "bool")
+        same(r[5], [1, 0], "bool")
+        with pytest.raises(TypeError):
+            tf.equal(i, 2.5)
+        with pytest.raises(TypeError):
+            tf.less(tf.constant(["a"]), "b")
+        with pytest.raises(ValueError):
+            tf.equal(tf.constant([1, 2]), tf.constant([1, 2, 3]))
+
+
+def test_one_hot_as_tensorflow():
+    with tf.Graph().as_default():
+        ts = [
+            tf.one_hot([0, 2, -1, 5], 3),
+            tf.one_hot(tf.constant([1, 0], tf.int64), 2, on_value=5, off_value=-1, axis=0),
+            tf.one_hot(tf.constant([[1, 2, 3], [4, 5, 6]]), 7, axis=1),
+            tf.one_hot(tf.constant([1, 0], tf.uint8), 3, on_value=True, off_value=False),
+            tf.one_hot(tf.placeholder_with_default([1], [None]), 4),
+        ]
+        assert [t.dtype for t in ts] == [tf.float32, tf.int32, tf.float32, tf.bool, tf.float32]
+        assert [t.shape.as_list() for t in ts] == [[4, 3], [2, 2], [2, 7, 3], [2, 3], [None, 4]]
+        bad = tf.one_hot([1], 2, axis=3)  # as TensorFlow: fails only when run
+        with tf.Session() as s:
+            r = s.run(ts)
+            with pytest.raises(errors.InvalidArgumentError):
+                s.run(bad)
+        same(r[0], [[1, 0, 0], [0, 0, 1], [0, 0, 0], [0, 0, 0]], "float32")
+        same(r[1], [[-1, 5], [5, -1]], "int32")
+        assert r[2][1, 4, 0] == 1 and r[2].sum() == 6
+        same(r[3], [[0, 1, 0], [1, 0, 0]], "bool")
+        same(r[4], [[0, 1, 0, 0]], "float32")

@@ -665,6 +665,18 @@ class Tensor:
     def __rmod__(self, o):
         return _binary("floormod", o, self, None, "mod")
 
+    def __lt__(self, o):
+        return less(self, o)
+
+    def __le__(self, o):
+        return less_equal(self, o)
+
+    def __gt__(self, o):
+        return greater(self, o)
+
+    def __ge__(self, o):
+        return greater_equal(self, o)
+
     def __neg__(self):
         return negative(self)
 
@@ -1458,6 +1470,93 @@ def ones(shape, dtype=float32, name=None):
 def zeros(shape, dtype=float32, name=None):
     """``tf.zeros``; ``shape`` may be computed when run."""
     return _filled(shape, dtype, b"" if as_dtype(dtype) == string else 0, name, "zeros")
+
+
+def _reduction(op, default):
+    def reduce(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+        g = _graph_of(input_tensor)
+        scope = _scope(g, name, default)
+        with _under(g, scope):
+            x = convert_to_tensor(input_tensor, name="input")
+        if axis is None:
+            axis = reduction_indices
+        keep = bool(keepdims if keepdims is not None else keep_dims)
+        rank = x.shape.ndims
+        if rank is None:
+            raise NotImplementedError(f"tf.reduce_{op} of a tensor of unknown rank")
+        if isinstance(axis, Tensor):
+            if axis._const is None:
+                raise TypeError(f"tf.reduce_{op}: the axis must be known when the graph is built")
+            axis = axis._const
+        axes = list(range(rank)) if axis is None else [int(a) for a in np.asarray(axis).reshape(-1)]
+        for a in axes:
+            if not -rank <= a < rank:
+                raise ValueError(f"Invalid reduction dimension {a} for input with {rank} dimensions.")
+        axes = sorted({a % rank for a in axes})
+        with _next_name(g, scope, exact=True):
+            return _wrap1(g, g._g.reduce(x._o, op, axes, keep))
+
+    reduce.__name__ = f"reduce_{op}"
+    reduce.__doc__ = f"""``tf.reduce_{op}`` over ``axis`` (all axes if ``None``; negative
+    counts from the end), ``keepdims`` keeping the reduced dimensions as
+    1. The rank must be known while building."""
+    return reduce
+
+
+reduce_sum = _reduction("sum", "Sum")
+reduce_prod = _reduction("prod", "Prod")
+reduce_max = _reduction("max", "Max")
+reduce_min = _reduction("min", "Min")
+reduce_mean = _reduction("mean", "Mean")
+
+
+def _comparison(op, default):
+    def compare(x, y, name=None):
+        g = _graph_of(x, y)
+        scope = _scope(g, name, default)
+        x, y = _operands(x, y, scope)
+        with _next_name(g, scope, exact=True):
+            return _wrap1(g, g._g.compare(op, x._o, y._o))
+
+    compare.__name__ = op
+    compare.__doc__ = f"``tf.{op}``: elementwise with broadcasting, a bool tensor."
+    return compare
+
+
+equal = _comparison("equal", "Equal")
+not_equal = _comparison("not_equal", "NotEqual")
+less = _comparison("less", "Less")
+less_equal = _comparison("less_equal", "LessEqual")
+greater = _comparison("greater", "Greater")
+greater_equal = _comparison("greater_equal", "GreaterEqual")
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """``tf.one_hot``: ``on_value`` (1) where the index is, ``off_value``
+    (0) elsewhere, along a new axis ``axis`` (-1: last) of ``depth``; the
+    dtype is ``dtype``, else ``on_value``'s or ``off_value``'s, else
+    float32. An index outside ``[0, depth)`` gives all ``off_value``."""
+    g = _graph_of(indices, on_value, off_value)
+    scope = _scope(g, name, "one_hot")
+    with _under(g, scope):
+        indices = convert_to_tensor(indices, name="indices")
+        given = [v for v in (on_value, off_value) if isinstance(v, Tensor)]
+        if dtype is None:
+            if given:
+                dtype = given[0].dtype
+            elif on_value is not None or off_value is not None:
+                dtype = _infer_dtype(on_value if on_value is not None else off_value)
+            else:
+                dtype = float32
+        dtype = as_dtype(dtype)
+        on = convert_to_tensor(1 if on_value is None else on_value, dtype=dtype, name="on_value")
+        off = convert_to_tensor(0 if off_value is None else off_value, dtype=dtype, name="off_value")
+    if isinstance(depth, Tensor):
+        if depth._const is None:
+            raise TypeError("tf.one_hot: depth must be known when the graph is built")
+        depth = depth._const
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.one_hot(indices._o, int(depth), on._o, off._o, -1 if axis is None else int(axis)))
 
 
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):

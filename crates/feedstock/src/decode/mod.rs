@@ -22,5 +22,6 @@ mod number;
 pub mod ops;
 pub mod raw;
 mod records;
+pub mod reduce;
 
 pub use records::Records;

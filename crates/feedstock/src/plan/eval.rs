@@ -25,6 +25,7 @@ use crate::decode::image;
 use crate::decode::math;
 use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
+use crate::decode::reduce;
 use crate::decode::Records;
 use crate::error::{Error, Kind, Result};
 use crate::io::fs::{default_fs, io_error};
@@ -1033,6 +1034,23 @@ fn run_step<'a>(
                 })
                 .collect();
             out.push(ops::slice(t, begin, &size)?.into());
+        }
+        Op::Reduce {
+            op,
+            axes,
+            keep_dims,
+        } => {
+            let t = dense_in(ins, 0)?;
+            out.push(reduce::reduce(t, axes, *keep_dims, *op)?.into());
+        }
+        Op::Compare(op) => {
+            let (a, b) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
+            out.push(reduce::compare(*op, a, b)?.into());
+        }
+        Op::OneHot { depth, axis } => {
+            let (i, on, off) =
+                (dense_in(ins, 0)?, dense_in(ins, 1)?, dense_in(ins, 2)?);
+            out.push(reduce::one_hot(i, *depth, on, off, *axis)?.into());
         }
         Op::SliceInputs => {
             let t = dense_in(ins, 0)?;

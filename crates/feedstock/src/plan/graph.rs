@@ -11,6 +11,7 @@ use crate::decode::example::{check_sequence_specs, FeatureKind, FeatureSpec};
 use crate::decode::image::DecodeSpec;
 use crate::decode::math::{self, BinaryOp};
 use crate::decode::raw::ByteOrder;
+use crate::decode::reduce::{CmpOp, ReduceOp};
 use crate::error::{Error, Result};
 use crate::input::shard::{Remainder, Shard};
 use crate::io::tfrecord::CorruptRecords;
@@ -483,6 +484,19 @@ pub(crate) enum Op {
     /// A tensor of the shape input 0 gives (an integer vector) filled with
     /// the scalar input 1 (`tf.fill`, `tf.ones` of a computed shape).
     Fill,
+    /// A reduction over the given axes (`tf.reduce_sum`, ...).
+    Reduce {
+        op: ReduceOp,
+        axes: Vec<usize>,
+        keep_dims: bool,
+    },
+    /// An elementwise comparison of inputs 0 and 1 (`tf.equal`, ...).
+    Compare(CmpOp),
+    /// `tf.one_hot` of input 0; inputs 1 and 2: the on and off values.
+    OneHot {
+        depth: usize,
+        axis: i64,
+    },
     StridedSlice(Vec<SliceDim>),
     Transpose(Vec<usize>),
     Stack(i64),
@@ -2666,6 +2680,146 @@ impl Graph {
             Op::Fill,
             vec![dims, value],
             dense(shape, v.dtype),
+        )
+    }
+
+    /// `x` reduced over `axes` (each in `0..rank`; the rank must be
+    /// known), the reduced dimensions kept as 1 with `keep_dims`.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x`, an unknown rank, an axis out of
+    /// range or a dtype other than integers, float32 and float64.
+    pub fn reduce(
+        &self,
+        x: Output,
+        op: ReduceOp,
+        axes: &[usize],
+        keep_dims: bool,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "reduce")?;
+        let dims = dims_of(&info.shape)
+            .ok_or_else(|| invalid("reduce: the rank must be known"))?;
+        if let Some(&a) = axes.iter().find(|&&a| a >= dims.len()) {
+            return Err(invalid(format!(
+                "Invalid reduction dimension ({a} for input with {} \
+                 dimension(s)",
+                dims.len()
+            )));
+        }
+        if !math::is_arithmetic(info.dtype)
+            || matches!(info.dtype, DType::F16 | DType::BF16)
+        {
+            return Err(invalid_dtype(format!(
+                "reduce: not defined for {}",
+                info.dtype
+            )));
+        }
+        let out: Vec<Option<usize>> = dims
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &d)| match (axes.contains(&k), keep_dims) {
+                (false, _) => Some(d),
+                (true, true) => Some(Some(1)),
+                (true, false) => None,
+            })
+            .collect();
+        self.add1(
+            None,
+            "Reduce",
+            Op::Reduce {
+                op,
+                axes: axes.to_vec(),
+                keep_dims,
+            },
+            vec![x],
+            dense(partial(out), info.dtype),
+        )
+    }
+
+    /// `a op b` elementwise with broadcasting, as bools (`tf.equal`,
+    /// `tf.less`, ...); strings and bools only for (in)equality.
+    ///
+    /// # Errors
+    /// InvalidArgument for sparse operands, different dtypes, shapes that
+    /// do not broadcast or an ordering of strings or bools.
+    pub fn compare(&self, op: CmpOp, a: Output, b: Output) -> Result<Output> {
+        let ia = self.check_dense(a, "compare")?;
+        let ib = self.check_dense(b, "compare")?;
+        if ia.dtype != ib.dtype {
+            return Err(invalid_dtype(format!(
+                "compare: operands have different dtypes, {} and {}",
+                ia.dtype, ib.dtype
+            )));
+        }
+        let eq_only = matches!(op, CmpOp::Equal | CmpOp::NotEqual);
+        let ok = (math::is_arithmetic(ia.dtype)
+            && !matches!(ia.dtype, DType::C64 | DType::C128))
+            || (eq_only && matches!(ia.dtype, DType::Bool | DType::String));
+        if !ok {
+            return Err(invalid_dtype(format!(
+                "compare: not defined for {}",
+                ia.dtype
+            )));
+        }
+        let shape = broadcast_static(&ia.shape, &ib.shape, "compare")?;
+        self.add1(
+            None,
+            "Compare",
+            Op::Compare(op),
+            vec![a, b],
+            with_key(dense(shape, DType::Bool), ia.key.or(ib.key)),
+        )
+    }
+
+    /// `tf.one_hot(indices, depth, on, off, axis)`: `depth` inserted as
+    /// axis `axis` (-1: last) of the indices' shape, of `on`'s dtype.
+    ///
+    /// # Errors
+    /// InvalidArgument for indices not integers, `on`/`off` not scalars
+    /// of one dtype, or an axis out of range.
+    pub fn one_hot(
+        &self,
+        indices: Output,
+        depth: usize,
+        on: Output,
+        off: Output,
+        axis: i64,
+    ) -> Result<Output> {
+        let ii = self.check_dense(indices, "one_hot")?;
+        let (io, if_) = (
+            self.check_dense(on, "one_hot")?,
+            self.check_dense(off, "one_hot")?,
+        );
+        if !matches!(ii.dtype, DType::U8 | DType::I32 | DType::I64) {
+            return Err(invalid_dtype(format!(
+                "one_hot: indices must be uint8, int32 or int64, not {}",
+                ii.dtype
+            )));
+        }
+        if io.dtype != if_.dtype {
+            return Err(invalid_dtype(
+                "one_hot: on_value and off_value differ in dtype",
+            ));
+        }
+        let shape = match dims_of(&ii.shape) {
+            Some(mut d) => {
+                // An axis out of range fails when run, as TensorFlow's.
+                let k = if axis == -1 { d.len() as i64 } else { axis };
+                if k < 0 || k as usize > d.len() {
+                    None
+                } else {
+                    d.insert(k as usize, Some(depth));
+                    partial(d)
+                }
+            }
+            None => None,
+        };
+        self.add1(
+            None,
+            "one_hot",
+            Op::OneHot { depth, axis },
+            vec![indices, on, off],
+            with_key(dense(shape, io.dtype), ii.key),
         )
     }
 
