@@ -811,6 +811,20 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.strided_slice` (no masks) with bounds computed when run.
+    fn strided_slice_inputs(
+        &self,
+        x: PyOutput,
+        begin: PyOutput,
+        end: PyOutput,
+        strides: PyOutput,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .strided_slice_inputs(x.0, begin.0, end.0, strides.0)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.shape`: the run-time shape as an int32 vector.
     fn shape_of(&self, x: PyOutput) -> PyResult<PyOutput> {
         self.0.shape_of(x.0).py_err().map(PyOutput)

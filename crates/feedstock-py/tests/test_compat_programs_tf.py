@@ -210,3 +210,60 @@ def test_one_hot_as_tensorflow():
         assert r[2][1, 4, 0] == 1 and r[2].sum() == 6
         same(r[3], [[0, 1, 0], [1, 0, 0]], "bool")
         same(r[4], [[0, 1, 0, 0]], "float32")
+
+
+def test_ptb_producer_slices_as_tensorflow():
+    # tutorials/rnn/ptb reader's ptb_producer: sizes folded while building,
+    # the window taken with bounds dequeued when run.
+    with tf.Graph().as_default():
+        with tf.name_scope("PTBProducer"):
+            raw = tf.convert_to_tensor(list(range(23)), name="raw_data", dtype=tf.int32)
+            batch_len = tf.size(raw) // 4
+            data = tf.reshape(raw[0 : 4 * batch_len], [4, batch_len])
+            epoch_size = (batch_len - 1) // 2
+            check = tf.assert_positive(epoch_size, message="epoch_size == 0")
+            with tf.control_dependencies([check]):
+                epoch_size = tf.identity(epoch_size, name="epoch_size")
+            i = tf.train.range_input_producer(epoch_size, shuffle=False).dequeue()
+            x = tf.strided_slice(data, [0, i * 2], [4, (i + 1) * 2])
+            y = tf.strided_slice(data, [0, i * 2 + 1], [4, (i + 1) * 2 + 1])
+            assert x.shape.as_list() == [None, None]
+            x.set_shape([4, 2])
+        assert x.name == "PTBProducer/StridedSlice:0" and x.shape.as_list() == [4, 2]
+        assert data.shape.as_list() == [4, 5] and epoch_size.name == "PTBProducer/epoch_size:0"
+        with tf.Session() as s:
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(s, coord)
+            got = [s.run([x, y]) for _ in range(3)]
+            coord.request_stop()
+            coord.join(threads)
+        same(got[0][0], [[0, 1], [5, 6], [10, 11], [15, 16]], "int32")
+        same(got[1][1], [[3, 4], [8, 9], [13, 14], [18, 19]], "int32")
+        same(got[2][0], got[0][0], "int32")  # two windows an epoch, then again
+
+
+def test_dynamic_strided_slice_negative_and_clamped_bounds():
+    with tf.Graph().as_default():
+        i = tf.placeholder(tf.int32, [])
+        d = tf.constant(np.arange(20).reshape(4, 5))
+        a = tf.strided_slice(d, [i, -1], [4, -6], [1, -1])
+        b = tf.strided_slice(d, [0, i], [10, 100], [2, 2])
+        with tf.Session() as s:
+            ra, rb = s.run([a, b], {i: 1})
+        same(ra, [[9, 8, 7, 6, 5], [14, 13, 12, 11, 10], [19, 18, 17, 16, 15]], "int64")
+        same(rb, [[1, 3], [11, 13]], "int64")
+
+
+def test_static_assertions_as_tensorflow():
+    with tf.Graph().as_default():
+        tf.assert_less(1, 2)
+        with pytest.raises(errors.InvalidArgumentError) as e:
+            tf.assert_positive(tf.constant([1, 0]), message="m")
+        assert "Condition x > y did not hold" in str(e.value) and "[1 0]" in str(e.value)
+        with pytest.raises(errors.InvalidArgumentError):
+            tf.assert_equal(tf.constant(1), 2)
+        with pytest.raises(NotImplementedError):
+            tf.assert_positive(tf.placeholder(tf.int32, []))
+        with pytest.raises(NotImplementedError):
+            with tf.control_dependencies([tf.no_op()]):
+                pass

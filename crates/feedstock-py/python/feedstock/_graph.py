@@ -560,7 +560,7 @@ def _graph_of(*values):
 class Tensor:
     """A symbolic tensor: an output of a node of a :class:`Graph`."""
 
-    __slots__ = ("graph", "_o", "_const", "__weakref__")
+    __slots__ = ("graph", "_o", "_const", "_named", "__weakref__")
 
     # numpy defers to the tensor's reflected operators (``np.float64(1) +
     # t`` calls ``t.__radd__`` with the numpy scalar itself), as it does
@@ -601,15 +601,28 @@ class Tensor:
             raise ValueError(f"Shapes {have} and {want} are incompatible")
         if have == want or sum(d is None for d in want) > 1:
             return
-        self._o = self.graph._g.reshape(self._o, [-1 if d is None else d for d in want])
+        # The tensor keeps its name, as TensorFlow's does.
+        g = self.graph
+        self._named = self._name_output()
+        # The reshape's own name stays out of TensorFlow's (``Reshape``).
+        with _under(g, ""):
+            hidden = g._g.unique_name(f"{g._g.name(self._named)}/set_shape")
+        with _next_name(g, hidden, exact=True):
+            self._o = g._g.reshape(self._o, [-1 if d is None else d for d in want])
+
+    def _name_output(self):
+        """The output this tensor is named after: its own, or the one it
+        was before a :meth:`set_shape` reshaped it."""
+        return getattr(self, "_named", None) or self._o
 
     @property
     def name(self):
-        return f"{self.graph._g.name(self._o)}:{self._o.index}"
+        o = self._name_output()
+        return f"{self.graph._g.name(o)}:{o.index}"
 
     @property
     def op(self):
-        return Operation(self.graph, [self], name=self.graph._g.name(self._o))
+        return Operation(self.graph, [self], name=self.graph._g.name(self._name_output()))
 
     def eval(self, feed_dict=None, session=None):
         """This tensor's value in ``session`` (default: the default
@@ -690,16 +703,24 @@ class Tensor:
             elif k is Ellipsis:
                 dims.append(("ellipsis",))
             elif isinstance(k, builtins.slice):
-                step = 1 if k.step is None else int(k.step)
+                step = 1 if k.step is None else _opt_int(k.step)
                 dims.append(("range", _opt_int(k.start), _opt_int(k.stop), step))
-            elif isinstance(k, (int, np.integer)):
-                dims.append(("at", int(k)))
+            elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k._const is not None):
+                dims.append(("at", _opt_int(k)))
             else:
                 raise TypeError(f"unsupported index {k!r}: ints, slices, None and ... are")
         return _wrap1(self.graph, self.graph._g.strided_slice(self._o, dims))
 
 
 def _opt_int(x):
+    """An index as an int: a tensor must be known while building."""
+    if isinstance(x, Tensor):
+        if x._const is None:
+            raise TypeError(
+                f"indexing with {x.name}, computed when run: feedstock needs index bounds known while "
+                "building; use tf.strided_slice or tf.slice with tensor bounds"
+            )
+        x = x._const
     return None if x is None else int(x)
 
 
@@ -1101,12 +1122,39 @@ def _binary(op, a, b, name, default):
     return _binary_of(op, a, b, scope)
 
 
+_INT_FOLDS = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "floordiv": np.floor_divide,
+    "floormod": np.mod,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+}
+
+
+def _fold_int(op, a, b):
+    """The value of integer ``a op b`` when both are known while building
+    (shape arithmetic, as TensorFlow's constant folding knows it), else
+    ``None``; a division by zero is left to fail when run."""
+    fold = _INT_FOLDS.get(op)
+    if fold is None or a._const is None or b._const is None or not a.dtype.is_integer or a.dtype != b.dtype:
+        return None
+    if op in ("floordiv", "floormod") and np.any(b._const == 0):
+        return None
+    try:
+        with np.errstate(over="ignore"):
+            return np.asarray(fold(a._const, b._const)).astype(a.dtype.as_numpy_dtype)
+    except ValueError:  # shapes that do not broadcast: the engine says so
+        return None
+
+
 def _binary_of(op, a, b, scope):
     """The engine's binary ``op`` of two tensors, named ``scope`` (a
     reserved name)."""
     g = a.graph
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.binary(op, a._o, b._o))
+        return _wrap1(g, g._g.binary(op, a._o, b._o), _fold_int(op, a, b))
 
 
 def add(x, y, name=None):
@@ -1230,11 +1278,9 @@ def reshape(tensor, shape, name=None):
     scope = _scope(g, name, "Reshape")
     with _under(g, scope):
         tensor = convert_to_tensor(tensor, name="tensor")
+    shape = _const_or_tensor(g, shape)
     if isinstance(shape, Tensor):
-        if shape._const is None:
-            raise TypeError("tf.reshape: the shape must be known when the graph is built")
-        shape = shape._const.tolist()
-    shape = [int(d) for d in np.asarray(shape).reshape(-1)]
+        raise TypeError("tf.reshape: the shape must be known when the graph is built")
     with _next_name(g, scope, exact=True):
         out = g._g.reshape(tensor._o, shape)
     const = None if tensor._const is None else tensor._const.reshape(g._g.shape(out))
@@ -1323,7 +1369,7 @@ def _const_or_tensor(g, v):
         return v if v._const is None else v._const.reshape(-1).tolist()
     if isinstance(v, (list, tuple)) and any(isinstance(e, Tensor) for e in v):
         with g.as_default():
-            return stack(list(v))
+            return _const_or_tensor(g, stack(list(v)))
     return [int(e) for e in np.asarray(v).reshape(-1)]
 
 
@@ -1559,13 +1605,111 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         return _wrap1(g, g._g.one_hot(indices._o, int(depth), on._o, off._o, -1 if axis is None else int(axis)))
 
 
+# ---------------------------------------------------------------- assertions
+
+
+class _CheckedAssert(Operation):
+    """An assertion TensorFlow decided while building (its operands were
+    known and the condition held): nothing to run."""
+
+
+def _assert(symbol, check, opname, x, y, message, name):
+    """``tf.assert_*``: checked while building when the operands are known,
+    as TensorFlow checks them (``InvalidArgumentError`` naming the
+    condition); feedstock cannot check ones computed when run
+    (NotImplementedError rather than skipping the check)."""
+    g = _graph_of(x, y)
+    with g.as_default():
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, dtype=x.dtype) if not isinstance(y, Tensor) else y
+    if x._const is None or y._const is None:
+        raise NotImplementedError(
+            f"tf.{opname} of values computed when run: feedstock checks assertions only on values known while "
+            "building"
+        )
+    if not np.all(check(x._const, y._const)):
+        prefix = f"{message}.  " if message else ""
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"{prefix}\nCondition x {symbol} y did not hold element-wise:\nx ({x.name}) = \n{x._const}\n"
+            f"y ({y.name}) = \n{y._const}"
+        )
+    g._g.check_not_finalized()
+    g._python_ops += 1
+    return _CheckedAssert(g, [], name=_scope(g, name, opname))
+
+
+def assert_equal(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert("==", np.equal, "assert_equal", x, y, message, name)
+
+
+def assert_none_equal(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert("!=", np.not_equal, "assert_none_equal", x, y, message, name)
+
+
+def assert_less(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert("<", np.less, "assert_less", x, y, message, name)
+
+
+def assert_less_equal(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert("<=", np.less_equal, "assert_less_equal", x, y, message, name)
+
+
+def assert_greater(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert(">", np.greater, "assert_greater", x, y, message, name)
+
+
+def assert_greater_equal(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert(">=", np.greater_equal, "assert_greater_equal", x, y, message, name)
+
+
+def assert_positive(x, data=None, summarize=None, message=None, name=None):
+    return _assert(">", np.greater, "assert_positive", x, 0, message, name)
+
+
+def assert_negative(x, data=None, summarize=None, message=None, name=None):
+    return _assert("<", np.less, "assert_negative", x, 0, message, name)
+
+
+def assert_non_negative(x, data=None, summarize=None, message=None, name=None):
+    return _assert(">=", np.greater_equal, "assert_non_negative", x, 0, message, name)
+
+
+def assert_non_positive(x, data=None, summarize=None, message=None, name=None):
+    return _assert("<=", np.less_equal, "assert_non_positive", x, 0, message, name)
+
+
+@contextlib.contextmanager
+def control_dependencies(control_inputs):
+    """``tf.control_dependencies``: accepted for assertions checked while
+    building (nothing is left to run before the block's operations) and
+    ``None``; other control inputs would need feedstock to order runs,
+    which it does not (NotImplementedError rather than ignoring them)."""
+    for c in control_inputs or []:
+        if not isinstance(c, _CheckedAssert):
+            raise NotImplementedError(
+                f"tf.control_dependencies on {c!r}: feedstock supports only assertions checked while building"
+            )
+    yield
+
+
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):
     """``tf.strided_slice`` without masks."""
     if any(masks.values()):
         raise NotImplementedError("strided_slice masks are not supported; index with x[a:b] instead")
     x = convert_to_tensor(input_)
     strides = strides if strides is not None else [1] * len(begin)
-    ranges = [int(v) for v in begin], [int(v) for v in end], [int(v) for v in strides]
+    g = x.graph
+    bounds = [_const_or_tensor(g, v) for v in (begin, end, strides)]
+    if any(isinstance(v, Tensor) for v in bounds):
+        with g.as_default():
+            bounds = [v if isinstance(v, Tensor) else constant(v, dtype=int32) for v in bounds]
+        return _named_op(
+            g, name if name is not None else "StridedSlice",
+            lambda: _wrap1(g, g._g.strided_slice_inputs(x._o, *(v._o for v in bounds))),
+        )
+    ranges = [int(v) for v in bounds[0]], [int(v) for v in bounds[1]], [int(v) for v in bounds[2]]
     return _named_op(
         x.graph, name if name is not None else "StridedSlice",
         lambda: _wrap1(x.graph, x.graph._g.strided_slice_ranges(x._o, *ranges)),

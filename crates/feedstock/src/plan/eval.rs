@@ -1059,6 +1059,30 @@ fn run_step<'a>(
             let (begin, size) = slice_bounds(t.dims(), &begin, &size)?;
             out.push(ops::slice(t, &begin, &size)?.into());
         }
+        Op::StridedSliceInputs => {
+            let t = dense_in(ins, 0)?;
+            let [b, e, st] =
+                [1, 2, 3].map(|k| dense_in(ins, k).and_then(int_vector));
+            let (b, e, st) = (b?, e?, st?);
+            if b.len() != e.len() || b.len() != st.len() {
+                return Err(Error::invalid_argument(
+                    "strided_slice: begin, end and strides differ in length",
+                ));
+            }
+            if st.contains(&0) {
+                return Err(Error::invalid_argument(
+                    "strides[i] must be non-zero",
+                ));
+            }
+            let dims: Vec<SliceDim> = (0..b.len())
+                .map(|k| SliceDim::Range {
+                    start: Some(b[k]),
+                    stop: Some(e[k]),
+                    step: st[k],
+                })
+                .collect();
+            out.push(strided_slice(t, &dims)?.into());
+        }
         Op::Shape => {
             let t = dense_in(ins, 0)?;
             let dims = t

@@ -479,6 +479,9 @@ pub(crate) enum Op {
     /// A slice whose begin and size come in as inputs 1 and 2 (integer
     /// vectors; a size of -1 runs to the end), checked when run.
     SliceInputs,
+    /// `tf.strided_slice` whose begin, end and strides come in as
+    /// inputs 1..=3 (integer vectors), without masks.
+    StridedSliceInputs,
     /// The run-time shape of input 0 as an int32 vector (`tf.shape`).
     Shape,
     /// A tensor of the shape input 0 gives (an integer vector) filled with
@@ -2639,6 +2642,41 @@ impl Graph {
             "Slice",
             Op::SliceInputs,
             vec![x, begin, size],
+            with_key(dense(shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.strided_slice(x, begin, end, strides)` (no masks) with the
+    /// bounds computed when run (integer vectors of one length): axis
+    /// `k` taken as `x[begin[k]:end[k]:strides[k]]`. The static shape has
+    /// `x`'s rank, its sliced dimensions unknown.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x` or bounds that are not int32 or
+    /// int64 vectors.
+    pub fn strided_slice_inputs(
+        &self,
+        x: Output,
+        begin: Output,
+        end: Output,
+        strides: Output,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "strided_slice")?;
+        let mut n = None;
+        for o in [begin, end, strides] {
+            n = n.or(self.check_int_vector(o, "strided_slice")?);
+        }
+        let shape = dims_of(&info.shape).and_then(|d| {
+            let k = n.unwrap_or(d.len()).min(d.len());
+            let mut out = vec![None; k];
+            out.extend_from_slice(&d[k..]);
+            partial(out)
+        });
+        self.add1(
+            None,
+            "StridedSlice",
+            Op::StridedSliceInputs,
+            vec![x, begin, end, strides],
             with_key(dense(shape, info.dtype), info.key),
         )
     }
