@@ -267,3 +267,65 @@ def test_static_assertions_as_tensorflow():
         with pytest.raises(NotImplementedError):
             with tf.control_dependencies([tf.no_op()]):
                 pass
+
+
+class _CountHook(tf.train.SessionRunHook):
+    def __init__(self, t):
+        self.t, self.seen, self.calls = t, [], []
+
+    def begin(self):
+        self.calls.append("begin")
+
+    def after_create_session(self, session, coord):
+        self.calls.append("created")
+
+    def before_run(self, run_context):
+        return tf.train.SessionRunArgs(self.t)
+
+    def after_run(self, run_context, run_values):
+        self.seen.append(int(run_values.results))
+
+    def end(self, session):
+        self.calls.append("end")
+
+
+@pytest.mark.parametrize("smaller", [True, False])
+def test_monitored_training_session_loop_as_tensorflow(tmp_path, smaller):
+    fn = str(tmp_path / "x.tfrecords")
+    with tf.python_io.TFRecordWriter(fn) as w:
+        for i in range(11):
+            feature = {"v": tf.train.Feature(int64_list=tf.train.Int64List(value=[i]))}
+            w.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+    with tf.Graph().as_default() as g:
+        q = tf.train.string_input_producer([fn], num_epochs=2, shuffle=False)
+        _, ser = tf.TFRecordReader().read(q)
+        v = tf.parse_single_example(ser, {"v": tf.FixedLenFeature([], tf.int64)})["v"]
+        b = tf.train.batch([v], 3, allow_smaller_final_batch=smaller)
+        hook = _CountHook(tf.reduce_sum(b))
+        got = []
+        with tf.train.MonitoredTrainingSession(hooks=[hook]) as mon:
+            assert g.finalized
+            while not mon.should_stop():
+                got.append(mon.run(b).tolist())
+        # OutOfRangeError ended the block quietly; the graph is open again.
+        assert not g.finalized
+        want = [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 0], [1, 2, 3], [4, 5, 6], [7, 8, 9]]
+        assert got == want + ([[10]] if smaller else [])
+        assert hook.seen == [3, 12, 21, 19, 6, 15, 24] + ([10] if smaller else [])
+        assert hook.calls == ["begin", "created", "end"]
+        with pytest.raises(AttributeError):
+            mon.run(b)
+
+
+def test_monitored_session_stops_on_hook_request():
+    class Stop(tf.train.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            run_context.request_stop()
+
+    with tf.Graph().as_default():
+        x = tf.constant(5)
+        with tf.train.SingularMonitoredSession(hooks=[Stop()]) as sess:
+            assert type(sess.raw_session()).__name__ == "Session"
+            assert not sess.should_stop()
+            assert sess.run(x) == 5
+            assert sess.should_stop()

@@ -152,6 +152,7 @@ from .._ops import (
     read_file,
 )
 from .. import _app
+from .. import _monitored
 from .. import _gfile as _gf
 from .. import _ops
 from .. import _queues
@@ -174,6 +175,15 @@ train = _NS(
     Coordinator=_Coordinator,
     LooperThread=_LooperThread,
     start_queue_runners=_start_queue_runners,
+    MonitoredSession=_monitored.MonitoredSession,
+    MonitoredTrainingSession=_monitored.MonitoredTrainingSession,
+    SingularMonitoredSession=_monitored.SingularMonitoredSession,
+    ChiefSessionCreator=_monitored.ChiefSessionCreator,
+    Scaffold=_monitored.Scaffold,
+    SessionRunHook=_monitored.SessionRunHook,
+    SessionRunArgs=_monitored.SessionRunArgs,
+    SessionRunContext=_monitored.SessionRunContext,
+    SessionRunValues=_monitored.SessionRunValues,
     QueueRunner=_queues.QueueRunner,
     add_queue_runner=_queues.add_queue_runner,
     queue_runner=_NS(
