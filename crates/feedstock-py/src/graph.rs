@@ -825,6 +825,18 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.string_to_number`.
+    fn string_to_number(
+        &self,
+        x: PyOutput,
+        dtype_name: &str,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .string_to_number(x.0, dtype(dtype_name)?)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.shape`: the run-time shape as an int32 vector.
     fn shape_of(&self, x: PyOutput) -> PyResult<PyOutput> {
         self.0.shape_of(x.0).py_err().map(PyOutput)

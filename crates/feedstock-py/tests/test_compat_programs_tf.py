@@ -329,3 +329,24 @@ def test_monitored_session_stops_on_hook_request():
             assert not sess.should_stop()
             assert sess.run(x) == 5
             assert sess.should_stop()
+
+
+def test_string_to_number_as_tensorflow():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.string, [None])
+        f, d, i, l = (tf.string_to_number(x), tf.string_to_number(x, tf.float64),
+                      tf.string_to_number(x, out_type=tf.int32), tf.strings.to_number(x, tf.int64))
+        assert f.dtype == tf.float32 and f.shape.as_list() == [None] and f.name == "StringToNumber:0"
+        with tf.Session() as s:
+            same(s.run(f, {x: ["12", " 7 ", "1e3", "0x1A", "-inf", "3.25", "+4"]}),
+                 [12, 7, 1000, 26, -np.inf, 3.25, 4], "float32")
+            same(s.run(d, {x: ["1.1"]}), [1.1], "float64")
+            same(s.run(i, {x: ["-3", " 7 ", "+4"]}), [-3, 7, 4], "int32")
+            same(s.run(l, {x: ["2147483648"]}), [2147483648], "int64")
+            for bad, t in (("2147483648", i), ("1.5", i), ("1e3", l), ("", f), ("abc", f), ("1_0", f)):
+                with pytest.raises(errors.InvalidArgumentError, match="could not correctly convert string"):
+                    s.run(t, {x: [bad]})
+        with pytest.raises(TypeError):
+            tf.string_to_number(tf.constant([1]))
+        with pytest.raises(TypeError):
+            tf.string_to_number(x, tf.uint8)

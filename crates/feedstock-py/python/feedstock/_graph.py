@@ -1694,6 +1694,20 @@ def control_dependencies(control_inputs):
     yield
 
 
+def string_to_number(string_tensor, out_type=None, name=None):
+    """``tf.string_to_number`` (``tf.strings.to_number``): each string
+    parsed as ``out_type`` (float32 by default; int32, int64, float64) as
+    TensorFlow parses it; a string that does not parse is
+    ``InvalidArgumentError`` when run."""
+    out_type = float32 if out_type is None else as_dtype(out_type)
+    g = _graph_of(string_tensor)
+    scope = _scope(g, name, "StringToNumber")
+    with _under(g, scope):
+        x = convert_to_tensor(string_tensor, name="string_tensor")
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.string_to_number(x._o, out_type._native))
+
+
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):
     """``tf.strided_slice`` without masks."""
     if any(masks.values()):

@@ -24,4 +24,5 @@ pub mod raw;
 mod records;
 pub mod reduce;
 
+pub(crate) use number::string_to_number;
 pub use records::Records;

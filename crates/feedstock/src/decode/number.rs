@@ -359,8 +359,74 @@ pub(crate) fn parse_f64(s: &[u8]) -> Option<f64> {
     parse_float(s, nan, |v| v)
 }
 
+/// `tf.strings.to_number`: each string of `t` parsed as `dtype` (int32,
+/// int64, float32 or float64) as TensorFlow's `StringToNumber` parses it.
+///
+/// # Errors
+/// InvalidArgument for a string that does not parse (TensorFlow's
+/// words), a tensor that is not of strings, or another dtype.
+pub(crate) fn string_to_number(
+    t: &crate::tensor::Tensor,
+    dtype: crate::tensor::DType,
+) -> crate::error::Result<crate::tensor::Tensor> {
+    use crate::error::Error;
+    use crate::tensor::{DType, Data, Tensor};
+    let Data::String(strings) = t.data() else {
+        return Err(Error::invalid_argument(format!(
+            "string_to_number: expected strings, got {}",
+            t.dtype()
+        )));
+    };
+    fn each<T>(
+        strings: &[bytes::Bytes],
+        parse: fn(&[u8]) -> Option<T>,
+    ) -> crate::error::Result<Vec<T>> {
+        strings
+            .iter()
+            .map(|s| {
+                parse(s).ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "StringToNumberOp could not correctly convert \
+                         string: {}",
+                        String::from_utf8_lossy(s)
+                    ))
+                })
+            })
+            .collect()
+    }
+    let data = match dtype {
+        DType::I32 => Data::I32(each(strings, parse_i32)?),
+        DType::I64 => Data::I64(each(strings, parse_i64)?),
+        DType::F32 => Data::F32(each(strings, parse_f32)?),
+        DType::F64 => Data::F64(each(strings, parse_f64)?),
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "string_to_number: out_type must be int32, int64, float32 \
+                 or float64, not {dtype}"
+            )))
+        }
+    };
+    Tensor::from_data(t.shape().clone(), data)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn string_to_number_as_tensorflow() {
+        use crate::tensor::{DType, Tensor};
+        let t = Tensor::new(
+            vec![2],
+            vec![bytes::Bytes::from(" 7 "), bytes::Bytes::from("0x1A")],
+        )
+        .unwrap();
+        let f = super::string_to_number(&t, DType::F32).unwrap();
+        assert_eq!(f.as_slice::<f32>().unwrap(), &[7.0, 26.0]);
+        let e = super::string_to_number(&t, DType::I32).unwrap_err();
+        assert!(e
+            .message()
+            .contains("could not correctly convert string: 0x1A"));
+    }
+
     use super::*;
 
     #[test]

@@ -1083,6 +1083,10 @@ fn run_step<'a>(
                 .collect();
             out.push(strided_slice(t, &dims)?.into());
         }
+        Op::StringToNumber(dtype) => {
+            let t = dense_in(ins, 0)?;
+            out.push(crate::decode::string_to_number(t, *dtype)?.into());
+        }
         Op::Shape => {
             let t = dense_in(ins, 0)?;
             let dims = t

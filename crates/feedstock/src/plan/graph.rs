@@ -484,6 +484,8 @@ pub(crate) enum Op {
     StridedSliceInputs,
     /// The run-time shape of input 0 as an int32 vector (`tf.shape`).
     Shape,
+    /// Input 0's strings parsed as numbers (`tf.string_to_number`).
+    StringToNumber(DType),
     /// A tensor of the shape input 0 gives (an integer vector) filled with
     /// the scalar input 1 (`tf.fill`, `tf.ones` of a computed shape).
     Fill,
@@ -2678,6 +2680,35 @@ impl Graph {
             Op::StridedSliceInputs,
             vec![x, begin, end, strides],
             with_key(dense(shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.string_to_number(x, out_type)`: each string parsed as
+    /// `dtype` (int32, int64, float32 or float64) when run.
+    ///
+    /// # Errors
+    /// InvalidArgument for `x` not of strings or another dtype.
+    pub fn string_to_number(&self, x: Output, dtype: DType) -> Result<Output> {
+        let info = self.check_dense(x, "string_to_number")?;
+        if info.dtype != DType::String {
+            return Err(invalid_dtype(format!(
+                "string_to_number: expected strings, got {}",
+                info.dtype
+            )));
+        }
+        if !matches!(dtype, DType::I32 | DType::I64 | DType::F32 | DType::F64)
+        {
+            return Err(invalid_dtype(format!(
+                "string_to_number: out_type must be int32, int64, float32 \
+                 or float64, not {dtype}"
+            )));
+        }
+        self.add1(
+            None,
+            "StringToNumber",
+            Op::StringToNumber(dtype),
+            vec![x],
+            with_key(dense(info.shape, dtype), info.key),
         )
     }
 

@@ -93,6 +93,7 @@ from .._graph import (
     truediv,
     div,
     expand_dims,
+    string_to_number,
     assert_equal,
     assert_none_equal,
     assert_less,
@@ -265,6 +266,8 @@ gfile = _NS(
     ListDirectory=_gf.ListDirectory, MakeDirs=_gf.MakeDirs, MkDir=_gf.MkDir, Remove=_gf.Remove,
     DeleteRecursively=_gf.DeleteRecursively, Rename=_gf.Rename, Copy=_gf.Copy,
 )
+
+strings = _NS(to_number=string_to_number)
 
 sparse = _NS(to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
 
