@@ -837,6 +837,19 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.string_split` of TensorFlow 1.
+    fn string_split(
+        &self,
+        x: PyOutput,
+        delimiter: &[u8],
+        skip_empty: bool,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .string_split(x.0, delimiter, skip_empty)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.shape`: the run-time shape as an int32 vector.
     fn shape_of(&self, x: PyOutput) -> PyResult<PyOutput> {
         self.0.shape_of(x.0).py_err().map(PyOutput)

@@ -350,3 +350,48 @@ def test_string_to_number_as_tensorflow():
             tf.string_to_number(tf.constant([1]))
         with pytest.raises(TypeError):
             tf.string_to_number(x, tf.uint8)
+
+
+def test_string_split_as_tensorflow():
+    with tf.Graph().as_default():
+        x = tf.constant(["a b  c", "", "hello world", " x"])
+        sp = tf.string_split(x)
+        chars = tf.string_split(x, "")
+        keep = tf.string_split(["a,b;;c"], ",;", skip_empty=False)
+        dense = tf.sparse_tensor_to_dense(tf.string_split(["a b", "c"]), default_value="")
+        assert sp.dtype == tf.string and sp.shape.as_list() == [None, None]
+        with tf.Session() as s:
+            r, c, k, d = s.run([sp, chars, keep, dense])
+        same(r.indices, [[0, 0], [0, 1], [0, 2], [2, 0], [2, 1], [3, 0]], "int64")
+        assert r.values.tolist() == [b"a", b"b", b"c", b"hello", b"world", b"x"]
+        same(r.dense_shape, [4, 3], "int64")
+        same(c.dense_shape, [4, 11], "int64")
+        assert c.values.tolist()[:3] == [b"a", b" ", b"b"]
+        assert k.values.tolist() == [b"a", b"b", b"", b"c"]
+        assert d.tolist() == [[b"a", b"b"], [b"c", b""]]
+        with pytest.raises(ValueError):
+            tf.string_split([["a"]])
+
+
+def test_text_line_words_as_tensorflow(tmp_path):
+    # A list holding a tensor is packed into one, as TensorFlow packs it.
+    path = tmp_path / "t.txt"
+    path.write_text("the cat sat\n\nhello  world\n")
+    with tf.Graph().as_default():
+        q = tf.train.string_input_producer([str(path)], num_epochs=1, shuffle=False)
+        _, line = tf.TextLineReader().read(q)
+        words = tf.string_split([line]).values
+        pair = tf.convert_to_tensor([tf.shape(words)[0], 7])
+        assert words.shape.as_list() == [None] and pair.name == "packed:0"
+        got = []
+        with tf.Session() as s:
+            s.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(s, coord)
+            with pytest.raises(tf.errors.OutOfRangeError):
+                while True:
+                    w, p = s.run([words, pair])
+                    got.append((w.tolist(), p.tolist()))
+            coord.request_stop()
+            coord.join(threads)
+        assert got == [([b"the", b"cat", b"sat"], [3, 7]), ([], [0, 7]), ([b"hello", b"world"], [2, 7])]

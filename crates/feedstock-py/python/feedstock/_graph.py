@@ -1054,7 +1054,36 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
                 f"{value!r}"
             )
         return value
+    if _holds_tensor(value):
+        return _autopack(value, dtype, name)
     return constant(value, dtype=dtype, name=name)
+
+
+def _holds_tensor(value):
+    """Whether the (nested) list or tuple ``value`` holds a tensor."""
+    return isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or _holds_tensor(v) for v in value)
+
+
+def _first_tensor(value):
+    for v in value:
+        if isinstance(v, Tensor):
+            return v
+        if isinstance(v, (list, tuple)):
+            t = _first_tensor(v)
+            if t is not None:
+                return t
+    return None
+
+
+def _autopack(value, dtype, name):
+    """A list holding tensors as one tensor, stacked as TensorFlow packs
+    it (named ``packed``): the other elements converted to the first
+    tensor's dtype (or ``dtype``)."""
+    dtype = as_dtype(dtype) if dtype is not None else _first_tensor(value).dtype
+    g = _graph_of(_first_tensor(value))
+    with g.as_default():
+        parts = [convert_to_tensor(v, dtype=dtype) for v in value]
+        return stack(parts, name=name or "packed")
 
 
 def _operands(a, b, scope=None):
@@ -1706,6 +1735,32 @@ def string_to_number(string_tensor, out_type=None, name=None):
         x = convert_to_tensor(string_tensor, name="string_tensor")
     with _next_name(g, scope, exact=True):
         return _wrap1(g, g._g.string_to_number(x._o, out_type._native))
+
+
+def string_split(source, sep=None, skip_empty=True, delimiter=None, result_type="SparseTensor", name=None):
+    """``tf.string_split`` of TensorFlow 1: the strings of the vector
+    ``source`` split at every character of ``delimiter`` (``sep``; default
+    ``" "``; ``""`` splits into bytes), empty tokens dropped with
+    ``skip_empty``; a ``SparseTensor`` of the tokens, row ``i`` holding
+    string ``i``'s. A source of known rank other than 1 is a ValueError."""
+    if result_type != "SparseTensor":
+        raise NotImplementedError("tf.string_split: only result_type='SparseTensor' (feedstock has no ragged tensors)")
+    if sep is not None and delimiter is not None:
+        raise ValueError("Cannot specify both 'sep' and 'delimiter'")
+    delimiter = sep if sep is not None else delimiter
+    delimiter = " " if delimiter is None else delimiter
+    if isinstance(delimiter, Tensor):
+        if delimiter._const is None:
+            raise TypeError("tf.string_split: the delimiter must be known when the graph is built")
+        delimiter = delimiter._const.item()
+    if isinstance(delimiter, str):
+        delimiter = delimiter.encode()
+    g = _graph_of(source)
+    scope = _scope(g, name, "StringSplit")
+    with _under(g, scope):
+        x = convert_to_tensor(source, dtype=string)
+        with _next_name(g, "StringSplit"):
+            return _wrap1(g, g._g.string_split(x._o, bytes(delimiter), bool(skip_empty)))
 
 
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):

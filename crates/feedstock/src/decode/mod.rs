@@ -24,5 +24,5 @@ pub mod raw;
 mod records;
 pub mod reduce;
 
-pub(crate) use number::string_to_number;
+pub(crate) use number::{string_split, string_to_number};
 pub use records::Records;

@@ -409,8 +409,82 @@ pub(crate) fn string_to_number(
     Tensor::from_data(t.shape().clone(), data)
 }
 
+/// `tf.string_split` of TensorFlow 1: each string of the vector `t` split
+/// at every byte found in `delimiter` (an empty delimiter splits into
+/// single bytes), empty tokens dropped with `skip_empty`; row `i`'s
+/// tokens are entries `[i, j]` of a sparse `[n, most tokens]` result.
+///
+/// # Errors
+/// InvalidArgument when `t` is not a vector of strings.
+pub(crate) fn string_split(
+    t: &crate::tensor::Tensor,
+    delimiter: &[u8],
+    skip_empty: bool,
+) -> crate::error::Result<crate::tensor::SparseTensor> {
+    use crate::error::Error;
+    use crate::tensor::{Data, SparseTensor, Tensor};
+    let Data::String(strings) = t.data() else {
+        return Err(Error::invalid_argument("string_split: expected strings"));
+    };
+    if t.rank() != 1 {
+        return Err(Error::invalid_argument(format!(
+            "input must be a vector, got shape: {}",
+            t.shape()
+        )));
+    }
+    let (mut indices, mut values, mut widest) = (Vec::new(), Vec::new(), 0);
+    for (i, s) in strings.iter().enumerate() {
+        let tokens: Vec<bytes::Bytes> = if delimiter.is_empty() {
+            (0..s.len()).map(|k| s.slice(k..k + 1)).collect()
+        } else {
+            let mut out = Vec::new();
+            let mut start = 0;
+            for (k, b) in s.iter().enumerate() {
+                if delimiter.contains(b) {
+                    out.push(s.slice(start..k));
+                    start = k + 1;
+                }
+            }
+            out.push(s.slice(start..));
+            if skip_empty {
+                out.retain(|x| !x.is_empty());
+            }
+            out
+        };
+        widest = widest.max(tokens.len());
+        for (j, tok) in tokens.into_iter().enumerate() {
+            indices.extend([i as i64, j as i64]);
+            values.push(tok);
+        }
+    }
+    let n = values.len();
+    SparseTensor::new(
+        Tensor::new(vec![n, 2], indices)?,
+        Tensor::new(vec![n], values)?,
+        vec![strings.len(), widest],
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn string_split_as_tensorflow() {
+        use crate::tensor::Tensor;
+        let b = |s: &'static str| bytes::Bytes::from(s);
+        let t =
+            Tensor::new(vec![3], vec![b("a b  c"), b(""), b(" x")]).unwrap();
+        let sp = super::string_split(&t, b" ", true).unwrap();
+        assert_eq!(sp.dims(), &[3, 3]);
+        assert_eq!(
+            sp.indices().as_slice::<i64>().unwrap(),
+            &[0, 0, 0, 1, 0, 2, 2, 0]
+        );
+        let keep = Tensor::new(vec![1], vec![b("a,b;;c")]).unwrap();
+        let sp = super::string_split(&keep, b",;", false).unwrap();
+        assert_eq!(sp.dims(), &[1, 4]);
+        assert_eq!(sp.values().as_slice::<bytes::Bytes>().unwrap()[2], b(""));
+    }
+
     #[test]
     fn string_to_number_as_tensorflow() {
         use crate::tensor::{DType, Tensor};

@@ -1087,6 +1087,14 @@ fn run_step<'a>(
             let t = dense_in(ins, 0)?;
             out.push(crate::decode::string_to_number(t, *dtype)?.into());
         }
+        Op::StringSplit {
+            delimiter,
+            skip_empty,
+        } => {
+            let t = dense_in(ins, 0)?;
+            let sp = crate::decode::string_split(t, delimiter, *skip_empty)?;
+            out.push(Value::Sparse(sp));
+        }
         Op::Shape => {
             let t = dense_in(ins, 0)?;
             let dims = t

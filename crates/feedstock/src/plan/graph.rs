@@ -486,6 +486,12 @@ pub(crate) enum Op {
     Shape,
     /// Input 0's strings parsed as numbers (`tf.string_to_number`).
     StringToNumber(DType),
+    /// Input 0's strings split into a sparse matrix of tokens
+    /// (`tf.string_split`).
+    StringSplit {
+        delimiter: Vec<u8>,
+        skip_empty: bool,
+    },
     /// A tensor of the shape input 0 gives (an integer vector) filled with
     /// the scalar input 1 (`tf.fill`, `tf.ones` of a computed shape).
     Fill,
@@ -2709,6 +2715,45 @@ impl Graph {
             Op::StringToNumber(dtype),
             vec![x],
             with_key(dense(info.shape, dtype), info.key),
+        )
+    }
+
+    /// `tf.string_split(x, delimiter, skip_empty)` of TensorFlow 1: a
+    /// sparse `[len(x), most tokens]` string matrix of the tokens.
+    ///
+    /// # Errors
+    /// InvalidArgument for `x` not of strings or of a known rank other
+    /// than 1.
+    pub fn string_split(
+        &self,
+        x: Output,
+        delimiter: &[u8],
+        skip_empty: bool,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "string_split")?;
+        if info.dtype != DType::String {
+            return Err(invalid_dtype("string_split: expected strings"));
+        }
+        if let Some(d) = dims_of(&info.shape).filter(|d| d.len() != 1) {
+            return Err(invalid(format!(
+                "Shape must be rank 1 but is rank {} for 'StringSplit'",
+                d.len()
+            )));
+        }
+        self.add1(
+            None,
+            "StringSplit",
+            Op::StringSplit {
+                delimiter: delimiter.to_vec(),
+                skip_empty,
+            },
+            vec![x],
+            OutInfo {
+                dtype: DType::String,
+                sparse: true,
+                shape: partial(vec![None, None]),
+                key: info.key,
+            },
         )
     }
 

@@ -93,6 +93,7 @@ from .._graph import (
     truediv,
     div,
     expand_dims,
+    string_split,
     string_to_number,
     assert_equal,
     assert_none_equal,
@@ -267,7 +268,7 @@ gfile = _NS(
     DeleteRecursively=_gf.DeleteRecursively, Rename=_gf.Rename, Copy=_gf.Copy,
 )
 
-strings = _NS(to_number=string_to_number)
+strings = _NS(to_number=string_to_number, split=string_split)
 
 sparse = _NS(to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
 
