@@ -395,3 +395,24 @@ def test_text_line_words_as_tensorflow(tmp_path):
             coord.request_stop()
             coord.join(threads)
         assert got == [([b"the", b"cat", b"sat"], [3, 7]), ([], [0, 7]), ([b"hello", b"world"], [2, 7])]
+
+
+def test_supervisor_managed_session_as_tensorflow():
+    with tf.Graph().as_default() as g:
+        x = tf.train.range_input_producer(5, num_epochs=2, shuffle=False).dequeue()
+        b = tf.train.batch([x], 2)
+        sv = tf.train.Supervisor(logdir=None)
+        assert g.finalized
+        got = []
+        with sv.managed_session() as sess:
+            while not sv.should_stop():
+                got.append(sess.run(b).tolist())
+        assert got == [[0, 1], [2, 3], [4, 0], [1, 2]] and sv.should_stop()
+    with tf.Graph().as_default():
+        tf.train.batch([tf.train.range_input_producer(5, shuffle=False).dequeue()], 2)
+        sv = tf.train.Supervisor()
+        with pytest.raises(KeyError):
+            with sv.managed_session():
+                raise KeyError("boom")
+    with pytest.raises(NotImplementedError):
+        tf.train.Supervisor(logdir="/tmp/x")

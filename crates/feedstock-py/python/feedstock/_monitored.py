@@ -9,9 +9,11 @@ hooks around each run; ``OutOfRangeError`` (or ``StopIteration``) leaving
 the ``with`` block ends it cleanly (the exception is swallowed); closing
 stops and joins the threads and the graph is unfinalized again.
 Checkpoints and summaries (``checkpoint_dir``) are not supported.
+``tf.train.Supervisor`` (without a ``logdir``) is here too.
 """
 
 import collections
+import contextlib
 
 from . import errors
 from ._graph import (
@@ -243,3 +245,127 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     all_hooks = list(hooks or []) + (list(chief_only_hooks or []) if is_chief else [])
     creator = ChiefSessionCreator(scaffold=scaffold, config=config)
     return MonitoredSession(session_creator=creator, hooks=all_hooks, stop_grace_period_secs=stop_grace_period_secs)
+
+
+class Supervisor:
+    """``tf.train.Supervisor`` without a ``logdir`` (feedstock writes no
+    checkpoints or summaries: NotImplementedError with one).
+
+    As TensorFlow's: the graph is finalized at once; ``managed_session``
+    (and ``prepare_or_wait_for_session``) runs the variable initializers
+    and starts the queue runners under ``sv.coord``; an
+    ``OutOfRangeError`` leaving ``managed_session``'s block is a clean
+    stop, another exception is re-raised when the threads are joined.
+    """
+
+    USE_DEFAULT = 0
+
+    def __init__(self, graph=None, ready_op=0, ready_for_local_init_op=0, is_chief=True, init_op=0,
+                 init_feed_dict=None, local_init_op=0, logdir=None, summary_op=0, saver=0, global_step=0,
+                 save_summaries_secs=120, save_model_secs=600, recovery_wait_secs=30, stop_grace_secs=120,
+                 checkpoint_basename="model.ckpt", session_manager=None, summary_writer=0, init_fn=None,
+                 local_init_run_options=None):
+        if logdir is not None:
+            raise NotImplementedError("tf.train.Supervisor with a logdir: feedstock writes no checkpoints or summaries")
+        self._graph = graph or get_default_graph()
+        with self._graph.as_default():
+            self._init_op = global_variables_initializer() if init_op == Supervisor.USE_DEFAULT else init_op
+            self._local_init_op = (
+                local_variables_initializer() if local_init_op == Supervisor.USE_DEFAULT else local_init_op
+            )
+        self._init_feed_dict = init_feed_dict
+        self._init_fn = init_fn
+        self._grace = stop_grace_secs
+        self._is_chief = is_chief
+        self._coord = Coordinator()
+        self._started_threads = []
+        self._graph.finalize()
+
+    @property
+    def coord(self):
+        return self._coord
+
+    @property
+    def is_chief(self):
+        return self._is_chief
+
+    @property
+    def init_op(self):
+        return self._init_op
+
+    @property
+    def summary_writer(self):
+        return None
+
+    @property
+    def saver(self):
+        return None
+
+    def prepare_or_wait_for_session(self, master="", config=None, wait_for_checkpoint=False, max_wait_secs=7200,
+                                    start_standard_services=True):
+        """A session with the initializers run and the queue runners
+        started."""
+        self._coord.clear_stop()
+        sess = Session(graph=self._graph, config=config)
+        if self._init_op is not None:
+            sess.run(self._init_op, feed_dict=self._init_feed_dict)
+        if self._init_fn is not None:
+            self._init_fn(sess)
+        if self._local_init_op is not None:
+            sess.run(self._local_init_op)
+        if start_standard_services:
+            self.start_queue_runners(sess)
+        return sess
+
+    def start_queue_runners(self, sess, queue_runners=None):
+        """Starts the graph's queue runners under ``sv.coord``."""
+        with self._graph.as_default():
+            threads = start_queue_runners(sess=sess, coord=self._coord)
+        self._started_threads.extend(threads)
+        return threads
+
+    def should_stop(self):
+        return self._coord.should_stop()
+
+    def request_stop(self, ex=None):
+        self._coord.request_stop(ex=ex)
+
+    def stop(self, threads=None, close_summary_writer=True, ignore_live_threads=False):
+        """Requests a stop and joins the threads (re-raising an error one
+        reported)."""
+        self._coord.request_stop()
+        try:
+            self._coord.join(threads, stop_grace_period_secs=self._grace, ignore_live_threads=ignore_live_threads)
+        finally:
+            self._started_threads = []
+
+    def stop_on_exception(self):
+        return self._coord.stop_on_exception()
+
+    def wait_for_stop(self):
+        self._coord.wait_for_stop()
+
+    def loop(self, timer_interval_secs, target, args=None, kwargs=None):
+        """Runs ``target`` every ``timer_interval_secs`` in a looper
+        thread of ``sv.coord``."""
+        from ._graph import LooperThread
+
+        looper = LooperThread(self._coord, timer_interval_secs, target=target, args=args, kwargs=kwargs)
+        looper.start()
+        return looper
+
+    @contextlib.contextmanager
+    def managed_session(self, master="", config=None, start_standard_services=True, close_summary_writer=True):
+        sess = None
+        try:
+            sess = self.prepare_or_wait_for_session(master=master, config=config,
+                                                    start_standard_services=start_standard_services)
+            yield sess
+        except Exception as e:
+            self.request_stop(e)
+        finally:
+            try:
+                self.stop(close_summary_writer=close_summary_writer)
+            finally:
+                if sess is not None:
+                    sess.close()

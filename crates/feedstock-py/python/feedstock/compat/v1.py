@@ -182,6 +182,7 @@ train = _NS(
     SingularMonitoredSession=_monitored.SingularMonitoredSession,
     ChiefSessionCreator=_monitored.ChiefSessionCreator,
     Scaffold=_monitored.Scaffold,
+    Supervisor=_monitored.Supervisor,
     SessionRunHook=_monitored.SessionRunHook,
     SessionRunArgs=_monitored.SessionRunArgs,
     SessionRunContext=_monitored.SessionRunContext,
