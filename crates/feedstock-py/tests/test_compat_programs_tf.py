@@ -407,7 +407,7 @@ def test_supervisor_managed_session_as_tensorflow():
         with sv.managed_session() as sess:
             while not sv.should_stop():
                 got.append(sess.run(b).tolist())
-        assert got == [[0, 1], [2, 3], [4, 0], [1, 2]] and sv.should_stop()
+        assert got == [[0, 1], [2, 3], [4, 0], [1, 2], [3, 4]] and sv.should_stop()
     with tf.Graph().as_default():
         tf.train.batch([tf.train.range_input_producer(5, shuffle=False).dequeue()], 2)
         sv = tf.train.Supervisor()
