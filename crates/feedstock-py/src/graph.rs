@@ -910,6 +910,19 @@ impl PyGraph {
         self.0.compare(op, a.0, b.0).py_err().map(PyOutput)
     }
 
+    /// `tf.gather` along `axis`.
+    fn gather(
+        &self,
+        params: PyOutput,
+        indices: PyOutput,
+        axis: usize,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .gather(params.0, indices.0, axis)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.one_hot`.
     fn one_hot(
         &self,

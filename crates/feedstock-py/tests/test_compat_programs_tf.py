@@ -416,3 +416,30 @@ def test_supervisor_managed_session_as_tensorflow():
                 raise KeyError("boom")
     with pytest.raises(NotImplementedError):
         tf.train.Supervisor(logdir="/tmp/x")
+
+
+def test_gather_and_dynamic_size_as_tensorflow():
+    with tf.Graph().as_default():
+        p = tf.constant(np.arange(24).reshape(2, 3, 4).astype(np.float32))
+        i = tf.placeholder(tf.int64, [None])
+        s_ = tf.constant(["a", "b", "c"])
+        a, b, c, d = tf.gather(p, [1, 0, 1]), tf.gather(p, [[2], [0]], axis=1), tf.gather(p, i, axis=-1), tf.gather(s_, i)
+        assert a.name == "GatherV2:0" and a.shape.as_list() == [3, 3, 4]
+        assert b.shape.as_list() == [2, 2, 1, 4] and c.shape.as_list() == [2, 3, None]
+        words = tf.string_split(tf.placeholder(tf.string, [None], name="lines"))
+        n, m = tf.size(words.values), tf.size(tf.placeholder_with_default([[1, 2, 3]], [None, 3]), out_type=tf.int64)
+        assert n.dtype == tf.int32 and n.shape.as_list() == [] and m.dtype == tf.int64
+        with tf.Session() as s:
+            ra, rb, rc, rd = s.run([a, b, c, d], {i: [2, 0]})
+            same(ra[:, 0, 0], [12, 0, 12], "float32")
+            same(rb[:, :, 0, 0], [[8, 0], [20, 12]], "float32")
+            same(rc[0], [[2, 0], [6, 4], [10, 8]], "float32")
+            assert rd.tolist() == [b"c", b"a"]
+            with pytest.raises(errors.InvalidArgumentError, match=r"indices\[1\] = 3 is not in \[0, 3\)"):
+                s.run(d, {i: [0, 3]})
+            same(s.run(n, {"lines:0": ["a b", "c d e"]}), 5, "int32")
+            same(s.run(m), 3, "int64")
+        with pytest.raises(ValueError):
+            tf.gather(p, [0], axis=3)
+        with pytest.raises(TypeError):
+            tf.gather(p, [0.5])

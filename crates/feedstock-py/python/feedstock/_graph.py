@@ -1493,13 +1493,15 @@ def shape(input, name=None, out_type=None):  # noqa: A002 (TensorFlow's name)
 
 
 def size(input, name=None, out_type=None):  # noqa: A002 (TensorFlow's name)
-    """``tf.size``: the number of elements, an int32 scalar; feedstock
-    needs the static shape fully defined (NotImplementedError otherwise)."""
+    """``tf.size``: the number of elements, an int32 scalar (``out_type``
+    int64 gives int64); known while building when the shape is."""
     out_type = int32 if out_type is None else as_dtype(out_type)
     x = convert_to_tensor(input)
-    if not x.shape.is_fully_defined():
-        raise NotImplementedError("tf.size of a tensor whose shape is not known while building")
-    return constant(int(np.prod(x.shape.as_list(), dtype=np.int64)), dtype=out_type, name=name or "Size")
+    if x.shape.is_fully_defined():
+        return constant(int(np.prod(x.shape.as_list(), dtype=np.int64)), dtype=out_type, name=name or "Size")
+    g = x.graph
+    with g.as_default(), _name_scope(g, name, "Size"):
+        return cast(reduce_prod(shape(x, out_type=out_type if out_type == int64 else int32)), out_type)
 
 
 def rank(input, name=None):  # noqa: A002 (TensorFlow's name)
@@ -1604,6 +1606,26 @@ less = _comparison("less", "Less")
 less_equal = _comparison("less_equal", "LessEqual")
 greater = _comparison("greater", "Greater")
 greater_equal = _comparison("greater_equal", "GreaterEqual")
+
+
+def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
+    """``tf.gather``: the slices of ``params`` along ``axis`` (0) at
+    ``indices``; an index out of range is ``InvalidArgumentError`` when
+    run, as on TensorFlow's CPU."""
+    if batch_dims:
+        raise NotImplementedError("tf.gather with batch_dims")
+    g = _graph_of(params, indices)
+    scope = _scope(g, name, "GatherV2")
+    with _under(g, scope):
+        params = convert_to_tensor(params, name="params")
+        indices = convert_to_tensor(indices, name="indices")
+    axis = 0 if axis is None else int(axis._const if isinstance(axis, Tensor) else axis)
+    if axis < 0:
+        if params.shape.ndims is None:
+            raise NotImplementedError("tf.gather with a negative axis of a tensor of unknown rank")
+        axis += params.shape.ndims
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.gather(params._o, indices._o, axis))
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):

@@ -1,5 +1,5 @@
 //! Reductions (`tf.reduce_sum`, `_mean`, `_max`, `_min`, `_prod`),
-//! comparisons (`tf.equal`, `tf.less`, ...) and `tf.one_hot`, as
+//! comparisons (`tf.equal`, `tf.less`, ...), `tf.one_hot` and `tf.gather`, as
 //! TensorFlow's CPU kernels compute them.
 
 use crate::decode::math::{broadcast_shape, zip_broadcast};
@@ -438,6 +438,69 @@ pub fn one_hot(
     Tensor::stack(&picked)?.reshape(out_dims)
 }
 
+/// `tf.gather(params, indices, axis)`: the slices of `params` along
+/// `axis` at `indices` (int32 or int64), giving
+/// `params.shape[..axis] + indices.shape + params.shape[axis + 1..]`.
+///
+/// # Errors
+/// InvalidArgument for an index outside `[0, params.shape[axis])`
+/// (TensorFlow's words), an axis outside the rank, or indices that are
+/// not integers.
+pub fn gather(
+    params: &Tensor,
+    indices: &Tensor,
+    axis: usize,
+) -> Result<Tensor> {
+    let dims = params.dims();
+    if axis >= dims.len() {
+        return Err(Error::invalid_argument(format!(
+            "Expected axis in the range [{}, {}), but got {axis}",
+            -(dims.len() as i64),
+            dims.len()
+        )));
+    }
+    if !matches!(indices.dtype(), DType::I32 | DType::I64) {
+        return Err(Error::invalid_argument(format!(
+            "gather: indices must be int32 or int64, not {}",
+            indices.dtype()
+        )));
+    }
+    let idx = indices.cast(DType::I64)?;
+    let idx = idx.as_slice::<i64>()?;
+    let n = dims[axis];
+    // `params` with `axis` first, so each index picks rows.
+    let mut perm: Vec<usize> = vec![axis];
+    perm.extend((0..dims.len()).filter(|&k| k != axis));
+    let front = crate::decode::ops::transpose(params, &perm)?;
+    let mut rows = Vec::with_capacity(idx.len());
+    for (k, &i) in idx.iter().enumerate() {
+        if i < 0 || i as usize >= n {
+            return Err(Error::invalid_argument(format!(
+                "indices[{k}] = {i} is not in [0, {n})"
+            )));
+        }
+        rows.push(front.slice(i as usize, i as usize + 1)?);
+    }
+    let (pre, post) = (&dims[..axis], &dims[axis + 1..]);
+    let mut picked_dims = vec![idx.len()];
+    picked_dims.extend_from_slice(pre);
+    picked_dims.extend_from_slice(post);
+    let picked = if rows.is_empty() {
+        Tensor::zeros(params.dtype(), picked_dims)?
+    } else {
+        Tensor::concat(&rows)?
+    };
+    // Back to `pre + [len] + post`, then the indices' own shape.
+    let mut back: Vec<usize> = (1..=pre.len()).collect();
+    back.push(0);
+    back.extend(pre.len() + 1..dims.len());
+    let out = crate::decode::ops::transpose(&picked, &back)?;
+    let mut out_dims = pre.to_vec();
+    out_dims.extend_from_slice(indices.dims());
+    out_dims.extend_from_slice(post);
+    out.reshape(out_dims)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,6 +540,21 @@ mod tests {
         // Innermost: each run in packet order.
         let m = reduce(&t, &[2], false, ReduceOp::Mean).unwrap();
         assert_eq!(m.as_slice::<f32>().unwrap()[3], 18.494_999);
+    }
+
+    #[test]
+    fn gather_as_tensorflow() {
+        let p =
+            Tensor::new::<i32>(vec![2, 3], vec![1, 2, 3, 4, 5, 6]).unwrap();
+        let g = gather(&p, &Tensor::vector::<i64>(vec![1, 1, 0]), 0).unwrap();
+        assert_eq!(g.dims(), &[3, 3]);
+        assert_eq!(g.as_slice::<i32>().unwrap(), &[4, 5, 6, 4, 5, 6, 1, 2, 3]);
+        let i = Tensor::new::<i32>(vec![2, 1], vec![2, 0]).unwrap();
+        let g = gather(&p, &i, 1).unwrap();
+        assert_eq!(g.dims(), &[2, 2, 1]);
+        assert_eq!(g.as_slice::<i32>().unwrap(), &[3, 1, 6, 4]);
+        let e = gather(&p, &Tensor::vector::<i32>(vec![0, 2]), 0).unwrap_err();
+        assert!(e.message().contains("indices[1] = 2 is not in [0, 2)"));
     }
 
     #[test]

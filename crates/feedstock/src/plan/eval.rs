@@ -1047,6 +1047,10 @@ fn run_step<'a>(
             let (a, b) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
             out.push(reduce::compare(*op, a, b)?.into());
         }
+        Op::Gather(axis) => {
+            let (p, i) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
+            out.push(reduce::gather(p, i, *axis)?.into());
+        }
         Op::OneHot { depth, axis } => {
             let (i, on, off) =
                 (dense_in(ins, 0)?, dense_in(ins, 1)?, dense_in(ins, 2)?);

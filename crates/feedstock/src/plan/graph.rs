@@ -503,6 +503,8 @@ pub(crate) enum Op {
     },
     /// An elementwise comparison of inputs 0 and 1 (`tf.equal`, ...).
     Compare(CmpOp),
+    /// `tf.gather` of input 0 at the indices input 1 along an axis.
+    Gather(usize),
     /// `tf.one_hot` of input 0; inputs 1 and 2: the on and off values.
     OneHot {
         depth: usize,
@@ -2882,6 +2884,51 @@ impl Graph {
             Op::Compare(op),
             vec![a, b],
             with_key(dense(shape, DType::Bool), ia.key.or(ib.key)),
+        )
+    }
+
+    /// `tf.gather(params, indices, axis)`: the shape is
+    /// `params.shape[..axis] + indices.shape + params.shape[axis + 1..]`.
+    ///
+    /// # Errors
+    /// InvalidArgument for sparse inputs, indices not int32/int64, or an
+    /// axis outside `params`' known rank.
+    pub fn gather(
+        &self,
+        params: Output,
+        indices: Output,
+        axis: usize,
+    ) -> Result<Output> {
+        let p = self.check_dense(params, "gather")?;
+        let i = self.check_dense(indices, "gather")?;
+        if !matches!(i.dtype, DType::I32 | DType::I64) {
+            return Err(invalid_dtype(format!(
+                "gather: indices must be int32 or int64, not {}",
+                i.dtype
+            )));
+        }
+        let shape = match (dims_of(&p.shape), dims_of(&i.shape)) {
+            (Some(pd), _) if axis >= pd.len() => {
+                return Err(invalid(format!(
+                    "Shape must be at least rank {} but is rank {}",
+                    axis + 1,
+                    pd.len()
+                )))
+            }
+            (Some(pd), Some(id)) => {
+                let mut out = pd[..axis].to_vec();
+                out.extend(id);
+                out.extend_from_slice(&pd[axis + 1..]);
+                partial(out)
+            }
+            _ => None,
+        };
+        self.add1(
+            None,
+            "GatherV2",
+            Op::Gather(axis),
+            vec![params, indices],
+            with_key(dense(shape, p.dtype), p.key.or(i.key)),
         )
     }
 

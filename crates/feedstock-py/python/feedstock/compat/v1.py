@@ -118,6 +118,7 @@ from .._graph import (
     greater,
     greater_equal,
     one_hot,
+    gather,
     squeeze,
     shape,
     size,
