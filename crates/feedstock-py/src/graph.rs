@@ -14,7 +14,7 @@ use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
 use feedstock::decode::image::{DecodeSpec, JpegOptions};
 use feedstock::decode::math::BinaryOp;
-use feedstock::decode::reduce::{CmpOp, ReduceOp};
+use feedstock::decode::reduce::{CmpOp, ReduceOp, UnaryOp};
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::plan::{
     BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
@@ -921,6 +921,25 @@ impl PyGraph {
             .gather(params.0, indices.0, axis)
             .py_err()
             .map(PyOutput)
+    }
+
+    /// An exact elementwise function: "abs", "square", "sqrt", "floor",
+    /// "ceil" or "round".
+    fn unary(&self, op: &str, x: PyOutput) -> PyResult<PyOutput> {
+        let op = match op {
+            "abs" => UnaryOp::Abs,
+            "square" => UnaryOp::Square,
+            "sqrt" => UnaryOp::Sqrt,
+            "floor" => UnaryOp::Floor,
+            "ceil" => UnaryOp::Ceil,
+            "round" => UnaryOp::Round,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown operation {op}"
+                )))
+            }
+        };
+        self.0.unary(op, x.0).py_err().map(PyOutput)
     }
 
     /// `tf.one_hot`.

@@ -443,3 +443,26 @@ def test_gather_and_dynamic_size_as_tensorflow():
             tf.gather(p, [0], axis=3)
         with pytest.raises(TypeError):
             tf.gather(p, [0.5])
+
+
+def test_exact_elementwise_functions_as_tensorflow():
+    with tf.Graph().as_default():
+        f = tf.constant([-2.5, 0.5, 1.5, -0.5, 2.25, -np.inf])
+        i = tf.constant([-3, 0, 7, -2147483648], tf.int32)
+        ts = [tf.abs(f), tf.square(f), tf.sqrt(tf.abs(f)), tf.floor(f), tf.math.ceil(f), tf.round(f),
+              tf.abs(i), tf.square(i), abs(f)]
+        assert [t.name for t in ts[:3]] == ["Abs:0", "Square:0", "Sqrt:0"]
+        assert tf.round(i) is i
+        with tf.Session() as s:
+            r = s.run(ts)
+        same(r[0], [2.5, 0.5, 1.5, 0.5, 2.25, np.inf], "float32")
+        same(r[1], [6.25, 0.25, 2.25, 0.25, 5.0625, np.inf], "float32")
+        same(r[2], np.sqrt(np.float32([2.5, 0.5, 1.5, 0.5, 2.25, np.inf])), "float32")
+        same(r[3], [-3, 0, 1, -1, 2, -np.inf], "float32")
+        same(r[4], [-2, 1, 2, -0.0, 3, -np.inf], "float32")
+        same(r[5], [-2, 0, 2, -0.0, 2, -np.inf], "float32")  # half to even
+        same(r[6], [3, 0, 7, -2147483648], "int32")
+        same(r[7], [9, 0, 49, 0], "int32")
+        same(r[8], r[0], "float32")
+        with pytest.raises(TypeError):
+            tf.sqrt(i)

@@ -690,6 +690,9 @@ class Tensor:
     def __ge__(self, o):
         return greater_equal(self, o)
 
+    def __abs__(self):
+        return abs(self)
+
     def __neg__(self):
         return negative(self)
 
@@ -1606,6 +1609,35 @@ less = _comparison("less", "Less")
 less_equal = _comparison("less_equal", "LessEqual")
 greater = _comparison("greater", "Greater")
 greater_equal = _comparison("greater_equal", "GreaterEqual")
+
+
+def _unary(op, default, doc):
+    def apply(x, name=None):
+        g = _graph_of(x)
+        scope = _scope(g, name, default)
+        with _under(g, scope):
+            x = convert_to_tensor(x, name="x")
+        with _next_name(g, scope, exact=True):
+            return _wrap1(g, g._g.unary(op, x._o))
+
+    apply.__name__ = op
+    apply.__doc__ = doc
+    return apply
+
+
+abs = _unary("abs", "Abs", "``tf.abs`` (the lowest signed integer stays itself).")  # noqa: A001 (TensorFlow's name)
+square = _unary("square", "Square", "``tf.square``: ``x * x``.")
+sqrt = _unary("sqrt", "Sqrt", "``tf.sqrt`` of floats.")
+floor = _unary("floor", "Floor", "``tf.floor`` of floats.")
+ceil = _unary("ceil", "Ceil", "``tf.math.ceil`` of floats.")
+_round_floats = _unary("round", "Round", "")
+
+
+def round(x, name=None):  # noqa: A001 (TensorFlow's name)
+    """``tf.round``: half to even; an integer tensor is returned as it is,
+    as TensorFlow returns it."""
+    x = convert_to_tensor(x)
+    return x if x.dtype.is_integer else _round_floats(x, name=name)
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):

@@ -501,6 +501,83 @@ pub fn gather(
     out.reshape(out_dims)
 }
 
+/// An elementwise function of one tensor whose results are exact (the
+/// same bits as TensorFlow's CPU kernels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `tf.abs` (wrapping for the lowest signed integer).
+    Abs,
+    /// `tf.square`: `x * x` (wrapping for integers).
+    Square,
+    /// `tf.sqrt` (floats).
+    Sqrt,
+    /// `tf.floor` (floats).
+    Floor,
+    /// `tf.ceil` (floats).
+    Ceil,
+    /// `tf.round`: half to even (floats; integers unchanged).
+    Round,
+}
+
+impl UnaryOp {
+    /// Whether the operation takes integers too.
+    pub fn takes_integers(self) -> bool {
+        matches!(self, UnaryOp::Abs | UnaryOp::Square | UnaryOp::Round)
+    }
+}
+
+/// `op(t)`, elementwise.
+///
+/// # Errors
+/// InvalidArgument for a dtype the operation does not take.
+pub fn unary(op: UnaryOp, t: &Tensor) -> Result<Tensor> {
+    macro_rules! float {
+        ($v:expr, $var:ident) => {
+            Data::$var(
+                $v.iter()
+                    .map(|&x| match op {
+                        UnaryOp::Abs => x.abs(),
+                        UnaryOp::Square => x * x,
+                        UnaryOp::Sqrt => x.sqrt(),
+                        UnaryOp::Floor => x.floor(),
+                        UnaryOp::Ceil => x.ceil(),
+                        UnaryOp::Round => x.round_ties_even(),
+                    })
+                    .collect(),
+            )
+        };
+    }
+    macro_rules! int {
+        ($v:expr, $var:ident, $abs:expr) => {
+            Data::$var(
+                $v.iter()
+                    .map(|&x| match op {
+                        UnaryOp::Abs => $abs(x),
+                        UnaryOp::Square => x.wrapping_mul(x),
+                        _ => x,
+                    })
+                    .collect(),
+            )
+        };
+    }
+    let ints = op.takes_integers();
+    let data = match t.data() {
+        Data::F32(v) => float!(v, F32),
+        Data::F64(v) => float!(v, F64),
+        Data::I8(v) if ints => int!(v, I8, i8::wrapping_abs),
+        Data::I16(v) if ints => int!(v, I16, i16::wrapping_abs),
+        Data::I32(v) if ints => int!(v, I32, i32::wrapping_abs),
+        Data::I64(v) if ints => int!(v, I64, i64::wrapping_abs),
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "{op:?}: not defined for {}",
+                t.dtype()
+            )))
+        }
+    };
+    Tensor::from_data(t.shape().clone(), data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -555,6 +632,19 @@ mod tests {
         assert_eq!(g.as_slice::<i32>().unwrap(), &[3, 1, 6, 4]);
         let e = gather(&p, &Tensor::vector::<i32>(vec![0, 2]), 0).unwrap_err();
         assert!(e.message().contains("indices[1] = 2 is not in [0, 2)"));
+    }
+
+    #[test]
+    fn exact_unary_ops() {
+        let f = Tensor::vector::<f32>(vec![-2.5, 0.5, 1.5, 4.0]);
+        let r = unary(UnaryOp::Round, &f).unwrap();
+        assert_eq!(r.as_slice::<f32>().unwrap(), &[-2.0, 0.0, 2.0, 4.0]);
+        let i = Tensor::vector::<i32>(vec![i32::MIN, -3]);
+        assert_eq!(
+            unary(UnaryOp::Abs, &i).unwrap().as_slice::<i32>().unwrap(),
+            &[i32::MIN, 3]
+        );
+        assert!(unary(UnaryOp::Sqrt, &i).is_err());
     }
 
     #[test]

@@ -1047,6 +1047,9 @@ fn run_step<'a>(
             let (a, b) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
             out.push(reduce::compare(*op, a, b)?.into());
         }
+        Op::Unary(op) => {
+            out.push(reduce::unary(*op, dense_in(ins, 0)?)?.into());
+        }
         Op::Gather(axis) => {
             let (p, i) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
             out.push(reduce::gather(p, i, *axis)?.into());

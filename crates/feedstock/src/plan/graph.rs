@@ -11,7 +11,7 @@ use crate::decode::example::{check_sequence_specs, FeatureKind, FeatureSpec};
 use crate::decode::image::DecodeSpec;
 use crate::decode::math::{self, BinaryOp};
 use crate::decode::raw::ByteOrder;
-use crate::decode::reduce::{CmpOp, ReduceOp};
+use crate::decode::reduce::{CmpOp, ReduceOp, UnaryOp};
 use crate::error::{Error, Result};
 use crate::input::shard::{Remainder, Shard};
 use crate::io::tfrecord::CorruptRecords;
@@ -503,6 +503,8 @@ pub(crate) enum Op {
     },
     /// An elementwise comparison of inputs 0 and 1 (`tf.equal`, ...).
     Compare(CmpOp),
+    /// An exact elementwise function of input 0 (`tf.abs`, `tf.sqrt`, ...).
+    Unary(UnaryOp),
     /// `tf.gather` of input 0 at the indices input 1 along an axis.
     Gather(usize),
     /// `tf.one_hot` of input 0; inputs 1 and 2: the on and off values.
@@ -2884,6 +2886,35 @@ impl Graph {
             Op::Compare(op),
             vec![a, b],
             with_key(dense(shape, DType::Bool), ia.key.or(ib.key)),
+        )
+    }
+
+    /// `op(x)` elementwise (`tf.abs`, `tf.square`, `tf.sqrt`, `tf.floor`,
+    /// `tf.ceil`, `tf.round`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x` or a dtype `op` does not take
+    /// (floats only, integers too for abs, square and round).
+    pub fn unary(&self, op: UnaryOp, x: Output) -> Result<Output> {
+        let info = self.check_dense(x, "unary")?;
+        let ints = matches!(
+            info.dtype,
+            DType::I8 | DType::I16 | DType::I32 | DType::I64
+        );
+        if !matches!(info.dtype, DType::F32 | DType::F64)
+            && !(ints && op.takes_integers())
+        {
+            return Err(invalid_dtype(format!(
+                "{op:?}: not defined for {}",
+                info.dtype
+            )));
+        }
+        self.add1(
+            None,
+            "Unary",
+            Op::Unary(op),
+            vec![x],
+            with_key(dense(info.shape, info.dtype), info.key),
         )
     }
 

@@ -119,6 +119,12 @@ from .._graph import (
     greater_equal,
     one_hot,
     gather,
+    abs,  # noqa: A004
+    square,
+    sqrt,
+    floor,
+    ceil,
+    round,  # noqa: A004
     squeeze,
     shape,
     size,
@@ -268,6 +274,12 @@ gfile = _NS(
     GFile=_gf.GFile, Open=_gf.Open, Glob=_gf.Glob, Exists=_gf.Exists, IsDirectory=_gf.IsDirectory,
     ListDirectory=_gf.ListDirectory, MakeDirs=_gf.MakeDirs, MkDir=_gf.MkDir, Remove=_gf.Remove,
     DeleteRecursively=_gf.DeleteRecursively, Rename=_gf.Rename, Copy=_gf.Copy,
+)
+
+math = _NS(
+    abs=abs, square=square, sqrt=sqrt, floor=floor, ceil=ceil, round=round, equal=equal, not_equal=not_equal,
+    less=less, less_equal=less_equal, greater=greater, greater_equal=greater_equal, reduce_sum=reduce_sum,
+    reduce_mean=reduce_mean, reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
 )
 
 strings = _NS(to_number=string_to_number, split=string_split)
