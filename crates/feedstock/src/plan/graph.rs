@@ -2901,9 +2901,8 @@ impl Graph {
             info.dtype,
             DType::I8 | DType::I16 | DType::I32 | DType::I64
         );
-        if !matches!(info.dtype, DType::F32 | DType::F64)
-            && !(ints && op.takes_integers())
-        {
+        let floats = matches!(info.dtype, DType::F32 | DType::F64);
+        if !(floats || ints && op.takes_integers()) {
             return Err(invalid_dtype(format!(
                 "{op:?}: not defined for {}",
                 info.dtype
