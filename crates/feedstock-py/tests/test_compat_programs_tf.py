@@ -466,3 +466,41 @@ def test_exact_elementwise_functions_as_tensorflow():
         same(r[8], r[0], "float32")
         with pytest.raises(TypeError):
             tf.sqrt(i)
+
+
+def test_variable_scope_and_get_variable_as_tensorflow():
+    with tf.Graph().as_default():
+        with tf.variable_scope("input"):
+            v = tf.get_variable("v", [2], initializer=tf.constant_initializer(3.0))
+            c = tf.constant(1, name="c")
+            w = tf.get_variable("w", initializer=tf.constant([1, 2]))
+            z = tf.get_variable("z", [2, 2], dtype=tf.int32)
+        with tf.variable_scope("input", reuse=True):
+            assert tf.get_variable("v") is v
+            c2 = tf.constant(1, name="c")
+        with tf.variable_scope("outer"):
+            with tf.variable_scope("inner"):
+                u = tf.get_variable("u", [1], initializer=tf.zeros_initializer())
+                assert tf.get_variable_scope().name == "outer/inner"
+        assert [t.name for t in (v, w, z, c, c2, u)] == [
+            "input/v:0", "input/w:0", "input/z:0", "input/c:0", "input_1/c:0", "outer/inner/u:0"]
+        assert (v.dtype, w.dtype) == (tf.float32, tf.int32)
+        with pytest.raises(ValueError, match="already exists"):
+            with tf.variable_scope("input"):
+                tf.get_variable("v", [2], initializer=tf.zeros_initializer())
+        with pytest.raises(ValueError, match="does not exist"):
+            with tf.variable_scope("input", reuse=True):
+                tf.get_variable("nope", [2])
+        with tf.variable_scope("q", reuse=tf.AUTO_REUSE):
+            a = tf.get_variable("a", [1], initializer=tf.ones_initializer())
+            assert tf.get_variable("a", [1]) is a
+        with pytest.raises(NotImplementedError):
+            tf.get_variable("random", [3])
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            r = s.run([v, w, z, u, a])
+        same(r[0], [3, 3], "float32")
+        same(r[1], [1, 2], "int32")
+        same(r[2], [[0, 0], [0, 0]], "int32")
+        same(r[3], [0], "float32")
+        same(r[4], [1], "float32")

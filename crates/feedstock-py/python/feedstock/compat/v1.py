@@ -162,6 +162,16 @@ from .._ops import (
 )
 from .. import _app
 from .. import _monitored
+from .._varscope import (
+    AUTO_REUSE,
+    VariableScope,
+    constant_initializer,
+    get_variable,
+    get_variable_scope,
+    ones_initializer,
+    variable_scope,
+    zeros_initializer,
+)
 from .. import _gfile as _gf
 from .. import _ops
 from .. import _queues
