@@ -910,6 +910,32 @@ impl PyGraph {
         self.0.compare(op, a.0, b.0).py_err().map(PyOutput)
     }
 
+    /// `tf.random_uniform` of a known shape.
+    #[pyo3(signature = (dims, dtype_name, min, max, seed=None))]
+    fn random_uniform(
+        &self,
+        dims: Vec<usize>,
+        dtype_name: &str,
+        min: f64,
+        max: f64,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .random_uniform(&dims, dtype(dtype_name)?, min, max, seed)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.random_shuffle`.
+    #[pyo3(signature = (x, seed=None))]
+    fn random_shuffle(
+        &self,
+        x: PyOutput,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0.random_shuffle(x.0, seed).py_err().map(PyOutput)
+    }
+
     /// `tf.gather` along `axis`.
     fn gather(
         &self,

@@ -504,3 +504,27 @@ def test_variable_scope_and_get_variable_as_tensorflow():
         same(r[2], [[0, 0], [0, 0]], "int32")
         same(r[3], [0], "float32")
         same(r[4], [1], "float32")
+
+
+def test_random_uniform_and_shuffle_as_tensorflow():
+    # The values are feedstock's generator's; names, shapes, dtypes,
+    # ranges and errors are TensorFlow's.
+    with tf.Graph().as_default():
+        u = tf.random_uniform([3, 4])
+        i = tf.random_uniform([1000], 2, 5, dtype=tf.int32, seed=3)
+        f = tf.random_uniform([], -1.0, 1.0, tf.float64)
+        x = tf.random_shuffle(tf.constant(np.arange(10).reshape(5, 2)))
+        bad = tf.random_uniform([2], 5, 5, dtype=tf.int32)
+        assert [t.name for t in (u, i, f, x)] == [
+            "random_uniform/RandomUniform:0", "random_uniform_1:0", "random_uniform_2:0", "RandomShuffle:0"]
+        assert u.shape.as_list() == [3, 4] and f.shape.as_list() == [] and f.dtype == tf.float64
+        with tf.Session() as s:
+            a, b, c, d = s.run([u, i, f, x])
+            assert a.dtype == np.float32 and ((a >= 0) & (a < 1)).all() and (a != s.run(u)).any()
+            assert b.dtype == np.int32 and set(b.tolist()) == {2, 3, 4}
+            assert -1 <= c < 1
+            assert sorted(d[:, 0].tolist()) == [0, 2, 4, 6, 8] and (d[:, 1] == d[:, 0] + 1).all()
+            with pytest.raises(errors.InvalidArgumentError):
+                s.run(bad)
+        with pytest.raises(ValueError):
+            tf.random_uniform([2], dtype=tf.int32)

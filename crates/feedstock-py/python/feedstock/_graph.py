@@ -1640,6 +1640,51 @@ def round(x, name=None):  # noqa: A001 (TensorFlow's name)
     return x if x.dtype.is_integer else _round_floats(x, name=name)
 
 
+def _op_seed(seed):
+    return None if seed is None else int(seed) & (2**64 - 1)
+
+
+def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
+    """``tf.random_uniform`` of a shape known while building: floats in
+    ``[minval, maxval)`` (``maxval`` 1 by default), integers in
+    ``[minval, maxval)`` (``maxval`` required: ValueError). New values each
+    run; feedstock's generator is its own, so the values (even seeded)
+    differ from TensorFlow's."""
+    dtype = as_dtype(dtype)
+    if maxval is None:
+        if dtype.is_integer:
+            raise ValueError(f"Must specify maxval for integer dtype {dtype!r}")
+        maxval = 1
+    g = get_default_graph()
+    dims = _const_or_tensor(g, shape)
+    if isinstance(dims, Tensor):
+        raise NotImplementedError("tf.random_uniform of a shape computed when run")
+    bounds = []
+    for v in (minval, maxval):
+        if isinstance(v, Tensor):
+            if v._const is None:
+                raise NotImplementedError("tf.random_uniform with bounds computed when run")
+            v = v._const
+        bounds.append(float(v))
+    scope = _scope(g, name, "random_uniform")
+    # As TensorFlow names it: the bare RandomUniform op inside the scope
+    # for floats in [0, 1), else the scope's final op.
+    op = f"{scope}/RandomUniform" if not dtype.is_integer and bounds == [0.0, 1.0] else scope
+    with _next_name(g, op, exact=True):
+        return _wrap1(g, g._g.random_uniform(dims, dtype._native, bounds[0], bounds[1], _op_seed(seed)))
+
+
+def random_shuffle(value, seed=None, name=None):
+    """``tf.random_shuffle``: ``value``'s rows in a new random order each
+    run (feedstock's generator: the order differs from TensorFlow's)."""
+    g = _graph_of(value)
+    scope = _scope(g, name, "RandomShuffle")
+    with _under(g, scope):
+        x = convert_to_tensor(value, name="value")
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.random_shuffle(x._o, _op_seed(seed)))
+
+
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
     """``tf.gather``: the slices of ``params`` along ``axis`` (0) at
     ``indices``; an index out of range is ``InvalidArgumentError`` when

@@ -578,6 +578,77 @@ pub fn unary(op: UnaryOp, t: &Tensor) -> Result<Tensor> {
     Tensor::from_data(t.shape().clone(), data)
 }
 
+/// Uniform random values of `dims`: floats in `[min, max)`, integers in
+/// `min..max` (`tf.random_uniform`; TensorFlow's generator is not
+/// reproduced, only the distribution).
+///
+/// # Errors
+/// InvalidArgument for another dtype, or integers with `min >= max`.
+pub fn random_uniform<R: rand::Rng + ?Sized>(
+    dims: &[usize],
+    dtype: DType,
+    min: f64,
+    max: f64,
+    rng: &mut R,
+) -> Result<Tensor> {
+    let n: usize = dims.iter().product();
+    if matches!(dtype, DType::I32 | DType::I64) && min >= max {
+        return Err(Error::invalid_argument(format!(
+            "Need minval < maxval: {min} >= {max}"
+        )));
+    }
+    let data = match dtype {
+        DType::F32 => Data::F32(
+            (0..n)
+                .map(|_| min as f32 + rng.gen::<f32>() * (max - min) as f32)
+                .collect(),
+        ),
+        DType::F64 => Data::F64(
+            (0..n)
+                .map(|_| min + rng.gen::<f64>() * (max - min))
+                .collect(),
+        ),
+        DType::I32 => Data::I32(
+            (0..n)
+                .map(|_| rng.gen_range(min as i32..max as i32))
+                .collect(),
+        ),
+        DType::I64 => Data::I64(
+            (0..n)
+                .map(|_| rng.gen_range(min as i64..max as i64))
+                .collect(),
+        ),
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "random_uniform: not defined for {dtype}"
+            )))
+        }
+    };
+    Tensor::from_data(dims.to_vec(), data)
+}
+
+/// `t`'s rows (axis 0) in a random order (`tf.random_shuffle`; a scalar
+/// is returned as it is).
+///
+/// # Errors
+/// As [`Tensor::concat`].
+pub fn random_shuffle<R: rand::Rng + ?Sized>(
+    t: &Tensor,
+    rng: &mut R,
+) -> Result<Tensor> {
+    use rand::seq::SliceRandom;
+    if t.rank() == 0 || t.dims()[0] < 2 {
+        return Ok(t.clone());
+    }
+    let mut order: Vec<usize> = (0..t.dims()[0]).collect();
+    order.shuffle(rng);
+    let rows = order
+        .iter()
+        .map(|&i| t.slice(i, i + 1))
+        .collect::<Result<Vec<_>>>()?;
+    Tensor::concat(&rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

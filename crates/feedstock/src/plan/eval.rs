@@ -1047,6 +1047,29 @@ fn run_step<'a>(
             let (a, b) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
             out.push(reduce::compare(*op, a, b)?.into());
         }
+        Op::RandomUniform {
+            dims,
+            dtype,
+            min,
+            max,
+            ..
+        } => {
+            let Some(Resource::Rng(rng)) = step.state.res.get() else {
+                return Err(Error::internal("not a random op"));
+            };
+            let mut rng = rng.lock();
+            let r =
+                reduce::random_uniform(dims, *dtype, *min, *max, &mut *rng)?;
+            out.push(r.into());
+        }
+        Op::RandomShuffle { .. } => {
+            let Some(Resource::Rng(rng)) = step.state.res.get() else {
+                return Err(Error::internal("not a random op"));
+            };
+            let mut rng = rng.lock();
+            let r = reduce::random_shuffle(dense_in(ins, 0)?, &mut *rng)?;
+            out.push(r.into());
+        }
         Op::Unary(op) => {
             out.push(reduce::unary(*op, dense_in(ins, 0)?)?.into());
         }

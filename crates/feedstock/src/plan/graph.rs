@@ -503,6 +503,20 @@ pub(crate) enum Op {
     },
     /// An elementwise comparison of inputs 0 and 1 (`tf.equal`, ...).
     Compare(CmpOp),
+    /// Uniform random values of a shape (`tf.random_uniform`): floats in
+    /// `[min, max)`, integers in `min..max`.
+    RandomUniform {
+        dims: Vec<usize>,
+        dtype: DType,
+        min: f64,
+        max: f64,
+        seed: Option<u64>,
+    },
+    /// Input 0 with its rows (axis 0) in a random order
+    /// (`tf.random_shuffle`).
+    RandomShuffle {
+        seed: Option<u64>,
+    },
     /// An exact elementwise function of input 0 (`tf.abs`, `tf.sqrt`, ...).
     Unary(UnaryOp),
     /// `tf.gather` of input 0 at the indices input 1 along an axis.
@@ -591,6 +605,8 @@ impl Node {
                 | Op::Reader(_)
                 | Op::RandomFlip { .. }
                 | Op::RandomCrop { .. }
+                | Op::RandomUniform { .. }
+                | Op::RandomShuffle { .. }
                 | Op::Batch(_)
                 | Op::Queue { .. }
         )
@@ -2886,6 +2902,62 @@ impl Graph {
             Op::Compare(op),
             vec![a, b],
             with_key(dense(shape, DType::Bool), ia.key.or(ib.key)),
+        )
+    }
+
+    /// `tf.random_uniform(dims, min, max, dtype, seed)`: new values each
+    /// run, from the node's own generator (seeded by `seed`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a dtype other than float32, float64, int32 and
+    /// int64 (integers with `min >= max` fail when run, as TensorFlow's).
+    pub fn random_uniform(
+        &self,
+        dims: &[usize],
+        dtype: DType,
+        min: f64,
+        max: f64,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        let ints = matches!(dtype, DType::I32 | DType::I64);
+        if !ints && !matches!(dtype, DType::F32 | DType::F64) {
+            return Err(invalid_dtype(format!(
+                "random_uniform: not defined for {dtype}"
+            )));
+        }
+        let shape = partial(dims.iter().map(|&d| Some(d)).collect());
+        self.add1(
+            None,
+            "RandomUniform",
+            Op::RandomUniform {
+                dims: dims.to_vec(),
+                dtype,
+                min,
+                max,
+                seed,
+            },
+            vec![],
+            dense(shape, dtype),
+        )
+    }
+
+    /// `tf.random_shuffle(x, seed)`: `x`'s rows in a new random order
+    /// each run.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x`.
+    pub fn random_shuffle(
+        &self,
+        x: Output,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "random_shuffle")?;
+        self.add1(
+            None,
+            "RandomShuffle",
+            Op::RandomShuffle { seed },
+            vec![x],
+            with_key(dense(info.shape, info.dtype), info.key),
         )
     }
 

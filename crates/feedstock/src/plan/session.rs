@@ -680,7 +680,10 @@ impl Inner {
                 kind,
                 Some(self.pipeline.lock().skip_log()),
             )?),
-            Op::RandomFlip { seed } | Op::RandomCrop { seed, .. } => {
+            Op::RandomFlip { seed }
+            | Op::RandomCrop { seed, .. }
+            | Op::RandomUniform { seed, .. }
+            | Op::RandomShuffle { seed } => {
                 let rng = match seed {
                     Some(s) => ChaCha8Rng::seed_from_u64(*s),
                     None => ChaCha8Rng::from_entropy(),

@@ -119,6 +119,8 @@ from .._graph import (
     greater_equal,
     one_hot,
     gather,
+    random_uniform,
+    random_shuffle,
     abs,  # noqa: A004
     square,
     sqrt,
@@ -291,6 +293,8 @@ math = _NS(
     less=less, less_equal=less_equal, greater=greater, greater_equal=greater_equal, reduce_sum=reduce_sum,
     reduce_mean=reduce_mean, reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
 )
+
+random = _NS(uniform=random_uniform, shuffle=random_shuffle)
 
 strings = _NS(to_number=string_to_number, split=string_split)
 
