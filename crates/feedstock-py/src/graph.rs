@@ -936,6 +936,11 @@ impl PyGraph {
         self.0.random_shuffle(x.0, seed).py_err().map(PyOutput)
     }
 
+    /// `tf.tile` with known multiples.
+    fn tile(&self, x: PyOutput, multiples: Vec<usize>) -> PyResult<PyOutput> {
+        self.0.tile(x.0, &multiples).py_err().map(PyOutput)
+    }
+
     /// `tf.gather` along `axis`.
     fn gather(
         &self,

@@ -528,3 +528,20 @@ def test_random_uniform_and_shuffle_as_tensorflow():
                 s.run(bad)
         with pytest.raises(ValueError):
             tf.random_uniform([2], dtype=tf.int32)
+
+
+def test_tile_as_tensorflow():
+    with tf.Graph().as_default():
+        x = tf.constant([[1, 2]])
+        p = tf.placeholder(tf.string, [None])
+        ts = [tf.tile(x, [2, 2]), tf.tile(x, [0, 3]), tf.tile(p, [3]), tf.tile(tf.expand_dims(p, 1), [1, 2])]
+        assert ts[0].name == "Tile:0"
+        assert [t.shape.as_list() for t in ts] == [[2, 4], [0, 6], [None], [None, 2]]
+        with tf.Session() as s:
+            r = s.run(ts, {p: ["a", "b"]})
+        same(r[0], [[1, 2, 1, 2], [1, 2, 1, 2]], "int32")
+        assert r[1].shape == (0, 6)
+        assert r[2].tolist() == [b"a", b"b"] * 3
+        assert r[3].tolist() == [[b"a", b"a"], [b"b", b"b"]]
+        with pytest.raises(ValueError):
+            tf.tile(x, [2])

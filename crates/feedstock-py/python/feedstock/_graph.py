@@ -1685,6 +1685,22 @@ def random_shuffle(value, seed=None, name=None):
         return _wrap1(g, g._g.random_shuffle(x._o, _op_seed(seed)))
 
 
+def tile(input, multiples, name=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.tile``: ``input`` repeated ``multiples[k]`` times along each
+    axis ``k``; feedstock needs ``multiples`` known while building."""
+    g = _graph_of(input, multiples)
+    scope = _scope(g, name, "Tile")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+        m = _const_or_tensor(g, multiples)
+    if isinstance(m, Tensor):
+        raise NotImplementedError("tf.tile with multiples computed when run")
+    if any(v < 0 for v in m):
+        raise ValueError(f"Expected multiples >= 0, got {m}")
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.tile(x._o, [int(v) for v in m]))
+
+
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
     """``tf.gather``: the slices of ``params`` along ``axis`` (0) at
     ``indices``; an index out of range is ``InvalidArgumentError`` when

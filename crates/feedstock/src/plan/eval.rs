@@ -448,6 +448,31 @@ fn crop_size(t: &Tensor) -> Result<Vec<usize>> {
         })
 }
 
+/// `t` repeated `multiples[k]` times along each axis `k` (`tf.tile`).
+fn tile(t: &Tensor, multiples: &[usize]) -> Result<Tensor> {
+    if multiples.len() != t.rank() {
+        return Err(Error::invalid_argument(format!(
+            "Expected multiples argument to be a vector of length {} but \
+             got length {}",
+            t.rank(),
+            multiples.len()
+        )));
+    }
+    let mut out = t.clone();
+    for (k, &m) in multiples.iter().enumerate() {
+        out = if m == 0 {
+            let mut dims = out.dims().to_vec();
+            dims[k] = 0;
+            Tensor::zeros(out.dtype(), dims)?
+        } else if m == 1 {
+            out
+        } else {
+            stack_or_concat(&vec![out; m], k as i64, false)?
+        };
+    }
+    Ok(out)
+}
+
 /// An int32 or int64 vector's values.
 fn int_vector(t: &Tensor) -> Result<Vec<i64>> {
     if t.rank() != 1 {
@@ -1070,6 +1095,9 @@ fn run_step<'a>(
             let r = reduce::random_shuffle(dense_in(ins, 0)?, &mut *rng)?;
             out.push(r.into());
         }
+        Op::Tile(multiples) => {
+            out.push(tile(dense_in(ins, 0)?, multiples)?.into());
+        }
         Op::Unary(op) => {
             out.push(reduce::unary(*op, dense_in(ins, 0)?)?.into());
         }
@@ -1457,6 +1485,16 @@ mod tests {
         assert!(e.message().contains("size[0] in [0, 1]"));
         assert!(slice_bounds(&[3], &[4], &[-1]).is_err());
         assert!(slice_bounds(&[3], &[0, 0], &[1]).is_err());
+    }
+
+    #[test]
+    fn tile_as_tensorflow() {
+        let t = Tensor::new::<i32>(vec![1, 2], vec![1, 2]).unwrap();
+        let r = tile(&t, &[2, 2]).unwrap();
+        assert_eq!(r.dims(), &[2, 4]);
+        assert_eq!(r.as_slice::<i32>().unwrap(), &[1, 2, 1, 2, 1, 2, 1, 2]);
+        assert_eq!(tile(&t, &[0, 3]).unwrap().dims(), &[0, 6]);
+        assert!(tile(&t, &[2]).is_err());
     }
 
     #[test]

@@ -519,6 +519,9 @@ pub(crate) enum Op {
     },
     /// An exact elementwise function of input 0 (`tf.abs`, `tf.sqrt`, ...).
     Unary(UnaryOp),
+    /// Input 0 repeated `multiples[k]` times along each axis `k`
+    /// (`tf.tile`).
+    Tile(Vec<usize>),
     /// `tf.gather` of input 0 at the indices input 1 along an axis.
     Gather(usize),
     /// `tf.one_hot` of input 0; inputs 1 and 2: the on and off values.
@@ -2958,6 +2961,38 @@ impl Graph {
             Op::RandomShuffle { seed },
             vec![x],
             with_key(dense(info.shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.tile(x, multiples)`: dimension `k` times `multiples[k]`.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x` or `multiples` not of `x`'s known
+    /// rank.
+    pub fn tile(&self, x: Output, multiples: &[usize]) -> Result<Output> {
+        let info = self.check_dense(x, "tile")?;
+        let shape = match dims_of(&info.shape) {
+            Some(d) if d.len() != multiples.len() => {
+                return Err(invalid(format!(
+                    "Shape must be rank {} but is rank {} for 'Tile'",
+                    d.len(),
+                    multiples.len()
+                )))
+            }
+            Some(d) => partial(
+                d.iter()
+                    .zip(multiples)
+                    .map(|(d, &m)| d.map(|n| n * m))
+                    .collect(),
+            ),
+            None => partial(vec![None; multiples.len()]),
+        };
+        self.add1(
+            None,
+            "Tile",
+            Op::Tile(multiples.to_vec()),
+            vec![x],
+            with_key(dense(shape, info.dtype), info.key),
         )
     }
 

@@ -119,6 +119,7 @@ from .._graph import (
     greater_equal,
     one_hot,
     gather,
+    tile,
     random_uniform,
     random_shuffle,
     abs,  # noqa: A004
