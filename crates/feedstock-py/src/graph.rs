@@ -936,6 +936,21 @@ impl PyGraph {
         self.0.random_shuffle(x.0, seed).py_err().map(PyOutput)
     }
 
+    /// `tf.where(cond, x, y)`.
+    fn select(
+        &self,
+        cond: PyOutput,
+        x: PyOutput,
+        y: PyOutput,
+    ) -> PyResult<PyOutput> {
+        self.0.select(cond.0, x.0, y.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.where(cond)`.
+    fn where_true(&self, cond: PyOutput) -> PyResult<PyOutput> {
+        self.0.where_true(cond.0).py_err().map(PyOutput)
+    }
+
     /// `tf.tile` with known multiples.
     fn tile(&self, x: PyOutput, multiples: Vec<usize>) -> PyResult<PyOutput> {
         self.0.tile(x.0, &multiples).py_err().map(PyOutput)

@@ -545,3 +545,29 @@ def test_tile_as_tensorflow():
         assert r[3].tolist() == [[b"a", b"a"], [b"b", b"b"]]
         with pytest.raises(ValueError):
             tf.tile(x, [2])
+
+
+def test_where_as_tensorflow_1():
+    with tf.Graph().as_default():
+        c = tf.constant([[True, False], [False, True]])
+        x, y = tf.constant([[1, 2], [3, 4]]), tf.constant([[5, 6], [7, 8]])
+        p = tf.placeholder(tf.float32, [None])
+        ts = [tf.where(c, x, y), tf.where([False, True], x, y), tf.where(c), tf.where(p > 0.5),
+              tf.where(p > 0.5, p, p * 0), tf.where(tf.constant(True), 1.0, 2.0)]
+        assert [t.name for t in ts[:3]] == ["Select:0", "Select_1:0", "Where:0"]
+        assert [t.shape.as_list() for t in ts] == [[2, 2], [2, 2], [None, 2], [None, 1], [None], []]
+        assert ts[2].dtype == tf.int64
+        with tf.Session() as s:
+            r = s.run(ts, {p: [0.2, 0.7, 0.9]})
+        same(r[0], [[1, 6], [7, 4]], "int32")
+        same(r[1], [[5, 6], [3, 4]], "int32")
+        same(r[2], [[0, 0], [1, 1]], "int64")
+        same(r[3], [[1], [2]], "int64")
+        same(r[4], [0, 0.7, 0.9], "float32")
+        same(r[5], 1.0, "float32")
+        with pytest.raises(ValueError):
+            tf.where([True, False, True], x, y)
+        with pytest.raises(TypeError):
+            tf.where(c, x, tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+        with pytest.raises(ValueError):
+            tf.where(c, x)

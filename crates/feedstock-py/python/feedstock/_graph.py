@@ -1685,6 +1685,28 @@ def random_shuffle(value, seed=None, name=None):
         return _wrap1(g, g._g.random_shuffle(x._o, _op_seed(seed)))
 
 
+def where(condition, x=None, y=None, name=None):
+    """``tf.where`` of TensorFlow 1: with ``x`` and ``y``, ``x`` where
+    ``condition`` holds else ``y`` (``condition`` of ``x``'s shape, or a
+    vector choosing rows); alone, the int64 coordinates of the true
+    elements."""
+    if (x is None) != (y is None):
+        raise ValueError("x and y must both be non-None or both be None.")
+    g = _graph_of(condition, x, y)
+    if x is None:
+        scope = _scope(g, name, "Where")
+        with _under(g, scope):
+            c = convert_to_tensor(condition, name="condition")
+        with _next_name(g, scope, exact=True):
+            return _wrap1(g, g._g.where_true(c._o))
+    scope = _scope(g, name, "Select")
+    with _under(g, scope):
+        c = convert_to_tensor(condition, name="condition")
+        x, y = _operands(x, y)
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.select(c._o, x._o, y._o))
+
+
 def tile(input, multiples, name=None):  # noqa: A002 (TensorFlow's name)
     """``tf.tile``: ``input`` repeated ``multiples[k]`` times along each
     axis ``k``; feedstock needs ``multiples`` known while building."""

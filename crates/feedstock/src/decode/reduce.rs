@@ -649,6 +649,78 @@ pub fn random_shuffle<R: rand::Rng + ?Sized>(
     Tensor::concat(&rows)
 }
 
+/// `tf.where(cond, x, y)` of TensorFlow 1: `x` where `cond` holds, else
+/// `y`; `cond` has `x`'s shape, or is a vector choosing `x`'s rows.
+///
+/// # Errors
+/// InvalidArgument when `x` and `y` differ in dtype or shape, or `cond`
+/// fits neither form (TensorFlow's words).
+pub fn select(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    if x.dims() != y.dims() || x.dtype() != y.dtype() {
+        return Err(Error::invalid_argument(format!(
+            "'then' and 'else' must have the same size.  but received: {} vs. {}",
+            x.shape(),
+            y.shape()
+        )));
+    }
+    let c = cond.as_slice::<bool>()?;
+    let rows = if cond.dims() == x.dims() {
+        1
+    } else if cond.rank() == 1
+        && x.rank() >= 1
+        && cond.dims()[0] == x.dims()[0]
+    {
+        x.dims()[1..].iter().product()
+    } else {
+        return Err(Error::invalid_argument(format!(
+            "'cond' must be a scalar, vector, or the same shape as 'then': {} vs. {}",
+            cond.shape(),
+            x.shape()
+        )));
+    };
+    if x.rank() == 0 {
+        return Ok(if c[0] { x.clone() } else { y.clone() });
+    }
+    let xr = x.clone().reshape(vec![x.num_elements()])?;
+    let yr = y.clone().reshape(vec![y.num_elements()])?;
+    let n = x.num_elements();
+    let picked: Vec<Tensor> = (0..n)
+        .map(|k| {
+            let src = if c[k / rows.max(1)] { &xr } else { &yr };
+            src.slice(k, k + 1)
+        })
+        .collect::<Result<_>>()?;
+    if picked.is_empty() {
+        return Ok(x.clone());
+    }
+    Tensor::concat(&picked)?.reshape(x.dims().to_vec())
+}
+
+/// `tf.where(cond)`: the coordinates of `cond`'s true elements, an
+/// `int64 [count, rank]` matrix in row-major order.
+///
+/// # Errors
+/// InvalidArgument for a `cond` that is not bool.
+pub fn where_true(cond: &Tensor) -> Result<Tensor> {
+    let c = cond.as_slice::<bool>()?;
+    let dims = cond.dims();
+    let mut coords = Vec::new();
+    let mut count = 0;
+    for (k, &b) in c.iter().enumerate() {
+        if b {
+            let mut rest = k;
+            let mut idx = vec![0i64; dims.len()];
+            for a in (0..dims.len()).rev() {
+                idx[a] = (rest % dims[a]) as i64;
+                rest /= dims[a];
+            }
+            coords.extend(idx);
+            count += 1;
+        }
+    }
+    Tensor::new(vec![count, dims.len()], coords)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -716,6 +788,27 @@ mod tests {
             &[i32::MIN, 3]
         );
         assert!(unary(UnaryOp::Sqrt, &i).is_err());
+    }
+
+    #[test]
+    fn where_as_tensorflow() {
+        let c =
+            Tensor::new::<bool>(vec![2, 2], vec![true, false, false, true])
+                .unwrap();
+        let x = Tensor::new::<i32>(vec![2, 2], vec![1, 2, 3, 4]).unwrap();
+        let y = Tensor::new::<i32>(vec![2, 2], vec![5, 6, 7, 8]).unwrap();
+        assert_eq!(
+            select(&c, &x, &y).unwrap().as_slice::<i32>().unwrap(),
+            &[1, 6, 7, 4]
+        );
+        let rows = Tensor::vector::<bool>(vec![false, true]);
+        assert_eq!(
+            select(&rows, &x, &y).unwrap().as_slice::<i32>().unwrap(),
+            &[5, 6, 3, 4]
+        );
+        let w = where_true(&c).unwrap();
+        assert_eq!(w.dims(), &[2, 2]);
+        assert_eq!(w.as_slice::<i64>().unwrap(), &[0, 0, 1, 1]);
     }
 
     #[test]

@@ -1095,6 +1095,14 @@ fn run_step<'a>(
             let r = reduce::random_shuffle(dense_in(ins, 0)?, &mut *rng)?;
             out.push(r.into());
         }
+        Op::Select => {
+            let (c, x, y) =
+                (dense_in(ins, 0)?, dense_in(ins, 1)?, dense_in(ins, 2)?);
+            out.push(reduce::select(c, x, y)?.into());
+        }
+        Op::WhereTrue => {
+            out.push(reduce::where_true(dense_in(ins, 0)?)?.into());
+        }
         Op::Tile(multiples) => {
             out.push(tile(dense_in(ins, 0)?, multiples)?.into());
         }

@@ -519,6 +519,10 @@ pub(crate) enum Op {
     },
     /// An exact elementwise function of input 0 (`tf.abs`, `tf.sqrt`, ...).
     Unary(UnaryOp),
+    /// `tf.where(cond, x, y)`: inputs 0..=2.
+    Select,
+    /// `tf.where(cond)`: the coordinates of input 0's true elements.
+    WhereTrue,
     /// Input 0 repeated `multiples[k]` times along each axis `k`
     /// (`tf.tile`).
     Tile(Vec<usize>),
@@ -2961,6 +2965,77 @@ impl Graph {
             Op::RandomShuffle { seed },
             vec![x],
             with_key(dense(info.shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.where(cond, x, y)` of TensorFlow 1 (`cond` of `x`'s shape or
+    /// a vector of its rows), shaped as `x`.
+    ///
+    /// # Errors
+    /// InvalidArgument for sparse inputs, a `cond` that is not bool, or
+    /// `x` and `y` of different dtypes.
+    pub fn select(
+        &self,
+        cond: Output,
+        x: Output,
+        y: Output,
+    ) -> Result<Output> {
+        let c = self.check_dense(cond, "where")?;
+        let ix = self.check_dense(x, "where")?;
+        let iy = self.check_dense(y, "where")?;
+        if c.dtype != DType::Bool {
+            return Err(invalid_dtype("where: cond must be bool"));
+        }
+        if ix.dtype != iy.dtype {
+            return Err(invalid_dtype(format!(
+                "where: x and y differ in dtype, {} and {}",
+                ix.dtype, iy.dtype
+            )));
+        }
+        let shape = broadcast_static(&ix.shape, &iy.shape, "where")?;
+        if let (Some(cd), Some(xd)) = (dims_of(&c.shape), dims_of(&ix.shape)) {
+            let compatible = |a: &[Option<usize>], b: &[Option<usize>]| {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(p, q)| p.is_none() || q.is_none() || p == q)
+            };
+            let rows =
+                cd.len() == 1 && !xd.is_empty() && compatible(&cd, &xd[..1]);
+            if !compatible(&cd, &xd) && !rows {
+                return Err(invalid(format!(
+                    "Shapes must be equal rank, but are {} and {} for \
+                     'Select'",
+                    cd.len(),
+                    xd.len()
+                )));
+            }
+        }
+        self.add1(
+            None,
+            "Select",
+            Op::Select,
+            vec![cond, x, y],
+            with_key(dense(shape, ix.dtype), ix.key.or(c.key)),
+        )
+    }
+
+    /// `tf.where(cond)`: an `int64 [None, rank]` matrix of coordinates.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse or non-bool `cond`.
+    pub fn where_true(&self, cond: Output) -> Result<Output> {
+        let c = self.check_dense(cond, "where")?;
+        if c.dtype != DType::Bool {
+            return Err(invalid_dtype("where: cond must be bool"));
+        }
+        let rank = dims_of(&c.shape).map(|d| d.len());
+        self.add1(
+            None,
+            "Where",
+            Op::WhereTrue,
+            vec![cond],
+            with_key(dense(partial(vec![None, rank]), DType::I64), c.key),
         )
     }
 

@@ -120,6 +120,7 @@ from .._graph import (
     one_hot,
     gather,
     tile,
+    where,
     random_uniform,
     random_shuffle,
     abs,  # noqa: A004
