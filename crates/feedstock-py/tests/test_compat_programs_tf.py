@@ -571,3 +571,17 @@ def test_where_as_tensorflow_1():
             tf.where(c, x, tf.constant([[1.0, 2.0], [3.0, 4.0]]))
         with pytest.raises(ValueError):
             tf.where(c, x)
+
+
+def test_zeros_like_and_ones_like_as_tensorflow():
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.float32, [None, 2])
+        c = tf.constant([[1, 2]])
+        ts = [tf.zeros_like(p), tf.ones_like(p, dtype=tf.int64), tf.zeros_like(c), tf.ones_like(c)]
+        assert [t.name for t in ts] == ["zeros_like:0", "ones_like:0", "zeros_like_1:0", "ones_like_1:0"]
+        assert [t.shape.as_list() for t in ts] == [[None, 2], [None, 2], [1, 2], [1, 2]]
+        with tf.Session() as s:
+            r = s.run(ts, {p: [[1, 2], [3, 4], [5, 6]]})
+        same(r[0], np.zeros((3, 2)), "float32")
+        same(r[1], np.ones((3, 2)), "int64")
+        same(r[3], [[1, 1]], "int32")

@@ -1531,6 +1531,29 @@ def fill(dims, value, name=None):
     return _named_op(g, name, lambda: _wrap1(g, g._g.fill(dims._o, value._o)))
 
 
+def _like_filled(tensor, dtype, value, name, default):
+    x = convert_to_tensor(tensor)
+    dtype = x.dtype if dtype is None else as_dtype(dtype)
+    if x.shape.is_fully_defined():
+        return _filled(x.shape.as_list(), dtype, value, name, default)
+    with x.graph.as_default():
+        out = fill(shape(x), constant(value, dtype=dtype), name=name or default)
+    if x.shape.ndims is not None:
+        out.set_shape(x.shape.as_list())  # what TensorFlow's shape inference knows
+    return out
+
+
+def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    """``tf.zeros_like``: zeros of ``tensor``'s shape (and dtype)."""
+    return _like_filled(tensor, dtype, b"" if (dtype or convert_to_tensor(tensor).dtype) == string else 0, name,
+                        "zeros_like")
+
+
+def ones_like(tensor, dtype=None, name=None, optimize=True):
+    """``tf.ones_like``: ones of ``tensor``'s shape (and dtype)."""
+    return _like_filled(tensor, dtype, 1, name, "ones_like")
+
+
 def _filled(shape, dtype, value, name, default):
     dtype = as_dtype(dtype)
     g = _graph_of(shape)

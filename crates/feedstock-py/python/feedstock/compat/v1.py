@@ -121,6 +121,8 @@ from .._graph import (
     gather,
     tile,
     where,
+    zeros_like,
+    ones_like,
     random_uniform,
     random_shuffle,
     abs,  # noqa: A004
