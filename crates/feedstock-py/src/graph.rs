@@ -14,6 +14,7 @@ use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
 use feedstock::decode::image::{DecodeSpec, JpegOptions};
 use feedstock::decode::math::BinaryOp;
+use feedstock::decode::reduce::{CmpOp, ReduceOp, UnaryOp};
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::plan::{
     AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
@@ -969,6 +970,211 @@ impl PyGraph {
     ) -> PyResult<PyOutput> {
         self.0
             .crop_to_bounding_box_tensors(image.0, bounding_box.map(|b| b.0))
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.slice` with a begin and size computed when run.
+    fn slice_inputs(
+        &self,
+        x: PyOutput,
+        begin: PyOutput,
+        size: PyOutput,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .slice_inputs(x.0, begin.0, size.0)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.strided_slice` (no masks) with bounds computed when run.
+    fn strided_slice_inputs(
+        &self,
+        x: PyOutput,
+        begin: PyOutput,
+        end: PyOutput,
+        strides: PyOutput,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .strided_slice_inputs(x.0, begin.0, end.0, strides.0)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.string_to_number`.
+    fn string_to_number(
+        &self,
+        x: PyOutput,
+        dtype_name: &str,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .string_to_number(x.0, dtype(dtype_name)?)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.string_split` of TensorFlow 1.
+    fn string_split(
+        &self,
+        x: PyOutput,
+        delimiter: &[u8],
+        skip_empty: bool,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .string_split(x.0, delimiter, skip_empty)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.shape`: the run-time shape as an int32 vector.
+    fn shape_of(&self, x: PyOutput) -> PyResult<PyOutput> {
+        self.0.shape_of(x.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.fill` of a shape computed when run.
+    fn fill(&self, dims: PyOutput, value: PyOutput) -> PyResult<PyOutput> {
+        self.0.fill(dims.0, value.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.reduce_*`: `op` is "sum", "prod", "max", "min" or "mean".
+    fn reduce(
+        &self,
+        x: PyOutput,
+        op: &str,
+        axes: Vec<usize>,
+        keep_dims: bool,
+    ) -> PyResult<PyOutput> {
+        let op = match op {
+            "sum" => ReduceOp::Sum,
+            "prod" => ReduceOp::Prod,
+            "max" => ReduceOp::Max,
+            "min" => ReduceOp::Min,
+            "mean" => ReduceOp::Mean,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown reduction {op}"
+                )))
+            }
+        };
+        self.0
+            .reduce(x.0, op, &axes, keep_dims)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.equal` and the other comparisons: `op` is "equal",
+    /// "not_equal", "less", "less_equal", "greater" or "greater_equal".
+    fn compare(
+        &self,
+        op: &str,
+        a: PyOutput,
+        b: PyOutput,
+    ) -> PyResult<PyOutput> {
+        let op = match op {
+            "equal" => CmpOp::Equal,
+            "not_equal" => CmpOp::NotEqual,
+            "less" => CmpOp::Less,
+            "less_equal" => CmpOp::LessEqual,
+            "greater" => CmpOp::Greater,
+            "greater_equal" => CmpOp::GreaterEqual,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown comparison {op}"
+                )))
+            }
+        };
+        self.0.compare(op, a.0, b.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.random_uniform` of a known shape.
+    #[pyo3(signature = (dims, dtype_name, min, max, seed=None))]
+    fn random_uniform(
+        &self,
+        dims: Vec<usize>,
+        dtype_name: &str,
+        min: f64,
+        max: f64,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .random_uniform(&dims, dtype(dtype_name)?, min, max, seed)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.random_shuffle`.
+    #[pyo3(signature = (x, seed=None))]
+    fn random_shuffle(
+        &self,
+        x: PyOutput,
+        seed: Option<u64>,
+    ) -> PyResult<PyOutput> {
+        self.0.random_shuffle(x.0, seed).py_err().map(PyOutput)
+    }
+
+    /// `tf.where(cond, x, y)`.
+    fn select(
+        &self,
+        cond: PyOutput,
+        x: PyOutput,
+        y: PyOutput,
+    ) -> PyResult<PyOutput> {
+        self.0.select(cond.0, x.0, y.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.where(cond)`.
+    fn where_true(&self, cond: PyOutput) -> PyResult<PyOutput> {
+        self.0.where_true(cond.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.tile` with known multiples.
+    fn tile(&self, x: PyOutput, multiples: Vec<usize>) -> PyResult<PyOutput> {
+        self.0.tile(x.0, &multiples).py_err().map(PyOutput)
+    }
+
+    /// `tf.gather` along `axis`.
+    fn gather(
+        &self,
+        params: PyOutput,
+        indices: PyOutput,
+        axis: usize,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .gather(params.0, indices.0, axis)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// An exact elementwise function: "abs", "square", "sqrt", "floor",
+    /// "ceil" or "round".
+    fn unary(&self, op: &str, x: PyOutput) -> PyResult<PyOutput> {
+        let op = match op {
+            "abs" => UnaryOp::Abs,
+            "square" => UnaryOp::Square,
+            "sqrt" => UnaryOp::Sqrt,
+            "floor" => UnaryOp::Floor,
+            "ceil" => UnaryOp::Ceil,
+            "round" => UnaryOp::Round,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown operation {op}"
+                )))
+            }
+        };
+        self.0.unary(op, x.0).py_err().map(PyOutput)
+    }
+
+    /// `tf.one_hot`.
+    fn one_hot(
+        &self,
+        indices: PyOutput,
+        depth: usize,
+        on: PyOutput,
+        off: PyOutput,
+        axis: i64,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .one_hot(indices.0, depth, on.0, off.0, axis)
             .py_err()
             .map(PyOutput)
     }

@@ -560,7 +560,7 @@ def _graph_of(*values):
 class Tensor:
     """A symbolic tensor: an output of a node of a :class:`Graph`."""
 
-    __slots__ = ("graph", "_o", "_const", "__weakref__")
+    __slots__ = ("graph", "_o", "_const", "_named", "__weakref__")
 
     # numpy defers to the tensor's reflected operators (``np.float64(1) +
     # t`` calls ``t.__radd__`` with the numpy scalar itself), as it does
@@ -601,15 +601,28 @@ class Tensor:
             raise ValueError(f"Shapes {have} and {want} are incompatible")
         if have == want or sum(d is None for d in want) > 1:
             return
-        self._o = self.graph._g.reshape(self._o, [-1 if d is None else d for d in want])
+        # The tensor keeps its name, as TensorFlow's does.
+        g = self.graph
+        self._named = self._name_output()
+        # The reshape's own name stays out of TensorFlow's (``Reshape``).
+        with _under(g, ""):
+            hidden = g._g.unique_name(f"{g._g.name(self._named)}/set_shape")
+        with _next_name(g, hidden, exact=True):
+            self._o = g._g.reshape(self._o, [-1 if d is None else d for d in want])
+
+    def _name_output(self):
+        """The output this tensor is named after: its own, or the one it
+        was before a :meth:`set_shape` reshaped it."""
+        return getattr(self, "_named", None) or self._o
 
     @property
     def name(self):
-        return f"{self.graph._g.name(self._o)}:{self._o.index}"
+        o = self._name_output()
+        return f"{self.graph._g.name(o)}:{o.index}"
 
     @property
     def op(self):
-        return Operation(self.graph, [self], name=self.graph._g.name(self._o))
+        return Operation(self.graph, [self], name=self.graph._g.name(self._name_output()))
 
     def eval(self, feed_dict=None, session=None):
         """This tensor's value in ``session`` (default: the default
@@ -665,6 +678,21 @@ class Tensor:
     def __rmod__(self, o):
         return _binary("floormod", o, self, None, "mod")
 
+    def __lt__(self, o):
+        return less(self, o)
+
+    def __le__(self, o):
+        return less_equal(self, o)
+
+    def __gt__(self, o):
+        return greater(self, o)
+
+    def __ge__(self, o):
+        return greater_equal(self, o)
+
+    def __abs__(self):
+        return abs(self)
+
     def __neg__(self):
         return negative(self)
 
@@ -678,16 +706,24 @@ class Tensor:
             elif k is Ellipsis:
                 dims.append(("ellipsis",))
             elif isinstance(k, builtins.slice):
-                step = 1 if k.step is None else int(k.step)
+                step = 1 if k.step is None else _opt_int(k.step)
                 dims.append(("range", _opt_int(k.start), _opt_int(k.stop), step))
-            elif isinstance(k, (int, np.integer)):
-                dims.append(("at", int(k)))
+            elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k._const is not None):
+                dims.append(("at", _opt_int(k)))
             else:
                 raise TypeError(f"unsupported index {k!r}: ints, slices, None and ... are")
         return _wrap1(self.graph, self.graph._g.strided_slice(self._o, dims))
 
 
 def _opt_int(x):
+    """An index as an int: a tensor must be known while building."""
+    if isinstance(x, Tensor):
+        if x._const is None:
+            raise TypeError(
+                f"indexing with {x.name}, computed when run: feedstock needs index bounds known while "
+                "building; use tf.strided_slice or tf.slice with tensor bounds"
+            )
+        x = x._const
     return None if x is None else int(x)
 
 
@@ -1021,7 +1057,36 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
                 f"{value!r}"
             )
         return value
+    if _holds_tensor(value):
+        return _autopack(value, dtype, name)
     return constant(value, dtype=dtype, name=name)
+
+
+def _holds_tensor(value):
+    """Whether the (nested) list or tuple ``value`` holds a tensor."""
+    return isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or _holds_tensor(v) for v in value)
+
+
+def _first_tensor(value):
+    for v in value:
+        if isinstance(v, Tensor):
+            return v
+        if isinstance(v, (list, tuple)):
+            t = _first_tensor(v)
+            if t is not None:
+                return t
+    return None
+
+
+def _autopack(value, dtype, name):
+    """A list holding tensors as one tensor, stacked as TensorFlow packs
+    it (named ``packed``): the other elements converted to the first
+    tensor's dtype (or ``dtype``)."""
+    dtype = as_dtype(dtype) if dtype is not None else _first_tensor(value).dtype
+    g = _graph_of(_first_tensor(value))
+    with g.as_default():
+        parts = [convert_to_tensor(v, dtype=dtype) for v in value]
+        return stack(parts, name=name or "packed")
 
 
 def _operands(a, b, scope=None):
@@ -1089,12 +1154,39 @@ def _binary(op, a, b, name, default):
     return _binary_of(op, a, b, scope)
 
 
+_INT_FOLDS = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "floordiv": np.floor_divide,
+    "floormod": np.mod,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+}
+
+
+def _fold_int(op, a, b):
+    """The value of integer ``a op b`` when both are known while building
+    (shape arithmetic, as TensorFlow's constant folding knows it), else
+    ``None``; a division by zero is left to fail when run."""
+    fold = _INT_FOLDS.get(op)
+    if fold is None or a._const is None or b._const is None or not a.dtype.is_integer or a.dtype != b.dtype:
+        return None
+    if op in ("floordiv", "floormod") and np.any(b._const == 0):
+        return None
+    try:
+        with np.errstate(over="ignore"):
+            return np.asarray(fold(a._const, b._const)).astype(a.dtype.as_numpy_dtype)
+    except ValueError:  # shapes that do not broadcast: the engine says so
+        return None
+
+
 def _binary_of(op, a, b, scope):
     """The engine's binary ``op`` of two tensors, named ``scope`` (a
     reserved name)."""
     g = a.graph
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.binary(op, a._o, b._o))
+        return _wrap1(g, g._g.binary(op, a._o, b._o), _fold_int(op, a, b))
 
 
 def add(x, y, name=None):
@@ -1218,11 +1310,9 @@ def reshape(tensor, shape, name=None):
     scope = _scope(g, name, "Reshape")
     with _under(g, scope):
         tensor = convert_to_tensor(tensor, name="tensor")
+    shape = _const_or_tensor(g, shape)
     if isinstance(shape, Tensor):
-        if shape._const is None:
-            raise TypeError("tf.reshape: the shape must be known when the graph is built")
-        shape = shape._const.tolist()
-    shape = [int(d) for d in np.asarray(shape).reshape(-1)]
+        raise TypeError("tf.reshape: the shape must be known when the graph is built")
     with _next_name(g, scope, exact=True):
         out = g._g.reshape(tensor._o, shape)
     const = None if tensor._const is None else tensor._const.reshape(g._g.shape(out))
@@ -1289,12 +1379,548 @@ def identity(x, name=None):
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
-    """``tf.slice`` (a size of -1 runs to the end)."""
+    """``tf.slice`` (a size of -1 runs to the end); ``begin`` and ``size``
+    may be tensors computed when run, checked then as TensorFlow checks
+    them."""
     x = convert_to_tensor(input_)
+    begin, size = _const_or_tensor(x.graph, begin), _const_or_tensor(x.graph, size)
+    if isinstance(begin, Tensor) or isinstance(size, Tensor):
+        with x.graph.as_default():
+            begin, size = (v if isinstance(v, Tensor) else constant(v, dtype=int32) for v in (begin, size))
+        return _named_op(x.graph, name, lambda: _wrap1(x.graph, x.graph._g.slice_inputs(x._o, begin._o, size._o)))
     begin, size = [int(b) for b in begin], [int(s) for s in size]
     if any(b < 0 for b in begin):
         raise ValueError(f"slice begin must be >= 0, got {begin}")
     return _named_op(x.graph, name, lambda: _wrap1(x.graph, x.graph._g.slice(x._o, begin, size)))
+
+
+def _const_or_tensor(g, v):
+    """``v`` as a list of ints when known while building, else the
+    tensor (of ``g``) computing it."""
+    if isinstance(v, Tensor):
+        return v if v._const is None else v._const.reshape(-1).tolist()
+    if isinstance(v, (list, tuple)) and any(isinstance(e, Tensor) for e in v):
+        with g.as_default():
+            return _const_or_tensor(g, stack(list(v)))
+    return [int(e) for e in np.asarray(v).reshape(-1)]
+
+
+def _full_dims(n):
+    return [("range", None, None, 1)] * n
+
+
+def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.expand_dims``: a dimension of 1 inserted at ``axis`` (negative
+    counts from the end, -1 appending); an axis outside
+    ``[-rank-1, rank]`` is a ValueError, as TensorFlow's shape check."""
+    if axis is None:
+        axis = dim
+    if axis is None:
+        raise ValueError("Must specify an axis argument to tf.expand_dims()")
+    if isinstance(axis, Tensor):
+        if axis._const is None:
+            raise TypeError("tf.expand_dims: the axis must be known when the graph is built")
+        axis = axis._const
+    axis = int(np.asarray(axis).reshape(-1)[0])
+    g = _graph_of(input)
+    scope = _scope(g, name, "ExpandDims")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+    rank = x.shape.ndims
+    if rank is not None and not -rank - 1 <= axis <= rank:
+        raise ValueError(f"Dimension size must be in range [{-rank - 1}, {rank + 1}) for 'ExpandDims', got {axis}")
+    if axis >= 0:
+        dims = _full_dims(axis) + [("newaxis",), ("ellipsis",)]
+    else:
+        dims = [("ellipsis",), ("newaxis",)] + _full_dims(-axis - 1)
+    with _next_name(g, scope, exact=True):
+        out = g._g.strided_slice(x._o, dims)
+    const = None if x._const is None else np.expand_dims(x._const, axis)
+    return _wrap1(g, out, const)
+
+
+def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.squeeze``: the dimensions of size 1 removed (those of ``axis``
+    only, if given). Squeezing a dimension known not to be 1 is a
+    ValueError, as in TensorFlow; feedstock needs the squeezed dimensions
+    known while building (NotImplementedError otherwise)."""
+    if axis is None:
+        axis = squeeze_dims
+    g = _graph_of(input)
+    scope = _scope(g, name, "Squeeze")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+    dims = x.shape.as_list() if x.shape.ndims is not None else None
+    if dims is None:
+        raise NotImplementedError("tf.squeeze of a tensor of unknown rank")
+    rank = len(dims)
+    if axis is None:
+        if None in dims:
+            raise NotImplementedError("tf.squeeze without axis needs every dimension known while building")
+        axes = [k for k, d in enumerate(dims) if d == 1]
+    else:
+        axes = []
+        for a in [axis] if isinstance(axis, (int, np.integer)) else list(axis):
+            a = int(a)
+            if not -rank <= a < rank:
+                raise ValueError(f"Tried to squeeze dim index {a} for tensor with {rank} dimensions.")
+            axes.append(a % rank)
+        for a in axes:
+            if dims[a] is None:
+                raise NotImplementedError(f"tf.squeeze of dimension {a}, unknown while building")
+            if dims[a] != 1:
+                raise ValueError(f"Can not squeeze dim[{a}], expected a dimension of 1, got {dims[a]}")
+    entries = [("at", 0) if k in axes else ("range", None, None, 1) for k in range(rank)]
+    with _next_name(g, scope, exact=True):
+        out = g._g.strided_slice(x._o, entries)
+    const = None if x._const is None else np.squeeze(x._const, axis=tuple(axes))
+    return _wrap1(g, out, const)
+
+
+def shape(input, name=None, out_type=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.shape``: the run-time shape, an int32 vector (``out_type``
+    int64 gives int64); known while building when the static shape is
+    fully defined, as TensorFlow's constant folding knows it."""
+    out_type = int32 if out_type is None else as_dtype(out_type)
+    g = _graph_of(input)
+    scope = _scope(g, name, "Shape")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+    if isinstance(x, SparseTensor):
+        return cast(x.dense_shape, out_type, name=name)
+    with _next_name(g, scope, exact=True):
+        out = g._g.shape_of(x._o)
+    const = np.asarray(x.shape.as_list(), dtype=np.int32) if x.shape.is_fully_defined() else None
+    t = _wrap1(g, out, const)
+    return t if out_type == int32 else cast(t, out_type)
+
+
+def size(input, name=None, out_type=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.size``: the number of elements, an int32 scalar (``out_type``
+    int64 gives int64); known while building when the shape is."""
+    out_type = int32 if out_type is None else as_dtype(out_type)
+    x = convert_to_tensor(input)
+    if x.shape.is_fully_defined():
+        return constant(int(np.prod(x.shape.as_list(), dtype=np.int64)), dtype=out_type, name=name or "Size")
+    g = x.graph
+    with g.as_default(), _name_scope(g, name, "Size"):
+        return cast(reduce_prod(shape(x, out_type=out_type if out_type == int64 else int32)), out_type)
+
+
+def rank(input, name=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.rank``: the number of dimensions, an int32 scalar (the static
+    rank; NotImplementedError when it is unknown)."""
+    x = convert_to_tensor(input)
+    if x.shape.ndims is None:
+        raise NotImplementedError("tf.rank of a tensor of unknown rank")
+    return constant(x.shape.ndims, dtype=int32, name=name or "Rank")
+
+
+def fill(dims, value, name=None):
+    """``tf.fill``: a tensor of shape ``dims`` holding ``value``; ``dims``
+    may be computed when run."""
+    g = _graph_of(dims, value)
+    with g.as_default():
+        dims = _const_or_tensor(g, dims)
+        value = convert_to_tensor(value)
+        if not isinstance(dims, Tensor) and value._const is not None:
+            return constant(np.full(dims, value._const, dtype=value._const.dtype), dtype=value.dtype,
+                            name=name or "Fill")
+        if not isinstance(dims, Tensor):
+            dims = constant(dims, dtype=int32)
+    return _named_op(g, name, lambda: _wrap1(g, g._g.fill(dims._o, value._o)))
+
+
+def _like_filled(tensor, dtype, value, name, default):
+    x = convert_to_tensor(tensor)
+    dtype = x.dtype if dtype is None else as_dtype(dtype)
+    if x.shape.is_fully_defined():
+        return _filled(x.shape.as_list(), dtype, value, name, default)
+    with x.graph.as_default():
+        out = fill(shape(x), constant(value, dtype=dtype), name=name or default)
+    if x.shape.ndims is not None:
+        out.set_shape(x.shape.as_list())  # what TensorFlow's shape inference knows
+    return out
+
+
+def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    """``tf.zeros_like``: zeros of ``tensor``'s shape (and dtype)."""
+    return _like_filled(tensor, dtype, b"" if (dtype or convert_to_tensor(tensor).dtype) == string else 0, name,
+                        "zeros_like")
+
+
+def ones_like(tensor, dtype=None, name=None, optimize=True):
+    """``tf.ones_like``: ones of ``tensor``'s shape (and dtype)."""
+    return _like_filled(tensor, dtype, 1, name, "ones_like")
+
+
+def _filled(shape, dtype, value, name, default):
+    dtype = as_dtype(dtype)
+    g = _graph_of(shape)
+    with g.as_default():
+        dims = _const_or_tensor(g, shape)
+        if not isinstance(dims, Tensor):
+            return constant(np.full(dims, value, dtype=object if dtype == string else dtype.as_numpy_dtype),
+                            dtype=dtype, name=name or default)
+        return fill(dims, constant(value, dtype=dtype), name=name or default)
+
+
+def ones(shape, dtype=float32, name=None):
+    """``tf.ones``; ``shape`` may be computed when run."""
+    return _filled(shape, dtype, 1, name, "ones")
+
+
+def zeros(shape, dtype=float32, name=None):
+    """``tf.zeros``; ``shape`` may be computed when run."""
+    return _filled(shape, dtype, b"" if as_dtype(dtype) == string else 0, name, "zeros")
+
+
+def _reduction(op, default):
+    def reduce(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+        g = _graph_of(input_tensor)
+        scope = _scope(g, name, default)
+        with _under(g, scope):
+            x = convert_to_tensor(input_tensor, name="input")
+        if axis is None:
+            axis = reduction_indices
+        keep = bool(keepdims if keepdims is not None else keep_dims)
+        rank = x.shape.ndims
+        if rank is None:
+            raise NotImplementedError(f"tf.reduce_{op} of a tensor of unknown rank")
+        if isinstance(axis, Tensor):
+            if axis._const is None:
+                raise TypeError(f"tf.reduce_{op}: the axis must be known when the graph is built")
+            axis = axis._const
+        axes = list(range(rank)) if axis is None else [int(a) for a in np.asarray(axis).reshape(-1)]
+        for a in axes:
+            if not -rank <= a < rank:
+                raise ValueError(f"Invalid reduction dimension {a} for input with {rank} dimensions.")
+        axes = sorted({a % rank for a in axes})
+        with _next_name(g, scope, exact=True):
+            return _wrap1(g, g._g.reduce(x._o, op, axes, keep))
+
+    reduce.__name__ = f"reduce_{op}"
+    reduce.__doc__ = f"""``tf.reduce_{op}`` over ``axis`` (all axes if ``None``; negative
+    counts from the end), ``keepdims`` keeping the reduced dimensions as
+    1. The rank must be known while building."""
+    return reduce
+
+
+reduce_sum = _reduction("sum", "Sum")
+reduce_prod = _reduction("prod", "Prod")
+reduce_max = _reduction("max", "Max")
+reduce_min = _reduction("min", "Min")
+reduce_mean = _reduction("mean", "Mean")
+
+
+def _comparison(op, default):
+    def compare(x, y, name=None):
+        g = _graph_of(x, y)
+        scope = _scope(g, name, default)
+        x, y = _operands(x, y, scope)
+        with _next_name(g, scope, exact=True):
+            return _wrap1(g, g._g.compare(op, x._o, y._o))
+
+    compare.__name__ = op
+    compare.__doc__ = f"``tf.{op}``: elementwise with broadcasting, a bool tensor."
+    return compare
+
+
+equal = _comparison("equal", "Equal")
+not_equal = _comparison("not_equal", "NotEqual")
+less = _comparison("less", "Less")
+less_equal = _comparison("less_equal", "LessEqual")
+greater = _comparison("greater", "Greater")
+greater_equal = _comparison("greater_equal", "GreaterEqual")
+
+
+def _unary(op, default, doc):
+    def apply(x, name=None):
+        g = _graph_of(x)
+        scope = _scope(g, name, default)
+        with _under(g, scope):
+            x = convert_to_tensor(x, name="x")
+        with _next_name(g, scope, exact=True):
+            return _wrap1(g, g._g.unary(op, x._o))
+
+    apply.__name__ = op
+    apply.__doc__ = doc
+    return apply
+
+
+abs = _unary("abs", "Abs", "``tf.abs`` (the lowest signed integer stays itself).")  # noqa: A001 (TensorFlow's name)
+square = _unary("square", "Square", "``tf.square``: ``x * x``.")
+sqrt = _unary("sqrt", "Sqrt", "``tf.sqrt`` of floats.")
+floor = _unary("floor", "Floor", "``tf.floor`` of floats.")
+ceil = _unary("ceil", "Ceil", "``tf.math.ceil`` of floats.")
+_round_floats = _unary("round", "Round", "")
+
+
+def round(x, name=None):  # noqa: A001 (TensorFlow's name)
+    """``tf.round``: half to even; an integer tensor is returned as it is,
+    as TensorFlow returns it."""
+    x = convert_to_tensor(x)
+    return x if x.dtype.is_integer else _round_floats(x, name=name)
+
+
+def _op_seed(seed):
+    return None if seed is None else int(seed) & (2**64 - 1)
+
+
+def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
+    """``tf.random_uniform`` of a shape known while building: floats in
+    ``[minval, maxval)`` (``maxval`` 1 by default), integers in
+    ``[minval, maxval)`` (``maxval`` required: ValueError). New values each
+    run; feedstock's generator is its own, so the values (even seeded)
+    differ from TensorFlow's."""
+    dtype = as_dtype(dtype)
+    if maxval is None:
+        if dtype.is_integer:
+            raise ValueError(f"Must specify maxval for integer dtype {dtype!r}")
+        maxval = 1
+    g = get_default_graph()
+    dims = _const_or_tensor(g, shape)
+    if isinstance(dims, Tensor):
+        raise NotImplementedError("tf.random_uniform of a shape computed when run")
+    bounds = []
+    for v in (minval, maxval):
+        if isinstance(v, Tensor):
+            if v._const is None:
+                raise NotImplementedError("tf.random_uniform with bounds computed when run")
+            v = v._const
+        bounds.append(float(v))
+    scope = _scope(g, name, "random_uniform")
+    # As TensorFlow names it: the bare RandomUniform op inside the scope
+    # for floats in [0, 1), else the scope's final op.
+    op = f"{scope}/RandomUniform" if not dtype.is_integer and bounds == [0.0, 1.0] else scope
+    with _next_name(g, op, exact=True):
+        return _wrap1(g, g._g.random_uniform(dims, dtype._native, bounds[0], bounds[1], _op_seed(seed)))
+
+
+def random_shuffle(value, seed=None, name=None):
+    """``tf.random_shuffle``: ``value``'s rows in a new random order each
+    run (feedstock's generator: the order differs from TensorFlow's)."""
+    g = _graph_of(value)
+    scope = _scope(g, name, "RandomShuffle")
+    with _under(g, scope):
+        x = convert_to_tensor(value, name="value")
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.random_shuffle(x._o, _op_seed(seed)))
+
+
+def where(condition, x=None, y=None, name=None):
+    """``tf.where`` of TensorFlow 1: with ``x`` and ``y``, ``x`` where
+    ``condition`` holds else ``y`` (``condition`` of ``x``'s shape, or a
+    vector choosing rows); alone, the int64 coordinates of the true
+    elements."""
+    if (x is None) != (y is None):
+        raise ValueError("x and y must both be non-None or both be None.")
+    g = _graph_of(condition, x, y)
+    if x is None:
+        scope = _scope(g, name, "Where")
+        with _under(g, scope):
+            c = convert_to_tensor(condition, name="condition")
+        with _next_name(g, scope, exact=True):
+            return _wrap1(g, g._g.where_true(c._o))
+    scope = _scope(g, name, "Select")
+    with _under(g, scope):
+        c = convert_to_tensor(condition, name="condition")
+        x, y = _operands(x, y)
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.select(c._o, x._o, y._o))
+
+
+def tile(input, multiples, name=None):  # noqa: A002 (TensorFlow's name)
+    """``tf.tile``: ``input`` repeated ``multiples[k]`` times along each
+    axis ``k``; feedstock needs ``multiples`` known while building."""
+    g = _graph_of(input, multiples)
+    scope = _scope(g, name, "Tile")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+        m = _const_or_tensor(g, multiples)
+    if isinstance(m, Tensor):
+        raise NotImplementedError("tf.tile with multiples computed when run")
+    if any(v < 0 for v in m):
+        raise ValueError(f"Expected multiples >= 0, got {m}")
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.tile(x._o, [int(v) for v in m]))
+
+
+def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
+    """``tf.gather``: the slices of ``params`` along ``axis`` (0) at
+    ``indices``; an index out of range is ``InvalidArgumentError`` when
+    run, as on TensorFlow's CPU."""
+    if batch_dims:
+        raise NotImplementedError("tf.gather with batch_dims")
+    g = _graph_of(params, indices)
+    scope = _scope(g, name, "GatherV2")
+    with _under(g, scope):
+        params = convert_to_tensor(params, name="params")
+        indices = convert_to_tensor(indices, name="indices")
+    axis = 0 if axis is None else int(axis._const if isinstance(axis, Tensor) else axis)
+    if axis < 0:
+        if params.shape.ndims is None:
+            raise NotImplementedError("tf.gather with a negative axis of a tensor of unknown rank")
+        axis += params.shape.ndims
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.gather(params._o, indices._o, axis))
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """``tf.one_hot``: ``on_value`` (1) where the index is, ``off_value``
+    (0) elsewhere, along a new axis ``axis`` (-1: last) of ``depth``; the
+    dtype is ``dtype``, else ``on_value``'s or ``off_value``'s, else
+    float32. An index outside ``[0, depth)`` gives all ``off_value``."""
+    g = _graph_of(indices, on_value, off_value)
+    scope = _scope(g, name, "one_hot")
+    with _under(g, scope):
+        indices = convert_to_tensor(indices, name="indices")
+        given = [v for v in (on_value, off_value) if isinstance(v, Tensor)]
+        if dtype is None:
+            if given:
+                dtype = given[0].dtype
+            elif on_value is not None or off_value is not None:
+                dtype = _infer_dtype(on_value if on_value is not None else off_value)
+            else:
+                dtype = float32
+        dtype = as_dtype(dtype)
+        on = convert_to_tensor(1 if on_value is None else on_value, dtype=dtype, name="on_value")
+        off = convert_to_tensor(0 if off_value is None else off_value, dtype=dtype, name="off_value")
+    if isinstance(depth, Tensor):
+        if depth._const is None:
+            raise TypeError("tf.one_hot: depth must be known when the graph is built")
+        depth = depth._const
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.one_hot(indices._o, int(depth), on._o, off._o, -1 if axis is None else int(axis)))
+
+
+# ---------------------------------------------------------------- assertions
+
+
+class _CheckedAssert(Operation):
+    """An assertion TensorFlow decided while building (its operands were
+    known and the condition held): nothing to run."""
+
+
+def _assert(symbol, check, opname, x, y, message, name):
+    """``tf.assert_*``: checked while building when the operands are known,
+    as TensorFlow checks them (``InvalidArgumentError`` naming the
+    condition); feedstock cannot check ones computed when run
+    (NotImplementedError rather than skipping the check)."""
+    g = _graph_of(x, y)
+    with g.as_default():
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, dtype=x.dtype) if not isinstance(y, Tensor) else y
+    if x._const is None or y._const is None:
+        raise NotImplementedError(
+            f"tf.{opname} of values computed when run: feedstock checks assertions only on values known while "
+            "building"
+        )
+    if not np.all(check(x._const, y._const)):
+        prefix = f"{message}.  " if message else ""
+        raise errors.InvalidArgumentError(
+            None,
+            None,
+            f"{prefix}\nCondition x {symbol} y did not hold element-wise:\nx ({x.name}) = \n{x._const}\n"
+            f"y ({y.name}) = \n{y._const}"
+        )
+    g._g.check_not_finalized()
+    g._python_ops += 1
+    return _CheckedAssert(g, [], name=_scope(g, name, opname))
+
+
+def assert_equal(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert("==", np.equal, "assert_equal", x, y, message, name)
+
+
+def assert_none_equal(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert("!=", np.not_equal, "assert_none_equal", x, y, message, name)
+
+
+def assert_less(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert("<", np.less, "assert_less", x, y, message, name)
+
+
+def assert_less_equal(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert("<=", np.less_equal, "assert_less_equal", x, y, message, name)
+
+
+def assert_greater(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert(">", np.greater, "assert_greater", x, y, message, name)
+
+
+def assert_greater_equal(x, y, data=None, summarize=None, message=None, name=None):
+    return _assert(">=", np.greater_equal, "assert_greater_equal", x, y, message, name)
+
+
+def assert_positive(x, data=None, summarize=None, message=None, name=None):
+    return _assert(">", np.greater, "assert_positive", x, 0, message, name)
+
+
+def assert_negative(x, data=None, summarize=None, message=None, name=None):
+    return _assert("<", np.less, "assert_negative", x, 0, message, name)
+
+
+def assert_non_negative(x, data=None, summarize=None, message=None, name=None):
+    return _assert(">=", np.greater_equal, "assert_non_negative", x, 0, message, name)
+
+
+def assert_non_positive(x, data=None, summarize=None, message=None, name=None):
+    return _assert("<=", np.less_equal, "assert_non_positive", x, 0, message, name)
+
+
+@contextlib.contextmanager
+def control_dependencies(control_inputs):
+    """``tf.control_dependencies``: accepted for assertions checked while
+    building (nothing is left to run before the block's operations) and
+    ``None``; other control inputs would need feedstock to order runs,
+    which it does not (NotImplementedError rather than ignoring them)."""
+    for c in control_inputs or []:
+        if not isinstance(c, _CheckedAssert):
+            raise NotImplementedError(
+                f"tf.control_dependencies on {c!r}: feedstock supports only assertions checked while building"
+            )
+    yield
+
+
+def string_to_number(string_tensor, out_type=None, name=None):
+    """``tf.string_to_number`` (``tf.strings.to_number``): each string
+    parsed as ``out_type`` (float32 by default; int32, int64, float64) as
+    TensorFlow parses it; a string that does not parse is
+    ``InvalidArgumentError`` when run."""
+    out_type = float32 if out_type is None else as_dtype(out_type)
+    g = _graph_of(string_tensor)
+    scope = _scope(g, name, "StringToNumber")
+    with _under(g, scope):
+        x = convert_to_tensor(string_tensor, name="string_tensor")
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.string_to_number(x._o, out_type._native))
+
+
+def string_split(source, sep=None, skip_empty=True, delimiter=None, result_type="SparseTensor", name=None):
+    """``tf.string_split`` of TensorFlow 1: the strings of the vector
+    ``source`` split at every character of ``delimiter`` (``sep``; default
+    ``" "``; ``""`` splits into bytes), empty tokens dropped with
+    ``skip_empty``; a ``SparseTensor`` of the tokens, row ``i`` holding
+    string ``i``'s. A source of known rank other than 1 is a ValueError."""
+    if result_type != "SparseTensor":
+        raise NotImplementedError("tf.string_split: only result_type='SparseTensor' (feedstock has no ragged tensors)")
+    if sep is not None and delimiter is not None:
+        raise ValueError("Cannot specify both 'sep' and 'delimiter'")
+    delimiter = sep if sep is not None else delimiter
+    delimiter = " " if delimiter is None else delimiter
+    if isinstance(delimiter, Tensor):
+        if delimiter._const is None:
+            raise TypeError("tf.string_split: the delimiter must be known when the graph is built")
+        delimiter = delimiter._const.item()
+    if isinstance(delimiter, str):
+        delimiter = delimiter.encode()
+    g = _graph_of(source)
+    scope = _scope(g, name, "StringSplit")
+    with _under(g, scope):
+        x = convert_to_tensor(source, dtype=string)
+        with _next_name(g, "StringSplit"):
+            return _wrap1(g, g._g.string_split(x._o, bytes(delimiter), bool(skip_empty)))
 
 
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):
@@ -1303,7 +1929,16 @@ def strided_slice(input_, begin, end, strides=None, name=None, **masks):
         raise NotImplementedError("strided_slice masks are not supported; index with x[a:b] instead")
     x = convert_to_tensor(input_)
     strides = strides if strides is not None else [1] * len(begin)
-    ranges = [int(v) for v in begin], [int(v) for v in end], [int(v) for v in strides]
+    g = x.graph
+    bounds = [_const_or_tensor(g, v) for v in (begin, end, strides)]
+    if any(isinstance(v, Tensor) for v in bounds):
+        with g.as_default():
+            bounds = [v if isinstance(v, Tensor) else constant(v, dtype=int32) for v in bounds]
+        return _named_op(
+            g, name if name is not None else "StridedSlice",
+            lambda: _wrap1(g, g._g.strided_slice_inputs(x._o, *(v._o for v in bounds))),
+        )
+    ranges = [int(v) for v in bounds[0]], [int(v) for v in bounds[1]], [int(v) for v in bounds[2]]
     return _named_op(
         x.graph, name if name is not None else "StridedSlice",
         lambda: _wrap1(x.graph, x.graph._g.strided_slice_ranges(x._o, *ranges)),

@@ -124,7 +124,7 @@ fn broadcast_strides(dims: &[usize], out: &[usize]) -> Vec<usize> {
 /// `f` is one operation chosen before the loop (see [`binary`]), so that
 /// the loops of the common cases (equal shapes, a scalar on either side)
 /// compile to straight vector code.
-fn zip_broadcast<T: Copy, U>(
+pub(crate) fn zip_broadcast<T: Copy, U>(
     a: &[T],
     a_dims: &[usize],
     b: &[T],

@@ -24,6 +24,8 @@ mod number;
 pub mod ops;
 pub mod raw;
 mod records;
+pub mod reduce;
 pub mod resize;
 
+pub(crate) use number::{string_split, string_to_number};
 pub use records::Records;

@@ -359,8 +359,148 @@ pub(crate) fn parse_f64(s: &[u8]) -> Option<f64> {
     parse_float(s, nan, |v| v)
 }
 
+/// `tf.strings.to_number`: each string of `t` parsed as `dtype` (int32,
+/// int64, float32 or float64) as TensorFlow's `StringToNumber` parses it.
+///
+/// # Errors
+/// InvalidArgument for a string that does not parse (TensorFlow's
+/// words), a tensor that is not of strings, or another dtype.
+pub(crate) fn string_to_number(
+    t: &crate::tensor::Tensor,
+    dtype: crate::tensor::DType,
+) -> crate::error::Result<crate::tensor::Tensor> {
+    use crate::error::Error;
+    use crate::tensor::{DType, Data, Tensor};
+    let Data::String(strings) = t.data() else {
+        return Err(Error::invalid_argument(format!(
+            "string_to_number: expected strings, got {}",
+            t.dtype()
+        )));
+    };
+    fn each<T>(
+        strings: &[bytes::Bytes],
+        parse: fn(&[u8]) -> Option<T>,
+    ) -> crate::error::Result<Vec<T>> {
+        strings
+            .iter()
+            .map(|s| {
+                parse(s).ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "StringToNumberOp could not correctly convert \
+                         string: {}",
+                        String::from_utf8_lossy(s)
+                    ))
+                })
+            })
+            .collect()
+    }
+    let data = match dtype {
+        DType::I32 => Data::I32(each(strings, parse_i32)?),
+        DType::I64 => Data::I64(each(strings, parse_i64)?),
+        DType::F32 => Data::F32(each(strings, parse_f32)?),
+        DType::F64 => Data::F64(each(strings, parse_f64)?),
+        _ => {
+            return Err(Error::invalid_argument(format!(
+                "string_to_number: out_type must be int32, int64, float32 \
+                 or float64, not {dtype}"
+            )))
+        }
+    };
+    Tensor::from_data(t.shape().clone(), data)
+}
+
+/// `tf.string_split` of TensorFlow 1: each string of the vector `t` split
+/// at every byte found in `delimiter` (an empty delimiter splits into
+/// single bytes), empty tokens dropped with `skip_empty`; row `i`'s
+/// tokens are entries `[i, j]` of a sparse `[n, most tokens]` result.
+///
+/// # Errors
+/// InvalidArgument when `t` is not a vector of strings.
+pub(crate) fn string_split(
+    t: &crate::tensor::Tensor,
+    delimiter: &[u8],
+    skip_empty: bool,
+) -> crate::error::Result<crate::tensor::SparseTensor> {
+    use crate::error::Error;
+    use crate::tensor::{Data, SparseTensor, Tensor};
+    let Data::String(strings) = t.data() else {
+        return Err(Error::invalid_argument("string_split: expected strings"));
+    };
+    if t.rank() != 1 {
+        return Err(Error::invalid_argument(format!(
+            "input must be a vector, got shape: {}",
+            t.shape()
+        )));
+    }
+    let (mut indices, mut values, mut widest) = (Vec::new(), Vec::new(), 0);
+    for (i, s) in strings.iter().enumerate() {
+        let tokens: Vec<bytes::Bytes> = if delimiter.is_empty() {
+            (0..s.len()).map(|k| s.slice(k..k + 1)).collect()
+        } else {
+            let mut out = Vec::new();
+            let mut start = 0;
+            for (k, b) in s.iter().enumerate() {
+                if delimiter.contains(b) {
+                    out.push(s.slice(start..k));
+                    start = k + 1;
+                }
+            }
+            out.push(s.slice(start..));
+            if skip_empty {
+                out.retain(|x| !x.is_empty());
+            }
+            out
+        };
+        widest = widest.max(tokens.len());
+        for (j, tok) in tokens.into_iter().enumerate() {
+            indices.extend([i as i64, j as i64]);
+            values.push(tok);
+        }
+    }
+    let n = values.len();
+    SparseTensor::new(
+        Tensor::new(vec![n, 2], indices)?,
+        Tensor::new(vec![n], values)?,
+        vec![strings.len(), widest],
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn string_split_as_tensorflow() {
+        use crate::tensor::Tensor;
+        let b = |s: &'static str| bytes::Bytes::from(s);
+        let t =
+            Tensor::new(vec![3], vec![b("a b  c"), b(""), b(" x")]).unwrap();
+        let sp = super::string_split(&t, b" ", true).unwrap();
+        assert_eq!(sp.dims(), &[3, 3]);
+        assert_eq!(
+            sp.indices().as_slice::<i64>().unwrap(),
+            &[0, 0, 0, 1, 0, 2, 2, 0]
+        );
+        let keep = Tensor::new(vec![1], vec![b("a,b;;c")]).unwrap();
+        let sp = super::string_split(&keep, b",;", false).unwrap();
+        assert_eq!(sp.dims(), &[1, 4]);
+        assert_eq!(sp.values().as_slice::<bytes::Bytes>().unwrap()[2], b(""));
+    }
+
+    #[test]
+    fn string_to_number_as_tensorflow() {
+        use crate::tensor::{DType, Tensor};
+        let t = Tensor::new(
+            vec![2],
+            vec![bytes::Bytes::from(" 7 "), bytes::Bytes::from("0x1A")],
+        )
+        .unwrap();
+        let f = super::string_to_number(&t, DType::F32).unwrap();
+        assert_eq!(f.as_slice::<f32>().unwrap(), &[7.0, 26.0]);
+        let e = super::string_to_number(&t, DType::I32).unwrap_err();
+        assert!(e
+            .message()
+            .contains("could not correctly convert string: 0x1A"));
+    }
+
     use super::*;
 
     #[test]

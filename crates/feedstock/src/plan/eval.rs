@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use rand::Rng;
 
 use crate::decode::csv::CsvDecoder;
 use crate::decode::example::{
@@ -25,6 +24,7 @@ use crate::decode::example::{
 use crate::decode::math;
 use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
+use crate::decode::reduce;
 use crate::decode::Records;
 use crate::decode::{adjust, bbox, image, resize};
 use crate::error::{Error, Kind, Result};
@@ -494,6 +494,96 @@ fn checked_pad(t: &Tensor, b: [i64; 4]) -> Result<[usize; 4]> {
     Ok([oh as usize, ow as usize, th as usize, tw as usize])
 }
 
+/// `t` repeated `multiples[k]` times along each axis `k` (`tf.tile`).
+fn tile(t: &Tensor, multiples: &[usize]) -> Result<Tensor> {
+    if multiples.len() != t.rank() {
+        return Err(Error::invalid_argument(format!(
+            "Expected multiples argument to be a vector of length {} but \
+             got length {}",
+            t.rank(),
+            multiples.len()
+        )));
+    }
+    let mut out = t.clone();
+    for (k, &m) in multiples.iter().enumerate() {
+        out = if m == 0 {
+            let mut dims = out.dims().to_vec();
+            dims[k] = 0;
+            Tensor::zeros(out.dtype(), dims)?
+        } else if m == 1 {
+            out
+        } else {
+            stack_or_concat(&vec![out; m], k as i64, false)?
+        };
+    }
+    Ok(out)
+}
+
+/// An int32 or int64 vector's values.
+fn int_vector(t: &Tensor) -> Result<Vec<i64>> {
+    if t.rank() != 1 {
+        return Err(Error::invalid_argument(format!(
+            "expected an integer vector, got shape {}",
+            t.shape()
+        )));
+    }
+    Ok(t.cast(DType::I64)?.as_slice::<i64>()?.to_vec())
+}
+
+/// `tf.slice`'s begin and size checked against `dims` as TensorFlow
+/// checks them (its words); a size of -1 runs to the end.
+fn slice_bounds(
+    dims: &[usize],
+    begin: &[i64],
+    size: &[i64],
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    if begin.len() != dims.len() || size.len() != dims.len() {
+        return Err(Error::invalid_argument(format!(
+            "Expected begin and size arguments to be 1-D tensors of size \
+             {}, but got shapes [{}] and [{}] instead.",
+            dims.len(),
+            begin.len(),
+            size.len()
+        )));
+    }
+    let (mut b, mut s) = (Vec::new(), Vec::new());
+    for (k, &d) in dims.iter().enumerate() {
+        let d = d as i64;
+        let len = if size[k] == -1 { d - begin[k] } else { size[k] };
+        if begin[k] < 0 || begin[k] > d {
+            return Err(Error::invalid_argument(format!(
+                "Expected begin[{k}] in [0, {d}], but got {}",
+                begin[k]
+            )));
+        }
+        if len < 0 || begin[k] + len > d {
+            return Err(Error::invalid_argument(format!(
+                "Expected size[{k}] in [0, {}], but got {}",
+                d - begin[k],
+                size[k]
+            )));
+        }
+        b.push(begin[k] as usize);
+        s.push(len as usize);
+    }
+    Ok((b, s))
+}
+
+/// A tensor of `dims` holding the scalar `value` everywhere.
+fn fill(dims: &[usize], value: &Tensor) -> Result<Tensor> {
+    if value.rank() != 0 {
+        return Err(Error::invalid_argument(format!(
+            "value must be a scalar, got shape {}",
+            value.shape()
+        )));
+    }
+    let n: usize = dims.iter().product();
+    if n == 0 {
+        return Tensor::zeros(value.dtype(), dims.to_vec());
+    }
+    Tensor::stack(&vec![value.clone(); n])?.reshape(dims.to_vec())
+}
+
 /// An int32 or int64 scalar's value.
 fn int_scalar(t: &Tensor) -> Result<i64> {
     match t.dtype() {
@@ -915,13 +1005,6 @@ fn run_step<'a>(
             };
             out.push(r.into());
         }
-        Op::RandomUniform { lo, hi, .. } => {
-            let Some(Resource::Rng(rng)) = step.state.res.get() else {
-                return Err(Error::internal("not a random op"));
-            };
-            let u: f32 = rng.lock().gen_range(*lo..*hi);
-            out.push(Tensor::scalar(u).into());
-        }
         Op::Adjust(op) => {
             let t = dense_in(ins, 0)?;
             let f = dense_in(ins, 1)?.scalar_value::<f32>()?;
@@ -1116,6 +1199,123 @@ fn run_step<'a>(
                 })
                 .collect();
             out.push(ops::slice(t, begin, &size)?.into());
+        }
+        Op::Reduce {
+            op,
+            axes,
+            keep_dims,
+        } => {
+            let t = dense_in(ins, 0)?;
+            out.push(reduce::reduce(t, axes, *keep_dims, *op)?.into());
+        }
+        Op::Compare(op) => {
+            let (a, b) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
+            out.push(reduce::compare(*op, a, b)?.into());
+        }
+        Op::RandomUniform {
+            dims,
+            dtype,
+            min,
+            max,
+            ..
+        } => {
+            let Some(Resource::Rng(rng)) = step.state.res.get() else {
+                return Err(Error::internal("not a random op"));
+            };
+            let mut rng = rng.lock();
+            let r =
+                reduce::random_uniform(dims, *dtype, *min, *max, &mut *rng)?;
+            out.push(r.into());
+        }
+        Op::RandomShuffle { .. } => {
+            let Some(Resource::Rng(rng)) = step.state.res.get() else {
+                return Err(Error::internal("not a random op"));
+            };
+            let mut rng = rng.lock();
+            let r = reduce::random_shuffle(dense_in(ins, 0)?, &mut *rng)?;
+            out.push(r.into());
+        }
+        Op::Select => {
+            let (c, x, y) =
+                (dense_in(ins, 0)?, dense_in(ins, 1)?, dense_in(ins, 2)?);
+            out.push(reduce::select(c, x, y)?.into());
+        }
+        Op::WhereTrue => {
+            out.push(reduce::where_true(dense_in(ins, 0)?)?.into());
+        }
+        Op::Tile(multiples) => {
+            out.push(tile(dense_in(ins, 0)?, multiples)?.into());
+        }
+        Op::Unary(op) => {
+            out.push(reduce::unary(*op, dense_in(ins, 0)?)?.into());
+        }
+        Op::Gather(axis) => {
+            let (p, i) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
+            out.push(reduce::gather(p, i, *axis)?.into());
+        }
+        Op::OneHot { depth, axis } => {
+            let (i, on, off) =
+                (dense_in(ins, 0)?, dense_in(ins, 1)?, dense_in(ins, 2)?);
+            out.push(reduce::one_hot(i, *depth, on, off, *axis)?.into());
+        }
+        Op::SliceInputs => {
+            let t = dense_in(ins, 0)?;
+            let begin = int_vector(dense_in(ins, 1)?)?;
+            let size = int_vector(dense_in(ins, 2)?)?;
+            let (begin, size) = slice_bounds(t.dims(), &begin, &size)?;
+            out.push(ops::slice(t, &begin, &size)?.into());
+        }
+        Op::StridedSliceInputs => {
+            let t = dense_in(ins, 0)?;
+            let [b, e, st] =
+                [1, 2, 3].map(|k| dense_in(ins, k).and_then(int_vector));
+            let (b, e, st) = (b?, e?, st?);
+            if b.len() != e.len() || b.len() != st.len() {
+                return Err(Error::invalid_argument(
+                    "strided_slice: begin, end and strides differ in length",
+                ));
+            }
+            if st.contains(&0) {
+                return Err(Error::invalid_argument(
+                    "strides[i] must be non-zero",
+                ));
+            }
+            let dims: Vec<SliceDim> = (0..b.len())
+                .map(|k| SliceDim::Range {
+                    start: Some(b[k]),
+                    stop: Some(e[k]),
+                    step: st[k],
+                })
+                .collect();
+            out.push(strided_slice(t, &dims)?.into());
+        }
+        Op::StringToNumber(dtype) => {
+            let t = dense_in(ins, 0)?;
+            out.push(crate::decode::string_to_number(t, *dtype)?.into());
+        }
+        Op::StringSplit {
+            delimiter,
+            skip_empty,
+        } => {
+            let t = dense_in(ins, 0)?;
+            let sp = crate::decode::string_split(t, delimiter, *skip_empty)?;
+            out.push(Value::Sparse(sp));
+        }
+        Op::Shape => {
+            let t = dense_in(ins, 0)?;
+            let dims = t
+                .dims()
+                .iter()
+                .map(|&d| i32::try_from(d))
+                .collect::<std::result::Result<Vec<i32>, _>>()
+                .map_err(|_| {
+                    Error::invalid_argument("shape: a dimension exceeds int32")
+                })?;
+            out.push(Tensor::vector::<i32>(dims).into());
+        }
+        Op::Fill => {
+            let dims = crop_size(dense_in(ins, 0)?)?;
+            out.push(fill(&dims, dense_in(ins, 1)?)?.into());
         }
         Op::StridedSlice(dims) => {
             out.push(strided_slice(dense_in(ins, 0)?, dims)?.into());
@@ -1423,6 +1623,37 @@ fn strided_slice(t: &Tensor, dims: &[SliceDim]) -> Result<Tensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slice_bounds_as_tensorflow_checks_them() {
+        let (b, s) = slice_bounds(&[4, 3], &[1, 0], &[-1, 2]).unwrap();
+        assert_eq!((b, s), (vec![1, 0], vec![3, 2]));
+        let e = slice_bounds(&[3], &[2], &[2]).unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument);
+        assert!(e.message().contains("size[0] in [0, 1]"));
+        assert!(slice_bounds(&[3], &[4], &[-1]).is_err());
+        assert!(slice_bounds(&[3], &[0, 0], &[1]).is_err());
+    }
+
+    #[test]
+    fn tile_as_tensorflow() {
+        let t = Tensor::new::<i32>(vec![1, 2], vec![1, 2]).unwrap();
+        let r = tile(&t, &[2, 2]).unwrap();
+        assert_eq!(r.dims(), &[2, 4]);
+        assert_eq!(r.as_slice::<i32>().unwrap(), &[1, 2, 1, 2, 1, 2, 1, 2]);
+        assert_eq!(tile(&t, &[0, 3]).unwrap().dims(), &[0, 6]);
+        assert!(tile(&t, &[2]).is_err());
+    }
+
+    #[test]
+    fn fill_repeats_a_scalar() {
+        let t = fill(&[2, 3], &Tensor::scalar::<i32>(7)).unwrap();
+        assert_eq!(t.dims(), &[2, 3]);
+        assert_eq!(t.as_slice::<i32>().unwrap(), &[7; 6]);
+        let e = fill(&[0, 2], &Tensor::scalar::<f32>(1.0)).unwrap();
+        assert_eq!(e.dims(), &[0, 2]);
+        assert!(fill(&[2], &Tensor::vector::<i32>(vec![1, 2])).is_err());
+    }
 
     #[test]
     fn python_slice_lengths() {

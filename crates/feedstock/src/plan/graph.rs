@@ -12,6 +12,7 @@ use crate::decode::example::{check_sequence_specs, FeatureKind, FeatureSpec};
 use crate::decode::image::DecodeSpec;
 use crate::decode::math::{self, BinaryOp};
 use crate::decode::raw::ByteOrder;
+use crate::decode::reduce::{CmpOp, ReduceOp, UnaryOp};
 use crate::decode::resize::ResizeOptions;
 use crate::error::{Error, Result};
 use crate::input::shard::{Remainder, Shard};
@@ -461,12 +462,6 @@ pub(crate) enum Op {
         seed: Option<u64>,
         up_down: bool,
     },
-    /// A `float32` scalar uniform in `[lo, hi)`, drawn each run.
-    RandomUniform {
-        lo: f32,
-        hi: f32,
-        seed: Option<u64>,
-    },
     /// `AdjustContrastv2`, `AdjustHue` or `AdjustSaturation`: inputs the
     /// `float32` image and the factor.
     Adjust(AdjustOp),
@@ -527,6 +522,63 @@ pub(crate) enum Op {
     Slice {
         begin: Vec<usize>,
         size: Vec<i64>,
+    },
+    /// A slice whose begin and size come in as inputs 1 and 2 (integer
+    /// vectors; a size of -1 runs to the end), checked when run.
+    SliceInputs,
+    /// `tf.strided_slice` whose begin, end and strides come in as
+    /// inputs 1..=3 (integer vectors), without masks.
+    StridedSliceInputs,
+    /// The run-time shape of input 0 as an int32 vector (`tf.shape`).
+    Shape,
+    /// Input 0's strings parsed as numbers (`tf.string_to_number`).
+    StringToNumber(DType),
+    /// Input 0's strings split into a sparse matrix of tokens
+    /// (`tf.string_split`).
+    StringSplit {
+        delimiter: Vec<u8>,
+        skip_empty: bool,
+    },
+    /// A tensor of the shape input 0 gives (an integer vector) filled with
+    /// the scalar input 1 (`tf.fill`, `tf.ones` of a computed shape).
+    Fill,
+    /// A reduction over the given axes (`tf.reduce_sum`, ...).
+    Reduce {
+        op: ReduceOp,
+        axes: Vec<usize>,
+        keep_dims: bool,
+    },
+    /// An elementwise comparison of inputs 0 and 1 (`tf.equal`, ...).
+    Compare(CmpOp),
+    /// Uniform random values of a shape (`tf.random_uniform`): floats in
+    /// `[min, max)`, integers in `min..max`.
+    RandomUniform {
+        dims: Vec<usize>,
+        dtype: DType,
+        min: f64,
+        max: f64,
+        seed: Option<u64>,
+    },
+    /// Input 0 with its rows (axis 0) in a random order
+    /// (`tf.random_shuffle`).
+    RandomShuffle {
+        seed: Option<u64>,
+    },
+    /// An exact elementwise function of input 0 (`tf.abs`, `tf.sqrt`, ...).
+    Unary(UnaryOp),
+    /// `tf.where(cond, x, y)`: inputs 0..=2.
+    Select,
+    /// `tf.where(cond)`: the coordinates of input 0's true elements.
+    WhereTrue,
+    /// Input 0 repeated `multiples[k]` times along each axis `k`
+    /// (`tf.tile`).
+    Tile(Vec<usize>),
+    /// `tf.gather` of input 0 at the indices input 1 along an axis.
+    Gather(usize),
+    /// `tf.one_hot` of input 0; inputs 1 and 2: the on and off values.
+    OneHot {
+        depth: usize,
+        axis: i64,
     },
     StridedSlice(Vec<SliceDim>),
     Transpose(Vec<usize>),
@@ -609,6 +661,7 @@ impl Node {
                 | Op::RandomUniform { .. }
                 | Op::SampleBox { .. }
                 | Op::RandomCrop { .. }
+                | Op::RandomShuffle { .. }
                 | Op::Batch(_)
                 | Op::Queue { .. }
         )
@@ -2166,7 +2219,13 @@ impl Graph {
         self.add1(
             None,
             "random_uniform",
-            Op::RandomUniform { lo, hi, seed },
+            Op::RandomUniform {
+                dims: Vec::new(),
+                dtype: DType::F32,
+                min: f64::from(lo),
+                max: f64::from(hi),
+                seed,
+            },
             vec![],
             dense(known(&[]), DType::F32),
         )
@@ -3102,6 +3161,568 @@ impl Graph {
             vec![x],
             with_key(dense(shape, info.dtype), info.key),
         )
+    }
+
+    /// `tf.slice(x, begin, size)` with `begin` and `size` computed when
+    /// run (integer vectors of `x`'s rank; a size of -1 runs to the end).
+    /// The static shape keeps `x`'s rank, its dimensions unknown.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x` or `begin`/`size` that are not
+    /// int32 or int64 vectors.
+    pub fn slice_inputs(
+        &self,
+        x: Output,
+        begin: Output,
+        size: Output,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "slice")?;
+        for o in [begin, size] {
+            self.check_int_vector(o, "slice")?;
+        }
+        let shape =
+            dims_of(&info.shape).and_then(|d| partial(vec![None; d.len()]));
+        self.add1(
+            None,
+            "Slice",
+            Op::SliceInputs,
+            vec![x, begin, size],
+            with_key(dense(shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.strided_slice(x, begin, end, strides)` (no masks) with the
+    /// bounds computed when run (integer vectors of one length): axis
+    /// `k` taken as `x[begin[k]:end[k]:strides[k]]`. The static shape has
+    /// `x`'s rank, its sliced dimensions unknown.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x` or bounds that are not int32 or
+    /// int64 vectors.
+    pub fn strided_slice_inputs(
+        &self,
+        x: Output,
+        begin: Output,
+        end: Output,
+        strides: Output,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "strided_slice")?;
+        let mut n = None;
+        for o in [begin, end, strides] {
+            n = n.or(self.check_int_vector(o, "strided_slice")?);
+        }
+        let shape = dims_of(&info.shape).and_then(|d| {
+            let k = n.unwrap_or(d.len()).min(d.len());
+            let mut out = vec![None; k];
+            out.extend_from_slice(&d[k..]);
+            partial(out)
+        });
+        self.add1(
+            None,
+            "StridedSlice",
+            Op::StridedSliceInputs,
+            vec![x, begin, end, strides],
+            with_key(dense(shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.string_to_number(x, out_type)`: each string parsed as
+    /// `dtype` (int32, int64, float32 or float64) when run.
+    ///
+    /// # Errors
+    /// InvalidArgument for `x` not of strings or another dtype.
+    pub fn string_to_number(&self, x: Output, dtype: DType) -> Result<Output> {
+        let info = self.check_dense(x, "string_to_number")?;
+        if info.dtype != DType::String {
+            return Err(invalid_dtype(format!(
+                "string_to_number: expected strings, got {}",
+                info.dtype
+            )));
+        }
+        if !matches!(dtype, DType::I32 | DType::I64 | DType::F32 | DType::F64)
+        {
+            return Err(invalid_dtype(format!(
+                "string_to_number: out_type must be int32, int64, float32 \
+                 or float64, not {dtype}"
+            )));
+        }
+        self.add1(
+            None,
+            "StringToNumber",
+            Op::StringToNumber(dtype),
+            vec![x],
+            with_key(dense(info.shape, dtype), info.key),
+        )
+    }
+
+    /// `tf.string_split(x, delimiter, skip_empty)` of TensorFlow 1: a
+    /// sparse `[len(x), most tokens]` string matrix of the tokens.
+    ///
+    /// # Errors
+    /// InvalidArgument for `x` not of strings or of a known rank other
+    /// than 1.
+    pub fn string_split(
+        &self,
+        x: Output,
+        delimiter: &[u8],
+        skip_empty: bool,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "string_split")?;
+        if info.dtype != DType::String {
+            return Err(invalid_dtype("string_split: expected strings"));
+        }
+        if let Some(d) = dims_of(&info.shape).filter(|d| d.len() != 1) {
+            return Err(invalid(format!(
+                "Shape must be rank 1 but is rank {} for 'StringSplit'",
+                d.len()
+            )));
+        }
+        self.add1(
+            None,
+            "StringSplit",
+            Op::StringSplit {
+                delimiter: delimiter.to_vec(),
+                skip_empty,
+            },
+            vec![x],
+            OutInfo {
+                dtype: DType::String,
+                sparse: true,
+                shape: partial(vec![None, None]),
+                key: info.key,
+            },
+        )
+    }
+
+    /// `tf.shape(x)`: `x`'s run-time shape as an int32 vector of `x`'s
+    /// rank.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x`.
+    pub fn shape_of(&self, x: Output) -> Result<Output> {
+        let info = self.check_dense(x, "shape")?;
+        let rank = dims_of(&info.shape).map(|d| d.len());
+        self.add1(
+            None,
+            "Shape",
+            Op::Shape,
+            vec![x],
+            dense(partial(vec![rank]), DType::I32),
+        )
+    }
+
+    /// `tf.fill(dims, value)`: a tensor of the shape `dims` (an integer
+    /// vector computed when run) holding the scalar `value` everywhere.
+    /// The static shape has `dims`' length, its dimensions unknown.
+    ///
+    /// # Errors
+    /// InvalidArgument when `dims` is not an int32 or int64 vector or
+    /// `value` is not a dense scalar.
+    pub fn fill(&self, dims: Output, value: Output) -> Result<Output> {
+        let rank = self.check_int_vector(dims, "fill")?;
+        let v = self.check_dense(value, "fill")?;
+        if v.shape.as_ref().is_some_and(|s| s.rank() != 0) {
+            return Err(invalid("fill: the value must be a scalar"));
+        }
+        let shape = rank.and_then(|n| partial(vec![None; n]));
+        self.add1(
+            None,
+            "Fill",
+            Op::Fill,
+            vec![dims, value],
+            dense(shape, v.dtype),
+        )
+    }
+
+    /// `x` reduced over `axes` (each in `0..rank`; the rank must be
+    /// known), the reduced dimensions kept as 1 with `keep_dims`.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x`, an unknown rank, an axis out of
+    /// range or a dtype other than integers, float32 and float64.
+    pub fn reduce(
+        &self,
+        x: Output,
+        op: ReduceOp,
+        axes: &[usize],
+        keep_dims: bool,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "reduce")?;
+        let dims = dims_of(&info.shape)
+            .ok_or_else(|| invalid("reduce: the rank must be known"))?;
+        if let Some(&a) = axes.iter().find(|&&a| a >= dims.len()) {
+            return Err(invalid(format!(
+                "Invalid reduction dimension ({a} for input with {} \
+                 dimension(s)",
+                dims.len()
+            )));
+        }
+        if !math::is_arithmetic(info.dtype)
+            || matches!(info.dtype, DType::F16 | DType::BF16)
+        {
+            return Err(invalid_dtype(format!(
+                "reduce: not defined for {}",
+                info.dtype
+            )));
+        }
+        let out: Vec<Option<usize>> = dims
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &d)| match (axes.contains(&k), keep_dims) {
+                (false, _) => Some(d),
+                (true, true) => Some(Some(1)),
+                (true, false) => None,
+            })
+            .collect();
+        self.add1(
+            None,
+            "Reduce",
+            Op::Reduce {
+                op,
+                axes: axes.to_vec(),
+                keep_dims,
+            },
+            vec![x],
+            dense(partial(out), info.dtype),
+        )
+    }
+
+    /// `a op b` elementwise with broadcasting, as bools (`tf.equal`,
+    /// `tf.less`, ...); strings and bools only for (in)equality.
+    ///
+    /// # Errors
+    /// InvalidArgument for sparse operands, different dtypes, shapes that
+    /// do not broadcast or an ordering of strings or bools.
+    pub fn compare(&self, op: CmpOp, a: Output, b: Output) -> Result<Output> {
+        let ia = self.check_dense(a, "compare")?;
+        let ib = self.check_dense(b, "compare")?;
+        if ia.dtype != ib.dtype {
+            return Err(invalid_dtype(format!(
+                "compare: operands have different dtypes, {} and {}",
+                ia.dtype, ib.dtype
+            )));
+        }
+        let eq_only = matches!(op, CmpOp::Equal | CmpOp::NotEqual);
+        let ok = (math::is_arithmetic(ia.dtype)
+            && !matches!(ia.dtype, DType::C64 | DType::C128))
+            || (eq_only && matches!(ia.dtype, DType::Bool | DType::String));
+        if !ok {
+            return Err(invalid_dtype(format!(
+                "compare: not defined for {}",
+                ia.dtype
+            )));
+        }
+        let shape = broadcast_static(&ia.shape, &ib.shape, "compare")?;
+        self.add1(
+            None,
+            "Compare",
+            Op::Compare(op),
+            vec![a, b],
+            with_key(dense(shape, DType::Bool), ia.key.or(ib.key)),
+        )
+    }
+
+    /// `tf.random_uniform(dims, min, max, dtype, seed)`: new values each
+    /// run, from the node's own generator (seeded by `seed`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a dtype other than float32, float64, int32 and
+    /// int64 (integers with `min >= max` fail when run, as TensorFlow's).
+    pub fn random_uniform(
+        &self,
+        dims: &[usize],
+        dtype: DType,
+        min: f64,
+        max: f64,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        let ints = matches!(dtype, DType::I32 | DType::I64);
+        if !ints && !matches!(dtype, DType::F32 | DType::F64) {
+            return Err(invalid_dtype(format!(
+                "random_uniform: not defined for {dtype}"
+            )));
+        }
+        let shape = partial(dims.iter().map(|&d| Some(d)).collect());
+        self.add1(
+            None,
+            "RandomUniform",
+            Op::RandomUniform {
+                dims: dims.to_vec(),
+                dtype,
+                min,
+                max,
+                seed,
+            },
+            vec![],
+            dense(shape, dtype),
+        )
+    }
+
+    /// `tf.random_shuffle(x, seed)`: `x`'s rows in a new random order
+    /// each run.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x`.
+    pub fn random_shuffle(
+        &self,
+        x: Output,
+        seed: Option<u64>,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "random_shuffle")?;
+        self.add1(
+            None,
+            "RandomShuffle",
+            Op::RandomShuffle { seed },
+            vec![x],
+            with_key(dense(info.shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.where(cond, x, y)` of TensorFlow 1 (`cond` of `x`'s shape or
+    /// a vector of its rows), shaped as `x`.
+    ///
+    /// # Errors
+    /// InvalidArgument for sparse inputs, a `cond` that is not bool, or
+    /// `x` and `y` of different dtypes.
+    pub fn select(
+        &self,
+        cond: Output,
+        x: Output,
+        y: Output,
+    ) -> Result<Output> {
+        let c = self.check_dense(cond, "where")?;
+        let ix = self.check_dense(x, "where")?;
+        let iy = self.check_dense(y, "where")?;
+        if c.dtype != DType::Bool {
+            return Err(invalid_dtype("where: cond must be bool"));
+        }
+        if ix.dtype != iy.dtype {
+            return Err(invalid_dtype(format!(
+                "where: x and y differ in dtype, {} and {}",
+                ix.dtype, iy.dtype
+            )));
+        }
+        let shape = broadcast_static(&ix.shape, &iy.shape, "where")?;
+        if let (Some(cd), Some(xd)) = (dims_of(&c.shape), dims_of(&ix.shape)) {
+            let compatible = |a: &[Option<usize>], b: &[Option<usize>]| {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(p, q)| p.is_none() || q.is_none() || p == q)
+            };
+            let rows =
+                cd.len() == 1 && !xd.is_empty() && compatible(&cd, &xd[..1]);
+            if !compatible(&cd, &xd) && !rows {
+                return Err(invalid(format!(
+                    "Shapes must be equal rank, but are {} and {} for \
+                     'Select'",
+                    cd.len(),
+                    xd.len()
+                )));
+            }
+        }
+        self.add1(
+            None,
+            "Select",
+            Op::Select,
+            vec![cond, x, y],
+            with_key(dense(shape, ix.dtype), ix.key.or(c.key)),
+        )
+    }
+
+    /// `tf.where(cond)`: an `int64 [None, rank]` matrix of coordinates.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse or non-bool `cond`.
+    pub fn where_true(&self, cond: Output) -> Result<Output> {
+        let c = self.check_dense(cond, "where")?;
+        if c.dtype != DType::Bool {
+            return Err(invalid_dtype("where: cond must be bool"));
+        }
+        let rank = dims_of(&c.shape).map(|d| d.len());
+        self.add1(
+            None,
+            "Where",
+            Op::WhereTrue,
+            vec![cond],
+            with_key(dense(partial(vec![None, rank]), DType::I64), c.key),
+        )
+    }
+
+    /// `tf.tile(x, multiples)`: dimension `k` times `multiples[k]`.
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x` or `multiples` not of `x`'s known
+    /// rank.
+    pub fn tile(&self, x: Output, multiples: &[usize]) -> Result<Output> {
+        let info = self.check_dense(x, "tile")?;
+        let shape = match dims_of(&info.shape) {
+            Some(d) if d.len() != multiples.len() => {
+                return Err(invalid(format!(
+                    "Shape must be rank {} but is rank {} for 'Tile'",
+                    d.len(),
+                    multiples.len()
+                )))
+            }
+            Some(d) => partial(
+                d.iter()
+                    .zip(multiples)
+                    .map(|(d, &m)| d.map(|n| n * m))
+                    .collect(),
+            ),
+            None => partial(vec![None; multiples.len()]),
+        };
+        self.add1(
+            None,
+            "Tile",
+            Op::Tile(multiples.to_vec()),
+            vec![x],
+            with_key(dense(shape, info.dtype), info.key),
+        )
+    }
+
+    /// `op(x)` elementwise (`tf.abs`, `tf.square`, `tf.sqrt`, `tf.floor`,
+    /// `tf.ceil`, `tf.round`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x` or a dtype `op` does not take
+    /// (floats only, integers too for abs, square and round).
+    pub fn unary(&self, op: UnaryOp, x: Output) -> Result<Output> {
+        let info = self.check_dense(x, "unary")?;
+        let ints = matches!(
+            info.dtype,
+            DType::I8 | DType::I16 | DType::I32 | DType::I64
+        );
+        let floats = matches!(info.dtype, DType::F32 | DType::F64);
+        if !(floats || ints && op.takes_integers()) {
+            return Err(invalid_dtype(format!(
+                "{op:?}: not defined for {}",
+                info.dtype
+            )));
+        }
+        self.add1(
+            None,
+            "Unary",
+            Op::Unary(op),
+            vec![x],
+            with_key(dense(info.shape, info.dtype), info.key),
+        )
+    }
+
+    /// `tf.gather(params, indices, axis)`: the shape is
+    /// `params.shape[..axis] + indices.shape + params.shape[axis + 1..]`.
+    ///
+    /// # Errors
+    /// InvalidArgument for sparse inputs, indices not int32/int64, or an
+    /// axis outside `params`' known rank.
+    pub fn gather(
+        &self,
+        params: Output,
+        indices: Output,
+        axis: usize,
+    ) -> Result<Output> {
+        let p = self.check_dense(params, "gather")?;
+        let i = self.check_dense(indices, "gather")?;
+        if !matches!(i.dtype, DType::I32 | DType::I64) {
+            return Err(invalid_dtype(format!(
+                "gather: indices must be int32 or int64, not {}",
+                i.dtype
+            )));
+        }
+        let shape = match (dims_of(&p.shape), dims_of(&i.shape)) {
+            (Some(pd), _) if axis >= pd.len() => {
+                return Err(invalid(format!(
+                    "Shape must be at least rank {} but is rank {}",
+                    axis + 1,
+                    pd.len()
+                )))
+            }
+            (Some(pd), Some(id)) => {
+                let mut out = pd[..axis].to_vec();
+                out.extend(id);
+                out.extend_from_slice(&pd[axis + 1..]);
+                partial(out)
+            }
+            _ => None,
+        };
+        self.add1(
+            None,
+            "GatherV2",
+            Op::Gather(axis),
+            vec![params, indices],
+            with_key(dense(shape, p.dtype), p.key.or(i.key)),
+        )
+    }
+
+    /// `tf.one_hot(indices, depth, on, off, axis)`: `depth` inserted as
+    /// axis `axis` (-1: last) of the indices' shape, of `on`'s dtype.
+    ///
+    /// # Errors
+    /// InvalidArgument for indices not integers, `on`/`off` not scalars
+    /// of one dtype, or an axis out of range.
+    pub fn one_hot(
+        &self,
+        indices: Output,
+        depth: usize,
+        on: Output,
+        off: Output,
+        axis: i64,
+    ) -> Result<Output> {
+        let ii = self.check_dense(indices, "one_hot")?;
+        let (io, if_) = (
+            self.check_dense(on, "one_hot")?,
+            self.check_dense(off, "one_hot")?,
+        );
+        if !matches!(ii.dtype, DType::U8 | DType::I32 | DType::I64) {
+            return Err(invalid_dtype(format!(
+                "one_hot: indices must be uint8, int32 or int64, not {}",
+                ii.dtype
+            )));
+        }
+        if io.dtype != if_.dtype {
+            return Err(invalid_dtype(
+                "one_hot: on_value and off_value differ in dtype",
+            ));
+        }
+        let shape = match dims_of(&ii.shape) {
+            Some(mut d) => {
+                // An axis out of range fails when run, as TensorFlow's.
+                let k = if axis == -1 { d.len() as i64 } else { axis };
+                if k < 0 || k as usize > d.len() {
+                    None
+                } else {
+                    d.insert(k as usize, Some(depth));
+                    partial(d)
+                }
+            }
+            None => None,
+        };
+        self.add1(
+            None,
+            "one_hot",
+            Op::OneHot { depth, axis },
+            vec![indices, on, off],
+            with_key(dense(shape, io.dtype), ii.key),
+        )
+    }
+
+    /// Checks that `o` is a dense int32 or int64 vector; its static
+    /// length if known.
+    fn check_int_vector(
+        &self,
+        o: Output,
+        what: &str,
+    ) -> Result<Option<usize>> {
+        let info = self.check_dense(o, what)?;
+        let dims = dims_of(&info.shape);
+        if !matches!(info.dtype, DType::I32 | DType::I64)
+            || dims.as_ref().is_some_and(|d| d.len() != 1)
+        {
+            return Err(invalid(format!(
+                "{what}: expected an int32 or int64 vector"
+            )));
+        }
+        Ok(dims.and_then(|d| d[0]))
     }
 
     /// Python indexing: `x[dims...]` (`tf.strided_slice` as `x[a:b]`,

@@ -683,7 +683,8 @@ impl Inner {
             Op::RandomFlip { seed, .. }
             | Op::RandomCrop { seed, .. }
             | Op::RandomUniform { seed, .. }
-            | Op::SampleBox { seed, .. } => {
+            | Op::SampleBox { seed, .. }
+            | Op::RandomShuffle { seed } => {
                 let rng = match seed {
                     Some(s) => ChaCha8Rng::seed_from_u64(*s),
                     None => ChaCha8Rng::from_entropy(),

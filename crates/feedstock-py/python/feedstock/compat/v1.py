@@ -92,6 +92,52 @@ from .._graph import (
     transpose,
     truediv,
     div,
+    expand_dims,
+    string_split,
+    string_to_number,
+    assert_equal,
+    assert_none_equal,
+    assert_less,
+    assert_less_equal,
+    assert_greater,
+    assert_greater_equal,
+    assert_positive,
+    assert_negative,
+    assert_non_negative,
+    assert_non_positive,
+    control_dependencies,
+    reduce_sum,
+    reduce_prod,
+    reduce_max,
+    reduce_min,
+    reduce_mean,
+    equal,
+    not_equal,
+    less,
+    less_equal,
+    greater,
+    greater_equal,
+    one_hot,
+    gather,
+    tile,
+    where,
+    zeros_like,
+    ones_like,
+    random_uniform,
+    random_shuffle,
+    abs,  # noqa: A004
+    square,
+    sqrt,
+    floor,
+    ceil,
+    round,  # noqa: A004
+    squeeze,
+    shape,
+    size,
+    rank,
+    fill,
+    ones,
+    zeros,
     uint8,
     uint16,
     uint32,
@@ -120,6 +166,18 @@ from .._ops import (
     random_crop,
     read_file,
 )
+from .. import _app
+from .. import _monitored
+from .._varscope import (
+    AUTO_REUSE,
+    VariableScope,
+    constant_initializer,
+    get_variable,
+    get_variable_scope,
+    ones_initializer,
+    variable_scope,
+    zeros_initializer,
+)
 from .. import _gfile as _gf
 from .. import _ops
 from .. import _queues
@@ -142,6 +200,16 @@ train = _NS(
     Coordinator=_Coordinator,
     LooperThread=_LooperThread,
     start_queue_runners=_start_queue_runners,
+    MonitoredSession=_monitored.MonitoredSession,
+    MonitoredTrainingSession=_monitored.MonitoredTrainingSession,
+    SingularMonitoredSession=_monitored.SingularMonitoredSession,
+    ChiefSessionCreator=_monitored.ChiefSessionCreator,
+    Scaffold=_monitored.Scaffold,
+    Supervisor=_monitored.Supervisor,
+    SessionRunHook=_monitored.SessionRunHook,
+    SessionRunArgs=_monitored.SessionRunArgs,
+    SessionRunContext=_monitored.SessionRunContext,
+    SessionRunValues=_monitored.SessionRunValues,
     QueueRunner=_queues.QueueRunner,
     add_queue_runner=_queues.add_queue_runner,
     queue_runner=_NS(
@@ -163,6 +231,24 @@ train = _NS(
     maybe_batch_join=_ops.maybe_batch_join,
     maybe_shuffle_batch=_ops.maybe_shuffle_batch,
     maybe_shuffle_batch_join=_ops.maybe_shuffle_batch_join,
+)
+
+app = _NS(
+    run=_app.run,
+    flags=_NS(
+        FLAGS=_app.FLAGS,
+        DEFINE_string=_app.DEFINE_string, DEFINE_integer=_app.DEFINE_integer, DEFINE_float=_app.DEFINE_float,
+        DEFINE_boolean=_app.DEFINE_boolean, DEFINE_bool=_app.DEFINE_bool, DEFINE_list=_app.DEFINE_list,
+        DEFINE_enum=_app.DEFINE_enum, Error=_app.Error,
+    ),
+)
+flags = app.flags
+
+logging = _NS(
+    DEBUG=_app.DEBUG, INFO=_app.INFO, WARN=_app.WARN, ERROR=_app.ERROR, FATAL=_app.FATAL,
+    log=_app.log, debug=_app.debug, info=_app.info, warning=_app.warning, warn=_app.warn, error=_app.error,
+    fatal=_app.fatal, vlog=_app.vlog, set_verbosity=_app.set_verbosity, get_verbosity=_app.get_verbosity,
+    log_every_n=_app.log_every_n, log_first_n=_app.log_first_n,
 )
 
 python_io = _NS(
@@ -205,6 +291,16 @@ gfile = _NS(
     ListDirectory=_gf.ListDirectory, MakeDirs=_gf.MakeDirs, MkDir=_gf.MkDir, Remove=_gf.Remove,
     DeleteRecursively=_gf.DeleteRecursively, Rename=_gf.Rename, Copy=_gf.Copy,
 )
+
+math = _NS(
+    abs=abs, square=square, sqrt=sqrt, floor=floor, ceil=ceil, round=round, equal=equal, not_equal=not_equal,
+    less=less, less_equal=less_equal, greater=greater, greater_equal=greater_equal, reduce_sum=reduce_sum,
+    reduce_mean=reduce_mean, reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
+)
+
+random = _NS(uniform=random_uniform, shuffle=random_shuffle)
+
+strings = _NS(to_number=string_to_number, split=string_split)
 
 sparse = _NS(to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
 
