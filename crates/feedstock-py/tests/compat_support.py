@@ -21,3 +21,9 @@ def drain(fetch):
             coord.request_stop()
         coord.join(threads)
     return out
+
+
+def run(fetches, feed_dict=None):
+    """``fetches`` run once in a new session."""
+    with tf.Session() as sess:
+        return sess.run(fetches, feed_dict=feed_dict)

@@ -6,11 +6,7 @@ import numpy as np
 import pytest
 
 import feedstock.compat.v1 as tf
-
-
-def run(fetches):
-    with tf.Session() as sess:
-        return sess.run(fetches)
+from compat_support import run
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,9 @@ import pytest
 
 import feedstock
 import feedstock.compat.v1 as tf
+from compat_support import run
 
 T = tf.train
-
-
-def run(fetches):
-    with tf.Session() as sess:
-        return sess.run(fetches)
 
 
 def ser(m):

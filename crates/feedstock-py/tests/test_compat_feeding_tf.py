@@ -8,12 +8,8 @@ import numpy as np
 import pytest
 
 import feedstock.compat.v1 as tf
+from compat_support import run
 from feedstock import errors
-
-
-def run(fetch, feed_dict=None):
-    with tf.Session() as s:
-        return s.run(fetch, feed_dict=feed_dict)
 
 
 # ------------------------------------------------------------ fetches

@@ -9,18 +9,8 @@ import numpy as np
 import pytest
 
 import feedstock.compat.v1 as tf
+from compat_support import run
 from feedstock import errors
-
-
-def run(t, feed=None):
-    with tf.Session() as s:
-        return s.run(t, feed)
-
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default():
-        yield
 
 
 U8 = (np.arange(2 * 3 * 3) * 29 % 256).astype(np.uint8).reshape(2, 3, 3)

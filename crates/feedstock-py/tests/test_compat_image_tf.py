@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import feedstock.compat.v1 as tf
+from compat_support import run
 from feedstock import errors
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "feedstock/tests/data/golden/jpeg"
@@ -20,11 +21,6 @@ GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "feedstock/tests/data/gol
 
 def jpeg(name):
     return (GOLDEN / name).read_bytes()
-
-
-def run(t):
-    with tf.Session() as s:
-        return s.run(t)
 
 
 def digest(a):

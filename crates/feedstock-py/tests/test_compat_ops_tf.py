@@ -8,12 +8,8 @@ import numpy as np
 import pytest
 
 import feedstock.compat.v1 as tf
+from compat_support import run
 from feedstock import errors
-
-
-def run(t):
-    with tf.Session() as s:
-        return s.run(t)
 
 
 def same(got, want, dtype):

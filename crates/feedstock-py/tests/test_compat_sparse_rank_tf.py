@@ -5,17 +5,13 @@ import numpy as np
 import pytest
 
 import feedstock.compat.v1 as tf
+from compat_support import run
 
 
 def example(values):
     return tf.train.Example(features=tf.train.Features(feature={
         "v": tf.train.Feature(int64_list=tf.train.Int64List(value=values)),
     })).SerializeToString()
-
-
-def run(fetches, feed_dict=None):
-    with tf.Session() as sess:
-        return sess.run(fetches, feed_dict=feed_dict)
 
 
 def test_a_sparse_tensor_has_its_parts_as_tensors():
