@@ -169,11 +169,7 @@ fn image_dims(t: &Tensor) -> Result<(usize, usize, usize, usize)> {
             )))
         }
     };
-    if rest.contains(&0) {
-        return Err(Error::invalid_argument(
-            "assertion failed: [inner 3 dims of 'image.shape' must be > 0.]",
-        ));
-    }
+    super::ops::check_inner_dims(t)?;
     Ok((lead, rest[0], rest[1], rest[2]))
 }
 

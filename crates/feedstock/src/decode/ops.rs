@@ -397,7 +397,7 @@ fn image_axes(t: &Tensor, op: &str) -> Result<(usize, usize)> {
 
 /// TensorFlow's run-time check of an image op (`_CheckAtLeast3DImage`):
 /// the height, width and channels must not be 0.
-fn check_inner_dims(t: &Tensor) -> Result<()> {
+pub(super) fn check_inner_dims(t: &Tensor) -> Result<()> {
     let d = t.dims();
     if d.len() >= 3 && d[d.len() - 3..].contains(&0) {
         return Err(Error::invalid_argument(

@@ -585,6 +585,16 @@ fn fill(dims: &[usize], value: &Tensor) -> Result<Tensor> {
 }
 
 /// An int32 or int64 scalar's value.
+/// A bounding box given as inputs 1 to 4 (offsets, then sizes), each an
+/// int32 or int64 scalar.
+fn box_inputs<'a>(ins: &dyn Fn(usize) -> &'a Value) -> Result<[i64; 4]> {
+    let mut b = [0; 4];
+    for (k, v) in b.iter_mut().enumerate() {
+        *v = int_scalar(dense_in(ins, k + 1)?)?;
+    }
+    Ok(b)
+}
+
 fn int_scalar(t: &Tensor) -> Result<i64> {
     match t.dtype() {
         DType::I32 => t.scalar_value::<i32>().map(i64::from),
@@ -1062,10 +1072,7 @@ fn run_step<'a>(
         }
         Op::PadToBoxInputs => {
             let t = dense_in(ins, 0)?;
-            let b = (1..=4)
-                .map(|k| int_scalar(dense_in(ins, k)?))
-                .collect::<Result<Vec<i64>>>()?;
-            let [oh, ow, th, tw] = checked_pad(t, [b[0], b[1], b[2], b[3]])?;
+            let [oh, ow, th, tw] = checked_pad(t, box_inputs(ins)?)?;
             let r = adjust::pad_to_bounding_box(t, oh, ow, th, tw)?;
             out.push(r.into());
         }
@@ -1128,10 +1135,7 @@ fn run_step<'a>(
         }
         Op::CropToBoxInputs => {
             let t = dense_in(ins, 0)?;
-            let b = (1..=4)
-                .map(|k| int_scalar(dense_in(ins, k)?))
-                .collect::<Result<Vec<i64>>>()?;
-            let [oh, ow, th, tw] = checked_box(t, [b[0], b[1], b[2], b[3]])?;
+            let [oh, ow, th, tw] = checked_box(t, box_inputs(ins)?)?;
             out.push(ops::crop_to_bounding_box(t, oh, ow, th, tw)?.into());
         }
         Op::Cast(dtype) => out.push(dense_in(ins, 0)?.cast(*dtype)?.into()),
