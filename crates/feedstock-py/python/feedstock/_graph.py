@@ -1223,10 +1223,40 @@ def truediv(x, y, name=None):
         to = float32 if x.dtype in (int8, int16, uint8, uint16) else float64
         with _under(g, scope):
             x, y = cast(x, to, name="Cast"), cast(y, to, name="Cast")
-    return _binary_of("div", x, y, scope)
+    return _float_division(x, y, scope)
 
 
 divide = truediv
+
+
+def realdiv(x, y, name=None):
+    """``tf.realdiv``: true division of two tensors of one float dtype."""
+    g = _graph_of(x, y)
+    scope = _scope(g, name, "RealDiv")
+    x, y = _operands(x, y, scope)
+    if x.dtype != y.dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got {x.dtype!r} != {y.dtype!r}.")
+    return _float_division(x, y, scope)
+
+
+def _float_division(x, y, scope):
+    """``x / y`` as a TensorFlow 1 session computes it. Its graph
+    optimizer (Grappler's constant folding) rewrites a division by a
+    constant into a multiplication by the constant's reciprocal, computed
+    once, so ``x / 255.0`` is ``x * (1 / 255.0)``, which differs from the
+    quotient in the last bit for about half the values of ``x``. Done here
+    for ``float32`` / ``float64`` denominators known while building (a
+    constant, a cast of one) when the numerator is not itself constant
+    (TensorFlow then folds the whole division). TensorFlow computes the
+    reciprocal of a constant of 8 or more values with the CPU's
+    approximate reciprocal instruction; it is exact here."""
+    if x._const is None and y._const is not None and y.dtype in (float32, float64):
+        with np.errstate(divide="ignore"):
+            recip = (np.ones((), y._const.dtype) / y._const).astype(y._const.dtype)
+        with _under(x.graph, scope):
+            y = constant(recip, dtype=y.dtype, name="_recip")
+        return _binary_of("mul", x, y, scope)
+    return _binary_of("div", x, y, scope)
 
 
 def floordiv(x, y, name=None):
@@ -1264,7 +1294,9 @@ def div(x, y, name=None):
     x, y = _operands(x, y, scope)
     if x.dtype != y.dtype:
         raise ValueError(f"Tensor conversion requested dtype {x.dtype.name} for Tensor with dtype {y.dtype.name}")
-    return _binary_of("floordiv" if x.dtype.is_integer else "div", x, y, scope)
+    if x.dtype.is_integer:
+        return _binary_of("floordiv", x, y, scope)
+    return _float_division(x, y, scope)
 
 
 def negative(x, name=None):
@@ -1288,8 +1320,14 @@ def cast(x, dtype, name=None):
         x = convert_to_tensor(x, name="x")
     if x.dtype == dtype:
         return x
+    # A cast of a constant to a float dtype is known while building (as
+    # TensorFlow's constant folding knows it): numpy's conversion rounds
+    # to nearest as TensorFlow's cast does.
+    const = None
+    if x._const is not None and dtype in (float32, float64) and (x.dtype.is_integer or x.dtype.is_floating):
+        const = x._const.astype(dtype.as_numpy_dtype)
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.cast(x._o, dtype._native))
+        return _wrap1(g, g._g.cast(x._o, dtype._native), const)
 
 
 to_float = lambda x, name="ToFloat": cast(x, float32, name=name)  # noqa: E731

@@ -14,6 +14,7 @@ pub mod adjust;
 pub mod bbox;
 mod bmp;
 pub mod csv;
+mod eigen;
 pub mod example;
 pub mod fixed_image;
 mod gif;

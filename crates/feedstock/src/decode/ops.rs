@@ -26,6 +26,7 @@
 use rand::Rng;
 use smallvec::SmallVec;
 
+use super::eigen::{self, Combine};
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Data, Dims, Tensor};
 
@@ -521,10 +522,10 @@ pub fn crop_to_bounding_box(
 /// `image` has rank 3 or more; the last three axes are one image. The
 /// result is always `float32`, as in TensorFlow, computed as there: the
 /// image is cast to `f32`, and the mean and the variance (the mean of the
-/// squared deviations) are `f32` sums in the order of Eigen's vectorised
-/// reduction as far as it is known. The images checked came out bit for
-/// bit TensorFlow's; some larger ones differ in the last bits, where
-/// TensorFlow's own order depends on how it splits the sum.
+/// squared deviations) are `f32` sums added in the order TensorFlow's CPU
+/// kernel adds them, so the result is TensorFlow's bit for bit (for an
+/// image of over ~108 000 values that order depends on the size of
+/// TensorFlow's thread pool, taken as one thread per CPU).
 ///
 /// # Errors
 /// InvalidArgument for a rank under 3; Unimplemented, naming the dtype,
@@ -546,83 +547,34 @@ pub fn per_image_standardization(image: &Tensor) -> Result<Tensor> {
     }
     let x = image.cast(DType::F32)?;
     let x = x.as_slice::<f32>()?;
-    let n: usize = image.dims()[image.rank() - 3..].iter().product();
-    let mut out = Vec::with_capacity(x.len());
-    for (k, img) in x.chunks(n.max(1)).enumerate() {
-        out.extend(standardize(img, k * n));
-    }
-    Tensor::new(image.dims().to_vec(), out)
-}
-
-/// One image's values standardized, in TensorFlow's `float32` steps:
-/// `mean = sum(x) / N`, `var = sum((x - mean)²) / N`,
-/// `(x - mean) / max(sqrt(var), 1 / sqrt(N))`. `first` is the index of
-/// the image's first value in the whole batch (see [`eigen_sum`]).
-fn standardize(img: &[f32], first: usize) -> impl Iterator<Item = f32> + '_ {
-    let count = img.len() as f32;
-    let mean = eigen_sum(img, first) / count;
-    let squares: Vec<f32> =
-        img.iter().map(|v| (v - mean) * (v - mean)).collect();
-    let stddev = (eigen_sum(&squares, first) / count).sqrt();
-    let adjusted = stddev.max(1.0 / count.sqrt());
-    img.iter().map(move |v| (v - mean) / adjusted)
-}
-
-/// Lanes of Eigen's `float` packet in TensorFlow's x86-64 builds (AVX).
-const PACKET: usize = 8;
-/// Above `PACKET * LEAF` values Eigen splits a reduction in two halves.
-const LEAF: usize = 1024;
-
-/// The `f32` sum of `x` in the order Eigen's `InnerMostDimReducer`
-/// (TensorFlow's `reduce_sum` / `reduce_mean` on CPU) adds it, as far
-/// as we could reproduce it: halves split at a packet boundary above
-/// `PACKET * LEAF` values; below, four packet accumulators over runs of
-/// four packets, summed (0 + 1) + (2 + 3), then the remaining whole
-/// packets into the first, the tail added one by one to a scalar, and
-/// the packet reduced pairwise (lanes `i` and `i + 4`, then `i + 2`,
-/// then `i + 1`) and added last. It matches TensorFlow's sums for most
-/// inputs, not all: a mean or a variance can differ in the last bit.
-///
-/// `x` starts at index `first` of the reduced tensor: the split points
-/// are aligned to packets of the whole tensor, not of `x`.
-fn eigen_sum(x: &[f32], first: usize) -> f32 {
-    let n = x.len();
-    if n > PACKET * LEAF {
-        let split = PACKET * (first + n.div_ceil(2)).div_ceil(PACKET);
-        let left = (split - first).min(n);
-        let mut acc = eigen_sum(&x[..left], first);
-        if left < n {
-            acc += eigen_sum(&x[left..], split);
-        }
-        return acc;
-    }
-    let add = |p: &mut [f32; PACKET], chunk: &[f32]| {
-        p.iter_mut().zip(chunk).for_each(|(a, v)| *a += v);
+    let dims = image.dims();
+    let rank = dims.len();
+    // The image axes, reduced as TensorFlow's `reduce_mean` over the
+    // last three axes would (whose order of addition depends on how many
+    // images there are and on their size: see `eigen`).
+    let axes: Vec<bool> = (0..rank).map(|d| d + 3 >= rank).collect();
+    let n: usize = dims[rank - 3..].iter().product();
+    let count = n as f32;
+    let mean_of = |values: &[f32]| -> Vec<f32> {
+        eigen::reduce(values, dims, &axes, Combine::Sum)
+            .into_iter()
+            .map(|sum| sum / count)
+            .collect()
     };
-    let mut acc = [[0f32; PACKET]; 4];
-    let quads = n / (4 * PACKET) * 4 * PACKET;
-    for quad in x[..quads].chunks_exact(4 * PACKET) {
-        for (p, chunk) in acc.iter_mut().zip(quad.chunks_exact(PACKET)) {
-            add(p, chunk);
-        }
-    }
-    let [mut p0, p1, mut p2, p3] = acc;
-    add(&mut p0, &p1);
-    add(&mut p2, &p3);
-    add(&mut p0, &p2);
-    let packets = n / PACKET * PACKET;
-    for chunk in x[quads..packets].chunks_exact(PACKET) {
-        add(&mut p0, chunk);
-    }
-    let tail = x[packets..].iter().fold(0f32, |acc, v| acc + v);
-    let mut lanes = PACKET;
-    while lanes > 1 {
-        lanes /= 2;
-        for i in 0..lanes {
-            p0[i] += p0[i + lanes];
-        }
-    }
-    tail + p0[0]
+    let means = mean_of(x);
+    let images = || x.chunks(n.max(1)).zip(&means);
+    let squares: Vec<f32> = images()
+        .flat_map(|(img, &m)| img.iter().map(move |v| (v - m) * (v - m)))
+        .collect();
+    let min_stddev = 1.0 / count.sqrt();
+    let out = images()
+        .zip(mean_of(&squares))
+        .flat_map(|((img, &m), var)| {
+            let adjusted = var.sqrt().max(min_stddev);
+            img.iter().map(move |v| (v - m) / adjusted)
+        })
+        .collect();
+    Tensor::new(dims.to_vec(), out)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! comparisons (`tf.equal`, `tf.less`, ...), `tf.one_hot` and `tf.gather`, as
 //! TensorFlow's CPU kernels compute them.
 
+use crate::decode::eigen::{self, Combine};
 use crate::decode::math::{broadcast_shape, zip_broadcast};
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Data, Tensor};
@@ -45,11 +46,19 @@ trait Reducible: Copy + PartialOrd {
     const ONE: Self;
     const LOWEST: Self;
     const HIGHEST: Self;
-    /// Whether sums follow Eigen's vectorised order (floats).
-    const FLOAT: bool;
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     fn div_count(self, n: usize) -> Self;
+    /// The sum or product in TensorFlow's order, for the types whose
+    /// result depends on it (floats); `None` for exact ones.
+    fn ordered(
+        _xs: &[Self],
+        _dims: &[usize],
+        _axes: &[bool],
+        _how: Combine,
+    ) -> Option<Vec<Self>> {
+        None
+    }
 }
 
 macro_rules! reducible_int {
@@ -59,7 +68,6 @@ macro_rules! reducible_int {
             const ONE: Self = 1;
             const LOWEST: Self = <$t>::MIN;
             const HIGHEST: Self = <$t>::MAX;
-            const FLOAT: bool = false;
             fn add(self, o: Self) -> Self { self.wrapping_add(o) }
             fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
             fn div_count(self, n: usize) -> Self {
@@ -77,40 +85,21 @@ macro_rules! reducible_float {
             const ONE: Self = 1.0;
             const LOWEST: Self = <$t>::NEG_INFINITY;
             const HIGHEST: Self = <$t>::INFINITY;
-            const FLOAT: bool = true;
             fn add(self, o: Self) -> Self { self + o }
             fn mul(self, o: Self) -> Self { self * o }
             fn div_count(self, n: usize) -> Self { self / (n as $t) }
+            fn ordered(
+                xs: &[Self],
+                dims: &[usize],
+                axes: &[bool],
+                how: Combine,
+            ) -> Option<Vec<Self>> {
+                Some(eigen::reduce(xs, dims, axes, how))
+            }
         }
     )*};
 }
 reducible_float!(f32, f64);
-
-/// Lanes of Eigen's packets in TensorFlow's CPU build (AVX: 8 floats).
-const LANES: usize = 8;
-
-/// The sum of `xs` in Eigen's inner-dimension order: whole packets summed
-/// lane-wise, the lanes folded in halves, plus the rest summed in order.
-fn packet_sum<T: Reducible>(xs: &[T]) -> T {
-    let whole = xs.len() / LANES * LANES;
-    if whole == 0 {
-        return xs.iter().fold(T::ZERO, |a, &x| a.add(x));
-    }
-    let mut lanes = [T::ZERO; LANES];
-    for chunk in xs[..whole].chunks_exact(LANES) {
-        for (l, &x) in lanes.iter_mut().zip(chunk) {
-            *l = l.add(x);
-        }
-    }
-    let mut v = lanes.to_vec();
-    while v.len() > 4 {
-        let h = v.len() / 2;
-        v = (0..h).map(|i| v[i].add(v[i + h])).collect();
-    }
-    let folded = v[0].add(v[2]).add(v[1].add(v[3]));
-    let rest = xs[whole..].iter().fold(T::ZERO, |a, &x| a.add(x));
-    rest.add(folded)
-}
 
 /// Whether `x` is NaN (unordered with itself); a NaN wins max and min.
 fn is_nan<T: PartialOrd>(x: T) -> bool {
@@ -159,12 +148,21 @@ fn reduce_typed<T: Reducible>(
             }
         }
     };
-    let mut out = vec![init; n_out];
-    if T::FLOAT && matches!(op, ReduceOp::Sum | ReduceOp::Mean) {
-        float_sums(xs, dims, axes, &mut out);
-    } else {
-        for_each_output(dims, axes, |i, j| out[j] = combine(out[j], xs[i]));
-    }
+    let how = match op {
+        ReduceOp::Sum | ReduceOp::Mean => Some(Combine::Sum),
+        ReduceOp::Prod => Some(Combine::Prod),
+        ReduceOp::Max | ReduceOp::Min => None,
+    };
+    let mut out = match how.and_then(|how| T::ordered(xs, dims, axes, how)) {
+        Some(out) => out,
+        None => {
+            let mut out = vec![init; n_out];
+            for_each_output(dims, axes, |i, j| {
+                out[j] = combine(out[j], xs[i])
+            });
+            out
+        }
+    };
     if op == ReduceOp::Mean {
         for o in &mut out {
             *o = o.div_count(count);
@@ -199,80 +197,6 @@ fn for_each_output(
             index[k] = 0;
         }
     }
-}
-
-/// Float sums in the order TensorFlow's CPU kernel adds them: the
-/// dimensions of 1 dropped and adjacent ones alike (reduced or kept)
-/// merged; reduced innermost dimensions sum each contiguous run in
-/// Eigen's packet order; up to three merged dimensions otherwise go
-/// through Eigen's generic reducer, the first reduced dimension fastest;
-/// more are transposed to put the reduced ones innermost.
-fn float_sums<T: Reducible>(
-    xs: &[T],
-    dims: &[usize],
-    axes: &[bool],
-    out: &mut [T],
-) {
-    let mut merged: Vec<(usize, bool)> = Vec::new();
-    for (&d, &r) in dims.iter().zip(axes) {
-        if d == 1 {
-            continue;
-        }
-        match merged.last_mut() {
-            Some((m, mr)) if *mr == r => *m *= d,
-            _ => merged.push((d, r)),
-        }
-    }
-    let inner_only = merged.iter().filter(|m| m.1).count() <= 1
-        && merged.last().is_none_or(|m| m.1);
-    if inner_only {
-        let run = merged.last().filter(|m| m.1).map_or(1, |m| m.0);
-        if run == 0 {
-            return;
-        }
-        for (o, chunk) in out.iter_mut().zip(xs.chunks(run)) {
-            *o = packet_sum(chunk);
-        }
-        return;
-    }
-    let mdims: Vec<usize> = merged.iter().map(|m| m.0).collect();
-    let maxes: Vec<bool> = merged.iter().map(|m| m.1).collect();
-    // Each output's elements, in row-major order of the reduced axes.
-    let mut groups: Vec<Vec<T>> = vec![Vec::new(); out.len()];
-    for_each_output(&mdims, &maxes, |i, j| groups[j].push(xs[i]));
-    let reduced: Vec<usize> =
-        merged.iter().filter(|m| m.1).map(|m| m.0).collect();
-    for (o, g) in out.iter_mut().zip(&groups) {
-        *o = if merged.len() <= 3 {
-            column_major_sum(g, &reduced)
-        } else {
-            packet_sum(g)
-        };
-    }
-}
-
-/// The sum of `g` (row-major over dimensions `dims`) taking the first
-/// dimension fastest, as Eigen's generic reducer loops.
-fn column_major_sum<T: Reducible>(g: &[T], dims: &[usize]) -> T {
-    let n = g.len();
-    let mut strides = vec![1usize; dims.len()];
-    for k in (0..dims.len().saturating_sub(1)).rev() {
-        strides[k] = strides[k + 1] * dims[k + 1];
-    }
-    let mut index = vec![0usize; dims.len()];
-    let mut acc = T::ZERO;
-    for _ in 0..n {
-        let at: usize = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
-        acc = acc.add(g[at]);
-        for k in 0..dims.len() {
-            index[k] += 1;
-            if index[k] < dims[k] {
-                break;
-            }
-            index[k] = 0;
-        }
-    }
-    acc
 }
 
 /// `t` reduced over `axes` (each in `0..rank`), the reduced dimensions

@@ -91,6 +91,7 @@ from .._graph import (
     to_int64,
     transpose,
     truediv,
+    realdiv,
     div,
     expand_dims,
     string_split,
