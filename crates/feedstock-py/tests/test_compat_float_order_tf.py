@@ -127,3 +127,20 @@ def test_division_by_a_constant_multiplies_by_its_reciprocal():
     assert got["int"].dtype == np.float64
     np.testing.assert_array_equal(got["int"], x.astype(np.float64) * (1 / 7.0))
     assert not np.array_equal(got["int"], x.astype(np.float64) / 7.0)
+
+
+def test_a_constant_folded_only_below_100_kib_divides_exactly():
+    # TensorFlow folds cast(constant) / 255 into one constant (the exact
+    # quotient) unless the cast's float32 output would reach 100 KiB; then
+    # the division is rewritten as for any other numerator.
+    def divided(n):
+        u = (np.arange(n) % 256).astype(np.uint8)
+        got = run(tf.cast(tf.constant(u), tf.float32) / 255.0)
+        f = u.astype(np.float32)
+        return got, f / np.float32(255), f * (np.float32(1) / np.float32(255))
+
+    got, quotient, recip = divided(25599)
+    np.testing.assert_array_equal(got, quotient)
+    got, quotient, recip = divided(25600)
+    np.testing.assert_array_equal(got, recip)
+    assert not np.array_equal(recip, quotient)

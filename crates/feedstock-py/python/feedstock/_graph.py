@@ -1320,12 +1320,15 @@ def cast(x, dtype, name=None):
         x = convert_to_tensor(x, name="x")
     if x.dtype == dtype:
         return x
-    # A cast of a constant to a float dtype is known while building (as
-    # TensorFlow's constant folding knows it): numpy's conversion rounds
-    # to nearest as TensorFlow's cast does.
+    # A cast of a constant to a float dtype is known while building, as
+    # TensorFlow's constant folding knows it (numpy's conversion rounds
+    # to nearest as TensorFlow's cast does), unless folding would grow
+    # the constant to 100 KiB or more, which TensorFlow does not do.
     const = None
     if x._const is not None and dtype in (float32, float64) and (x.dtype.is_integer or x.dtype.is_floating):
         const = x._const.astype(dtype.as_numpy_dtype)
+        if const.nbytes > x._const.nbytes and const.nbytes >= 100 * 1024:
+            const = None
     with _next_name(g, scope, exact=True):
         return _wrap1(g, g._g.cast(x._o, dtype._native), const)
 

@@ -5,7 +5,9 @@ use criterion::{
     black_box, criterion_group, criterion_main, Criterion, Throughput,
 };
 use feedstock::decode::fixed_image::FixedImageDecoder;
-use feedstock::decode::ops::{crop_to_bounding_box, slice, transpose};
+use feedstock::decode::ops::{
+    crop_to_bounding_box, per_image_standardization, slice, transpose,
+};
 use feedstock::decode::raw::{decode_raw, decode_raw_batch, ByteOrder};
 use feedstock::{DType, Tensor};
 
@@ -152,5 +154,33 @@ fn bench_cifar(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_ops, bench_cifar);
+/// `per_image_standardization` of 1024 cropped CIFAR images (24 × 24 × 3
+/// `f32`), one at a time and as one batch: two float sums per image in
+/// TensorFlow's order.
+fn bench_standardize(c: &mut Criterion) {
+    let dims = [24, 24, 3];
+    let one: usize = dims.iter().product();
+    let values: Vec<f32> =
+        (0..N * one).map(|i| ((i * 37) % 256) as f32).collect();
+    let images: Vec<Tensor> = values
+        .chunks(one)
+        .map(|v| Tensor::new(dims.to_vec(), v.to_vec()).unwrap())
+        .collect();
+    let batch = Tensor::new(vec![N, 24, 24, 3], values).unwrap();
+    let mut g = c.benchmark_group("standardize");
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function("per_image", |b| {
+        b.iter(|| {
+            for image in &images {
+                black_box(per_image_standardization(image).unwrap());
+            }
+        })
+    });
+    g.bench_function("batch", |b| {
+        b.iter(|| black_box(per_image_standardization(&batch).unwrap()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_ops, bench_cifar, bench_standardize);
 criterion_main!(benches);

@@ -80,19 +80,36 @@ pub(crate) enum Combine {
     Prod,
 }
 
-impl Combine {
-    fn identity<T: EigenFloat>(self) -> T {
-        match self {
-            Combine::Sum => T::ZERO,
-            Combine::Prod => T::ONE,
-        }
-    }
+/// A combination as a type, so that each loop below is compiled for it
+/// (a runtime choice inside the loops keeps them from vectorizing).
+trait Op {
+    /// Whether Eigen splits long runs in halves (its tree reduction): for
+    /// sums, not for products.
+    const TREE: bool;
+    fn identity<T: EigenFloat>() -> T;
+    fn apply<T: EigenFloat>(a: T, b: T) -> T;
+}
 
-    fn apply<T: EigenFloat>(self, a: T, b: T) -> T {
-        match self {
-            Combine::Sum => a.add(b),
-            Combine::Prod => a.mul(b),
-        }
+struct Add;
+struct Mul;
+
+impl Op for Add {
+    const TREE: bool = true;
+    fn identity<T: EigenFloat>() -> T {
+        T::ZERO
+    }
+    fn apply<T: EigenFloat>(a: T, b: T) -> T {
+        a.add(b)
+    }
+}
+
+impl Op for Mul {
+    const TREE: bool = false;
+    fn identity<T: EigenFloat>() -> T {
+        T::ONE
+    }
+    fn apply<T: EigenFloat>(a: T, b: T) -> T {
+        a.mul(b)
     }
 }
 
@@ -104,6 +121,17 @@ pub(crate) fn reduce<T: EigenFloat>(
     axes: &[bool],
     how: Combine,
 ) -> Vec<T> {
+    match how {
+        Combine::Sum => reduce_by::<T, Add>(xs, dims, axes),
+        Combine::Prod => reduce_by::<T, Mul>(xs, dims, axes),
+    }
+}
+
+fn reduce_by<T: EigenFloat, O: Op>(
+    xs: &[T],
+    dims: &[usize],
+    axes: &[bool],
+) -> Vec<T> {
     let n_out: usize = dims
         .iter()
         .zip(axes)
@@ -111,21 +139,21 @@ pub(crate) fn reduce<T: EigenFloat>(
         .map(|(d, _)| d)
         .product();
     if xs.is_empty() || n_out == 0 {
-        return vec![how.identity(); n_out];
+        return vec![O::identity(); n_out];
     }
     let (shape, reduce_first) = simplify(dims, axes);
     match (shape.as_slice(), reduce_first) {
-        (&[_], true) => vec![full(xs, how, pool_threads())],
+        (&[_], true) => vec![full::<T, O>(xs, pool_threads())],
         (&[_], false) => xs.to_vec(),
-        (&[_, r], false) => runs(xs, r, how),
-        (&[r, k], true) => preserving(xs, 1, r, k, how),
-        (&[k1, r, k2], false) => preserving(xs, k1, r, k2, how),
+        (&[_, r], false) => runs::<T, O>(xs, r),
+        (&[r, k], true) => preserving::<T, O>(xs, 1, r, k),
+        (&[k1, r, k2], false) => preserving::<T, O>(xs, k1, r, k2),
         (&[r1, k, r2], true) => (0..k)
             .map(|j| {
-                let mut acc = how.identity();
+                let mut acc = O::identity();
                 for c in 0..r2 {
                     for a in 0..r1 {
-                        acc = how.apply(acc, xs[(a * k + j) * r2 + c]);
+                        acc = O::apply(acc, xs[(a * k + j) * r2 + c]);
                     }
                 }
                 acc
@@ -133,8 +161,24 @@ pub(crate) fn reduce<T: EigenFloat>(
             .collect(),
         _ => {
             let (moved, r) = reduced_innermost(xs, &shape, reduce_first);
-            runs(&moved, r, how)
+            runs::<T, O>(&moved, r)
         }
+    }
+}
+
+/// The sum TensorFlow's reduction over an image's axes (the last ones,
+/// `run` values each) computes for image `index` of `images`: a single
+/// image is a full reduction, several are runs of an inner reduction (of
+/// one value each, not reduced at all).
+pub(crate) fn image_sum<T: EigenFloat>(
+    run: &[T],
+    index: usize,
+    images: usize,
+) -> T {
+    match run {
+        _ if images == 1 => full::<T, Add>(run, pool_threads()),
+        [one] => *one,
+        _ => inner::<T, Add>(run, index * run.len()),
     }
 }
 
@@ -197,20 +241,19 @@ fn reduced_innermost<T: Copy>(
 }
 
 /// Each run of `r` values reduced on its own (kept then reduced).
-fn runs<T: EigenFloat>(xs: &[T], r: usize, how: Combine) -> Vec<T> {
+fn runs<T: EigenFloat, O: Op>(xs: &[T], r: usize) -> Vec<T> {
     xs.chunks(r)
         .enumerate()
-        .map(|(o, run)| inner(run, o * r, how))
+        .map(|(o, run)| inner::<T, O>(run, o * r))
         .collect()
 }
 
 /// `[k1, r, k2]` reduced over `r` (Eigen's "preserving inner dims").
-fn preserving<T: EigenFloat>(
+fn preserving<T: EigenFloat, O: Op>(
     xs: &[T],
     k1: usize,
     r: usize,
     k2: usize,
-    how: Combine,
 ) -> Vec<T> {
     let lanes = T::LANES;
     let n_out = k1 * k2;
@@ -224,9 +267,9 @@ fn preserving<T: EigenFloat>(
             let packet =
                 i < vectorized && (i / lanes * lanes) % k2 + lanes <= k2;
             if packet && r >= 16 {
-                four_accumulators(col, r, how)
+                four_accumulators::<T, O>(col, r)
             } else {
-                col.fold(how.identity(), |acc, x| how.apply(acc, x))
+                col.fold(O::identity(), |acc, x| O::apply(acc, x))
             }
         })
         .collect()
@@ -234,19 +277,18 @@ fn preserving<T: EigenFloat>(
 
 /// `r` values added with four accumulators taking every fourth one,
 /// folded in order, then the rest into the first.
-fn four_accumulators<T: EigenFloat>(
+fn four_accumulators<T: EigenFloat, O: Op>(
     col: impl Iterator<Item = T>,
     r: usize,
-    how: Combine,
 ) -> T {
     let whole = r / 4 * 4;
-    let mut acc = [how.identity(); 4];
+    let mut acc = [O::identity(); 4];
     let mut col = col.enumerate();
     for (j, x) in col.by_ref().take(whole) {
-        acc[j % 4] = how.apply(acc[j % 4], x);
+        acc[j % 4] = O::apply(acc[j % 4], x);
     }
-    let folded = acc[1..].iter().fold(acc[0], |f, &a| how.apply(f, a));
-    col.fold(folded, |f, (_, x)| how.apply(f, x))
+    let folded = acc[1..].iter().fold(acc[0], |f, &a| O::apply(f, a));
+    col.fold(folded, |f, (_, x)| O::apply(f, x))
 }
 
 /// The size of TensorFlow's intra-op thread pool by default: one thread
@@ -270,53 +312,53 @@ fn full_threads<T>(n: usize, lanes: usize, max: usize) -> usize {
 }
 
 /// Every value reduced, as Eigen's full reducer on a pool of `threads`.
-fn full<T: EigenFloat>(xs: &[T], how: Combine, threads: usize) -> T {
+fn full<T: EigenFloat, O: Op>(xs: &[T], threads: usize) -> T {
     let n = xs.len();
     let threads = full_threads::<T>(n, T::LANES, threads);
     if threads == 1 {
-        return inner(xs, 0, how);
+        return inner::<T, O>(xs, 0);
     }
     let block = n / threads;
     let blocks = n / block;
     let mut acc = if blocks * block < n {
-        inner(&xs[blocks * block..], blocks * block, how)
+        inner::<T, O>(&xs[blocks * block..], blocks * block)
     } else {
-        how.identity()
+        O::identity()
     };
     for b in 0..blocks {
-        let shard = inner(&xs[b * block..(b + 1) * block], b * block, how);
-        acc = how.apply(acc, shard);
+        let shard = inner::<T, O>(&xs[b * block..(b + 1) * block], b * block);
+        acc = O::apply(acc, shard);
     }
     acc
 }
 
 /// Eigen's `InnerMostDimReducer` over `xs`, which starts at index `first`
 /// of the whole tensor (halves are split at packets of the whole tensor).
-fn inner<T: EigenFloat>(xs: &[T], first: usize, how: Combine) -> T {
+fn inner<T: EigenFloat, O: Op>(xs: &[T], first: usize) -> T {
     const LEAF: usize = 1024;
     let lanes = T::LANES;
     let n = xs.len();
-    if how == Combine::Sum && n > lanes * LEAF {
+    if O::TREE && n > lanes * LEAF {
         let split = lanes * (first + n.div_ceil(2)).div_ceil(lanes);
         let left = (split - first).min(n);
         let mut acc =
-            how.apply(how.identity(), inner(&xs[..left], first, how));
+            O::apply(O::identity(), inner::<T, O>(&xs[..left], first));
         if left < n {
-            acc = how.apply(acc, inner(&xs[left..], split, how));
+            acc = O::apply(acc, inner::<T, O>(&xs[left..], split));
         }
         return acc;
     }
-    leaf(xs, how)
+    leaf::<T, O>(xs)
 }
 
 /// One run in packet order (see the module's documentation).
-fn leaf<T: EigenFloat>(xs: &[T], how: Combine) -> T {
+fn leaf<T: EigenFloat, O: Op>(xs: &[T]) -> T {
     let lanes = T::LANES;
     let n = xs.len();
-    let id = how.identity();
+    let id = O::identity();
     let lane_add = |p: &mut [T; MAX_LANES], chunk: &[T]| {
         for (a, &x) in p.iter_mut().zip(chunk) {
-            *a = how.apply(*a, x);
+            *a = O::apply(*a, x);
         }
     };
     let mut p0 = [id; MAX_LANES];
@@ -339,15 +381,15 @@ fn leaf<T: EigenFloat>(xs: &[T], how: Combine) -> T {
     for chunk in xs[start..whole].chunks_exact(lanes) {
         lane_add(&mut p0, chunk);
     }
-    let tail = xs[whole..].iter().fold(id, |acc, &x| how.apply(acc, x));
+    let tail = xs[whole..].iter().fold(id, |acc, &x| O::apply(acc, x));
     let mut width = lanes;
     while width > 1 {
         width /= 2;
         for i in 0..width {
-            p0[i] = how.apply(p0[i], p0[i + width]);
+            p0[i] = O::apply(p0[i], p0[i + width]);
         }
     }
-    how.apply(tail, p0[0])
+    O::apply(tail, p0[0])
 }
 
 #[cfg(test)]
@@ -391,12 +433,10 @@ mod tests {
         assert_eq!(full_threads::<f32>(10_000_000, 8, 0), 1);
         // Blocks: a remainder is reduced first, then each block added.
         let xs = ramp(300_001);
-        let two = full(&xs, Combine::Sum, 2);
+        let two = full::<f32, Add>(&xs, 2);
         let by_hand = [(300_000, 300_001), (0, 150_000), (150_000, 300_000)]
             .iter()
-            .fold(0f32, |acc, &(a, b)| {
-                acc + inner(&xs[a..b], a, Combine::Sum)
-            });
+            .fold(0f32, |acc, &(a, b)| acc + inner::<f32, Add>(&xs[a..b], a));
         assert_eq!(two.to_bits(), by_hand.to_bits());
     }
 
@@ -417,12 +457,9 @@ mod tests {
                 p[i] += p[i + w];
             }
         }
-        assert_eq!(
-            leaf(&xs, Combine::Sum).to_bits(),
-            (xs[32] + p[0]).to_bits()
-        );
+        assert_eq!(leaf::<f32, Add>(&xs).to_bits(), (xs[32] + p[0]).to_bits());
         // A zero's sign: Eigen adds the (positive) identity, so -0 sums to +0.
-        assert_eq!(leaf(&[-0.0f32], Combine::Sum).to_bits(), 0);
+        assert_eq!(leaf::<f32, Add>(&[-0.0f32]).to_bits(), 0);
     }
 
     #[test]
@@ -435,12 +472,12 @@ mod tests {
         let col = |c: usize| (0..16).map(move |j| xs[j * 9 + c]);
         assert_eq!(
             got[0].to_bits(),
-            four_accumulators(col(0), 16, Combine::Sum).to_bits()
+            four_accumulators::<f32, Add>(col(0), 16).to_bits()
         );
         let seq = col(8).fold(0f32, |a, x| a + x);
         assert_eq!(got[8].to_bits(), seq.to_bits());
         assert_ne!(
-            four_accumulators(col(8), 16, Combine::Sum).to_bits(),
+            four_accumulators::<f32, Add>(col(8), 16).to_bits(),
             seq.to_bits()
         );
     }

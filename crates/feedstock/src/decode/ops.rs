@@ -26,7 +26,7 @@
 use rand::Rng;
 use smallvec::SmallVec;
 
-use super::eigen::{self, Combine};
+use super::eigen;
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Data, Dims, Tensor};
 
@@ -548,32 +548,22 @@ pub fn per_image_standardization(image: &Tensor) -> Result<Tensor> {
     let x = image.cast(DType::F32)?;
     let x = x.as_slice::<f32>()?;
     let dims = image.dims();
-    let rank = dims.len();
-    // The image axes, reduced as TensorFlow's `reduce_mean` over the
-    // last three axes would (whose order of addition depends on how many
-    // images there are and on their size: see `eigen`).
-    let axes: Vec<bool> = (0..rank).map(|d| d + 3 >= rank).collect();
-    let n: usize = dims[rank - 3..].iter().product();
+    let n: usize = dims[dims.len() - 3..].iter().product();
+    let images = x.len().checked_div(n).unwrap_or(0);
     let count = n as f32;
-    let mean_of = |values: &[f32]| -> Vec<f32> {
-        eigen::reduce(values, dims, &axes, Combine::Sum)
-            .into_iter()
-            .map(|sum| sum / count)
-            .collect()
-    };
-    let means = mean_of(x);
-    let images = || x.chunks(n.max(1)).zip(&means);
-    let squares: Vec<f32> = images()
-        .flat_map(|(img, &m)| img.iter().map(move |v| (v - m) * (v - m)))
-        .collect();
     let min_stddev = 1.0 / count.sqrt();
-    let out = images()
-        .zip(mean_of(&squares))
-        .flat_map(|((img, &m), var)| {
-            let adjusted = var.sqrt().max(min_stddev);
-            img.iter().map(move |v| (v - m) / adjusted)
-        })
-        .collect();
+    let mut squares = Vec::with_capacity(n);
+    let mut out = Vec::with_capacity(x.len());
+    for (k, img) in x.chunks(n.max(1)).enumerate() {
+        // Sums in the order of TensorFlow's `reduce_mean` over the last
+        // three axes of this shape (see `eigen::image_sum`).
+        let mean = eigen::image_sum(img, k, images) / count;
+        squares.clear();
+        squares.extend(img.iter().map(|v| (v - mean) * (v - mean)));
+        let var = eigen::image_sum(&squares, k, images) / count;
+        let adjusted = var.sqrt().max(min_stddev);
+        out.extend(img.iter().map(|v| (v - mean) / adjusted));
+    }
     Tensor::new(dims.to_vec(), out)
 }
 
