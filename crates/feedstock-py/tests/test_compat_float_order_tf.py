@@ -144,3 +144,13 @@ def test_a_constant_folded_only_below_100_kib_divides_exactly():
     got, quotient, recip = divided(25600)
     np.testing.assert_array_equal(got, recip)
     assert not np.array_equal(recip, quotient)
+
+
+def test_a_constant_denominator_can_still_be_fed():
+    x = tf.placeholder(tf.float32, [3])
+    c = tf.constant(255.0)
+    y = x / c
+    assert y.name == "truediv:0"
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y, {x: [1, 2, 3], c: 2.0}), [0.5, 1.0, 1.5])
+        np.testing.assert_array_equal(sess.run(y, {x: [255, 0, 510]}), [1.0, 0.0, 2.0])

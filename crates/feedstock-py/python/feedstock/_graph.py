@@ -1249,13 +1249,15 @@ def _float_division(x, y, scope):
     constant, a cast of one) when the numerator is not itself constant
     (TensorFlow then folds the whole division). TensorFlow computes the
     reciprocal of a constant of 8 or more values with the CPU's
-    approximate reciprocal instruction; it is exact here."""
+    approximate reciprocal instruction; it is exact here. The reciprocal
+    is computed when run, so that a value fed for the constant is used
+    (TensorFlow then divides by it; here it multiplies by its
+    reciprocal)."""
     if x._const is None and y._const is not None and y.dtype in (float32, float64):
-        with np.errstate(divide="ignore"):
-            recip = (np.ones((), y._const.dtype) / y._const).astype(y._const.dtype)
         with _under(x.graph, scope):
-            y = constant(recip, dtype=y.dtype, name="_recip")
-        return _binary_of("mul", x, y, scope)
+            one = constant(np.ones((), y.dtype.as_numpy_dtype), dtype=y.dtype, name="one")
+            recip = _binary("div", one, y, "_recip", "_recip")
+        return _binary_of("mul", x, recip, scope)
     return _binary_of("div", x, y, scope)
 
 
