@@ -285,3 +285,38 @@ def test_producers_and_batching_are_in_the_queue_runners_collection(tmp_path):
         coord.request_stop()
         coord.join(threads)
     assert sorted(got) == [b"a", b"a", b"b", b"b", b"c", b"c"]
+
+
+def test_queue_ops_are_named_as_tensorflow_names_them():
+    # `<queue>_enqueue` is a scope (converted values are component_<i>
+    # under it); the other ops are `<queue>_<Op>` in the current scope,
+    # the queue's own scope left out.
+    with tf.name_scope("input"):
+        q = tf.FIFOQueue(10, [tf.int32, tf.float32], shapes=[[], []])
+        assert q.name == "input/fifo_queue"
+        assert q.enqueue([1, 2.0]).name == "input/fifo_queue_enqueue"
+    assert [t.name for t in q.dequeue()] == ["fifo_queue_Dequeue:0", "fifo_queue_Dequeue:1"]
+    with tf.name_scope("train"):
+        assert q.dequeue_many(3)[0].name == "train/fifo_queue_DequeueMany:0"
+    assert q.dequeue(name="next")[1].name == "next:1"
+    assert [q.enqueue([1, 2.0], name="put").name for _ in range(2)] == ["put", "put_1"]
+    q2 = tf.FIFOQueue(10, [tf.int32], shapes=[[]])
+    assert (q2.name, q2.dequeue().name, q2.size().name, q2.is_closed().name) == (
+        "fifo_queue",
+        "fifo_queue_Dequeue_1:0",
+        "fifo_queue_Size:0",
+        "fifo_queue_Is_Closed:0",
+    )
+    assert q2.dequeue_up_to(2).name == "fifo_queue_DequeueUpTo:0"
+    assert [q2.close().name, q2.close(True).name] == ["fifo_queue_Close", "fifo_queue_Close_1"]
+    assert q2.enqueue_many([[1, 2]]).name == "fifo_queue_EnqueueMany"
+    fq = tf.train.string_input_producer(["a"])
+    assert (fq.dequeue().name, fq.size().name, fq.close().name) == (
+        "input_producer_Dequeue:0",
+        "input_producer_Size:0",
+        "input_producer_Close",
+    )
+    names = [op.name for op in tf.get_default_graph().get_operations() if "component" in op.name]
+    assert "input/fifo_queue_enqueue/component_1" in names
+    p = tf.PriorityQueue(4, [tf.int32], shapes=[[]])
+    assert p.dequeue_up_to(2)[0].name == "priority_queue_DequeueUpTo:0"

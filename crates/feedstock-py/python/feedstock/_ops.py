@@ -64,30 +64,50 @@ class QueueBase:
         """The queue itself: what TensorFlow's readers also accept."""
         return self._q
 
+    def _op(self, name, suffix):
+        """Within it, the next op is named as TensorFlow names this
+        queue's ops: ``name``, else the queue's own name (without its
+        scope) and ``_<suffix>``, made unique in the current scope
+        (``fifo_queue_Dequeue``, ``fifo_queue_Dequeue_1``)."""
+        return _next_name(self.graph, name if name is not None else f"{self._name.split('/')[-1]}_{suffix}")
+
+    def _dequeue(self, n, up_to, name, suffix=None):
+        """The native outputs of a dequeue (``n`` None), ``dequeue_many``
+        or ``dequeue_up_to``, named as TensorFlow names them (or with
+        ``suffix``)."""
+        if n is None:
+            with self._op(name, suffix or "Dequeue"):
+                return self.graph._g.dequeue(self._q)
+        n = _count(n, "n")
+        if n < 0:
+            raise ValueError(f"Input 'n' must be >= 0, but is {n}")
+        with self._op(name, suffix or ("DequeueUpTo" if up_to else "DequeueMany")):
+            return self.graph._g.dequeue_many(self._q, n, up_to)
+
     def dequeue(self, name=None):
-        o = self.graph._g.dequeue(self._q)
-        return _wrap1(self.graph, o[0])
+        return _wrap1(self.graph, self._dequeue(None, False, name)[0])
 
     def dequeue_many(self, n, name=None):
-        o = self.graph._g.dequeue_many(self._q, _count(n, "n"), False)
-        return _wrap1(self.graph, o[0])
+        return _wrap1(self.graph, self._dequeue(n, False, name)[0])
 
     def dequeue_up_to(self, n, name=None):
-        o = self.graph._g.dequeue_many(self._q, _count(n, "n"), True)
-        return _wrap1(self.graph, o[0])
+        return _wrap1(self.graph, self._dequeue(n, True, name)[0])
 
     def close(self, cancel_pending_enqueues=False, name=None):
         """An op closing the queue."""
-        o = self.graph._g.queue_close(self._q, bool(cancel_pending_enqueues))
-        return Operation(self.graph, [Tensor(self.graph, o)], name=name or self.graph._g.name(o))
+        with self._op(name, "Close"):
+            o = self.graph._g.queue_close(self._q, bool(cancel_pending_enqueues))
+        return Operation(self.graph, [Tensor(self.graph, o)], name=self.graph._g.name(o))
 
     def size(self, name=None):
         """The number of elements in the queue, an int32 scalar."""
-        return _wrap1(self.graph, self.graph._g.queue_size(self._q))
+        with self._op(name, "Size"):
+            return _wrap1(self.graph, self.graph._g.queue_size(self._q))
 
     def is_closed(self, name=None):
         """Whether the queue is closed, a bool scalar."""
-        return _wrap1(self.graph, self.graph._g.queue_is_closed(self._q))
+        with self._op(name, "Is_Closed"):
+            return _wrap1(self.graph, self.graph._g.queue_is_closed(self._q))
 
     def __repr__(self):
         return f"<FIFOQueue '{self.name}'>"

@@ -18,6 +18,9 @@ from ._graph import (
     Tensor,
     QueueRunnerThread,
     TensorShape,
+    _next_name,
+    _scope,
+    _under,
     _wrap,
     _wrap1,
     as_dtype,
@@ -70,15 +73,6 @@ def _as_shape_list(shapes, partial):
     if any(s is None for s in out):
         raise ValueError(f"All shapes must have a defined rank: {[TensorShape(s) for s in out]}")
     return out
-
-
-def _count(n):
-    """``dequeue_many``'s count: a Python or numpy integer or a constant
-    integer tensor; a negative one is refused as TensorFlow refuses it."""
-    n = _ops._count(n, "n")
-    if n < 0:
-        raise ValueError(f"Input 'n' must be >= 0, but is {n}")
-    return n
 
 
 class QueueBase(_ops.QueueBase):
@@ -134,7 +128,8 @@ class QueueBase(_ops.QueueBase):
         return None if self._names is None else list(self._names)
 
     def _values(self, vals):
-        """``vals`` as one tensor per component, converted to its dtype."""
+        """``vals`` as one tensor per component, converted to its dtype
+        (a value that is not a tensor becomes ``component_<i>``)."""
         if self._names is not None:
             if not isinstance(vals, dict):
                 raise ValueError("Queue with names must be given a dictionary of values")
@@ -147,18 +142,25 @@ class QueueBase(_ops.QueueBase):
             vals = [vals]
         if len(vals) != len(self._dtypes):
             raise ValueError(f"Expected {len(self._dtypes)} values, got {len(vals)}")
-        return [convert_to_tensor(v, dtype=d) for v, d in zip(vals, self._dtypes)]
+        return [convert_to_tensor(v, dtype=d, name=f"component_{i}") for i, (v, d) in enumerate(zip(vals, self._dtypes))]
 
     def _enqueue(self, vals, many, name):
-        ts = self._values(vals)
+        # Named as TensorFlow names it: a scope (`fifo_queue_enqueue`,
+        # `fifo_queue_EnqueueMany`) the values are converted under.
+        g = self.graph
+        default = f"{self._name.split('/')[-1]}_{'EnqueueMany' if many else 'enqueue'}"
+        scope = _scope(g, name, default)
+        with _under(g, scope):
+            ts = self._values(vals)
         # TensorFlow checks dtypes and static shapes as it builds: the
         # graph wrapper raises a refusal as a ValueError.
-        o = self.graph._g.enqueue(self._q, [t._o for t in ts], many)
-        return Operation(self.graph, [Tensor(self.graph, o)], name=name or self.graph._g.name(o))
+        with _next_name(g, scope, exact=True):
+            o = g._g.enqueue(self._q, [t._o for t in ts], many)
+        return Operation(g, [Tensor(g, o)], name=g._g.name(o))
 
     def enqueue(self, vals, name=None):
         """An op adding one element (a tensor, a tuple, or a dict when the
-        queue has names)."""
+        queue has names), named ``<queue>_enqueue``."""
         return self._enqueue(vals, False, name)
 
     def enqueue_many(self, vals, name=None):
@@ -174,16 +176,16 @@ class QueueBase(_ops.QueueBase):
     def dequeue(self, name=None):
         """The next element: a tensor for a one-component queue, a list
         otherwise, a dict when the queue has names."""
-        return self._out(self.graph._g.dequeue(self._q))
+        return self._out(self._dequeue(None, False, name))
 
     def dequeue_many(self, n, name=None):
         """The next ``n`` elements, stacked (none, at once, for 0)."""
-        return self._out(self.graph._g.dequeue_many(self._q, _count(n), False))
+        return self._out(self._dequeue(n, False, name))
 
     def dequeue_up_to(self, n, name=None):
         """Up to ``n`` elements, stacked: fewer only once the queue is
         closed."""
-        return self._out(self.graph._g.dequeue_many(self._q, _count(n), True))
+        return self._out(self._dequeue(n, True, name))
 
     def __repr__(self):
         return f"<{type(self).__name__} '{self._name}'>"
@@ -234,7 +236,7 @@ class PriorityQueue(QueueBase):
         """As :meth:`dequeue_many`: TensorFlow's priority queue gives no
         smaller batch once closed, but fails OutOfRange (feedstock keeps
         the elements, TensorFlow loses them)."""
-        return self.dequeue_many(n, name)
+        return self._out(self._dequeue(n, False, name, "DequeueUpTo"))
 
 
 def _kind_name(cls):
