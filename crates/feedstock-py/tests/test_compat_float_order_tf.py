@@ -154,3 +154,21 @@ def test_a_constant_denominator_can_still_be_fed():
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(y, {x: [1, 2, 3], c: 2.0}), [0.5, 1.0, 1.5])
         np.testing.assert_array_equal(sess.run(y, {x: [255, 0, 510]}), [1.0, 0.0, 2.0])
+
+
+def test_floats_out_of_an_integers_range_cast_as_tensorflow_on_x86():
+    # Truncated toward zero through the processor's conversion: NaN and
+    # values out of range give the lowest integer, unsigned types take
+    # the bits of a negative; narrower types saturate that 32-bit result.
+    v = np.array([-1.5, 0.7, 300.0, 70000.0, 3e9, 5e9, 1e10, -1e10, 1e19, 1e20, np.inf, np.nan] * 4, np.float32)
+    got = run({t: tf.cast(tf.constant(v), getattr(tf, t)) for t in ("int32", "uint32", "int64", "uint64", "uint8", "int16")})
+    low = -(2**31)
+    assert got["int32"][:12].tolist() == [-1, 0, 300, 70000] + [low] * 8
+    assert got["uint32"][:12].tolist() == [2**32 - 1, 0, 300, 70000, 3000000000] + [2**31] * 7
+    assert got["int64"][:12].tolist() == [-1, 0, 300, 70000, 3000000000, 5000000000, 10000000000, -10000000000] + [-(2**63)] * 4
+    assert got["uint64"][:12].tolist() == [
+        2**64 - 1, 0, 300, 70000, 3000000000, 5000000000, 10000000000, 2**64 - 10000000000,
+        9999999980506447872, 2**63, 2**63, 2**63,
+    ]  # fmt: skip
+    assert got["uint8"][:12].tolist() == [0, 0, 255, 255] + [0] * 8
+    assert got["int16"][:12].tolist() == [-1, 0, 300, 32767] + [-32768] * 8

@@ -912,8 +912,8 @@ impl Tensor {
 
     /// Converts every element to `dtype`, as TensorFlow's `cast` does
     /// (`core/kernels/cast_op.h`): floats to integers truncate toward
-    /// zero (saturating at the integer range, where TensorFlow's result
-    /// is unspecified), numbers to bool are `x != 0`, bool to numbers is
+    /// zero (out of the integer's range, as its vectorized cast does on
+    /// x86-64: see `float_to_int`), numbers to bool are `x != 0`, bool to numbers is
     /// 0 or 1. A complex number cast to a real dtype (or bool) keeps its
     /// real part, and a real number cast to complex gets a zero imaginary
     /// part, as numpy does. `float16` and `bfloat16` convert through
@@ -1022,10 +1022,101 @@ fn cast_primitive(data: &Data, dtype: DType) -> Option<Data> {
         Data::I32(v) => cast_slice(v, dtype),
         Data::U64(v) => cast_slice(v, dtype),
         Data::I64(v) => cast_slice(v, dtype),
+        Data::F32(v) if is_integer(dtype) => {
+            float_to_int(v.iter().map(|&x| f64::from(x)), dtype)
+        }
+        Data::F64(v) if is_integer(dtype) => {
+            float_to_int(v.iter().copied(), dtype)
+        }
         Data::F32(v) => cast_slice(v, dtype),
         Data::F64(v) => cast_slice(v, dtype),
         _ => None,
     }
+}
+
+fn is_integer(dtype: DType) -> bool {
+    matches!(
+        dtype,
+        DType::U8
+            | DType::I8
+            | DType::U16
+            | DType::I16
+            | DType::U32
+            | DType::I32
+            | DType::U64
+            | DType::I64
+    )
+}
+
+/// Floats converted to the integer `dtype` as TensorFlow's CPU kernel
+/// converts them on x86-64 (Eigen's vectorized cast): truncated toward
+/// zero, through the processor's 32- or 64-bit conversion, which gives
+/// the lowest integer for NaN and for a value out of its range; narrower
+/// types then saturate, unsigned ones take the bits of a negative. So a
+/// float beyond `i32` cast to `uint8` is 0, and `-1.5` to `uint32` is
+/// `u32::MAX`. (TensorFlow's scalar path, used for the last few values
+/// of a tensor that do not fill a vector, wraps narrow types instead of
+/// saturating; this follows the vectorized path every other value takes.)
+fn float_to_int(v: impl Iterator<Item = f64>, dtype: DType) -> Option<Data> {
+    const TWO_31: f64 = 2_147_483_648.0;
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    // The processor's conversions (`cvttsd2si`).
+    let i32_of = |x: f64| {
+        if x > -TWO_31 - 1.0 && x < TWO_31 {
+            x as i32
+        } else {
+            i32::MIN
+        }
+    };
+    let i64_of = |x: f64| {
+        if (-TWO_63..TWO_63).contains(&x) {
+            x as i64
+        } else {
+            i64::MIN
+        }
+    };
+    // `as` saturates an `i32` into the narrower types.
+    let narrow = |x: f64| i64::from(i32_of(x));
+    Some(match dtype {
+        DType::I32 => Data::I32(v.map(i32_of).collect()),
+        DType::I64 => Data::I64(v.map(i64_of).collect()),
+        DType::U32 => Data::U32(
+            v.map(|x| {
+                if (TWO_31..2.0 * TWO_31).contains(&x) {
+                    x as u32
+                } else {
+                    i32_of(x) as u32
+                }
+            })
+            .collect(),
+        ),
+        DType::U64 => Data::U64(
+            v.map(|x| {
+                if (TWO_63..2.0 * TWO_63).contains(&x) {
+                    x as u64
+                } else {
+                    i64_of(x) as u64
+                }
+            })
+            .collect(),
+        ),
+        DType::U8 => Data::U8(v.map(|x| saturate(narrow(x))).collect()),
+        DType::I8 => Data::I8(v.map(|x| saturate(narrow(x))).collect()),
+        DType::U16 => Data::U16(v.map(|x| saturate(narrow(x))).collect()),
+        DType::I16 => Data::I16(v.map(|x| saturate(narrow(x))).collect()),
+        _ => return None,
+    })
+}
+
+/// `x` clamped into `T`'s range.
+fn saturate<T: TryFrom<i64> + num_traits::Bounded>(x: i64) -> T {
+    T::try_from(x).unwrap_or_else(|_| {
+        if x < 0 {
+            T::min_value()
+        } else {
+            T::max_value()
+        }
+    })
 }
 
 fn concat_data(tensors: &[Tensor], total: usize) -> Result<Data> {
@@ -1565,14 +1656,23 @@ mod tests {
 
     #[test]
     fn cast_follows_tensorflow() {
-        let f = Tensor::vector(vec![-1.7f32, 0.0, 2.9, f32::NAN]);
+        let f = Tensor::vector(vec![-1.7f32, 0.0, 2.9, f32::NAN, 3e9]);
+        // NaN and values out of range: x86's "integer indefinite".
         assert_eq!(
             f.cast(DType::I32).unwrap().as_slice::<i32>().unwrap(),
-            &[-1, 0, 2, 0]
+            &[-1, 0, 2, i32::MIN, i32::MIN]
+        );
+        assert_eq!(
+            f.cast(DType::U32).unwrap().as_slice::<u32>().unwrap(),
+            &[u32::MAX, 0, 2, 1 << 31, 3_000_000_000]
+        );
+        assert_eq!(
+            f.cast(DType::U8).unwrap().as_slice::<u8>().unwrap(),
+            &[0, 0, 2, 0, 0]
         );
         assert_eq!(
             f.cast(DType::Bool).unwrap().as_slice::<bool>().unwrap(),
-            &[true, false, true, true]
+            &[true, false, true, true, true]
         );
         let b = Tensor::vector(vec![true, false]);
         assert_eq!(
