@@ -948,6 +948,20 @@ fn cast_data(data: &Data, dtype: DType) -> Option<Data> {
     let f32s = |v: Vec<f32>| cast_data(&Data::F32(v), dtype);
     match data {
         Data::String(_) => return None,
+        Data::F16(v) if is_integer(dtype) => {
+            return float_to_int(
+                v.iter().map(|x| x.to_f64()),
+                Vector::Half,
+                dtype,
+            )
+        }
+        Data::BF16(v) if is_integer(dtype) => {
+            return float_to_int(
+                v.iter().map(|x| x.to_f64()),
+                Vector::Half,
+                dtype,
+            )
+        }
         Data::F16(v) => return f32s(v.iter().map(|x| x.to_f32()).collect()),
         Data::BF16(v) => return f32s(v.iter().map(|x| x.to_f32()).collect()),
         Data::C64(v) => {
@@ -1022,11 +1036,13 @@ fn cast_primitive(data: &Data, dtype: DType) -> Option<Data> {
         Data::I32(v) => cast_slice(v, dtype),
         Data::U64(v) => cast_slice(v, dtype),
         Data::I64(v) => cast_slice(v, dtype),
-        Data::F32(v) if is_integer(dtype) => {
-            float_to_int(v.iter().map(|&x| f64::from(x)), dtype)
-        }
+        Data::F32(v) if is_integer(dtype) => float_to_int(
+            v.iter().map(|&x| f64::from(x)),
+            Vector::Single,
+            dtype,
+        ),
         Data::F64(v) if is_integer(dtype) => {
-            float_to_int(v.iter().copied(), dtype)
+            float_to_int(v.iter().copied(), Vector::Double, dtype)
         }
         Data::F32(v) => cast_slice(v, dtype),
         Data::F64(v) => cast_slice(v, dtype),
@@ -1048,16 +1064,37 @@ fn is_integer(dtype: DType) -> bool {
     )
 }
 
+/// The float type a cast converts from, which sets how many values
+/// TensorFlow's vectorized cast converts at once.
+#[derive(Clone, Copy)]
+enum Vector {
+    /// `float16` or `bfloat16`.
+    Half,
+    /// `float32`.
+    Single,
+    /// `float64`.
+    Double,
+}
+
 /// Floats converted to the integer `dtype` as TensorFlow's CPU kernel
-/// converts them on x86-64 (Eigen's vectorized cast): truncated toward
-/// zero, through the processor's 32- or 64-bit conversion, which gives
-/// the lowest integer for NaN and for a value out of its range; narrower
-/// types then saturate, unsigned ones take the bits of a negative. So a
-/// float beyond `i32` cast to `uint8` is 0, and `-1.5` to `uint32` is
-/// `u32::MAX`. (TensorFlow's scalar path, used for the last few values
-/// of a tensor that do not fill a vector, wraps narrow types instead of
-/// saturating; this follows the vectorized path every other value takes.)
-fn float_to_int(v: impl Iterator<Item = f64>, dtype: DType) -> Option<Data> {
+/// converts them on x86-64 (Eigen's cast, C++ conversions out of range
+/// included): truncated toward zero by the processor's 32- or 64-bit
+/// conversion, which gives the lowest integer for NaN and for a value
+/// out of its range. TensorFlow converts a tensor's values in vectors
+/// and the last few that fill no vector one by one, and the two paths
+/// differ out of range: vectors saturate the 32-bit result into a
+/// narrower type (1e10 or -1.5 to `uint8` is 0, 300 is 255) where one by
+/// one it wraps (300 is 44, -1.5 is 255); to `uint32`, a vector gives
+/// `2^31` beyond the range where one by one it takes the low bits of the
+/// 64-bit conversion; vectors from `float64` or `float16` to `uint8` go
+/// through `uint16` and give 0 from 2^15 up. Observed widths: 32 values from `float32` and 16
+/// from `float64` or `float16` into 8- and 16-bit types, 8 into
+/// `uint32`; other types convert alike on both paths.
+fn float_to_int(
+    v: impl ExactSizeIterator<Item = f64>,
+    from: Vector,
+    dtype: DType,
+) -> Option<Data> {
     const TWO_31: f64 = 2_147_483_648.0;
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     // The processor's conversions (`cvttsd2si`).
@@ -1075,23 +1112,46 @@ fn float_to_int(v: impl Iterator<Item = f64>, dtype: DType) -> Option<Data> {
             i64::MIN
         }
     };
-    // `as` saturates an `i32` into the narrower types.
-    let narrow = |x: f64| i64::from(i32_of(x));
+    let width = match (dtype, from) {
+        (DType::U8 | DType::I8 | DType::U16 | DType::I16, Vector::Single) => {
+            32
+        }
+        (DType::U8 | DType::I8 | DType::U16 | DType::I16, _) => 16,
+        _ => 8,
+    };
+    let n = v.len();
+    let vectorized = n - n % width;
+    // Each value with whether it is converted in a vector.
+    let v = v.enumerate().map(move |(i, x)| (x, i < vectorized));
+    // Into a narrower type: saturated in a vector, wrapped one by one.
+    fn narrow<T>(x: i32, in_vector: bool) -> T
+    where
+        T: TryFrom<i64> + num_traits::Bounded + Copy + 'static,
+        i32: AsPrimitive<T>,
+    {
+        if in_vector {
+            saturate(i64::from(x))
+        } else {
+            x.as_()
+        }
+    }
     Some(match dtype {
-        DType::I32 => Data::I32(v.map(i32_of).collect()),
-        DType::I64 => Data::I64(v.map(i64_of).collect()),
+        DType::I32 => Data::I32(v.map(|(x, _)| i32_of(x)).collect()),
+        DType::I64 => Data::I64(v.map(|(x, _)| i64_of(x)).collect()),
         DType::U32 => Data::U32(
-            v.map(|x| {
+            v.map(|(x, in_vector)| {
                 if (TWO_31..2.0 * TWO_31).contains(&x) {
                     x as u32
-                } else {
+                } else if in_vector {
                     i32_of(x) as u32
+                } else {
+                    i64_of(x) as u32
                 }
             })
             .collect(),
         ),
         DType::U64 => Data::U64(
-            v.map(|x| {
+            v.map(|(x, _)| {
                 if (TWO_63..2.0 * TWO_63).contains(&x) {
                     x as u64
                 } else {
@@ -1100,10 +1160,31 @@ fn float_to_int(v: impl Iterator<Item = f64>, dtype: DType) -> Option<Data> {
             })
             .collect(),
         ),
-        DType::U8 => Data::U8(v.map(|x| saturate(narrow(x))).collect()),
-        DType::I8 => Data::I8(v.map(|x| saturate(narrow(x))).collect()),
-        DType::U16 => Data::U16(v.map(|x| saturate(narrow(x))).collect()),
-        DType::I16 => Data::I16(v.map(|x| saturate(narrow(x))).collect()),
+        // From `float64` and `float16`, vectors narrow through `uint16`,
+        // whose values from 2^15 read as negative `int16`s: 0.
+        DType::U8 if !matches!(from, Vector::Single) => Data::U8(
+            v.map(|(x, at)| {
+                let x = i32_of(x);
+                if at && x >= 1 << 15 {
+                    0
+                } else {
+                    narrow(x, at)
+                }
+            })
+            .collect(),
+        ),
+        DType::U8 => {
+            Data::U8(v.map(|(x, at)| narrow(i32_of(x), at)).collect())
+        }
+        DType::I8 => {
+            Data::I8(v.map(|(x, at)| narrow(i32_of(x), at)).collect())
+        }
+        DType::U16 => {
+            Data::U16(v.map(|(x, at)| narrow(i32_of(x), at)).collect())
+        }
+        DType::I16 => {
+            Data::I16(v.map(|(x, at)| narrow(i32_of(x), at)).collect())
+        }
         _ => return None,
     })
 }
@@ -1662,14 +1743,19 @@ mod tests {
             f.cast(DType::I32).unwrap().as_slice::<i32>().unwrap(),
             &[-1, 0, 2, i32::MIN, i32::MIN]
         );
+        // Five values fill no vector: TensorFlow converts them one by one.
         assert_eq!(
             f.cast(DType::U32).unwrap().as_slice::<u32>().unwrap(),
-            &[u32::MAX, 0, 2, 1 << 31, 3_000_000_000]
+            &[u32::MAX, 0, 2, 0, 3_000_000_000]
         );
         assert_eq!(
             f.cast(DType::U8).unwrap().as_slice::<u8>().unwrap(),
-            &[0, 0, 2, 0, 0]
+            &[255, 0, 2, 0, 0]
         );
+        // 8 values to uint32 are one vector: NaN is 2^31 there.
+        let eight = Tensor::vector(vec![f32::NAN; 8]);
+        let got = eight.cast(DType::U32).unwrap();
+        assert_eq!(got.as_slice::<u32>().unwrap(), &[1 << 31; 8]);
         assert_eq!(
             f.cast(DType::Bool).unwrap().as_slice::<bool>().unwrap(),
             &[true, false, true, true, true]
