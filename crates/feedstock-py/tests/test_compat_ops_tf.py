@@ -405,3 +405,28 @@ def test_stack_of_nothing_is_an_empty_float_vector():
     assert t.dtype == tf.float32
     with tf.Session() as s:
         assert s.run(t).shape == (0,)
+
+
+def test_clip_by_value_as_tensorflow():
+    x = tf.placeholder(tf.float32, [None, 3])
+    c = tf.clip_by_value(x, 0.2, 0.8)
+    assert c.name == "clip_by_value:0" and c.shape.as_list() == [None, 3]
+    assert tf.clip_by_value(tf.constant([1, 5, 9]), 2, 6).dtype == tf.int32
+    with pytest.raises(ValueError, match=r"Shapes \(2,\) and \(2, 2\) are incompatible"):
+        tf.clip_by_value(tf.constant([1.0, 2.0]), [[0.0, 0.1], [0.2, 0.3]], 1.0)
+    with tf.Session() as sess:
+        got = sess.run(tf.clip_by_value(tf.constant([np.nan, -1.0, 0.5, 3.0]), 0.0, 1.0))
+        np.testing.assert_array_equal(got, [np.nan, 0.0, 0.5, 1.0])
+        got = sess.run(tf.clip_by_value(tf.constant([[1.0, 5.0], [9.0, -2.0]]), [0.0, 2.0], [3.0, 4.0]))
+        np.testing.assert_array_equal(got, [[1.0, 4.0], [3.0, 2.0]])
+
+
+def test_a_name_scope_given_as_a_name_names_the_op_itself():
+    # `with tf.name_scope(...) as scope: op(..., name=scope)`: the op
+    # takes the scope's name, not a name under it.
+    x = tf.constant([1.0])
+    with tf.name_scope("outer"):
+        with tf.name_scope("inner") as scope:
+            assert tf.add(x, 1.0, name=scope).name == "outer/inner:0"
+    assert tf.identity(x, name="b/").name == "b:0"
+    assert tf.cast(x, tf.int32, name="c/").name == "c:0"

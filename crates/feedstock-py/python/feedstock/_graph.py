@@ -482,7 +482,12 @@ def _next_name(g, name, exact=False):
     if name is None:
         yield
         return
-    g._g.set_next_name(str(name), exact)
+    name = str(name)
+    if name.endswith("/"):
+        # A scope's name (`with tf.name_scope(...) as scope`), which
+        # TensorFlow gives the op as it is.
+        name, exact = name[:-1], True
+    g._g.set_next_name(name, exact)
     try:
         yield
     finally:
@@ -494,7 +499,10 @@ def _scope(g, name, default):
     TensorFlow's name scope reserves it: ``name`` (or the op's
     ``default``) made unique; converted inputs are named under it
     (``add/y``) and the op takes it exactly (``_next_name(g, op,
-    exact=True)``)."""
+    exact=True)``). A name ending in ``/`` (a name scope's) is taken as it
+    is, without the ``/``."""
+    if name is not None and str(name).endswith("/"):
+        return str(name)[:-1]
     return g._g.unique_name(name if name is not None else default)
 
 
@@ -1208,6 +1216,27 @@ def maximum(x, y, name=None):
 
 def minimum(x, y, name=None):
     return _binary("minimum", x, y, name, "Minimum")
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """``tf.clip_by_value``: ``t`` with values under ``clip_value_min``
+    raised to it and values over ``clip_value_max`` lowered to it (NaN
+    stays NaN), as TensorFlow computes it: ``maximum(minimum(t, max),
+    min)``, named ``clip_by_value``. Bounds that would broadcast ``t``
+    to another shape are a ValueError, as there."""
+    g = _graph_of(t, clip_value_min, clip_value_max)
+    with _name_scope(g, name, "clip_by_value") as scope:
+        values = convert_to_tensor(t, name="t")
+        t_min = minimum(values, clip_value_max)
+        _assert_same_shape(values, t_min)
+        t_max = maximum(t_min, clip_value_min, name=scope)
+        _assert_same_shape(values, t_max)
+    return t_max
+
+
+def _assert_same_shape(a, b):
+    if not _compatible(a.shape.dims, b.shape.dims):
+        raise ValueError(f"Shapes {a.shape} and {b.shape} are incompatible")
 
 
 def truediv(x, y, name=None):

@@ -72,6 +72,7 @@ from .._graph import (
     local_variables,
     local_variables_initializer,
     maximum,
+    clip_by_value,
     minimum,
     multiply,
     negative,
