@@ -430,3 +430,20 @@ def test_a_name_scope_given_as_a_name_names_the_op_itself():
             assert tf.add(x, 1.0, name=scope).name == "outer/inner:0"
     assert tf.identity(x, name="b/").name == "b:0"
     assert tf.cast(x, tf.int32, name="c/").name == "c:0"
+
+
+def test_set_random_seed_makes_a_program_repeat_its_draws():
+    def draws(graph_seed, op_seed=None):
+        with tf.Graph().as_default():
+            tf.set_random_seed(graph_seed)
+            a = tf.random_uniform([4], seed=op_seed)
+            b = tf.random_uniform([4])
+            with tf.Session() as sess:
+                return [v.tolist() for v in sess.run([a, b])]
+
+    # A graph seed: every op repeats, as in TensorFlow.
+    assert draws(1) == draws(1)
+    assert draws(1) != draws(2)
+    # An op seed alone: that op repeats, the others do not.
+    first, second = draws(None, 3), draws(None, 3)
+    assert first[0] == second[0] and first[1] != second[1]

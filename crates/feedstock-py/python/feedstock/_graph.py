@@ -318,6 +318,8 @@ class Graph:
         # initializers): TensorFlow adds nodes for them, so a graph
         # holding one is not empty.
         self._python_ops = 0
+        #: The graph-level random seed (``tf.set_random_seed``).
+        self.seed = None
 
     def as_default(self):
         """A context manager making this the default graph."""
@@ -1735,8 +1737,29 @@ def round(x, name=None):  # noqa: A001 (TensorFlow's name)
     return x if x.dtype.is_integer else _round_floats(x, name=name)
 
 
-def _op_seed(seed):
-    return None if seed is None else int(seed) & (2**64 - 1)
+_DEFAULT_GRAPH_SEED = 87654321
+
+
+def _random_seed(g, seed):
+    """A random op's seed from its own ``seed`` and the graph's
+    (``tf.set_random_seed``), as TensorFlow's ``get_seed`` derives it:
+    with neither, ``None`` (new values every run of the program); with a
+    graph seed, an op without its own takes one from its place in the
+    graph, so the whole program draws the same values when run again;
+    an op's own seed is combined with the graph's (TensorFlow's default
+    one when none is set). The generators are feedstock's own, so the
+    values are not TensorFlow's."""
+    if g.seed is None and seed is None:
+        return None
+    graph_seed = _DEFAULT_GRAPH_SEED if g.seed is None else int(g.seed)
+    op_seed = len(g._g) if seed is None else int(seed)
+    return (graph_seed * 0x9E3779B97F4A7C15 + op_seed) & (2**64 - 1)
+
+
+def set_random_seed(seed):
+    """``tf.set_random_seed``: the default graph's random seed, from
+    which its random ops without a seed of their own take one."""
+    get_default_graph().seed = None if seed is None else int(seed)
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=None):
@@ -1766,7 +1789,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=
     # for floats in [0, 1), else the scope's final op.
     op = f"{scope}/RandomUniform" if not dtype.is_integer and bounds == [0.0, 1.0] else scope
     with _next_name(g, op, exact=True):
-        return _wrap1(g, g._g.random_uniform(dims, dtype._native, bounds[0], bounds[1], _op_seed(seed)))
+        return _wrap1(g, g._g.random_uniform(dims, dtype._native, bounds[0], bounds[1], _random_seed(g, seed)))
 
 
 def random_shuffle(value, seed=None, name=None):
@@ -1777,7 +1800,7 @@ def random_shuffle(value, seed=None, name=None):
     with _under(g, scope):
         x = convert_to_tensor(value, name="value")
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.random_shuffle(x._o, _op_seed(seed)))
+        return _wrap1(g, g._g.random_shuffle(x._o, _random_seed(g, seed)))
 
 
 def where(condition, x=None, y=None, name=None):

@@ -19,6 +19,7 @@ from ._graph import (
     Tensor,
     TensorShape,
     _next_name,
+    _random_seed,
     _wrap,
     _wrap1,
     _compatible,
@@ -180,8 +181,6 @@ def _count(n, what):
     return int(n)
 
 
-def _seed(seed):
-    return None if seed is None else int(seed) & (2**64 - 1)
 
 
 def _epochs(n):
@@ -219,11 +218,11 @@ def string_input_producer(
     g = get_default_graph()
     strings = _producer_strings(string_tensor)
     if shard is None:
-        q = g._g.string_input_producer(strings, _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
+        q = g._g.string_input_producer(strings, _epochs(num_epochs), bool(shuffle), _random_seed(g, seed), int(capacity), name)
     else:
         index, count = shard
         q = g._g.sharded_string_input_producer(
-            strings, int(index), int(count), str(remainder), _epochs(num_epochs), bool(shuffle), _seed(seed),
+            strings, int(index), int(count), str(remainder), _epochs(num_epochs), bool(shuffle), _random_seed(g, seed),
             int(capacity), name,
         )
     return _producer_queue(g, q, string)
@@ -270,14 +269,14 @@ def input_producer(
         want = _shape_arg(element_shape)
         if not _compatible(rows[1:], want):
             raise ValueError(f"Shapes {tuple(rows[1:])} and {tuple(want)} are not compatible")
-    q = g._g.input_producer(t._o, _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
+    q = g._g.input_producer(t._o, _epochs(num_epochs), bool(shuffle), _random_seed(g, seed), int(capacity), name)
     return _producer_queue(g, q, t.dtype)
 
 
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):
     """The integers ``0..limit`` to a queue, once per epoch."""
     g = get_default_graph()
-    q = g._g.range_input_producer(_count(limit, "limit"), _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
+    q = g._g.range_input_producer(_count(limit, "limit"), _epochs(num_epochs), bool(shuffle), _random_seed(g, seed), int(capacity), name)
     return _producer_queue(g, q, int32)
 
 
@@ -288,7 +287,7 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
     if not ts:
         raise ValueError("Expected at least one tensor in slice_input_producer().")
     g = ts[0].graph
-    outs = g._g.slice_input_producer([t._o for t in ts], _epochs(num_epochs), bool(shuffle), _seed(seed), int(capacity), name)
+    outs = g._g.slice_input_producer([t._o for t in ts], _epochs(num_epochs), bool(shuffle), _random_seed(g, seed), int(capacity), name)
     g.add_to_collection(QUEUE_RUNNERS, StageRunner(name or "input_producer"))
     return [_wrap1(g, o) for o in outs]
 
@@ -1010,7 +1009,7 @@ def _random_uniform(g, lo, hi, seed):
     if not lo < hi:
         with g.as_default():
             return constant(lo, dtype=float32)
-    return _wrap1(g, g._g.random_uniform_scalar(lo, hi, _seed(seed)))
+    return _wrap1(g, g._g.random_uniform_scalar(lo, hi, _random_seed(g, seed)))
 
 
 def adjust_contrast(images, contrast_factor):
@@ -1248,7 +1247,7 @@ def random_flip_up_down(image, seed=None):
     """``tf.image.random_flip_up_down``: each image flipped top to bottom
     with probability 1/2, drawn each run."""
     x = convert_to_tensor(image)
-    return _wrap1(x.graph, x.graph._g.random_flip_up_down(x._o, _seed(seed)))
+    return _wrap1(x.graph, x.graph._g.random_flip_up_down(x._o, _random_seed(x.graph, seed)))
 
 
 class ResizeMethod:
@@ -1373,7 +1372,7 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
         size._o, boxes._o, covered._o,
         _pair_attr([0.75, 1.33] if aspect_ratio_range is None else aspect_ratio_range),
         _pair_attr([0.05, 1.0] if area_range is None else area_range),
-        max(attempts, 0), bool(use_image_if_no_bounding_boxes), _seed(seed))
+        max(attempts, 0), bool(use_image_if_no_bounding_boxes), _random_seed(g, seed))
     return tuple(_wrap(g, outs))
 
 
@@ -1429,7 +1428,7 @@ def per_image_standardization(image):
 
 def random_flip_left_right(image, seed=None):
     x = convert_to_tensor(image)
-    return _wrap1(x.graph, x.graph._g.random_flip_left_right(x._o, _seed(seed)))
+    return _wrap1(x.graph, x.graph._g.random_flip_left_right(x._o, _random_seed(x.graph, seed)))
 
 
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
@@ -1466,12 +1465,12 @@ def random_crop(value, size, seed=None, name=None):
     sizes = _static_ints(size)
     with _next_name(g, name):
         if sizes is not None:
-            return _wrap1(g, g._g.random_crop(x._o, sizes, _seed(seed)))
+            return _wrap1(g, g._g.random_crop(x._o, sizes, _random_seed(g, seed)))
         with g.as_default():
             # As TensorFlow converts it: an int32 vector (another dtype is
             # a ValueError).
             size = convert_to_tensor(size if isinstance(size, Tensor) else stack(list(size)), dtype=int32)
-        return _wrap1(g, g._g.random_crop_sized(x._o, size._o, _seed(seed)))
+        return _wrap1(g, g._g.random_crop_sized(x._o, size._o, _random_seed(g, seed)))
 
 
 def _static_ints(values):
@@ -1659,7 +1658,7 @@ def _batch(tensors_list, join, batch_size, keep_input=None, num_threads=1, capac
         dynamic_pad=bool(dynamic_pad),
         allow_smaller_final_batch=bool(allow_smaller_final_batch),
         min_after_dequeue=min_after_dequeue,
-        seed=_seed(seed),
+        seed=_random_seed(g, seed),
         name=name,
     )
     wrapped = _wrap(g, outs)

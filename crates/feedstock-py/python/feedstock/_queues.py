@@ -19,6 +19,7 @@ from ._graph import (
     QueueRunnerThread,
     TensorShape,
     _next_name,
+    _random_seed,
     _scope,
     _under,
     _wrap,
@@ -111,7 +112,7 @@ class QueueBase(_ops.QueueBase):
         # the queue: the graph wrapper raises it as a ValueError.
         self._q = g._g.queue(
             kind, capacity, [d.name for d in self._dtypes], shapes, int(min_after_dequeue),
-            None if seed is None else int(seed) & (2**64 - 1), name,
+            _random_seed(g, seed), name,
         )
         self._name = g._g.queue_name(self._q)
 

@@ -73,6 +73,7 @@ from .._graph import (
     local_variables_initializer,
     maximum,
     clip_by_value,
+    set_random_seed,
     minimum,
     multiply,
     negative,
