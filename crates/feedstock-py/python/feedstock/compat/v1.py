@@ -18,6 +18,21 @@ from types import SimpleNamespace as _NS
 from .. import errors
 from .. import example as _example
 from .. import tfrecord as _tfrecord
+from .._array_ops import (
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    pad,
+    range,  # noqa: A004 (TensorFlow's name)
+    reduce_all,
+    reduce_any,
+    reverse,
+    reverse_v2,
+    split,
+    string_join,
+    unstack,
+)
 from .._graph import (
     DType,
     Graph,

@@ -1,0 +1,296 @@
+"""More of TensorFlow 1's array, logical and string ops for
+``feedstock.compat.v1`` (``tf.range``, ``tf.pad``, ``tf.split``,
+``tf.unstack``, ``tf.reverse``, ``tf.logical_*``, ``tf.reduce_any`` /
+``reduce_all``, ``tf.string_join``), built from the graph's own ops
+(slices, concatenation, casts, reductions) so that they run natively as
+the rest of the pipeline does. Each checks its arguments as TensorFlow
+does and gives its results; op names inside them are feedstock's."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ._graph import (
+    _graph_of,
+    _name_scope,
+    add,
+    bool_,
+    cast,
+    concat,
+    constant,
+    convert_to_tensor,
+    fill,
+    float32,
+    float64,
+    floordiv,
+    identity,
+    int32,
+    int64,
+    maximum,
+    minimum,
+    multiply,
+    not_equal,
+    reduce_max,
+    reduce_min,
+    reshape,
+    shape,
+    uint8,
+    where,
+)
+
+
+def _is_const(x):
+    return not hasattr(x, "_o") or x._const is not None
+
+
+def _value(x):
+    return np.asarray(x._const if hasattr(x, "_o") else x)
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 (TensorFlow's name)
+    """``tf.range``: ``start, start + delta, ...`` up to (not including)
+    ``limit``, each value the previous plus ``delta`` in the dtype (int32
+    for Python ints, float32 for floats, else the widest of the
+    arguments'). Known while building when the arguments are; a ``limit``
+    computed when run needs a known integer ``start`` and ``delta``."""
+    if limit is None:
+        start, limit = 0, start
+    args = [convert_to_tensor(a) if not hasattr(a, "_o") else a for a in (start, limit, delta)]
+    order = [int32, int64, float32, float64]
+    if dtype is None:
+        dtype = max((a.dtype for a in args), key=lambda d: order.index(d) if d in order else -1)
+    g = _graph_of(*args)
+    with _name_scope(g, name, "range") as scope:
+        if all(_is_const(a) for a in args):
+            s, lim, d = (_value(a).astype(dtype.as_numpy_dtype).item() for a in args)
+            _check_range(s, lim, d)
+            if dtype.is_integer:
+                n = max(0, (abs(lim - s) + abs(d) - 1) // abs(d)) if (lim - s) * d > 0 else 0
+            else:
+                n = max(0, int(np.ceil(abs((lim - s) / d))))
+            t = dtype.as_numpy_dtype
+            # start + i * delta, each step in the dtype, as TensorFlow's
+            # kernel computes it.
+            values = (t(s) + np.arange(n).astype(t) * t(d)).astype(t)
+            return constant(values, dtype=dtype, name=scope)
+        s, d = args[0], args[2]
+        if not (_is_const(s) and _is_const(d)) or not dtype.is_integer:
+            raise NotImplementedError("tf.range of tensors: only an integer limit may be computed when run")
+        s, d = int(_value(s)), int(_value(d))
+        _check_range(0, 0, d)
+        lim = cast(args[1], dtype)
+        # The number of values, then their indices: the positions of a
+        # tensor of that many `True`s.
+        n = floordiv(lim - s + (d - 1), d) if d > 0 else floordiv(s - lim + (-d - 1), -d)
+        n = maximum(n, 0)
+        index = cast(reshape(where(fill(reshape(n, [1]), True)), [-1]), dtype)
+        return add(multiply(index, d), s, name=scope)
+
+
+def _check_range(start, limit, delta):
+    if delta == 0:
+        raise ValueError("Requires delta != 0")
+    if delta > 0 and start > limit:
+        raise ValueError(f"Requires start <= limit when delta > 0: {start}/{limit}")
+    if delta < 0 and start < limit:
+        raise ValueError(f"Requires start >= limit when delta < 0: {start}/{limit}")
+
+
+def _bools(*xs):
+    ts = [convert_to_tensor(x, dtype=bool_) if not hasattr(x, "_o") else x for x in xs]
+    for t in ts:
+        if t.dtype != bool_:
+            raise TypeError(f"Value passed to parameter 'x' has DataType {t.dtype.name} not in list of allowed values: bool")
+    return ts
+
+
+def logical_not(x, name=None):
+    """``tf.logical_not``."""
+    (x,) = _bools(x)
+    return _as_bool(not_equal(cast(x, uint8), 1), name, "LogicalNot")
+
+
+def logical_and(x, y, name=None):
+    """``tf.logical_and``, with broadcasting."""
+    x, y = _bools(x, y)
+    return _as_bool(minimum(cast(x, uint8), cast(y, uint8)), name, "LogicalAnd")
+
+
+def logical_or(x, y, name=None):
+    """``tf.logical_or``, with broadcasting."""
+    x, y = _bools(x, y)
+    return _as_bool(maximum(cast(x, uint8), cast(y, uint8)), name, "LogicalOr")
+
+
+def logical_xor(x, y, name="LogicalXor"):
+    """``tf.logical_xor``, with broadcasting."""
+    x, y = _bools(x, y)
+    return _as_bool(not_equal(x, y), name, "LogicalXor")
+
+
+def _as_bool(t, name, default):
+    return cast(t, bool_, name=name or default) if t.dtype != bool_ else identity(t, name=name or default)
+
+
+def reduce_any(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+    """``tf.reduce_any``: whether any element is true (false for none)."""
+    (x,) = _bools(input_tensor)
+    m = reduce_max(cast(x, uint8), axis, keepdims, reduction_indices=reduction_indices, keep_dims=keep_dims)
+    return cast(m, bool_, name=name or "Any")
+
+
+def reduce_all(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+    """``tf.reduce_all``: whether every element is true (true for none)."""
+    (x,) = _bools(input_tensor)
+    m = reduce_min(cast(x, uint8), axis, keepdims, reduction_indices=reduction_indices, keep_dims=keep_dims)
+    return cast(m, bool_, name=name or "All")
+
+
+def string_join(inputs, separator="", name=None):
+    """``tf.string_join``: the strings of ``inputs`` joined elementwise
+    (with broadcasting) with ``separator`` between them."""
+    if not inputs:
+        raise ValueError("List argument 'inputs' to 'StringJoin' Op with length 0 shorter than minimum length 1.")
+    ts = [convert_to_tensor(t) for t in inputs]
+    g = _graph_of(*ts)
+    with _name_scope(g, name, "StringJoin") as scope:
+        out = ts[0]
+        for t in ts[1:]:
+            out = add(add(out, separator), t) if separator else add(out, t)
+        return identity(out, name=scope)
+
+
+def _axis(axis, rank, what="axis"):
+    a = int(axis)
+    if not -rank <= a < rank:
+        raise ValueError(f"{what} = {a} not in [{-rank}, {rank})")
+    return a % rank
+
+
+def reverse(tensor, axis, name=None):
+    """``tf.reverse`` (``reverse_v2``): ``tensor`` with the order of its
+    elements along each axis of ``axis`` reversed."""
+    x = convert_to_tensor(tensor)
+    rank = x.shape.ndims
+    axes = [_axis(a, rank) for a in np.atleast_1d(_value(axis) if hasattr(axis, "_o") else axis)]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"axis {sorted(axes)} specified more than once")
+    key = tuple(slice(None, None, -1) if k in axes else slice(None) for k in builtins.range(rank))
+    with _name_scope(x.graph, name, "ReverseV2") as scope:
+        return identity(x[key], name=scope) if axes else identity(x, name=scope)
+
+
+reverse_v2 = reverse
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    """``tf.unstack``: the ``num`` slices of ``value`` along ``axis``."""
+    x = convert_to_tensor(value)
+    rank = x.shape.ndims
+    a = _axis(axis, rank)
+    n = x.shape.as_list()[a] if num is None else int(num)
+    if n is None:
+        raise ValueError(f"Cannot infer argument `num` from shape {x.shape}")
+    with _name_scope(x.graph, name, "unstack"):
+        return [x[(slice(None),) * a + (i,)] for i in builtins.range(n)]
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    """``tf.split``: ``value`` cut along ``axis`` into equal parts (an
+    int) or parts of the given sizes (one may be -1: the rest)."""
+    x = convert_to_tensor(value)
+    rank = x.shape.ndims
+    a = _axis(_value(axis) if hasattr(axis, "_o") else axis, rank)
+    dim = x.shape.as_list()[a]
+    if np.ndim(_value(num_or_size_splits) if hasattr(num_or_size_splits, "_o") else num_or_size_splits) == 0:
+        k = int(_value(num_or_size_splits) if hasattr(num_or_size_splits, "_o") else num_or_size_splits)
+        if dim is None:
+            raise NotImplementedError("tf.split into equal parts of a dimension known only when run")
+        if k <= 0 or dim % k:
+            raise ValueError(
+                f"Dimension size must be evenly divisible by {k} but is {dim}\n\tNumber of ways to split should "
+                f"evenly divide the split dimension, but got split_dim {a} (size = {dim}) and num_split {k}"
+            )
+        sizes = [dim // k] * k
+    else:
+        sizes = [int(s) for s in np.asarray(_value(num_or_size_splits) if hasattr(num_or_size_splits, "_o") else num_or_size_splits).reshape(-1)]
+        if sizes.count(-1) > 1:
+            raise ValueError("Cannot infer argument `num` from shape: more than one -1 in size_splits")
+        if -1 in sizes:
+            if dim is None:
+                raise NotImplementedError("tf.split with a -1 size of a dimension known only when run")
+            sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+        if dim is not None and sum(sizes) != dim:
+            raise ValueError(f"can't split axis of size {dim} into pieces of size [{','.join(map(str, sizes))}]")
+    with _name_scope(x.graph, name, "split"):
+        out, at = [], 0
+        for s in sizes:
+            out.append(x[(slice(None),) * a + (slice(at, at + s),)])
+            at += s
+        return out
+
+
+def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
+    """``tf.pad``: ``tensor`` with ``paddings[d] = [before, after]``
+    values added on each side of dimension ``d``: ``constant_values``
+    (``CONSTANT``), or the tensor mirrored without its edge
+    (``REFLECT``, each side under the dimension's size) or with it
+    (``SYMMETRIC``, at most the size). ``paddings`` must be known while
+    building."""
+    x = convert_to_tensor(tensor)
+    if hasattr(paddings, "_o") and paddings._const is None:
+        raise NotImplementedError("tf.pad with paddings computed when run")
+    p = np.asarray(_value(paddings) if hasattr(paddings, "_o") else paddings, dtype=np.int64)
+    rank = x.shape.ndims
+    if p.shape != (rank, 2):
+        raise ValueError(f"Shape must be rank 2 but is rank {p.ndim}" if p.ndim != 2 else
+                         f"Dimension 0 in both shapes must be equal, but are {p.shape[0]} and {rank}.")
+    if (p < 0).any():
+        raise ValueError(f"Paddings must be non-negative: {p.tolist()}")
+    mode = mode.upper()
+    if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+        raise ValueError(f"Unknown padding mode: {mode}")
+    dims = x.shape.as_list()
+    if mode != "CONSTANT":
+        offset = 1 if mode == "REFLECT" else 0
+        for d, (b, a) in enumerate(p):
+            if dims[d] is None:
+                raise NotImplementedError(f"tf.pad {mode} of a dimension known only when run")
+            if b > dims[d] - offset or a > dims[d] - offset:
+                raise ValueError(
+                    f"paddings must be less than{'' if offset else ' or equal to'} the dimension size: "
+                    f"{b}, {a} {'not less than' if offset else 'greater than'} {dims[d]}"
+                )
+    g = x.graph
+    with _name_scope(g, name, "Pad" if mode == "CONSTANT" else "MirrorPad") as scope:
+        value = convert_to_tensor(constant_values, dtype=x.dtype)
+        for d, (b, a) in enumerate(p):
+            if b == 0 and a == 0:
+                continue
+            parts = []
+            if mode == "CONSTANT":
+                def block(k, d=d):
+                    sizes = [constant([int(k)], dtype=int32) if i == d else shape(x)[i : i + 1]
+                             for i in builtins.range(rank)]
+                    return fill(concat(sizes, 0), value)
+                parts = [block(b)] if b else []
+                parts.append(x)
+                if a:
+                    parts.append(block(a))
+            else:
+                n = dims[d]
+
+                def part(lo, hi, d=d):
+                    return x[(slice(None),) * d + (slice(hi - 1, lo - 1 if lo > 0 else None, -1),)]
+
+                if b:
+                    parts.append(part(offset, offset + b))
+                parts.append(x)
+                if a:
+                    parts.append(part(n - offset - a, n - offset))
+            x = concat(parts, d)
+        out = identity(x, name=scope)
+    out.set_shape([None if n is None else n + b + a for n, (b, a) in zip(dims, p.tolist())])
+    return out

@@ -1,0 +1,97 @@
+"""tf.range, tf.pad, tf.split, tf.unstack, tf.reverse, the logical ops,
+reduce_any / reduce_all and tf.string_join in compat.v1; every
+expectation was observed with TensorFlow 2.21 (graph mode)."""
+
+import numpy as np
+import pytest
+
+import feedstock.compat.v1 as tf
+from compat_support import run
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+
+def test_range_as_tensorflow():
+    p = tf.placeholder(tf.int32, [])
+    got = run({"a": tf.range(2, 11, 3), "b": tf.range(10, 2, -3), "c": tf.range(0.0, 1.0, 0.1),
+               "d": tf.range(3, 3), "e": tf.range(1, p, 2), "f": tf.range(1.5, 4)}, {p: 9})
+    assert got["a"].tolist() == [2, 5, 8] and got["a"].dtype == np.int32
+    assert got["b"].tolist() == [10, 7, 4]
+    # start + i * delta in float32: 0.7 is float32(0.7), not seven sums.
+    assert got["c"].tolist()[7] == float(np.float32(0.7)) and got["c"].dtype == np.float32
+    assert got["d"].tolist() == [] and got["e"].tolist() == [1, 3, 5, 7]
+    assert got["f"].tolist() == [1.5, 2.5, 3.5]
+    assert tf.range(5, dtype=tf.int64).dtype == tf.int64
+    with pytest.raises(ValueError, match="Requires start <= limit when delta > 0: 5/2"):
+        tf.range(5, 2)
+    with pytest.raises(ValueError, match="Requires delta != 0"):
+        tf.range(0, 5, 0)
+
+
+def test_logical_ops_and_any_all():
+    b1, b2 = tf.constant([True, False, True, False]), tf.constant([True, True, False, False])
+    bb = tf.constant([[True, False, True], [False, False, False]])
+    got = run({
+        "and": tf.logical_and(b1, b2), "or": tf.logical_or(b1, b2), "not": tf.logical_not(b1),
+        "xor": tf.logical_xor(b1, b2), "bc": tf.logical_and(tf.constant([[True], [False]]), b1),
+        "any": tf.reduce_any(bb), "any1": tf.reduce_any(bb, 1), "all0": tf.reduce_all(bb, 0, keepdims=True),
+        "all_empty": tf.reduce_all(tf.zeros([0], tf.bool)),
+    })
+    assert got["and"].tolist() == [True, False, False, False]
+    assert got["or"].tolist() == [True, True, True, False]
+    assert got["not"].tolist() == [False, True, False, True]
+    assert got["xor"].tolist() == [False, True, True, False]
+    assert got["bc"].tolist() == [[True, False, True, False], [False] * 4]
+    assert got["any"] == np.True_ and got["any1"].tolist() == [True, False]
+    assert got["all0"].tolist() == [[False, False, False]] and got["all_empty"] == np.True_
+    with pytest.raises(TypeError):
+        tf.logical_and(tf.constant([1, 0]), tf.constant([1, 1]))
+
+
+def test_string_join_and_reverse():
+    s = tf.constant(["a", "b"])
+    c = tf.constant(X)
+    got = run({"j": tf.string_join([s, "x", tf.constant(["1", "2"])], separator="/"),
+               "one": tf.string_join(["dir", tf.constant("f.png")], "/"),
+               "r": tf.reverse(c, [1, -1]), "bgr": tf.reverse(c, axis=[-1])})
+    assert got["j"].tolist() == [b"a/x/1", b"b/x/2"] and got["one"] == b"dir/f.png"
+    np.testing.assert_array_equal(got["r"], X[:, ::-1, ::-1])
+    np.testing.assert_array_equal(got["bgr"], X[..., ::-1])
+    with pytest.raises(ValueError, match="specified more than once"):
+        tf.reverse(c, [1, 1])
+
+
+def test_unstack_and_split():
+    c = tf.constant(X)
+    q = tf.placeholder(tf.float32, [None, 3])
+    parts = tf.split(c, [1, -1, 1], 2)
+    assert [t.shape.as_list() for t in parts] == [[2, 3, 1], [2, 3, 2], [2, 3, 1]]
+    assert [t.shape.as_list() for t in tf.unstack(q, axis=1)] == [[None]] * 3
+    got = run({"u": tf.unstack(c, axis=-1), "s": tf.split(c, 2), "p": parts})
+    for k in range(4):
+        np.testing.assert_array_equal(got["u"][k], X[..., k])
+    np.testing.assert_array_equal(got["s"][1], X[1:])
+    np.testing.assert_array_equal(got["p"][1], X[..., 1:3])
+    with pytest.raises(ValueError, match="Cannot infer argument `num`"):
+        tf.unstack(q)
+    with pytest.raises(ValueError, match="evenly divisible by 3 but is 4"):
+        tf.split(c, 3, axis=2)
+    with pytest.raises(ValueError, match=r"can't split axis of size 4 into pieces of size \[1,1\]"):
+        tf.split(c, [1, 1], 2)
+
+
+def test_pad_modes():
+    c = tf.constant(X)
+    q = tf.placeholder(tf.float32, [None, 3])
+    pad = tf.pad(c, [[0, 1], [2, 0], [1, 1]])
+    refl = tf.pad(c, [[1, 1], [2, 2], [3, 3]], "REFLECT")
+    sym = tf.pad(c, [[2, 1], [3, 3], [4, 0]], "SYMMETRIC")
+    assert pad.shape.as_list() == [3, 5, 6] and tf.pad(q, [[1, 0], [0, 2]]).shape.as_list() == [None, 5]
+    got = run({"pad": pad, "refl": refl, "sym": sym,
+               "v": tf.pad(tf.constant([[1, 2], [3, 4]], tf.uint8), [[1, 1], [1, 1]], mode="constant", constant_values=9)})
+    np.testing.assert_array_equal(got["pad"], np.pad(X, [[0, 1], [2, 0], [1, 1]]))
+    np.testing.assert_array_equal(got["refl"], np.pad(X, [[1, 1], [2, 2], [3, 3]], "reflect"))
+    np.testing.assert_array_equal(got["sym"], np.pad(X, [[2, 1], [3, 3], [4, 0]], "symmetric"))
+    assert got["v"].tolist() == [[9, 9, 9, 9], [9, 1, 2, 9], [9, 3, 4, 9], [9, 9, 9, 9]]
+    with pytest.raises(ValueError, match="Paddings must be non-negative"):
+        tf.pad(c, [[0, -1], [0, 0], [0, 0]])
