@@ -95,3 +95,28 @@ def test_pad_modes():
     assert got["v"].tolist() == [[9, 9, 9, 9], [9, 1, 2, 9], [9, 3, 4, 9], [9, 9, 9, 9]]
     with pytest.raises(ValueError, match="Paddings must be non-negative"):
         tf.pad(c, [[0, -1], [0, 0], [0, 0]])
+
+
+def test_sign_is_nan_is_finite_squared_difference_div_no_nan():
+    v = np.array([0.0, -0.0, 0.5, -2.0, np.inf, -np.inf, np.nan, 3e38], np.float32)
+    c = tf.constant(v)
+    fetch = {
+        "sign": tf.sign(c), "sign_i": tf.sign(tf.constant([-3, 0, 5])), "nan": tf.is_nan(c), "fin": tf.is_finite(c),
+        "sqd": tf.squared_difference(tf.constant([[1.0], [2.0]]), tf.constant([0.5, 3.0, 7.0])),
+        "dnn": tf.div_no_nan(tf.constant([[1.0, 2.0], [3.0, 4.0]]), tf.constant([0.0, 255.0])),
+    }
+    assert {k: t.name for k, t in fetch.items() if k in ("sign", "nan", "sqd", "dnn")} == {
+        "sign": "Sign:0", "nan": "IsNan:0", "sqd": "SquaredDifference:0", "dnn": "div_no_nan:0",
+    }
+    got = run(fetch)
+    sign = got["sign"]
+    assert sign[:6].tolist() == [0.0, 0.0, 1.0, -1.0, 1.0, -1.0] and np.isnan(sign[6]) and sign[7] == 1.0
+    assert not np.signbit(sign[1])  # -0.0 gives 0.0
+    assert got["sign_i"].tolist() == [-1, 0, 1]
+    assert got["nan"].tolist() == [False] * 6 + [True, False]
+    assert got["fin"].tolist() == [True] * 4 + [False] * 3 + [True]
+    assert got["sqd"].tolist() == [[0.25, 4.0, 36.0], [2.25, 1.0, 25.0]]
+    # A true division (by 255, not times its reciprocal), 0 where y is 0.
+    assert got["dnn"].tolist() == [[0.0, float(np.float32(2) / np.float32(255))], [0.0, float(np.float32(4) / np.float32(255))]]
+    with pytest.raises(TypeError):
+        tf.is_nan(tf.constant([1, 2]))

@@ -1,7 +1,8 @@
 """More of TensorFlow 1's array, logical and string ops for
 ``feedstock.compat.v1`` (``tf.range``, ``tf.pad``, ``tf.split``,
 ``tf.unstack``, ``tf.reverse``, ``tf.logical_*``, ``tf.reduce_any`` /
-``reduce_all``, ``tf.string_join``), built from the graph's own ops
+``reduce_all``, ``tf.string_join``, ``tf.sign``, ``tf.is_nan``,
+``tf.is_finite``, ``tf.squared_difference``, ``tf.div_no_nan``), built from the graph's own ops
 (slices, concatenation, casts, reductions) so that they run natively as
 the rest of the pipeline does. Each checks its arguments as TensorFlow
 does and gives its results; op names inside them are feedstock's."""
@@ -17,6 +18,9 @@ from ._graph import (
     _name_scope,
     add,
     bool_,
+    _binary_of,
+    _operands,
+    _scope,
     cast,
     concat,
     constant,
@@ -31,13 +35,19 @@ from ._graph import (
     maximum,
     minimum,
     multiply,
+    equal,
+    greater,
+    less,
     not_equal,
+    ones_like,
+    subtract,
     reduce_max,
     reduce_min,
     reshape,
     shape,
     uint8,
     where,
+    zeros_like,
 )
 
 
@@ -294,3 +304,59 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
         out = identity(x, name=scope)
     out.set_shape([None if n is None else n + b + a for n, (b, a) in zip(dims, p.tolist())])
     return out
+
+
+def _floats(x, op):
+    x = convert_to_tensor(x)
+    if not (x.dtype.is_floating or x.dtype.is_complex):
+        raise TypeError(f"Value passed to parameter 'x' has DataType {x.dtype.name} not in list of allowed values for {op}")
+    return x
+
+
+def is_nan(x, name=None):
+    """``tf.is_nan``: where ``x`` is NaN (floats only)."""
+    x = _floats(x, "IsNan")
+    return not_equal(x, x, name=name or "IsNan")
+
+
+def is_finite(x, name=None):
+    """``tf.is_finite``: where ``x`` is neither infinite nor NaN (floats
+    only): ``x - x`` is 0 exactly there."""
+    x = _floats(x, "IsFinite")
+    return equal(subtract(x, x), 0, name=name or "IsFinite")
+
+
+def squared_difference(x, y, name=None):
+    """``tf.squared_difference``: ``(x - y) * (x - y)``, broadcast."""
+    g = _graph_of(x, y)
+    with _name_scope(g, name, "SquaredDifference") as scope:
+        d = subtract(x, y)
+        return _binary_of("mul", d, d, scope[:-1])
+
+
+def sign(x, name=None):
+    """``tf.sign``: -1, 0 or 1 by the sign of ``x``; NaN stays NaN and
+    -0.0 gives 0.0, as TensorFlow's."""
+    x = convert_to_tensor(x)
+    g = x.graph
+    with _name_scope(g, name, "Sign") as scope:
+        one = ones_like(x)
+        # x - x: 0 (+0.0 for either zero), NaN for NaN; infinities are
+        # taken by the comparisons first.
+        rest = subtract(x, x) if (x.dtype.is_floating or x.dtype.is_complex) else zeros_like(x)
+        return where(greater(x, 0), one, where(less(x, 0), -one, rest), name=scope)
+
+
+def div_no_nan(x, y, name=None):
+    """``tf.div_no_nan``: ``x / y``, or 0 where ``y`` is 0 (a true
+    division, not rewritten as a multiplication: TensorFlow's optimizer
+    leaves this op alone)."""
+    g = _graph_of(x, y)
+    with _name_scope(g, name, "div_no_nan") as scope:
+        x, y = _operands(x, y)
+        if not (x.dtype.is_floating or x.dtype.is_complex):
+            raise TypeError(f"Value passed to parameter 'x' has DataType {x.dtype.name} not in list of allowed values")
+        q = _binary_of("div", x, y, _scope(g, None, "truediv"))
+        # y broadcast to the quotient's shape (times ones: exact).
+        zero_y = equal(multiply(y, ones_like(q)), 0)
+        return where(zero_y, zeros_like(q), q, name=scope)

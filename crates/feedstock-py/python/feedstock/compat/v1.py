@@ -19,6 +19,9 @@ from .. import errors
 from .. import example as _example
 from .. import tfrecord as _tfrecord
 from .._array_ops import (
+    div_no_nan,
+    is_finite,
+    is_nan,
     logical_and,
     logical_not,
     logical_or,
@@ -29,7 +32,9 @@ from .._array_ops import (
     reduce_any,
     reverse,
     reverse_v2,
+    sign,
     split,
+    squared_difference,
     string_join,
     unstack,
 )
