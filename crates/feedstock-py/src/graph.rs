@@ -1086,6 +1086,46 @@ impl PyGraph {
         self.0.compare(op, a.0, b.0).py_err().map(PyOutput)
     }
 
+    /// `tf.py_func`'s node: `func` (a Python callable) is called with
+    /// the inputs' values as numpy arrays, holding the GIL, in whichever
+    /// thread evaluates the node; it returns `(None, [arrays])`, one per
+    /// dtype of `dtypes`, or `(kind, message)` for an error of that kind
+    /// (`"InvalidArgument"`, ...). An exception it lets escape is an
+    /// Unknown error.
+    #[pyo3(signature = (func, inputs, dtypes, name=None))]
+    fn py_func(
+        &self,
+        func: Py<PyAny>,
+        inputs: Vec<PyOutput>,
+        dtypes: Vec<String>,
+        name: Option<String>,
+    ) -> PyResult<Vec<PyOutput>> {
+        let dtypes = dtypes
+            .iter()
+            .map(|d| dtype(d))
+            .collect::<PyResult<Vec<_>>>()?;
+        let out_dtypes = dtypes.clone();
+        let f = move |values: &[Value]| -> feedstock::Result<Vec<Value>> {
+            Python::attach(|py| {
+                call_py_func(py, &func, values, &out_dtypes).map_err(|e| {
+                    match e {
+                        PyFuncError::Raised(kind, message) => {
+                            Error::new(kind, message)
+                        }
+                        PyFuncError::Python(e) => {
+                            Error::new(Kind::Unknown, e.to_string())
+                        }
+                    }
+                })
+            })
+        };
+        let inputs: Vec<Output> = inputs.iter().map(|o| o.0).collect();
+        self.0
+            .call(Arc::new(f), &inputs, &dtypes, name.as_deref())
+            .py_err()
+            .map(|outs| outs.into_iter().map(PyOutput).collect())
+    }
+
     /// `tf.random_uniform` of a known shape.
     #[pyo3(signature = (dims, dtype_name, min, max, seed=None))]
     fn random_uniform(
@@ -1799,4 +1839,45 @@ fn skip_budget(d: &Bound<'_, PyDict>) -> PyResult<SkipBudget> {
         };
     }
     Ok(budget)
+}
+
+/// Why a `tf.py_func` call failed: an error its wrapper reported (a kind
+/// and a message), or a Python exception that escaped it.
+enum PyFuncError {
+    Raised(Kind, String),
+    Python(PyErr),
+}
+
+impl From<PyErr> for PyFuncError {
+    fn from(e: PyErr) -> Self {
+        PyFuncError::Python(e)
+    }
+}
+
+/// Calls a `tf.py_func` wrapper with `values` as numpy arrays and
+/// converts what it returns to values of `dtypes`.
+fn call_py_func(
+    py: Python<'_>,
+    func: &Py<PyAny>,
+    values: &[Value],
+    dtypes: &[DType],
+) -> Result<Vec<Value>, PyFuncError> {
+    let args = values
+        .iter()
+        .map(|v| value_to_py(py, v.clone()))
+        .collect::<PyResult<Vec<_>>>()?;
+    let ret = func.bind(py).call1(pyo3::types::PyTuple::new(py, args)?)?;
+    let (kind, payload): (Option<String>, Bound<'_, PyAny>) = ret.extract()?;
+    if let Some(kind) = kind {
+        return Err(PyFuncError::Raised(
+            crate::errors::kind_from_name(&kind),
+            payload.extract()?,
+        ));
+    }
+    let arrays: Vec<Bound<'_, PyAny>> = payload.extract()?;
+    arrays
+        .iter()
+        .zip(dtypes)
+        .map(|(a, &d)| Ok(Value::from(numpy_to_tensor(py, a, d)?)))
+        .collect()
 }

@@ -781,6 +781,20 @@ fn run_step<'a>(
     };
     match &node.op {
         Op::Constant(v) => out.push(v.clone()),
+        Op::Call(call) => {
+            let args: Vec<Value> =
+                (0..step.inputs.len()).map(|k| ins(k).clone()).collect();
+            let values = (call.f)(&args)?;
+            let dtypes: Vec<DType> = values.iter().map(Value::dtype).collect();
+            if dtypes != call.dtypes {
+                return Err(Error::internal(format!(
+                    "{} returned values of dtypes {dtypes:?}, declared \
+                     {:?}",
+                    node.name, call.dtypes
+                )));
+            }
+            out.extend(values);
+        }
         Op::Placeholder => {
             let s = node.outputs[0]
                 .shape

@@ -378,10 +378,31 @@ pub enum AdjustOp {
     Saturation,
 }
 
+/// A function of the user's that a [`Graph::call`] node runs: given its
+/// inputs' values, it returns one value per output (the engine of
+/// `tf.py_func`).
+pub type UserFn = dyn Fn(&[Value]) -> Result<Vec<Value>> + Send + Sync;
+
+/// A [`Graph::call`] node's function and the dtypes of its outputs.
+pub(crate) struct UserCall {
+    pub(crate) f: Arc<UserFn>,
+    pub(crate) dtypes: Vec<DType>,
+}
+
+impl fmt::Debug for UserCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UserCall")
+            .field("dtypes", &self.dtypes)
+            .finish_non_exhaustive()
+    }
+}
+
 /// What a node computes.
 #[derive(Debug)]
 pub(crate) enum Op {
     Constant(Value),
+    /// A user's function ([`Graph::call`]).
+    Call(UserCall),
     Placeholder,
     Variable,
     /// Sets variable `var` to its input; `init` for the variable's
@@ -1159,6 +1180,32 @@ impl Graph {
         }
         let t = Tensor::scalar(x).cast(dtype)?;
         self.constant(t)
+    }
+
+    /// A node running the user's function `f` on the values of `inputs`
+    /// each time it is evaluated (in whichever thread evaluates it: a
+    /// runner's, or the one calling [`Session::run`](super::Session::run)),
+    /// with one output per dtype of `dtypes`, of shapes known only when
+    /// run. An error `f` returns is the run's error, with its kind.
+    ///
+    /// # Errors
+    /// InvalidArgument for an input of another graph or a sparse input.
+    pub fn call(
+        &self,
+        f: Arc<UserFn>,
+        inputs: &[Output],
+        dtypes: &[DType],
+        name: Option<&str>,
+    ) -> Result<Vec<Output>> {
+        for &i in inputs {
+            self.check_dense(i, "call")?;
+        }
+        let outputs = dtypes.iter().map(|&d| dense(None, d)).collect();
+        let call = UserCall {
+            f,
+            dtypes: dtypes.to_vec(),
+        };
+        self.add(name, "PyFunc", Op::Call(call), inputs.to_vec(), outputs)
     }
 
     /// A value fed to each [`Session::run`](super::Session::run) that

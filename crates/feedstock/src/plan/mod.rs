@@ -197,7 +197,7 @@ pub use graph::{
     AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Output,
     ProducerOptions, QueueRef, ReaderKind, ReaderRef, ReaderStateOp,
     ShardOptions, ShuffleOptions, SliceDim, SparsePart, StaticShape, Strings,
-    Variable,
+    UserFn, Variable,
 };
 pub use queues::{QueueKind, RunnerRef};
 pub use session::{Interrupt, QueueSummary, RunOptions, Session};

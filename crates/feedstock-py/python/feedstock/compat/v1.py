@@ -38,6 +38,7 @@ from .._array_ops import (
     string_join,
     unstack,
 )
+from .._script_ops import numpy_function, py_func
 from .._graph import (
     DType,
     Graph,
