@@ -35,37 +35,17 @@
 use std::sync::OnceLock;
 
 /// A float type as Eigen's packets hold it.
-pub(crate) trait EigenFloat: Copy {
+pub(crate) trait EigenFloat: num_traits::Float {
     /// Lanes of a packet in TensorFlow's x86-64 build (AVX, 256 bits).
     const LANES: usize;
-    const ZERO: Self;
-    const ONE: Self;
-    fn add(self, o: Self) -> Self;
-    fn mul(self, o: Self) -> Self;
 }
 
 impl EigenFloat for f32 {
     const LANES: usize = 8;
-    const ZERO: Self = 0.0;
-    const ONE: Self = 1.0;
-    fn add(self, o: Self) -> Self {
-        self + o
-    }
-    fn mul(self, o: Self) -> Self {
-        self * o
-    }
 }
 
 impl EigenFloat for f64 {
     const LANES: usize = 4;
-    const ZERO: Self = 0.0;
-    const ONE: Self = 1.0;
-    fn add(self, o: Self) -> Self {
-        self + o
-    }
-    fn mul(self, o: Self) -> Self {
-        self * o
-    }
 }
 
 /// The most lanes any [`EigenFloat`] has.
@@ -96,20 +76,20 @@ struct Mul;
 impl Op for Add {
     const TREE: bool = true;
     fn identity<T: EigenFloat>() -> T {
-        T::ZERO
+        T::zero()
     }
     fn apply<T: EigenFloat>(a: T, b: T) -> T {
-        a.add(b)
+        a + b
     }
 }
 
 impl Op for Mul {
     const TREE: bool = false;
     fn identity<T: EigenFloat>() -> T {
-        T::ONE
+        T::one()
     }
     fn apply<T: EigenFloat>(a: T, b: T) -> T {
-        a.mul(b)
+        a * b
     }
 }
 
@@ -132,12 +112,7 @@ fn reduce_by<T: EigenFloat, O: Op>(
     dims: &[usize],
     axes: &[bool],
 ) -> Vec<T> {
-    let n_out: usize = dims
-        .iter()
-        .zip(axes)
-        .filter(|(_, &r)| !r)
-        .map(|(d, _)| d)
-        .product();
+    let n_out = super::reduce::kept_count(dims, axes);
     if xs.is_empty() || n_out == 0 {
         return vec![O::identity(); n_out];
     }

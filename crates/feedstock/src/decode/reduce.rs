@@ -124,12 +124,7 @@ fn reduce_typed<T: Reducible>(
         ReduceOp::Max => T::LOWEST,
         ReduceOp::Min => T::HIGHEST,
     };
-    let n_out: usize = dims
-        .iter()
-        .zip(axes)
-        .filter(|(_, &r)| !r)
-        .map(|(d, _)| d)
-        .product();
+    let n_out = kept_count(dims, axes);
     let combine = |a: T, x: T| match op {
         ReduceOp::Sum | ReduceOp::Mean => a.add(x),
         ReduceOp::Prod => a.mul(x),
@@ -169,6 +164,16 @@ fn reduce_typed<T: Reducible>(
         }
     }
     out
+}
+
+/// How many values a reduction of `dims` over the axes marked in `axes`
+/// gives: the product of the kept dimensions.
+pub(crate) fn kept_count(dims: &[usize], axes: &[bool]) -> usize {
+    dims.iter()
+        .zip(axes)
+        .filter(|(_, &r)| !r)
+        .map(|(d, _)| d)
+        .product()
 }
 
 /// Calls `f(input index, output index)` for each element in row-major
