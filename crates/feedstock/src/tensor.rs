@@ -912,11 +912,11 @@ impl Tensor {
 
     /// Converts every element to `dtype`, as TensorFlow's `cast` does
     /// (`core/kernels/cast_op.h`): floats to integers truncate toward
-    /// zero (out of the integer's range, as its vectorized cast does on
-    /// x86-64: see `float_to_int`), numbers to bool are `x != 0`, bool to numbers is
-    /// 0 or 1. A complex number cast to a real dtype (or bool) keeps its
-    /// real part, and a real number cast to complex gets a zero imaginary
-    /// part, as numpy does. `float16` and `bfloat16` convert through
+    /// zero (out of the integer's range, as TensorFlow's cast gives on
+    /// x86-64: see `float_to_int`), numbers to bool are `x != 0`, bool to
+    /// numbers is 0 or 1. A complex number cast to a real dtype (or bool)
+    /// keeps its real part, and a real number cast to complex gets a zero
+    /// imaginary part, as numpy does. `float16` and `bfloat16` convert through
     /// `float32`, rounding to nearest even, as Eigen's conversions do (so
     /// a `float64` is rounded to `float32` first).
     ///
@@ -1087,9 +1087,9 @@ enum Vector {
 /// one it wraps (300 is 44, -1.5 is 255); to `uint32`, a vector gives
 /// `2^31` beyond the range where one by one it takes the low bits of the
 /// 64-bit conversion; vectors from `float64` or `float16` to `uint8` go
-/// through `uint16` and give 0 from 2^15 up. Observed widths: 32 values from `float32` and 16
-/// from `float64` or `float16` into 8- and 16-bit types, 8 into
-/// `uint32`; other types convert alike on both paths.
+/// through `uint16` and give 0 from 2^15 up. Observed widths: 32 values
+/// from `float32` and 16 from `float64` or `float16` into 8- and 16-bit
+/// types, 8 into `uint32`; other types convert alike on both paths.
 fn float_to_int(
     v: impl ExactSizeIterator<Item = f64>,
     from: Vector,
