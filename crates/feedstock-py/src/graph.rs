@@ -1104,24 +1104,10 @@ impl PyGraph {
             .iter()
             .map(|d| dtype(d))
             .collect::<PyResult<Vec<_>>>()?;
-        let out_dtypes = dtypes.clone();
-        let f = move |values: &[Value]| -> feedstock::Result<Vec<Value>> {
-            Python::attach(|py| {
-                call_py_func(py, &func, values, &out_dtypes).map_err(|e| {
-                    match e {
-                        PyFuncError::Raised(kind, message) => {
-                            Error::new(kind, message)
-                        }
-                        PyFuncError::Python(e) => {
-                            Error::new(Kind::Unknown, e.to_string())
-                        }
-                    }
-                })
-            })
-        };
+        let f = crate::py_func::user_fn(func, dtypes.clone());
         let inputs: Vec<Output> = inputs.iter().map(|o| o.0).collect();
         self.0
-            .call(Arc::new(f), &inputs, &dtypes, name.as_deref())
+            .call(f, &inputs, &dtypes, name.as_deref())
             .py_err()
             .map(|outs| outs.into_iter().map(PyOutput).collect())
     }
@@ -1839,45 +1825,4 @@ fn skip_budget(d: &Bound<'_, PyDict>) -> PyResult<SkipBudget> {
         };
     }
     Ok(budget)
-}
-
-/// Why a `tf.py_func` call failed: an error its wrapper reported (a kind
-/// and a message), or a Python exception that escaped it.
-enum PyFuncError {
-    Raised(Kind, String),
-    Python(PyErr),
-}
-
-impl From<PyErr> for PyFuncError {
-    fn from(e: PyErr) -> Self {
-        PyFuncError::Python(e)
-    }
-}
-
-/// Calls a `tf.py_func` wrapper with `values` as numpy arrays and
-/// converts what it returns to values of `dtypes`.
-fn call_py_func(
-    py: Python<'_>,
-    func: &Py<PyAny>,
-    values: &[Value],
-    dtypes: &[DType],
-) -> Result<Vec<Value>, PyFuncError> {
-    let args = values
-        .iter()
-        .map(|v| value_to_py(py, v.clone()))
-        .collect::<PyResult<Vec<_>>>()?;
-    let ret = func.bind(py).call1(pyo3::types::PyTuple::new(py, args)?)?;
-    let (kind, payload): (Option<String>, Bound<'_, PyAny>) = ret.extract()?;
-    if let Some(kind) = kind {
-        return Err(PyFuncError::Raised(
-            crate::errors::kind_from_name(&kind),
-            payload.extract()?,
-        ));
-    }
-    let arrays: Vec<Bound<'_, PyAny>> = payload.extract()?;
-    arrays
-        .iter()
-        .zip(dtypes)
-        .map(|(a, &d)| Ok(Value::from(numpy_to_tensor(py, a, d)?)))
-        .collect()
 }

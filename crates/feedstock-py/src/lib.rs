@@ -32,6 +32,7 @@ pub mod arrays;
 pub mod errors;
 pub mod example;
 pub mod graph;
+mod py_func;
 pub mod tfrecord;
 
 /// The extension module `feedstock._native`.
@@ -43,5 +44,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     example::register(m)?;
     tfrecord::register(m)?;
     graph::register(m)?;
+    py_func::register(m)?;
     Ok(())
 }

@@ -81,3 +81,30 @@ def test_runs_in_queue_runners_and_stop_iteration_ends_the_input():
         assert sorted(seen) == [0, 1, 2, 3, 4]
         coord.request_stop()
         coord.join(threads)
+
+
+EXIT_SCRIPT = """
+import time
+import numpy as np
+import feedstock.compat.v1 as tf
+q = tf.train.string_input_producer(["a", "b"])
+v = tf.py_func(lambda s: (time.sleep(0.001), np.int64(len(s)))[1], [q.dequeue()], tf.int64)
+v.set_shape([])
+b = tf.train.batch([v], 4)
+sess = tf.Session()
+threads = tf.train.start_queue_runners(sess, tf.train.Coordinator())
+print(sess.run(b).tolist())
+"""
+
+
+def test_exiting_with_runners_inside_a_python_function_is_clean():
+    # The program never stops its runners: at exit they are inside, or
+    # about to enter, the Python function. Entering a finalizing
+    # interpreter would abort the process.
+    import subprocess
+    import sys
+
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip() == "[1, 1, 1, 1]"

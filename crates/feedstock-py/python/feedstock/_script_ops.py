@@ -6,12 +6,18 @@ everything else in a pipeline runs without Python."""
 
 from __future__ import annotations
 
+import atexit
 import itertools
 
 import numpy as np
 
-from . import errors
+from . import _native, errors
 from ._graph import _graph_of, _wrap, as_dtype, convert_to_tensor, get_default_graph, string
+
+# At exit, before Python finalizes, runner threads a program left running
+# stop entering Python functions, and the exit waits for those in one
+# (entering a finalizing interpreter aborts the process).
+atexit.register(_native.shutdown)
 
 # TensorFlow numbers its Python functions across graphs: pyfunc_0, ...
 _tokens = itertools.count()
