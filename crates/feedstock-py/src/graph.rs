@@ -1062,6 +1062,20 @@ impl PyGraph {
             .map(PyOutput)
     }
 
+    /// `tf.argmax` (`max`) or `tf.argmin` along `axis`, as `dtype_name`.
+    fn arg_reduce(
+        &self,
+        x: PyOutput,
+        axis: usize,
+        max: bool,
+        dtype_name: &str,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .arg_reduce(x.0, axis, max, dtype(dtype_name)?)
+            .py_err()
+            .map(PyOutput)
+    }
+
     /// `tf.equal` and the other comparisons: `op` is "equal",
     /// "not_equal", "less", "less_equal", "greater" or "greater_equal".
     fn compare(

@@ -120,3 +120,24 @@ def test_sign_is_nan_is_finite_squared_difference_div_no_nan():
     assert got["dnn"].tolist() == [[0.0, float(np.float32(2) / np.float32(255))], [0.0, float(np.float32(4) / np.float32(255))]]
     with pytest.raises(TypeError):
         tf.is_nan(tf.constant([1, 2]))
+
+
+def test_argmax_argmin_as_tensorflow():
+    x = tf.constant([[1.0, 3.0, 3.0], [np.nan, 2.0, 5.0], [np.nan, np.nan, np.nan], [-np.inf, -np.inf, -1.0]])
+    amax, amin = tf.argmax(x, 1), tf.argmin(x, 1)
+    assert amax.name == "ArgMax:0" and amax.dtype == tf.int64 and amax.shape.as_list() == [4]
+    got = run({
+        "max": amax, "min": amin, "col": tf.argmax(x), "i32": tf.argmax(x, 0, output_type=tf.int32),
+        "u8": tf.argmax(tf.constant([[1, 5, 5], [7, 0, 7]], tf.uint8), -1),
+        "bool": tf.argmax(tf.constant([True, False, True])),
+    })
+    # The first of equal values; NaN never chosen (0 when all are NaN).
+    assert got["max"].tolist() == [1, 2, 0, 2] and got["min"].tolist() == [0, 1, 0, 0]
+    assert got["col"].tolist() == [0, 0, 1] and got["i32"].dtype == np.int32
+    assert got["u8"].tolist() == [1, 0] and got["bool"] == 0
+    with pytest.raises(ValueError, match=r"Dimension \(2\) must be in the range \[-2, 2\)"):
+        tf.argmax(x, 2)
+    with pytest.raises(TypeError):
+        tf.argmax(tf.constant(["a"]), 0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Reduction axis 0 is empty in shape"):
+        run(tf.argmax(tf.zeros([0, 3]), 0))

@@ -2,7 +2,8 @@
 ``feedstock.compat.v1`` (``tf.range``, ``tf.pad``, ``tf.split``,
 ``tf.unstack``, ``tf.reverse``, ``tf.logical_*``, ``tf.reduce_any`` /
 ``reduce_all``, ``tf.string_join``, ``tf.sign``, ``tf.is_nan``,
-``tf.is_finite``, ``tf.squared_difference``, ``tf.div_no_nan``), built from the graph's own ops
+``tf.is_finite``, ``tf.squared_difference``, ``tf.div_no_nan``,
+``tf.argmax`` / ``tf.argmin``), built from the graph's own ops
 (slices, concatenation, casts, reductions) so that they run natively as
 the rest of the pipeline does. Each checks its arguments as TensorFlow
 does and gives its results; op names inside them are feedstock's."""
@@ -21,6 +22,8 @@ from ._graph import (
     _binary_of,
     _operands,
     _scope,
+    _wrap1,
+    as_dtype,
     cast,
     concat,
     constant,
@@ -360,3 +363,32 @@ def div_no_nan(x, y, name=None):
         # y broadcast to the quotient's shape (times ones: exact).
         zero_y = equal(multiply(y, ones_like(q)), 0)
         return where(zero_y, zeros_like(q), q, name=scope)
+
+
+def _arg_reduce(max_, input, axis, name, dimension, output_type, default):  # noqa: A002 (TensorFlow's name)
+    if axis is not None and dimension is not None:
+        raise ValueError("Cannot specify both 'axis' and 'dimension'")
+    axis = dimension if axis is None else axis
+    x = convert_to_tensor(input)
+    g = x.graph
+    with _name_scope(g, name, default) as scope:
+        rank = x.shape.ndims
+        axis = 0 if axis is None else int(_value(axis) if hasattr(axis, "_o") else axis)
+        if rank is not None and not -rank <= axis < rank:
+            raise ValueError(
+                f"Dimension ({axis}) must be in the range [{-rank}, {rank}), where {rank} is the number of "
+                "dimensions in the input."
+            )
+        out = g._g.arg_reduce(x._o, axis % rank if rank else axis, max_, as_dtype(output_type)._native)
+        return identity(_wrap1(g, out), name=scope)
+
+
+def argmax(input, axis=None, name=None, dimension=None, output_type=int64):  # noqa: A002 (TensorFlow's name)
+    """``tf.argmax``: the index of the largest value along ``axis`` (0
+    when not given), the first of equal ones, NaN never chosen."""
+    return _arg_reduce(True, input, axis, name, dimension, output_type, "ArgMax")
+
+
+def argmin(input, axis=None, name=None, dimension=None, output_type=int64):  # noqa: A002 (TensorFlow's name)
+    """``tf.argmin``: the index of the smallest value along ``axis``."""
+    return _arg_reduce(False, input, axis, name, dimension, output_type, "ArgMin")

@@ -254,6 +254,99 @@ pub fn reduce(
     Tensor::from_data(out_dims, data)
 }
 
+/// The index of the largest (`max`) or smallest value of `t` along
+/// `axis`, as `dtype` (`int32` or `int64`): `tf.argmax` / `tf.argmin`.
+/// As TensorFlow's kernel: the first of equal values, NaN never chosen
+/// (index 0 when every value is NaN).
+///
+/// # Errors
+/// InvalidArgument for an axis out of range, an empty axis (naming the
+/// shape, as TensorFlow), an output dtype other than `int32` / `int64`,
+/// or a string or complex tensor.
+pub fn arg_reduce(
+    t: &Tensor,
+    axis: usize,
+    max: bool,
+    dtype: DType,
+) -> Result<Tensor> {
+    let dims = t.dims();
+    let Some(&n) = dims.get(axis) else {
+        return Err(Error::invalid_argument(format!(
+            "Expected dimension in the range [{}, {}), but got {axis}",
+            -(dims.len() as i64),
+            dims.len()
+        )));
+    };
+    if n == 0 {
+        return Err(Error::invalid_argument(format!(
+            "Reduction axis {axis} is empty in shape {}",
+            t.shape()
+        )));
+    }
+    let outer: usize = dims[..axis].iter().product();
+    let inner: usize = dims[axis + 1..].iter().product();
+    macro_rules! go {
+        ($($var:ident),*) => {
+            match t.data() {
+                $(Data::$var(x) => arg_typed(x, outer, n, inner, max),)*
+                Data::Bool(x) => {
+                    let x: Vec<u8> = x.iter().map(|&b| u8::from(b)).collect();
+                    arg_typed(&x, outer, n, inner, max)
+                }
+                _ => {
+                    return Err(Error::invalid_argument(format!(
+                        "argmax / argmin: not defined for {}",
+                        t.dtype()
+                    )))
+                }
+            }
+        };
+    }
+    let idx = go!(U8, I8, U16, I16, U32, I32, U64, I64, F32, F64);
+    let out_dims: Vec<usize> = dims
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| k != axis)
+        .map(|(_, &d)| d)
+        .collect();
+    match dtype {
+        DType::I64 => Tensor::new(out_dims, idx),
+        DType::I32 => {
+            Tensor::new(out_dims, idx.into_iter().map(|i| i as i32).collect())
+        }
+        other => Err(Error::invalid_argument(format!(
+            "argmax / argmin: output_type must be int32 or int64, got {other}"
+        ))),
+    }
+}
+
+fn arg_typed<T: Reducible>(
+    x: &[T],
+    outer: usize,
+    n: usize,
+    inner: usize,
+    max: bool,
+) -> Vec<i64> {
+    let mut out = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            // Starts from the dtype's extreme, replaced only by a value
+            // strictly beyond the best: ties keep the first, and a NaN
+            // (unordered) never wins.
+            let (mut best, mut at) =
+                (if max { T::LOWEST } else { T::HIGHEST }, 0usize);
+            for k in 0..n {
+                let v = x[(o * n + k) * inner + i];
+                if (max && v > best) || (!max && v < best) {
+                    (best, at) = (v, k);
+                }
+            }
+            out.push(at as i64);
+        }
+    }
+    out
+}
+
 fn cmp_typed<T: PartialOrd + Copy>(
     op: CmpOp,
     (a, ad): (&[T], &[usize]),

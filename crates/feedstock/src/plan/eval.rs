@@ -1218,6 +1218,10 @@ fn run_step<'a>(
                 .collect();
             out.push(ops::slice(t, begin, &size)?.into());
         }
+        Op::ArgReduce { axis, max, dtype } => {
+            let t = dense_in(ins, 0)?;
+            out.push(reduce::arg_reduce(t, *axis, *max, *dtype)?.into());
+        }
         Op::Reduce {
             op,
             axes,

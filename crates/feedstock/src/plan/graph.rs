@@ -569,6 +569,13 @@ pub(crate) enum Op {
         axes: Vec<usize>,
         keep_dims: bool,
     },
+    /// The index of the largest or smallest value along an axis
+    /// (`tf.argmax`, `tf.argmin`), as `dtype`.
+    ArgReduce {
+        axis: usize,
+        max: bool,
+        dtype: DType,
+    },
     /// An elementwise comparison of inputs 0 and 1 (`tf.equal`, ...).
     Compare(CmpOp),
     /// Uniform random values of a shape (`tf.random_uniform`): floats in
@@ -3431,6 +3438,51 @@ impl Graph {
             },
             vec![x],
             dense(partial(out), info.dtype),
+        )
+    }
+
+    /// `tf.argmax` (`max`) or `tf.argmin` of `x` along `axis`, as `dtype`
+    /// (`int32` or `int64`).
+    ///
+    /// # Errors
+    /// InvalidArgument for a sparse `x`, an unknown rank, an axis out of
+    /// range, a string or complex `x` or another output dtype.
+    pub fn arg_reduce(
+        &self,
+        x: Output,
+        axis: usize,
+        max: bool,
+        dtype: DType,
+    ) -> Result<Output> {
+        let info = self.check_dense(x, "argmax")?;
+        let dims = dims_of(&info.shape)
+            .ok_or_else(|| invalid("argmax: the rank must be known"))?;
+        if axis >= dims.len() {
+            return Err(invalid(format!(
+                "Dimension ({axis}) must be in the range [{}, {}), where {} \
+                 is the number of dimensions in the input",
+                -(dims.len() as i64),
+                dims.len(),
+                dims.len()
+            )));
+        }
+        if !(math::is_arithmetic(info.dtype) || info.dtype == DType::Bool)
+            || matches!(info.dtype, DType::F16 | DType::BF16)
+            || !matches!(dtype, DType::I32 | DType::I64)
+        {
+            return Err(invalid_dtype(format!(
+                "argmax of {} as {dtype}: not defined",
+                info.dtype
+            )));
+        }
+        let mut out = dims.clone();
+        out.remove(axis);
+        self.add1(
+            None,
+            if max { "ArgMax" } else { "ArgMin" },
+            Op::ArgReduce { axis, max, dtype },
+            vec![x],
+            dense(partial(out), dtype),
         )
     }
 

@@ -19,6 +19,8 @@ from .. import errors
 from .. import example as _example
 from .. import tfrecord as _tfrecord
 from .._array_ops import (
+    argmax,
+    argmin,
     div_no_nan,
     is_finite,
     is_nan,
