@@ -785,6 +785,25 @@ mod tests {
     }
 
     #[test]
+    fn arg_reduce_as_tensorflow() {
+        let nan = f32::NAN;
+        let t = Tensor::new::<f32>(
+            vec![3, 3],
+            vec![1.0, 3.0, 3.0, nan, 2.0, 5.0, nan, nan, nan],
+        )
+        .unwrap();
+        let max = arg_reduce(&t, 1, true, DType::I64).unwrap();
+        assert_eq!(max.as_slice::<i64>().unwrap(), &[1, 2, 0]);
+        let min = arg_reduce(&t, 1, false, DType::I32).unwrap();
+        assert_eq!(min.as_slice::<i32>().unwrap(), &[0, 1, 0]);
+        let col = arg_reduce(&t, 0, true, DType::I64).unwrap();
+        assert_eq!(col.as_slice::<i64>().unwrap(), &[0, 0, 1]);
+        let empty = Tensor::new::<f32>(vec![0, 3], vec![]).unwrap();
+        let e = arg_reduce(&empty, 0, true, DType::I64).unwrap_err();
+        assert!(e.message().contains("Reduction axis 0 is empty"), "{e}");
+    }
+
+    #[test]
     fn gather_as_tensorflow() {
         let p =
             Tensor::new::<i32>(vec![2, 3], vec![1, 2, 3, 4, 5, 6]).unwrap();
