@@ -141,3 +141,19 @@ def test_argmax_argmin_as_tensorflow():
         tf.argmax(tf.constant(["a"]), 0)
     with pytest.raises(tf.errors.InvalidArgumentError, match="Reduction axis 0 is empty in shape"):
         run(tf.argmax(tf.zeros([0, 3]), 0))
+
+
+def test_map_fn_over_a_known_number_of_slices():
+    imgs = (np.arange(2 * 4 * 4 * 3) % 251).astype(np.uint8).reshape(2, 4, 4, 3)
+    c = tf.constant(imgs)
+    std = tf.map_fn(lambda im: tf.image.per_image_standardization(im), c, dtype=tf.float32)
+    pairs = tf.map_fn(lambda p: p[0] + p[1], (tf.constant([1, 2]), tf.constant([10, 20])), dtype=tf.int32)
+    two = tf.map_fn(lambda x: (x, x * 2), tf.constant([1.0, 2.0]), dtype=(tf.float32, tf.float32))
+    assert std.shape.as_list() == [2, 4, 4, 3] and isinstance(two, tuple)
+    got = run({"std": std, "pairs": pairs, "two": two, "whole": tf.image.per_image_standardization(c[1])})
+    # Each image standardized alone, as TensorFlow's loop does it.
+    np.testing.assert_array_equal(got["std"][1], got["whole"])
+    assert got["pairs"].tolist() == [11, 22]
+    assert got["two"][1].tolist() == [2.0, 4.0]
+    with pytest.raises(NotImplementedError, match="first dimension is known while building"):
+        tf.map_fn(lambda x: x, tf.placeholder(tf.float32, [None, 3]))

@@ -3,7 +3,7 @@
 ``tf.unstack``, ``tf.reverse``, ``tf.logical_*``, ``tf.reduce_any`` /
 ``reduce_all``, ``tf.string_join``, ``tf.sign``, ``tf.is_nan``,
 ``tf.is_finite``, ``tf.squared_difference``, ``tf.div_no_nan``,
-``tf.argmax`` / ``tf.argmin``), built from the graph's own ops
+``tf.argmax`` / ``tf.argmin``, ``tf.map_fn``), built from the graph's own ops
 (slices, concatenation, casts, reductions) so that they run natively as
 the rest of the pipeline does. Each checks its arguments as TensorFlow
 does and gives its results; op names inside them are feedstock's."""
@@ -48,6 +48,7 @@ from ._graph import (
     reduce_min,
     reshape,
     shape,
+    stack,
     uint8,
     where,
     zeros_like,
@@ -392,3 +393,36 @@ def argmax(input, axis=None, name=None, dimension=None, output_type=int64):  # n
 def argmin(input, axis=None, name=None, dimension=None, output_type=int64):  # noqa: A002 (TensorFlow's name)
     """``tf.argmin``: the index of the smallest value along ``axis``."""
     return _arg_reduce(False, input, axis, name, dimension, output_type, "ArgMin")
+
+
+def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False, infer_shape=True,
+           name=None):
+    """``tf.map_fn``: ``fn`` applied to each slice of ``elems`` (a tensor,
+    or a tuple / list of tensors sliced together) along axis 0, the
+    results stacked. feedstock unrolls the loop, so the number of slices
+    must be known while building (TensorFlow's ``while_loop`` is not
+    offered); the values are TensorFlow's."""
+    seq = isinstance(elems, (list, tuple))
+    ts = [convert_to_tensor(e) for e in (elems if seq else [elems])]
+    if not ts:
+        raise ValueError("elems must be a Tensor or (possibly nested) sequence of Tensors. Got []")
+    sizes = {t.shape.as_list()[0] if t.shape.ndims else None for t in ts}
+    n = sizes.pop() if len(sizes) == 1 else None
+    if n is None or sizes:
+        raise NotImplementedError(
+            "tf.map_fn needs elems whose first dimension is known while building and the same for all "
+            f"(got shapes {[t.shape for t in ts]})"
+        )
+    if n == 0:
+        raise NotImplementedError("tf.map_fn over no elements")
+    g = _graph_of(*ts)
+    with _name_scope(g, name, "map") as scope:
+        results = []
+        for i in builtins.range(n):
+            piece = [t[i] for t in ts]
+            results.append(fn(type(elems)(piece) if seq else piece[0]))
+        first = results[0]
+        if isinstance(first, (list, tuple)):
+            outs = [stack([r[k] for r in results]) for k in builtins.range(len(first))]
+            return type(first)(outs)
+        return identity(stack(results), name=scope)

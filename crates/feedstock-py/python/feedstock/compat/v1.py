@@ -28,6 +28,7 @@ from .._array_ops import (
     logical_not,
     logical_or,
     logical_xor,
+    map_fn,
     pad,
     range,  # noqa: A004 (TensorFlow's name)
     reduce_all,
