@@ -15,6 +15,7 @@ import builtins
 import numpy as np
 
 from ._graph import (
+    Tensor,
     _graph_of,
     _name_scope,
     add,
@@ -56,11 +57,16 @@ from ._graph import (
 
 
 def _is_const(x):
-    return not hasattr(x, "_o") or x._const is not None
+    """Whether ``x`` (a tensor or a Python value) is known while building."""
+    return not isinstance(x, Tensor) or x._const is not None
 
 
-def _value(x):
-    return np.asarray(x._const if hasattr(x, "_o") else x)
+def _value(x, what="an argument"):
+    """``x``'s value while building, as numpy: a Python value, or a
+    tensor known then (NotImplementedError for one computed when run)."""
+    if not _is_const(x):
+        raise NotImplementedError(f"{what} computed when run")
+    return np.asarray(x._const if isinstance(x, Tensor) else x)
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 (TensorFlow's name)
@@ -71,7 +77,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 (
     computed when run needs a known integer ``start`` and ``delta``."""
     if limit is None:
         start, limit = 0, start
-    args = [convert_to_tensor(a) if not hasattr(a, "_o") else a for a in (start, limit, delta)]
+    args = [convert_to_tensor(a) for a in (start, limit, delta)]
     order = [int32, int64, float32, float64]
     if dtype is None:
         dtype = max((a.dtype for a in args), key=lambda d: order.index(d) if d in order else -1)
@@ -113,7 +119,7 @@ def _check_range(start, limit, delta):
 
 
 def _bools(*xs):
-    ts = [convert_to_tensor(x, dtype=bool_) if not hasattr(x, "_o") else x for x in xs]
+    ts = [x if isinstance(x, Tensor) else convert_to_tensor(x, dtype=bool_) for x in xs]
     for t in ts:
         if t.dtype != bool_:
             raise TypeError(f"Value passed to parameter 'x' has DataType {t.dtype.name} not in list of allowed values: bool")
@@ -188,7 +194,7 @@ def reverse(tensor, axis, name=None):
     elements along each axis of ``axis`` reversed."""
     x = convert_to_tensor(tensor)
     rank = x.shape.ndims
-    axes = [_axis(a, rank) for a in np.atleast_1d(_value(axis) if hasattr(axis, "_o") else axis)]
+    axes = [_axis(a, rank) for a in np.atleast_1d(_value(axis, "tf.reverse's axis"))]
     if len(set(axes)) != len(axes):
         raise ValueError(f"axis {sorted(axes)} specified more than once")
     key = tuple(slice(None, None, -1) if k in axes else slice(None) for k in builtins.range(rank))
@@ -216,10 +222,11 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     int) or parts of the given sizes (one may be -1: the rest)."""
     x = convert_to_tensor(value)
     rank = x.shape.ndims
-    a = _axis(_value(axis) if hasattr(axis, "_o") else axis, rank)
+    a = _axis(_value(axis, "tf.split's axis"), rank)
     dim = x.shape.as_list()[a]
-    if np.ndim(_value(num_or_size_splits) if hasattr(num_or_size_splits, "_o") else num_or_size_splits) == 0:
-        k = int(_value(num_or_size_splits) if hasattr(num_or_size_splits, "_o") else num_or_size_splits)
+    splits = _value(num_or_size_splits, "tf.split's num_or_size_splits")
+    if splits.ndim == 0:
+        k = int(splits)
         if dim is None:
             raise NotImplementedError("tf.split into equal parts of a dimension known only when run")
         if k <= 0 or dim % k:
@@ -229,7 +236,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
             )
         sizes = [dim // k] * k
     else:
-        sizes = [int(s) for s in np.asarray(_value(num_or_size_splits) if hasattr(num_or_size_splits, "_o") else num_or_size_splits).reshape(-1)]
+        sizes = [int(s) for s in splits.reshape(-1)]
         if sizes.count(-1) > 1:
             raise ValueError("Cannot infer argument `num` from shape: more than one -1 in size_splits")
         if -1 in sizes:
@@ -254,9 +261,7 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     (``SYMMETRIC``, at most the size). ``paddings`` must be known while
     building."""
     x = convert_to_tensor(tensor)
-    if hasattr(paddings, "_o") and paddings._const is None:
-        raise NotImplementedError("tf.pad with paddings computed when run")
-    p = np.asarray(_value(paddings) if hasattr(paddings, "_o") else paddings, dtype=np.int64)
+    p = _value(paddings, "tf.pad's paddings").astype(np.int64)
     rank = x.shape.ndims
     if p.shape != (rank, 2):
         raise ValueError(f"Shape must be rank 2 but is rank {p.ndim}" if p.ndim != 2 else
@@ -374,7 +379,7 @@ def _arg_reduce(max_, input, axis, name, dimension, output_type, default):  # no
     g = x.graph
     with _name_scope(g, name, default) as scope:
         rank = x.shape.ndims
-        axis = 0 if axis is None else int(_value(axis) if hasattr(axis, "_o") else axis)
+        axis = 0 if axis is None else int(_value(axis, "the axis of tf.argmax / tf.argmin"))
         if rank is not None and not -rank <= axis < rank:
             raise ValueError(
                 f"Dimension ({axis}) must be in the range [{-rank}, {rank}), where {rank} is the number of "
