@@ -523,14 +523,29 @@ impl PyGraph {
         self.0.sparse_part(sp.0, part).py_err().map(PyOutput)
     }
 
-    /// `tf.sparse.to_dense(sp, default)`.
+    /// `tf.sparse.to_dense(sp, default, validate_indices)`.
+    #[pyo3(signature = (sp, default, validate=true))]
     fn sparse_to_dense(
         &self,
         sp: PyOutput,
         default: PyOutput,
+        validate: bool,
     ) -> PyResult<PyOutput> {
         self.0
-            .sparse_to_dense(sp.0, default.0)
+            .sparse_to_dense(sp.0, default.0, validate)
+            .py_err()
+            .map(PyOutput)
+    }
+
+    /// `tf.SparseTensor(indices, values, dense_shape)`.
+    fn make_sparse(
+        &self,
+        indices: PyOutput,
+        values: PyOutput,
+        dense_shape: PyOutput,
+    ) -> PyResult<PyOutput> {
+        self.0
+            .make_sparse(indices.0, values.0, dense_shape.0)
             .py_err()
             .map(PyOutput)
     }

@@ -157,3 +157,27 @@ def test_map_fn_over_a_known_number_of_slices():
     assert got["two"][1].tolist() == [2.0, 4.0]
     with pytest.raises(NotImplementedError, match="first dimension is known while building"):
         tf.map_fn(lambda x: x, tf.placeholder(tf.float32, [None, 3]))
+
+
+def test_sparse_tensors_from_parts_and_sparse_to_dense():
+    sp = tf.SparseTensor(indices=[[0, 1], [2, 0]], values=[5, 6], dense_shape=[3, 2])
+    dense = tf.sparse_tensor_to_dense(sp, default_value=-1)
+    assert sp.dtype == tf.int32 and dense.shape.as_list() == [3, 2]
+    s2d = tf.sparse_to_dense([[0, 0], [1, 2]], [2, 3], 9, default_value=-1)
+    assert s2d.shape.as_list() == [2, 3]
+    got = run({
+        "dense": dense, "s2d": s2d, "vector": tf.sparse_to_dense([1, 3], [5], [7, 8]),
+        "scalar": tf.sparse_to_dense(2, [4], 1.5),
+        "unchecked": tf.sparse_to_dense([3, 1], [5], [7, 8], validate_indices=False),
+    })
+    assert got["dense"].tolist() == [[-1, 5], [-1, -1], [6, -1]]
+    assert got["s2d"].tolist() == [[9, -1, -1], [-1, -1, 9]]
+    assert got["vector"].tolist() == [0, 7, 0, 8, 0] and got["scalar"].tolist() == [0.0, 0.0, 1.5, 0.0]
+    assert got["unchecked"].tolist() == [0, 8, 0, 7, 0]
+    for indices, message in [
+        ([[2, 0], [0, 1]], r"indices\[1\] = \[0,1\] is out of order"),
+        ([[0, 1], [0, 1]], r"indices\[1\] = \[0,1\] is repeated"),
+        ([[0, 1], [5, 1]], r"indices\[1\] = \[5,1\] is out of bounds: need 0 <= index < \[3,2\]"),
+    ]:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            run(tf.sparse_tensor_to_dense(tf.SparseTensor(indices, [5, 6], [3, 2])))

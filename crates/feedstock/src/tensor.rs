@@ -1480,6 +1480,58 @@ impl SparseTensor {
         Ok(out)
     }
 
+    /// Checks what TensorFlow's `SparseToDense` checks when validating
+    /// indices: each index after the previous one in row-major order,
+    /// none repeated, every one inside the dense shape.
+    ///
+    /// # Errors
+    /// InvalidArgument naming the first offending entry, in TensorFlow's
+    /// words.
+    pub fn validate_order(&self) -> Result<()> {
+        let rank = self.rank();
+        let idx = self.indices.as_slice::<i64>()?;
+        let show = |ix: &[i64]| {
+            let parts: Vec<String> = ix.iter().map(i64::to_string).collect();
+            format!("[{}]", parts.join(","))
+        };
+        let mut prev: Option<&[i64]> = None;
+        for (k, ix) in idx.chunks(rank.max(1)).enumerate().take(self.nnz()) {
+            let dims = self.dense_shape.dims();
+            if ix
+                .iter()
+                .zip(dims)
+                .any(|(&i, &d)| i < 0 || i as u64 >= d as u64)
+            {
+                let shape: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+                return Err(Error::invalid_argument(format!(
+                    "indices[{k}] = {} is out of bounds: need 0 <= index < {}",
+                    show(ix),
+                    show(&shape)
+                )));
+            }
+            if let Some(p) = prev {
+                match ix.cmp(p) {
+                    std::cmp::Ordering::Less => {
+                        return Err(Error::invalid_argument(format!(
+                            "indices[{k}] = {} is out of order. Many sparse \
+                             ops require sorted indices.",
+                            show(ix)
+                        )))
+                    }
+                    std::cmp::Ordering::Equal => {
+                        return Err(Error::invalid_argument(format!(
+                            "indices[{k}] = {} is repeated",
+                            show(ix)
+                        )))
+                    }
+                    std::cmp::Ordering::Greater => {}
+                }
+            }
+            prev = Some(ix);
+        }
+        Ok(())
+    }
+
     /// Stacks sparse tensors of one dtype and rank into a batch: each
     /// index gains a leading batch position, and the dense shape is the
     /// batch size followed by the largest of each dimension.
@@ -1733,6 +1785,25 @@ mod tests {
         let v = s.as_slice::<Bytes>().unwrap();
         assert_eq!(v[1], "world");
         assert_eq!(v[0].as_ptr(), buf.as_ptr());
+    }
+
+    #[test]
+    fn sparse_order_checked_as_tensorflow() {
+        let sp = |idx: Vec<i64>| {
+            SparseTensor::new_unvalidated(
+                Tensor::new([2, 2], idx).unwrap(),
+                Tensor::vector(vec![5i32, 6]),
+                [3, 2],
+            )
+            .unwrap()
+        };
+        assert!(sp(vec![0, 1, 2, 0]).validate_order().is_ok());
+        let e = sp(vec![2, 0, 0, 1]).validate_order().unwrap_err();
+        assert!(e.message().contains("indices[1] = [0,1] is out of order"));
+        let e = sp(vec![0, 1, 0, 1]).validate_order().unwrap_err();
+        assert!(e.message().contains("indices[1] = [0,1] is repeated"));
+        let e = sp(vec![0, 1, 5, 1]).validate_order().unwrap_err();
+        assert!(e.message().contains("need 0 <= index < [3,2]"), "{e}");
     }
 
     #[test]

@@ -743,6 +743,27 @@ class SparseTensor(Tensor):
 
     __slots__ = ()
 
+    def __init__(self, *args, indices=None, values=None, dense_shape=None):
+        """``tf.SparseTensor(indices, values, dense_shape)``: ``indices`` an
+        int64 ``[nnz, rank]``, ``values`` ``[nnz]``, ``dense_shape`` an
+        int64 ``[rank]``, checked (order, bounds) only by the ops that
+        need it, as in TensorFlow. (The graph itself wraps its sparse
+        outputs with ``SparseTensor(graph, output, const)``.)"""
+        if args and isinstance(args[0], Graph):
+            super().__init__(*args)
+            return
+        parts = list(args) + [None] * (3 - len(args))
+        indices = parts[0] if indices is None else indices
+        values = parts[1] if values is None else values
+        dense_shape = parts[2] if dense_shape is None else dense_shape
+        g = _graph_of(indices, values, dense_shape)
+        with _name_scope(g, None, "SparseTensor"):
+            i = convert_to_tensor(indices, dtype=int64, name="indices")
+            v = convert_to_tensor(values, name="values")
+            d = convert_to_tensor(dense_shape, dtype=int64, name="dense_shape")
+            out = g._g.make_sparse(i._o, v._o, d._o)
+        super().__init__(g, out)
+
     def _part(self, part):
         return Tensor(self.graph, self.graph._g.sparse_part(self._o, part))
 
@@ -776,7 +797,36 @@ def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices=True, 
         default_value = b"" if sp_input.dtype == string else 0
     with g.as_default():
         default = convert_to_tensor(default_value, dtype=sp_input.dtype)
-    return Tensor(g, g._g.sparse_to_dense(sp_input._o, default._o))
+    return Tensor(g, g._g.sparse_to_dense(sp_input._o, default._o, bool(validate_indices)))
+
+
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0, validate_indices=True,
+                    name=None):
+    """``tf.sparse_to_dense``: a dense tensor of ``output_shape`` holding
+    ``sparse_values`` (one per index, or one for all) at
+    ``sparse_indices`` (a scalar, a vector of positions in a vector, or a
+    ``[n, rank]`` matrix) and ``default_value`` elsewhere; with
+    ``validate_indices``, indices out of order or repeated fail as in
+    TensorFlow."""
+    g = _graph_of(sparse_indices, output_shape, sparse_values)
+    with _name_scope(g, name, "SparseToDense") as scope:
+        idx = cast(convert_to_tensor(sparse_indices), int64)
+        shape_t = convert_to_tensor(output_shape)
+        # A shape known while building stays a constant (the result's
+        # static shape is then known, as in TensorFlow).
+        if shape_t._const is not None:
+            shape_t = constant(np.asarray(shape_t._const, dtype=np.int64), dtype=int64)
+        shape_t = cast(shape_t, int64)
+        vals = convert_to_tensor(sparse_values)
+        if idx.shape.ndims is None or idx.shape.ndims > 2:
+            raise ValueError(f"sparse_indices must be 0-D, 1-D or 2-D, got shape {idx.shape}")
+        if idx.shape.ndims < 2:
+            idx = reshape(idx, [-1, 1])
+        if vals.shape.ndims == 0:
+            vals = fill(reshape(shape(idx)[0], [1]), vals)
+        sp = SparseTensor(idx, vals, shape_t)
+        out = sparse_tensor_to_dense(sp, default_value, validate_indices)
+        return identity(out, name=scope)
 
 
 def _wrap1(graph, output, const=None):

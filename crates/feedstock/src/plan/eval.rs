@@ -1186,9 +1186,32 @@ fn run_step<'a>(
             let pattern = string_scalar(dense_in(ins, 0)?)?;
             out.push(matching_files(&pattern)?);
         }
-        Op::SparseToDense => {
+        Op::SparseToDense { validate } => {
             let sp = ins(0).sparse()?;
+            if *validate {
+                sp.validate_order()?;
+            }
             out.push(sp.to_dense(dense_in(ins, 1)?)?.into());
+        }
+        Op::MakeSparse => {
+            let shape = dense_in(ins, 2)?;
+            let dims = shape
+                .as_slice::<i64>()?
+                .iter()
+                .map(|&d| {
+                    usize::try_from(d).map_err(|_| {
+                        Error::invalid_argument(format!(
+                            "SparseTensor: dense_shape {d} is negative"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let sp = crate::SparseTensor::new_unvalidated(
+                dense_in(ins, 0)?.clone(),
+                dense_in(ins, 1)?.clone(),
+                dims,
+            )?;
+            out.push(Value::Sparse(sp));
         }
         Op::Reshape(shape) => {
             let t = dense_in(ins, 0)?;

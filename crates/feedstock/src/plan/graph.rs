@@ -538,7 +538,14 @@ pub(crate) enum Op {
     /// One part of a sparse input, as a dense tensor.
     SparsePart(SparsePart),
     /// A sparse input made dense; input 1: the default, a scalar.
-    SparseToDense,
+    /// The dense form of sparse input 0, default input 1; with
+    /// `validate`, the indices checked for order as TensorFlow does.
+    SparseToDense {
+        validate: bool,
+    },
+    /// A sparse tensor from its parts: inputs indices (`int64 [nnz,
+    /// rank]`), values (`[nnz]`) and dense shape (`int64 [rank]`).
+    MakeSparse,
     Reshape(Vec<i64>),
     Slice {
         begin: Vec<usize>,
@@ -3062,6 +3069,7 @@ impl Graph {
         &self,
         sp: Output,
         default: Output,
+        validate: bool,
     ) -> Result<Output> {
         let info = self.sparse_input(sp)?;
         let d = self.info(default)?;
@@ -3078,9 +3086,70 @@ impl Graph {
         self.add1(
             None,
             "SparseToDense",
-            Op::SparseToDense,
+            Op::SparseToDense { validate },
             vec![sp, default],
             out,
+        )
+    }
+
+    /// A sparse tensor from its parts (`tf.SparseTensor(indices, values,
+    /// dense_shape)`): `indices` an `int64` matrix, `values` a vector,
+    /// `dense_shape` an `int64` vector. Like TensorFlow's, it is not
+    /// validated until an op needs it to be.
+    ///
+    /// # Errors
+    /// InvalidArgument for parts of other dtypes or ranks.
+    pub fn make_sparse(
+        &self,
+        indices: Output,
+        values: Output,
+        dense_shape: Output,
+    ) -> Result<Output> {
+        let ii = self.check_dense(indices, "SparseTensor indices")?;
+        let vi = self.check_dense(values, "SparseTensor values")?;
+        let si = self.check_dense(dense_shape, "SparseTensor dense_shape")?;
+        let rank_of = |i: &OutInfo| i.shape.as_ref().map(|s| s.rank());
+        if ii.dtype != DType::I64
+            || si.dtype != DType::I64
+            || rank_of(&ii).is_some_and(|r| r != 2)
+            || rank_of(&vi).is_some_and(|r| r != 1)
+            || rank_of(&si).is_some_and(|r| r != 1)
+        {
+            return Err(invalid(
+                "SparseTensor: indices must be an int64 matrix, values a \
+                 vector and dense_shape an int64 vector",
+            ));
+        }
+        // The dense shape: known when it is a constant (as in TensorFlow),
+        // else its rank when its length is known.
+        let known = {
+            let g = self.inner.read();
+            match &g.nodes.get(dense_shape.node as usize).map(|n| &n.op) {
+                Some(Op::Constant(Value::Dense(t))) => {
+                    t.as_slice::<i64>().ok().map(|d| {
+                        d.iter().map(|&x| usize::try_from(x).ok()).collect()
+                    })
+                }
+                _ => None,
+            }
+        };
+        let rank =
+            dims_of(&si.shape).and_then(|d| d.first().copied().flatten());
+        let shape = known
+            .or_else(|| rank.map(|r| vec![None; r]))
+            .map(PartialShape::new);
+        let info = OutInfo {
+            dtype: vi.dtype,
+            sparse: true,
+            shape,
+            key: None,
+        };
+        self.add1(
+            None,
+            "SparseTensor",
+            Op::MakeSparse,
+            vec![indices, values, dense_shape],
+            info,
         )
     }
 

@@ -97,6 +97,7 @@ from .._graph import (
     local_variables_initializer,
     maximum,
     clip_by_value,
+    sparse_to_dense,
     set_random_seed,
     minimum,
     multiply,
