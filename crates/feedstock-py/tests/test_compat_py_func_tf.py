@@ -108,3 +108,18 @@ def test_exiting_with_runners_inside_a_python_function_is_clean():
         done = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip() == "[1, 1, 1, 1]"
+
+
+def test_print_as_tensorflow(capfd):
+    x = tf.constant([[1, 2, 3], [4, 5, 6]])
+    y = tf.constant([1.5, 2.5])
+    p = tf.Print(x, [x, y, tf.constant("s")], "msg: ")
+    assert p.name == "Print:0" and p.shape.as_list() == [2, 3]
+    with tf.Session() as sess:
+        assert sess.run(p).tolist() == [[1, 2, 3], [4, 5, 6]]
+        sess.run(tf.Print(y, [tf.constant(np.arange(10))], message="long "))
+        once = tf.Print(y, [y], "once ", first_n=1, summarize=10)
+        sess.run(once)
+        sess.run(once)
+    # TensorFlow's format: the first `summarize` values, nested, "...".
+    assert capfd.readouterr().err.splitlines() == ["msg: [[1 2 3]...][1.5 2.5][s]", "long [0 1 2...]", "once [1.5 2.5]"]

@@ -100,3 +100,82 @@ def _result(value, dtype, i, token):
     name = _CPP_NAMES.get(got.name, "string" if got.kind in "OSU" else got.name)
     want = _CPP_NAMES.get(dtype.name, dtype.name)
     raise _Mismatch(f"{i}-th value returned by {token} is {name}, but expects {want}")
+
+
+def Print(input_, data, message=None, first_n=None, summarize=None, name=None):  # noqa: N802 (TensorFlow's name)
+    """``tf.Print``: ``input_`` itself, printing ``message`` and a summary
+    of each tensor of ``data`` to stderr each time it is evaluated (the
+    first ``first_n`` times when given), in TensorFlow's format: each
+    tensor's first ``summarize`` (3) values in nested brackets,
+    ``msg: [[1 2 3]...][1.5 2.5]``. It runs as a ``py_func`` node (in
+    Python)."""
+    import sys
+
+    x = convert_to_tensor(input_)
+    data = [convert_to_tensor(d) for d in data]
+    limit = 3 if summarize is None else int(summarize)
+    remaining = [-1 if first_n is None else int(first_n)]
+
+    def show(value, *values):
+        if remaining[0] != 0:
+            remaining[0] -= 1
+            parts = "".join(f"[{_summary(np.asarray(v), limit)}]" for v in values)
+            print(f"{message or ''}{parts}", file=sys.stderr, flush=True)
+        return value
+
+    out = py_func(show, [x, *data], x.dtype, name=name or "Print")
+    out.set_shape(x.shape)
+    return out
+
+
+def _summary(a, limit):
+    """TensorFlow's ``Tensor::SummarizeValue``: the first ``limit``
+    values, nested in brackets by dimension, ``...`` when cut short."""
+    if limit < 0:
+        limit = a.size
+    if a.ndim == 0:
+        return _element(a[()])
+    flat = a.reshape(-1)
+    out, at = [], [0]
+
+    def dim(k):
+        if at[0] >= limit:
+            return
+        if k == a.ndim - 1:
+            for i in range(a.shape[k]):
+                if at[0] >= limit:
+                    if k != 0:
+                        out.append("...")
+                    return
+                if i:
+                    out.append(" ")
+                out.append(_element(flat[at[0]]))
+                at[0] += 1
+            return
+        for _ in range(a.shape[k]):
+            opened = at[0] < limit
+            if opened:
+                out.append("[")
+            dim(k + 1)
+            if at[0] < limit or opened:
+                out.append("]")
+
+    dim(0)
+    if limit < a.size:
+        out.append("...")
+    return "".join(out)
+
+
+def _element(v):
+    """One value as TensorFlow's ``StrCat`` writes it: floats with 6 (7
+    for doubles: 15) significant digits, more only when needed to read
+    back the same value."""
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, (np.floating, float)):
+        short, long_ = (6, 9) if isinstance(v, np.float32) else (15, 17)
+        text = f"{v:.{short}g}"
+        return text if type(v)(text) == v else f"{v:.{long_}g}"
+    if isinstance(v, (np.bool_, bool)):
+        return "1" if v else "0"
+    return str(v)

@@ -41,7 +41,7 @@ from .._array_ops import (
     string_join,
     unstack,
 )
-from .._script_ops import numpy_function, py_func
+from .._script_ops import Print, numpy_function, py_func
 from .._graph import (
     DType,
     Graph,
