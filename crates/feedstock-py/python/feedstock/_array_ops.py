@@ -129,29 +129,25 @@ def _bools(*xs):
 def logical_not(x, name=None):
     """``tf.logical_not``."""
     (x,) = _bools(x)
-    return _as_bool(not_equal(cast(x, uint8), 1), name, "LogicalNot")
+    return equal(x, False, name=name or "LogicalNot")
 
 
 def logical_and(x, y, name=None):
     """``tf.logical_and``, with broadcasting."""
     x, y = _bools(x, y)
-    return _as_bool(minimum(cast(x, uint8), cast(y, uint8)), name, "LogicalAnd")
+    return cast(minimum(cast(x, uint8), cast(y, uint8)), bool_, name=name or "LogicalAnd")
 
 
 def logical_or(x, y, name=None):
     """``tf.logical_or``, with broadcasting."""
     x, y = _bools(x, y)
-    return _as_bool(maximum(cast(x, uint8), cast(y, uint8)), name, "LogicalOr")
+    return cast(maximum(cast(x, uint8), cast(y, uint8)), bool_, name=name or "LogicalOr")
 
 
 def logical_xor(x, y, name="LogicalXor"):
     """``tf.logical_xor``, with broadcasting."""
     x, y = _bools(x, y)
-    return _as_bool(not_equal(x, y), name, "LogicalXor")
-
-
-def _as_bool(t, name, default):
-    return cast(t, bool_, name=name or default) if t.dtype != bool_ else identity(t, name=name or default)
+    return not_equal(x, y, name=name or "LogicalXor")
 
 
 def reduce_any(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):

@@ -65,12 +65,18 @@ class QueueBase:
         """The queue itself: what TensorFlow's readers also accept."""
         return self._q
 
+    @property
+    def _own_name(self):
+        """The queue's name without its scope, which TensorFlow's names of
+        the queue's ops start with (``fifo_queue_Dequeue``)."""
+        return self._name.split("/")[-1]
+
     def _op(self, name, suffix):
         """Within it, the next op is named as TensorFlow names this
         queue's ops: ``name``, else the queue's own name (without its
         scope) and ``_<suffix>``, made unique in the current scope
         (``fifo_queue_Dequeue``, ``fifo_queue_Dequeue_1``)."""
-        return _next_name(self.graph, name if name is not None else f"{self._name.split('/')[-1]}_{suffix}")
+        return _next_name(self.graph, name if name is not None else f"{self._own_name}_{suffix}")
 
     def _dequeue(self, n, up_to, name, suffix=None):
         """The native outputs of a dequeue (``n`` None), ``dequeue_many``

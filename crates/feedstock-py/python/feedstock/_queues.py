@@ -149,7 +149,7 @@ class QueueBase(_ops.QueueBase):
         # Named as TensorFlow names it: a scope (`fifo_queue_enqueue`,
         # `fifo_queue_EnqueueMany`) the values are converted under.
         g = self.graph
-        default = f"{self._name.split('/')[-1]}_{'EnqueueMany' if many else 'enqueue'}"
+        default = f"{self._own_name}_{'EnqueueMany' if many else 'enqueue'}"
         scope = _scope(g, name, default)
         with _under(g, scope):
             ts = self._values(vals)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import sys
 
 import numpy as np
 
@@ -109,8 +110,6 @@ def Print(input_, data, message=None, first_n=None, summarize=None, name=None): 
     tensor's first ``summarize`` (3) values in nested brackets,
     ``msg: [[1 2 3]...][1.5 2.5]``. It runs as a ``py_func`` node (in
     Python)."""
-    import sys
-
     x = convert_to_tensor(input_)
     data = [convert_to_tensor(d) for d in data]
     limit = 3 if summarize is None else int(summarize)
