@@ -39,6 +39,10 @@ pub mod tfrecord;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Whether this extension was built without optimisation (about ten
+    // times slower): the package warns at import, so that a debug build
+    // left in a venv by the test command is never mistaken for the speed.
+    m.add("DEBUG_BUILD", cfg!(debug_assertions))?;
     errors::register(m)?;
     arrays::register(m)?;
     example::register(m)?;

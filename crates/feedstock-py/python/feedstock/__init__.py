@@ -14,12 +14,27 @@ Also here: ``feedstock.errors`` (TensorFlow's exception classes),
 ``feedstock.tfrecord`` (``TFRecordWriter``, ``tf_record_iterator``).
 """
 
+import os as _os
+import warnings as _warnings
+
 from . import errors, example, tfrecord
 from ._graph import bfloat16, complex64, complex128, float16, float32, float64, int32, int64, string, uint8
+from ._native import DEBUG_BUILD as _DEBUG_BUILD
 from ._native import __version__
 from ._ops import FixedLenFeature, FixedLenSequenceFeature, SparseFeature, VarLenFeature
 from ._types import SparseTensorValue
 from .pipeline import Pipeline, jax_iterator
+
+if _DEBUG_BUILD and not _os.environ.get("FEEDSTOCK_ALLOW_DEBUG_BUILD"):
+    _warnings.warn(
+        "feedstock's native extension is a debug build, about ten times slower "
+        "than a release build (scripts/test-python builds it so); for real use "
+        "install it with `pip install ./crates/feedstock-py` or rebuild with "
+        "`FEEDSTOCK_PY_RELEASE=1 scripts/test-python`. Set "
+        "FEEDSTOCK_ALLOW_DEBUG_BUILD=1 to silence this.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
 
 __all__ = [
     "__version__",

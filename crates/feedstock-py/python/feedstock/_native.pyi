@@ -5,6 +5,7 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 __version__: str
+DEBUG_BUILD: bool
 
 def raise_error(
     kind: str,
