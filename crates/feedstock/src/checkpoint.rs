@@ -18,6 +18,10 @@
 //! record index sidecars ([`RecordIndex::to_bytes`](crate::io::index::RecordIndex::to_bytes)),
 //! whose magic is `fsindex\0`.
 //!
+//! A new kind of saved state adds its [`Envelope`] constant here (its own
+//! magic, so that bytes of one kind offered as another are named), and
+//! seals its payload with it.
+//!
 //! The checksum only tells that the bytes are those that were sealed.
 //! Each owner then checks the payload's fields against what it is
 //! restored into (the stream's blocks and epochs, the file's size, the

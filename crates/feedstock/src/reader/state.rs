@@ -8,9 +8,10 @@ use crate::io::fs::FileSystem;
 /// progress, with the record reader's position inside it, sealed in a
 /// [`READER`](crate::checkpoint::READER) envelope. Field numbers 1 to 4
 /// follow TensorFlow's `ReaderBaseState`, but the bytes are not
-/// TensorFlow's: TensorFlow 2.21 saves no state for its TFRecord, text,
-/// fixed-length and whole-file readers (Unimplemented), and its identity
-/// reader's bare `ReaderBaseState` was never restored here.
+/// TensorFlow's, so they carry a checksum: TensorFlow 2.21 saves no state
+/// for its TFRecord, text and fixed-length readers (Unimplemented), and
+/// the bare `ReaderBaseState` its identity and whole-file readers save was
+/// never restored here (not a reader state).
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct ReaderState {
     /// Files started.

@@ -258,7 +258,7 @@ impl Stream<'_> {
                      {n} epochs"
                 )));
             }
-            let first = epoch.checked_mul(self.bpe).unwrap_or(u64::MAX);
+            let first = epoch.saturating_mul(self.bpe);
             let any_taken = first < next_block
                 || ahead.range(first..first.saturating_add(self.bpe)).count()
                     > 0;

@@ -12,9 +12,11 @@
 //!   [`StreamRecord`]s; [`RecordStream::next_batch`] takes several.
 //! - [`RecordStream::checkpoint`] returns a small [`Checkpoint`], at any
 //!   point between two calls: positions, never payloads.
-//!   [`Checkpoint::to_bytes`] is its versioned, serialized form.
+//!   [`Checkpoint::to_bytes`] is its serialized form, sealed with a
+//!   format version and a checksum ([`crate::checkpoint`]).
 //! - [`RecordStreamBuilder::restore`] builds a fresh stream (in a new
-//!   process, say) that continues where the checkpoint was taken.
+//!   process, say) that continues where the checkpoint was taken, after
+//!   checking every field of the checkpoint against that stream.
 //!
 //! ```
 //! use feedstock::input::stream::{Checkpoint, Order, RecordStream};
@@ -365,8 +367,10 @@ impl RecordStreamBuilder {
     /// # Errors
     ///
     /// [`InvalidArgument`](crate::Kind::InvalidArgument) for no files, or
-    /// a checkpoint taken with other files or settings; those of
-    /// [`RecordIndex::open`] for each file (a stale sidecar among them);
+    /// a checkpoint taken with other files or settings, or one whose
+    /// fields do not fit this stream (blocks, epochs, records, counts);
+    /// those of [`RecordIndex::open`] for each file (a stale sidecar
+    /// among them);
     /// those of re-reading the checkpoint's pending records;
     /// [`ResourceExhausted`](crate::Kind::ResourceExhausted) if a thread
     /// cannot be started.
