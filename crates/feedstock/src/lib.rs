@@ -17,6 +17,7 @@
 //! 6. [`plan`]: a whole pipeline described as a graph of those parts and
 //!    run by a session, TensorFlow 1 style (what the Python package binds).
 
+pub mod checkpoint;
 pub mod coord;
 pub mod decode;
 pub mod error;

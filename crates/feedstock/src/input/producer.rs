@@ -266,6 +266,7 @@ struct Tracker {
     queue: Arc<FifoQueue>,
     len: u64,
     seed: u64,
+    shuffle: bool,
     /// Elements consumed before this queue was built (when resumed).
     base: u64,
 }
@@ -273,7 +274,7 @@ struct Tracker {
 impl Tracker {
     fn state(&self) -> ProducerState {
         let consumed = self.base + self.queue.stats().dequeued;
-        ProducerState::after(self.len, self.seed, consumed)
+        ProducerState::after(self.len, self.seed, self.shuffle, consumed)
     }
 }
 
@@ -316,6 +317,30 @@ fn start_producer(
                 state.len()
             )))
         }
+        Some(state) if state.shuffle() != epochs.shuffle => {
+            return Err(Error::invalid_argument(format!(
+                "{}: the saved state is of a producer with shuffle={}, \
+                 this one has shuffle={}",
+                epochs.name,
+                state.shuffle(),
+                epochs.shuffle
+            )))
+        }
+        Some(state)
+            if epochs.num_epochs.is_some_and(|n| {
+                state.epoch() > n
+                    || (state.epoch() == n && state.position() > 0)
+            }) =>
+        {
+            return Err(Error::invalid_argument(format!(
+                "{}: the saved state is at epoch {} (position {}), past this \
+                 producer's num_epochs of {}",
+                epochs.name,
+                state.epoch(),
+                state.position(),
+                epochs.num_epochs.unwrap_or_default()
+            )))
+        }
         Some(state) => {
             (state.seed(), state.epoch(), state.position() as usize)
         }
@@ -349,6 +374,7 @@ fn start_producer(
         queue,
         len: n as u64,
         seed,
+        shuffle: epochs.shuffle,
         base: epoch * n as u64 + start as u64,
     })
 }

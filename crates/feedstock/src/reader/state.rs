@@ -2,10 +2,16 @@
 //! that a state written by one version can be read by the next.
 
 use crate::error::{Error, Result};
+use crate::io::fs::FileSystem;
 
 /// The [`Reader`](super::Reader)'s own state: the counters and the file in
-/// progress, with the record reader's position inside it. Field numbers 1
-/// to 4 follow TensorFlow's `ReaderBaseState`.
+/// progress, with the record reader's position inside it, sealed in a
+/// [`READER`](crate::checkpoint::READER) envelope. Field numbers 1 to 4
+/// follow TensorFlow's `ReaderBaseState`, but the bytes are not
+/// TensorFlow's, so they carry a checksum: TensorFlow 2.21 saves no state
+/// for its TFRecord, text and fixed-length readers (Unimplemented), and
+/// the bare `ReaderBaseState` its identity and whole-file readers save was
+/// never restored here (not a reader state).
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct ReaderState {
     /// Files started.
@@ -23,13 +29,9 @@ pub(crate) struct ReaderState {
     /// The record reader's position inside `current_work`.
     #[prost(bytes = "vec", optional, tag = "5")]
     pub(crate) reader_state: Option<Vec<u8>>,
-    /// Always [`MAGIC`]: tells a reader state from other bytes.
-    #[prost(string, tag = "6")]
-    pub(crate) magic: String,
+    // Tag 6 was version 1's magic string: the state is now sealed
+    // ([`crate::checkpoint::READER`]).
 }
-
-/// The value of [`ReaderState::magic`].
-pub(crate) const MAGIC: &str = "feedstock.reader.v1";
 
 /// A built-in record reader's position inside a file.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -69,5 +71,27 @@ impl Position {
             )));
         }
         Ok(pos)
+    }
+
+    /// Refuses an offset past the end of `file`, an uncompressed file
+    /// (a stream has no size to check: reading it finds the end).
+    pub(crate) fn check_offset(
+        &self,
+        fs: &dyn FileSystem,
+        file: &str,
+    ) -> Result<()> {
+        if fs.is_stream(file)? {
+            return Ok(());
+        }
+        let size = fs.size(file)?;
+        if self.offset > size {
+            return Err(Error::invalid_argument(format!(
+                "a reader state whose offset {} is past the end of the \
+                 file ({size} bytes)",
+                self.offset
+            ))
+            .with_file(file));
+        }
+        Ok(())
     }
 }

@@ -271,6 +271,7 @@ impl RecordReader for TextLineReader {
         let pos = Position::decode(FORMAT, state)?;
         let ahead = fs.reads_ahead(file);
         let chunks = if self.compression == Compression::None {
+            pos.check_offset(fs, file)?;
             Chunks::maybe_ahead(
                 fs.open_at(file, pos.offset)?,
                 pos.offset,

@@ -319,6 +319,7 @@ impl RecordReader for TfRecordReader {
     ) -> Result<()> {
         let pos = Position::decode(FORMAT, state)?;
         let open = if self.compression == Compression::None {
+            pos.check_offset(fs, file)?;
             // Seek straight to the record.
             OpenFile {
                 records: self.records(file, fs, pos.offset)?,

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Mutex, MutexGuard};
 use prost::Message;
 
-use super::state::{ReaderState, MAGIC};
+use super::state::ReaderState;
+use crate::checkpoint::READER;
 use bytes::Bytes;
 
 use super::work::{WorkUnit, PAD_KEY_PREFIX};
@@ -478,9 +479,8 @@ impl Reader {
             num_records_produced: self.num_records_produced(),
             current_work: locked.current.as_deref().map(str::to_owned),
             reader_state,
-            magic: MAGIC.to_owned(),
         };
-        Ok(state.encode_to_vec())
+        Ok(READER.seal(&state.encode_to_vec()))
     }
 
     /// Restores a position saved by [`Reader::serialize_state`], reopening
@@ -489,7 +489,9 @@ impl Reader {
     /// # Errors
     ///
     /// [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) if `state`
-    /// is not a saved reader state or is inconsistent; any error of the
+    /// is not a saved reader state, is damaged or truncated (its
+    /// checksum), is of another format version, or is inconsistent (a
+    /// position past the file's end among them); any error of the
     /// record reader reopening its file. On error the reader is reset.
     pub fn restore_state(&self, state: &[u8]) -> Result<()> {
         let mut locked = self.shared.locked.lock();
@@ -501,12 +503,9 @@ impl Reader {
     }
 
     fn restore_locked(&self, locked: &mut Locked, state: &[u8]) -> Result<()> {
-        let state = ReaderState::decode(state)
-            .ok()
-            .filter(|s| s.magic == MAGIC)
-            .ok_or_else(|| {
-                Error::invalid_argument("not a saved reader state")
-            })?;
+        let state = ReaderState::decode(READER.open(state)?).map_err(|e| {
+            Error::invalid_argument(format!("a damaged reader state: {e}"))
+        })?;
         let has_file = state.current_work.is_some();
         let consistent = has_file == state.reader_state.is_some()
             && match state.work_started.checked_sub(state.work_finished) {
@@ -517,7 +516,7 @@ impl Reader {
         if !consistent {
             return Err(Error::invalid_argument(format!(
                 "inconsistent reader state: {} files started, {} finished, \
-                 current file {:?}",
+                 current_work {:?}",
                 state.work_started, state.work_finished, state.current_work
             )));
         }

@@ -14,16 +14,15 @@ use prost::Message;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::checkpoint::PRODUCER;
 use crate::error::{Error, Result};
-
-/// Tags a serialized [`ProducerState`], so that other bytes are refused.
-const MAGIC: &str = "feedstock.producer.v1";
 
 /// Where a producer is in its sequence of epochs; see
 /// [`Producer::state`](super::Producer::state).
 ///
 /// Restore it with the builders' `resume_from`, for a producer over the
-/// same input with the same `shuffle` setting: the seed saved here
+/// same input with the same `shuffle` setting (both checked, with the
+/// epoch against the producer's `num_epochs`): the seed saved here
 /// replaces the builder's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProducerState {
@@ -31,6 +30,7 @@ pub struct ProducerState {
     seed: u64,
     epoch: u64,
     position: u64,
+    shuffle: bool,
 }
 
 impl ProducerState {
@@ -58,6 +58,11 @@ impl ProducerState {
         self.epoch
     }
 
+    /// Whether the producer it was saved from shuffled each epoch.
+    pub fn shuffle(&self) -> bool {
+        self.shuffle
+    }
+
     /// How many elements of [`ProducerState::epoch`] were consumed.
     pub fn position(&self) -> u64 {
         self.position
@@ -69,16 +74,17 @@ impl ProducerState {
     }
 
     /// Encodes the state to bytes, to save next to
-    /// [`Reader::serialize_state`](crate::reader::Reader::serialize_state).
+    /// [`Reader::serialize_state`](crate::reader::Reader::serialize_state),
+    /// sealed in a [`PRODUCER`](crate::checkpoint::PRODUCER) envelope.
     pub fn to_bytes(&self) -> Vec<u8> {
-        StateProto {
-            magic: MAGIC.to_owned(),
+        let proto = StateProto {
             len: self.len,
             seed: self.seed,
             epoch: self.epoch,
             position: self.position,
-        }
-        .encode_to_vec()
+            shuffle: self.shuffle,
+        };
+        PRODUCER.seal(&proto.encode_to_vec())
     }
 
     /// Decodes bytes written by [`ProducerState::to_bytes`].
@@ -86,13 +92,15 @@ impl ProducerState {
     /// # Errors
     ///
     /// [`Kind::InvalidArgument`](crate::Kind::InvalidArgument) if `bytes`
-    /// are not a saved producer state, or an inconsistent one.
+    /// are not a saved producer state, are damaged or truncated (the
+    /// checksum), are of another format version, or are an inconsistent
+    /// state.
     pub fn from_bytes(bytes: &[u8]) -> Result<ProducerState> {
-        let proto = StateProto::decode(bytes)
-            .ok()
-            .filter(|p| p.magic == MAGIC)
-            .ok_or_else(|| {
-                Error::invalid_argument("not a saved producer state")
+        let proto =
+            StateProto::decode(PRODUCER.open(bytes)?).map_err(|e| {
+                Error::invalid_argument(format!(
+                    "a damaged producer state: {e}"
+                ))
             })?;
         if proto.len == 0 || proto.position >= proto.len {
             return Err(Error::invalid_argument(format!(
@@ -101,30 +109,47 @@ impl ProducerState {
                 proto.position, proto.len
             )));
         }
+        let consumed = proto
+            .epoch
+            .checked_mul(proto.len)
+            .and_then(|n| n.checked_add(proto.position));
+        if consumed.is_none() {
+            return Err(Error::invalid_argument(format!(
+                "inconsistent producer state: epoch {} of {} elements is \
+                 past any count of elements",
+                proto.epoch, proto.len
+            )));
+        }
         Ok(ProducerState {
             len: proto.len,
             seed: proto.seed,
             epoch: proto.epoch,
             position: proto.position,
+            shuffle: proto.shuffle,
         })
     }
 
     /// The state after `consumed` elements of epochs of `len` elements.
-    pub(super) fn after(len: u64, seed: u64, consumed: u64) -> ProducerState {
+    pub(super) fn after(
+        len: u64,
+        seed: u64,
+        shuffle: bool,
+        consumed: u64,
+    ) -> ProducerState {
         ProducerState {
             len,
             seed,
             epoch: consumed / len,
             position: consumed % len,
+            shuffle,
         }
     }
 }
 
-/// The on-disk form of a [`ProducerState`].
+/// The on-disk form of a [`ProducerState`] (tag 1 was version 1's magic
+/// string: the state is now sealed).
 #[derive(Clone, PartialEq, prost::Message)]
 struct StateProto {
-    #[prost(string, tag = "1")]
-    magic: String,
     #[prost(uint64, tag = "2")]
     len: u64,
     #[prost(uint64, tag = "3")]
@@ -133,6 +158,8 @@ struct StateProto {
     epoch: u64,
     #[prost(uint64, tag = "5")]
     position: u64,
+    #[prost(bool, tag = "6")]
+    shuffle: bool,
 }
 
 /// The generator epoch `epoch` draws its order from.
@@ -148,7 +175,7 @@ mod tests {
 
     #[test]
     fn a_state_round_trips_through_bytes() {
-        let state = ProducerState::after(10, 42, 37);
+        let state = ProducerState::after(10, 42, true, 37);
         assert_eq!((state.epoch(), state.position()), (3, 7));
         let back = ProducerState::from_bytes(&state.to_bytes()).unwrap();
         assert_eq!(back, state);
@@ -163,14 +190,16 @@ mod tests {
 
     #[test]
     fn a_position_past_the_epoch_is_refused() {
-        let bytes = StateProto {
-            magic: MAGIC.to_owned(),
-            len: 4,
-            seed: 1,
-            epoch: 0,
-            position: 4,
-        }
-        .encode_to_vec();
+        let bytes = PRODUCER.seal(
+            &StateProto {
+                len: 4,
+                seed: 1,
+                epoch: 0,
+                position: 4,
+                shuffle: false,
+            }
+            .encode_to_vec(),
+        );
         let err = ProducerState::from_bytes(&bytes).unwrap_err();
         assert_eq!(err.kind(), crate::Kind::InvalidArgument);
     }

@@ -12,9 +12,11 @@
 //!   [`StreamRecord`]s; [`RecordStream::next_batch`] takes several.
 //! - [`RecordStream::checkpoint`] returns a small [`Checkpoint`], at any
 //!   point between two calls: positions, never payloads.
-//!   [`Checkpoint::to_bytes`] is its versioned, serialized form.
+//!   [`Checkpoint::to_bytes`] is its serialized form, sealed with a
+//!   format version and a checksum ([`crate::checkpoint`]).
 //! - [`RecordStreamBuilder::restore`] builds a fresh stream (in a new
-//!   process, say) that continues where the checkpoint was taken.
+//!   process, say) that continues where the checkpoint was taken, after
+//!   checking every field of the checkpoint against that stream.
 //!
 //! ```
 //! use feedstock::input::stream::{Checkpoint, Order, RecordStream};
@@ -125,6 +127,7 @@
 //! of records, the hosts' parts are disjoint and, before the remainder
 //! policy, cover the epoch.
 
+mod checkpoint;
 mod order;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -138,6 +141,8 @@ use parking_lot::{Condvar, Mutex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+pub use self::checkpoint::{Checkpoint, FORMAT_VERSION};
+use self::checkpoint::{CheckpointProto, Refs};
 use self::order::{Layout, Ref, PAD};
 use crate::error::{Error, Result};
 use crate::input::shard::{Remainder, Shard};
@@ -362,8 +367,10 @@ impl RecordStreamBuilder {
     /// # Errors
     ///
     /// [`InvalidArgument`](crate::Kind::InvalidArgument) for no files, or
-    /// a checkpoint taken with other files or settings; those of
-    /// [`RecordIndex::open`] for each file (a stale sidecar among them);
+    /// a checkpoint taken with other files or settings, or one whose
+    /// fields do not fit this stream (blocks, epochs, records, counts);
+    /// those of [`RecordIndex::open`] for each file (a stale sidecar
+    /// among them);
     /// those of re-reading the checkpoint's pending records;
     /// [`ResourceExhausted`](crate::Kind::ResourceExhausted) if a thread
     /// cannot be started.
@@ -416,19 +423,22 @@ impl RecordStreamBuilder {
             (VecDeque::new(), Vec::new(), 0);
         if let Some(cp) = &self.restore {
             let p = &cp.proto;
-            if p.settings != settings {
-                return Err(Error::invalid_argument(
-                    "the checkpoint was taken from a stream of other files \
-                     or other settings (order, seed, shard, epochs, block \
-                     size), or the files changed since",
-                ));
+            checkpoint::Stream {
+                layout: &ctx.layout,
+                names: &names,
+                settings,
+                block_size: ctx.block_size,
+                per,
+                bpe,
+                end_block,
+                num_epochs: self.num_epochs,
             }
+            .check(p)?;
             state.next_block = p.next_block;
             state.next_dispatch = p.next_block;
             state.ahead = p.ahead.iter().copied().collect();
-            incoming =
-                ctx.fetch_refs(&p.incoming.refs()?)?.into_iter().collect();
-            buffer = ctx.fetch_refs(&p.buffer.refs()?)?;
+            incoming = ctx.fetch_refs(&Refs::refs(&p.incoming))?.into();
+            buffer = ctx.fetch_refs(&Refs::refs(&p.buffer))?;
             rng.set_word_pos(
                 u128::from(p.rng_word_pos_hi) << 64
                     | u128::from(p.rng_word_pos_lo),
@@ -901,8 +911,6 @@ impl RecordStream {
         let pos = self.rng.get_word_pos();
         Checkpoint {
             proto: CheckpointProto {
-                magic: CHECKPOINT_MAGIC.to_owned(),
-                version: FORMAT_VERSION,
                 settings: self.settings,
                 next_block: st.next_block,
                 ahead: st.ahead.iter().copied().collect(),
@@ -998,6 +1006,12 @@ impl RecordStream {
                 st.results.keys().next().copied()
             };
             if let Some(id) = pick {
+                // A block that failed stays untaken (and its error is
+                // returned again): a checkpoint taken after the error
+                // reads it again rather than skipping its records.
+                if let Some(Err(e)) = st.results.get(&id) {
+                    return Err(e.clone());
+                }
                 let result = st.results.remove(&id).expect("picked");
                 if id == st.next_block {
                     st.next_block += 1;
@@ -1072,159 +1086,5 @@ impl StreamCanceller {
         st.stop = true;
         self.shared.work.notify_all();
         self.shared.done.notify_all();
-    }
-}
-
-/// The checkpoint format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
-
-/// Tells a checkpoint from other bytes.
-const CHECKPOINT_MAGIC: &str = "feedstock.stream.checkpoint";
-
-/// Where a [`RecordStream`] was: positions, never record data.
-///
-/// Its serialized form ([`to_bytes`](Self::to_bytes)) is a protobuf
-/// message with a magic string and a format version. It holds the
-/// blocks taken, the positions of the records taken but not yet handed
-/// out (for [`Order::Buffer`], the whole buffer: about 5 bytes per
-/// buffered record), the shuffle generator's position and a hash of the
-/// settings and file contents it belongs to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Checkpoint {
-    proto: CheckpointProto,
-}
-
-impl Checkpoint {
-    /// The serialized checkpoint.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        prost::Message::encode_to_vec(&self.proto)
-    }
-
-    /// Reads a checkpoint written by [`to_bytes`](Self::to_bytes).
-    ///
-    /// # Errors
-    ///
-    /// [`InvalidArgument`](crate::Kind::InvalidArgument) for bytes that
-    /// are not a checkpoint, or one of another format version.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Checkpoint> {
-        let proto: CheckpointProto =
-            prost::Message::decode(bytes).map_err(|e| {
-                Error::invalid_argument(format!("not a checkpoint: {e}"))
-            })?;
-        if proto.magic != CHECKPOINT_MAGIC {
-            return Err(Error::invalid_argument(
-                "not a stream checkpoint (no checkpoint header)",
-            ));
-        }
-        if proto.version != FORMAT_VERSION {
-            return Err(Error::invalid_argument(format!(
-                "checkpoint format version {}, this build reads version \
-                 {FORMAT_VERSION}",
-                proto.version
-            )));
-        }
-        Ok(Checkpoint { proto })
-    }
-
-    /// Records handed out before the checkpoint, over the stream's life.
-    pub fn delivered(&self) -> u64 {
-        self.proto.delivered
-    }
-
-    /// Records taken from the files but not yet handed out (in the
-    /// shuffle buffer, or left of the last block taken): what a restore
-    /// reads again.
-    pub fn pending(&self) -> usize {
-        let n = |r: &Option<Refs>| r.as_ref().map_or(0, |r| r.file.len());
-        n(&self.proto.incoming) + n(&self.proto.buffer)
-    }
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct CheckpointProto {
-    /// Always [`CHECKPOINT_MAGIC`].
-    #[prost(string, tag = "1")]
-    magic: String,
-    /// [`FORMAT_VERSION`].
-    #[prost(uint32, tag = "2")]
-    version: u32,
-    /// The settings hash of the stream it came from.
-    #[prost(fixed64, tag = "3")]
-    settings: u64,
-    /// Every block before it was taken.
-    #[prost(uint64, tag = "4")]
-    next_block: u64,
-    /// Blocks after `next_block` taken too.
-    #[prost(uint64, repeated, tag = "5")]
-    ahead: Vec<u64>,
-    /// The rest of the last block taken.
-    #[prost(message, optional, tag = "6")]
-    incoming: Option<Refs>,
-    /// The shuffle buffer, in its order.
-    #[prost(message, optional, tag = "7")]
-    buffer: Option<Refs>,
-    /// The shuffle generator's word position, low 64 bits.
-    #[prost(uint64, tag = "8")]
-    rng_word_pos_lo: u64,
-    /// ... and high 64 bits.
-    #[prost(uint64, tag = "9")]
-    rng_word_pos_hi: u64,
-    /// Records handed out.
-    #[prost(uint64, tag = "10")]
-    delivered: u64,
-}
-
-/// Record positions as three parallel packed arrays.
-#[derive(Clone, PartialEq, prost::Message)]
-struct Refs {
-    /// File numbers (`u32::MAX` for padding).
-    #[prost(uint32, repeated, tag = "1")]
-    file: Vec<u32>,
-    /// Record numbers in those files.
-    #[prost(uint64, repeated, tag = "2")]
-    ordinal: Vec<u64>,
-    /// Their epochs.
-    #[prost(uint64, repeated, tag = "3")]
-    epoch: Vec<u64>,
-}
-
-impl Refs {
-    fn of<'a>(items: impl Iterator<Item = &'a Item>) -> Refs {
-        let mut r = Refs::default();
-        for it in items {
-            r.file.push(it.r.file);
-            r.ordinal.push(it.r.ordinal);
-            r.epoch.push(it.epoch);
-        }
-        r
-    }
-
-    fn refs(&self) -> Result<Vec<(Ref, u64)>> {
-        if self.file.len() != self.ordinal.len()
-            || self.file.len() != self.epoch.len()
-        {
-            return Err(Error::invalid_argument(
-                "a damaged checkpoint: position arrays of unequal lengths",
-            ));
-        }
-        Ok((0..self.file.len())
-            .map(|k| {
-                let r = Ref {
-                    file: self.file[k],
-                    ordinal: self.ordinal[k],
-                };
-                (r, self.epoch[k])
-            })
-            .collect())
-    }
-}
-
-trait RefsOpt {
-    fn refs(&self) -> Result<Vec<(Ref, u64)>>;
-}
-
-impl RefsOpt for Option<Refs> {
-    fn refs(&self) -> Result<Vec<(Ref, u64)>> {
-        self.as_ref().map_or(Ok(Vec::new()), Refs::refs)
     }
 }

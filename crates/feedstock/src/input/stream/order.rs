@@ -92,6 +92,54 @@ impl Layout {
             })
             .collect()
     }
+
+    /// Where the records of `epoch` fall in this host's part of it (see
+    /// [`Places::place`]).
+    pub(crate) fn places(&self, epoch: u64) -> Places<'_> {
+        let (files, cum) = self.epoch_files(epoch);
+        let mut slot = vec![0; files.len()];
+        for (k, &f) in files.iter().enumerate() {
+            slot[f as usize] = k;
+        }
+        Places {
+            layout: self,
+            slot,
+            cum,
+            perm: Feistel::new(self.total, self.seed, epoch),
+        }
+    }
+}
+
+/// The inverse of [`Layout::refs`] for one epoch: which place of this
+/// host's part of the epoch holds a record.
+#[derive(Debug)]
+pub(crate) struct Places<'a> {
+    layout: &'a Layout,
+    /// Each file's place in the epoch's file order.
+    slot: Vec<usize>,
+    /// The running sums of the counts in that order.
+    cum: Vec<u64>,
+    perm: Feistel,
+}
+
+impl Places<'_> {
+    /// The place `j` (as in [`Layout::refs`]) of record `r`, a record of
+    /// the files (not padding), in this host's part of the epoch; `None`
+    /// if it falls in another host's part.
+    pub(crate) fn place(&self, r: Ref) -> Option<u64> {
+        let k = *self.slot.get(r.file as usize)?;
+        let rec = self.cum[k] + r.ordinal;
+        if rec >= self.layout.total {
+            return None;
+        }
+        let g = match self.layout.order {
+            Order::Global => self.perm.invert(rec),
+            _ => rec,
+        };
+        let per = self.layout.per_host();
+        let base = self.layout.shard.index() as u64 * per;
+        g.checked_sub(base).filter(|&j| j < per)
+    }
 }
 
 /// A pseudo-random permutation of `0..n`, computed one element at a time:
@@ -140,6 +188,28 @@ impl Feistel {
         (l << self.half_bits) | r
     }
 
+    /// The inverse of [`round_trip`](Self::round_trip): the rounds run
+    /// backwards.
+    fn round_back(&self, y: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut l, mut r) = (y >> self.half_bits, y & mask);
+        for &k in self.keys.iter().rev() {
+            let f = mix(l ^ k) & mask;
+            (l, r) = (r ^ f, l);
+        }
+        (l << self.half_bits) | r
+    }
+
+    /// Which `x` goes to `y` (below `n`): the cycle walked backwards.
+    pub(crate) fn invert(&self, y: u64) -> u64 {
+        debug_assert!(y < self.n);
+        let mut x = self.round_back(y);
+        while x >= self.n {
+            x = self.round_back(x);
+        }
+        x
+    }
+
     /// Where `x` (below `n`) goes.
     pub(crate) fn apply(&self, x: u64) -> u64 {
         debug_assert!(x < self.n);
@@ -168,6 +238,40 @@ mod tests {
                     let y = p.apply(x);
                     assert!(!seen[y as usize], "n {n}: {y} twice");
                     seen[y as usize] = true;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn feistel_inverts() {
+        for n in [1u64, 2, 3, 5, 17, 1000, 4097] {
+            let p = Feistel::new(n, 9, 2);
+            for x in 0..n {
+                assert_eq!(p.invert(p.apply(x)), x, "n {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn places_invert_refs_for_every_order_and_shard() {
+        use crate::input::shard::{Remainder, Shard};
+        for order in [Order::Sequential, Order::Buffer(8), Order::Global] {
+            for host in 0..3 {
+                let layout = Layout {
+                    counts: vec![7, 0, 12, 5],
+                    total: 24,
+                    order,
+                    seed: 4,
+                    shard: Shard::new(host, 3).unwrap(),
+                    remainder: Remainder::Drop,
+                };
+                for epoch in 0..3 {
+                    let places = layout.places(epoch);
+                    let refs = layout.refs(epoch, 0, layout.per_host());
+                    for (j, r) in refs.into_iter().enumerate() {
+                        assert_eq!(places.place(r), Some(j as u64));
+                    }
                 }
             }
         }
