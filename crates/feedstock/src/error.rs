@@ -219,7 +219,25 @@ impl Error {
     /// invalid data is [`Kind::DataLoss`], a directory where a file was
     /// expected or a loop of symbolic links is
     /// [`Kind::FailedPrecondition`].
+    ///
+    /// An `io::Error` that carries one of ours (a reader of the
+    /// [`FileSystem`](crate::io::fs::FileSystem) seam failing through
+    /// [`std::io::Read`]) gives it back as it was, so that its kind and
+    /// context are said once, not wrapped in an `Unknown` that repeats
+    /// them.
+    ///
+    /// ```
+    /// use feedstock::{Error, Kind};
+    ///
+    /// let ours = Error::failed_precondition("changed").with_file("s3://b/k");
+    /// let io = std::io::Error::other(ours.clone());
+    /// assert_eq!(Error::io(io), ours);
+    /// ```
     pub fn io(err: io::Error) -> Error {
+        if let Some(ours) = err.get_ref().and_then(|e| e.downcast_ref::<Error>())
+        {
+            return ours.clone();
+        }
         let kind = match err.kind() {
             io::ErrorKind::NotFound => Kind::NotFound,
             io::ErrorKind::PermissionDenied => Kind::PermissionDenied,
