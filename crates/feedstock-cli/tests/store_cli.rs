@@ -227,7 +227,12 @@ fn cat_of_an_object_overwritten_mid_read_fails_naming_it() {
         lines.push(line.unwrap());
     }
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(2), "{err}");
     assert!(lines.len() < old.len(), "every record printed: {err}");

@@ -234,7 +234,8 @@ impl Error {
     /// assert_eq!(Error::io(io), ours);
     /// ```
     pub fn io(err: io::Error) -> Error {
-        if let Some(ours) = err.get_ref().and_then(|e| e.downcast_ref::<Error>())
+        if let Some(ours) =
+            err.get_ref().and_then(|e| e.downcast_ref::<Error>())
         {
             return ours.clone();
         }

@@ -319,7 +319,10 @@ fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly
     // The kind, the object and the offset are said once each (issue 33,
     // item 9: not "Unknown: Unknown: ... (file, offset) (file, offset)").
     assert_eq!(err.kind(), Kind::Unknown, "{msg}");
-    assert!(msg.starts_with("Unknown: object store request failed"), "{msg}");
+    assert!(
+        msg.starts_with("Unknown: object store request failed"),
+        "{msg}"
+    );
     assert_eq!(msg.matches("Unknown").count(), 1, "{msg}");
     assert_eq!(msg.matches(&format!("file {url}")).count(), 1, "{msg}");
     assert_eq!(msg.matches("offset").count(), 1, "{msg}");
@@ -534,8 +537,7 @@ fn assert_changed(e: &feedstock::Error, url: &str) {
 /// on with the new object's bytes; the records delivered before are all
 /// the old object's, and the next read fails the same way.
 #[test]
-fn an_object_overwritten_mid_read_fails_naming_it_and_never_mixes_versions()
-{
+fn an_object_overwritten_mid_read_fails_naming_it_and_never_mixes_versions() {
     let server = shared();
     let store = ObjectStoreFs::with_options(small_chunks(server)).unwrap();
     let old = records(30, 400);
@@ -561,7 +563,10 @@ fn an_object_overwritten_mid_read_fails_naming_it_and_never_mixes_versions()
         }
     };
     assert_changed(&err, &url);
-    assert!(got[..] == old[..got.len()], "records of the new object read");
+    assert!(
+        got[..] == old[..got.len()],
+        "records of the new object read"
+    );
     let again = reader.read_record().unwrap_err();
     assert_eq!(again.kind(), Kind::FailedPrecondition, "{again}");
 }

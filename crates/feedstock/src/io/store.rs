@@ -74,7 +74,9 @@ use bytes::Bytes;
 use futures::TryStreamExt;
 use object_store::multipart::MultipartStore;
 use object_store::path::Path as ObjPath;
-use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, ObjectStoreScheme};
+use object_store::{
+    ObjectMeta, ObjectStore, ObjectStoreExt, ObjectStoreScheme,
+};
 use parking_lot::Mutex;
 use url::Url;
 
@@ -818,4 +820,3 @@ fn as_given(e: Error, local: &str, given: &str) -> Error {
     })
     .with_file(given)
 }
-

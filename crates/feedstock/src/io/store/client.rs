@@ -9,7 +9,9 @@ use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::http::HttpBuilder;
 use object_store::multipart::MultipartStore;
-use object_store::{ClientConfigKey, ObjectStore, ObjectStoreScheme, RetryConfig};
+use object_store::{
+    ClientConfigKey, ObjectStore, ObjectStoreScheme, RetryConfig,
+};
 use url::Url;
 
 use super::{Client, Inner};
@@ -243,13 +245,31 @@ pub(super) fn store_error(
     } else {
         String::new()
     };
-    let err =
-        Error::new(kind, format!("object store request failed{after}: {e}"))
-            .with_file(url);
+    let err = Error::new(
+        kind,
+        format!("object store request failed{after}: {}", with_causes(&e)),
+    )
+    .with_file(url);
     match offset {
         Some(o) => err.with_offset(o),
         None => err,
     }
+}
+
+/// `e` and the causes its message leaves out ("error sending request"
+/// alone does not say that the connection was refused), each once.
+fn with_causes(e: &object_store::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !said.is_empty() && !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 #[cfg(test)]
@@ -298,6 +318,41 @@ mod tests {
         ] {
             check_s3(&s3(ok)).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
         }
+    }
+
+    #[test]
+    fn a_store_error_says_the_causes_its_message_leaves_out_once() {
+        #[derive(Debug)]
+        struct Sending(std::io::Error);
+        impl std::fmt::Display for Sending {
+            fn fmt(
+                &self,
+                f: &mut std::fmt::Formatter<'_>,
+            ) -> std::fmt::Result {
+                f.write_str("error sending request")
+            }
+        }
+        impl std::error::Error for Sending {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let refused = std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "Connection refused",
+        );
+        let e = object_store::Error::Generic {
+            store: "S3",
+            source: Box::new(Sending(refused)),
+        };
+        let e = store_error("s3://b/k", Some(7), 2, e);
+        assert_eq!(e.kind(), Kind::Unknown);
+        assert_eq!(
+            e.to_string(),
+            "Unknown: object store request failed after 2 retries: Generic \
+             S3 error: error sending request: Connection refused (file \
+             s3://b/k, offset 7)"
+        );
     }
 
     #[test]
