@@ -415,6 +415,16 @@ impl std::error::Error for Error {
     }
 }
 
+/// A copy of `e`, for a reader that returns the error that stopped it on
+/// every later read: one of ours inside it whole (its kind, file and
+/// offset, which [`Error::io`] takes out), else its kind and text.
+pub(crate) fn copy_io(e: &io::Error) -> io::Error {
+    match e.get_ref().and_then(|r| r.downcast_ref::<Error>()) {
+        Some(ours) => io::Error::new(e.kind(), ours.clone()),
+        None => io::Error::new(e.kind(), e.to_string()),
+    }
+}
+
 /// True for "too many levels of symbolic links" (`ELOOP`), whose
 /// `io::ErrorKind` is not stable yet.
 fn is_symlink_loop(err: &io::Error) -> bool {
