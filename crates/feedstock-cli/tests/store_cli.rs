@@ -12,10 +12,24 @@ use feedstock::io::store::ObjectStoreFs;
 use feedstock::Kind;
 use seaweed_support::{shared, BUCKET, SECRET_KEY};
 
+/// The command with none of this process's `AWS_*` variables: a child
+/// sees only the endpoint, region and credentials a test gives it, never
+/// a default credential chain or another endpoint (`AWS_ENDPOINT_URL_S3`
+/// would win over `AWS_ENDPOINT`).
+fn bare(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_feedstock"));
+    cmd.args(args);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("AWS_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
 fn feedstock(args: &[&str]) -> Output {
     let server = shared();
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
+    bare(args)
         .envs(server.env())
         .output()
         .expect("run feedstock")
@@ -158,4 +172,156 @@ fn bench_over_urls_prints_the_store_counters() {
     let run = feedstock(&["bench", local.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     assert!(!text(&run.stdout).contains("object store"), "{run:?}");
+}
+
+/// `cat` of an object overwritten while it is read (issue 33, item 3):
+/// the command fails naming the object, once, and every line it printed
+/// is a record of the old object, under its own key.
+#[test]
+fn cat_of_an_object_overwritten_mid_read_fails_naming_it() {
+    use base64::Engine as _;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::process::Stdio;
+
+    let server = shared();
+    let store = ObjectStoreFs::with_options(server.options()).unwrap();
+    let records = |tag: &str| -> Vec<Vec<u8>> {
+        (0..4000)
+            .map(|i| format!("{tag}-{i:05}-{}", "x".repeat(500)).into_bytes())
+            .collect()
+    };
+    let tfrecords = |recs: &[Vec<u8>]| {
+        let mut w = feedstock::io::tfrecord::WriterBuilder::new()
+            .from_writer(Vec::new());
+        for r in recs {
+            w.write_record(r).unwrap();
+        }
+        w.finish().unwrap()
+    };
+    let put = |url: &str, bytes: &[u8]| {
+        let mut w = store.create(url).unwrap();
+        w.write_all(bytes).unwrap();
+        w.commit().unwrap();
+    };
+    let (old, new) = (records("old"), records("new"));
+    let url = format!("s3://{BUCKET}/cli-changed/data.tfrecord");
+    put(&url, &tfrecords(&old));
+
+    // Small requests, so that most of the object is still to be asked for
+    // when it changes; `cat` stops on the full pipe meanwhile.
+    let mut child = bare(&["cat", "--raw", &url])
+        .envs(server.env())
+        .env("FEEDSTOCK_STORE_CHUNK_SIZE", "4096")
+        .env("FEEDSTOCK_STORE_READ_AHEAD", "4096")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run feedstock");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    lines.push(first);
+    put(&url, &tfrecords(&new));
+    for line in out.lines() {
+        lines.push(line.unwrap());
+    }
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(lines.len() < old.len(), "every record printed: {err}");
+    for (i, line) in lines.iter().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["key"], format!("{url}:{i}"));
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(v["bytes_base64"].as_str().unwrap())
+            .unwrap();
+        assert!(data == old[i], "line {i} is not the old object's record");
+    }
+    assert!(
+        err.contains("the object changed while it was being read (ETag "),
+        "{err}"
+    );
+    assert_eq!(err.matches(url.as_str()).count(), 1, "{err}");
+    assert_eq!(err.matches("FailedPrecondition").count(), 1, "{err}");
+}
+
+/// A bucket with no credentials configured (issue 33, item 9): the
+/// command fails at once saying which variables give them, and never
+/// asks the instance-metadata service (169.254.169.254) for any. The one
+/// test that sets no credentials; its endpoint is the local server.
+#[test]
+fn a_bucket_without_credentials_says_which_variables_give_them() {
+    let server = shared();
+    let url = format!("s3://{BUCKET}/cli/any.tfrecord");
+    let run = bare(&["count", &url])
+        .env("AWS_ENDPOINT", server.endpoint())
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .expect("run feedstock");
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    for name in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "aws_access_key_id",
+        "AWS_METADATA_ENDPOINT",
+    ] {
+        assert!(err.contains(name), "{name} not named: {err}");
+    }
+    assert!(err.contains("PermissionDenied"), "{err}");
+    assert!(err.contains(&url), "{err}");
+    assert!(!err.contains("169.254.169.254/latest"), "{err}");
+    assert!(!err.contains("Unknown"), "{err}");
+
+    // Half a key pair names the missing half.
+    let run = bare(&["count", &url])
+        .env("AWS_ENDPOINT", server.endpoint())
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", seaweed_support::ACCESS_KEY)
+        .output()
+        .expect("run feedstock");
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(err.contains("AWS_SECRET_ACCESS_KEY"), "{err}");
+    assert!(!err.contains("Generic"), "{err}");
+}
+
+/// `AWS_ALLOW_HTTP` (issue 33, item 9): an `http://` endpoint it does not
+/// allow names the variable and the endpoint, and a value that is not a
+/// boolean names the variable and the values it takes.
+#[test]
+fn aws_allow_http_messages_name_the_variable() {
+    let server = shared();
+    let url = format!("s3://{BUCKET}/cli/any.tfrecord");
+    let run = bare(&["count", &url])
+        .envs(server.env())
+        .env("AWS_ALLOW_HTTP", "false")
+        .output()
+        .expect("run feedstock");
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(err.contains("AWS_ALLOW_HTTP=true"), "{err}");
+    assert!(err.contains(&server.endpoint()), "{err}");
+    assert!(!err.contains("builder error"), "{err}");
+
+    let run = bare(&["count", &url])
+        .envs(server.env())
+        .env("AWS_ALLOW_HTTP", "maybe")
+        .output()
+        .expect("run feedstock");
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(err.contains("AWS_ALLOW_HTTP"), "{err}");
+    assert!(err.contains("\"maybe\""), "{err}");
+    assert!(err.contains("true or false"), "{err}");
+    assert!(!err.contains("Generic"), "{err}");
 }

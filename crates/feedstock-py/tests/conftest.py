@@ -108,6 +108,11 @@ def s3_bucket(tmp_path_factory):
                 tail = (d / "weed.log").read_text(errors="replace")[-2000:]
                 pytest.fail(f"SeaweedFS did not come up on 127.0.0.1; its log ends:\n{tail}")
             time.sleep(0.2)
+        # Only these: no other AWS_* variable of the caller's (a session
+        # token, AWS_ENDPOINT_URL_S3 that would win over AWS_ENDPOINT, a
+        # credential source) reaches the store.
+        for key in [k for k in os.environ if k.startswith("AWS_")]:
+            del os.environ[key]
         os.environ.update({
             "AWS_ENDPOINT": f"http://127.0.0.1:{p[6]}", "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
             "AWS_ACCESS_KEY_ID": S3_KEY, "AWS_SECRET_ACCESS_KEY": S3_SECRET,

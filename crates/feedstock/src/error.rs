@@ -219,7 +219,26 @@ impl Error {
     /// invalid data is [`Kind::DataLoss`], a directory where a file was
     /// expected or a loop of symbolic links is
     /// [`Kind::FailedPrecondition`].
+    ///
+    /// An `io::Error` that carries one of ours (a reader of the
+    /// [`FileSystem`](crate::io::fs::FileSystem) seam failing through
+    /// [`std::io::Read`]) gives it back as it was, so that its kind and
+    /// context are said once, not wrapped in an `Unknown` that repeats
+    /// them.
+    ///
+    /// ```
+    /// use feedstock::{Error, Kind};
+    ///
+    /// let ours = Error::failed_precondition("changed").with_file("s3://b/k");
+    /// let io = std::io::Error::other(ours.clone());
+    /// assert_eq!(Error::io(io), ours);
+    /// ```
     pub fn io(err: io::Error) -> Error {
+        if let Some(ours) =
+            err.get_ref().and_then(|e| e.downcast_ref::<Error>())
+        {
+            return ours.clone();
+        }
         let kind = match err.kind() {
             io::ErrorKind::NotFound => Kind::NotFound,
             io::ErrorKind::PermissionDenied => Kind::PermissionDenied,
@@ -393,6 +412,16 @@ impl std::error::Error for Error {
             .source
             .as_deref()
             .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// A copy of `e`, for a reader that returns the error that stopped it on
+/// every later read: one of ours inside it whole (its kind, file and
+/// offset, which [`Error::io`] takes out), else its kind and text.
+pub(crate) fn copy_io(e: &io::Error) -> io::Error {
+    match e.get_ref().and_then(|r| r.downcast_ref::<Error>()) {
+        Some(ours) => io::Error::new(e.kind(), ours.clone()),
+        None => io::Error::new(e.kind(), e.to_string()),
     }
 }
 

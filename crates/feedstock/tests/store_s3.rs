@@ -316,6 +316,16 @@ fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly
     assert!(msg.contains(&url), "error does not name the object: {msg}");
     assert!(err.offset().is_some(), "error has no offset: {msg}");
     assert!(msg.contains("at byte") || msg.contains("offset"), "{msg}");
+    // The kind, the object and the offset are said once each (issue 33,
+    // item 9: not "Unknown: Unknown: ... (file, offset) (file, offset)").
+    assert_eq!(err.kind(), Kind::Unknown, "{msg}");
+    assert!(
+        msg.starts_with("Unknown: object store request failed"),
+        "{msg}"
+    );
+    assert_eq!(msg.matches("Unknown").count(), 1, "{msg}");
+    assert_eq!(msg.matches(&format!("file {url}")).count(), 1, "{msg}");
+    assert_eq!(msg.matches("offset").count(), 1, "{msg}");
     assert_eq!(store.stats().retries(), 2, "{msg}");
     assert!(store.stats().failures() >= 1);
     let resume_at = reader.next_position().offset;
@@ -493,4 +503,112 @@ fn sidecars_in_a_bucket_stay_out_of_data_globs() {
     assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
     assert_eq!(e.file(), Some(sides[0].as_str()), "{e}");
     assert!(e.message().contains("record index"), "{e}");
+}
+
+/// The two ETags of a "the object changed while it was being read (ETag
+/// a → b)" message; they must differ.
+fn changed_etags(msg: &str) -> (String, String) {
+    let what = "the object changed while it was being read (ETag ";
+    let at = msg
+        .find(what)
+        .unwrap_or_else(|| panic!("not a changed-object error: {msg}"));
+    let rest = &msg[at + what.len()..];
+    let (tags, _) = rest.split_once(')').expect("closing parenthesis");
+    let (a, b) = tags.split_once(" → ").expect("ETag a → b");
+    assert!(!a.is_empty() && !b.is_empty() && a != b, "{msg}");
+    (a.to_owned(), b.to_owned())
+}
+
+/// A changed-object error as it must be: its kind, naming the URL, kind
+/// and file said once each.
+fn assert_changed(e: &feedstock::Error, url: &str) {
+    let msg = e.to_string();
+    assert_eq!(e.kind(), Kind::FailedPrecondition, "{msg}");
+    assert_eq!(e.file(), Some(url), "{msg}");
+    changed_etags(&msg);
+    assert_eq!(msg.matches(url).count(), 1, "{msg}");
+    assert_eq!(msg.matches("FailedPrecondition").count(), 1, "{msg}");
+    assert!(msg.matches("offset").count() <= 1, "{msg}");
+}
+
+/// An object overwritten while a stream reads it in small ranged chunks
+/// (issue 33, item 3): every later chunk is asked for with the ETag the
+/// first request saw, so the read fails naming the URL instead of going
+/// on with the new object's bytes; the records delivered before are all
+/// the old object's, and the next read fails the same way.
+#[test]
+fn an_object_overwritten_mid_read_fails_naming_it_and_never_mixes_versions() {
+    let server = shared();
+    let store = ObjectStoreFs::with_options(small_chunks(server)).unwrap();
+    let old = records(30, 400);
+    let new = records(31, 400);
+    let url = format!("s3://{BUCKET}/changed/a.tfrecord");
+    put(&store, &url, &tfrecord_bytes(&old));
+
+    let mut reader =
+        ReaderBuilder::new().from_reader(store.open(&url).unwrap());
+    let mut got: Vec<Vec<u8>> = Vec::new();
+    for _ in 0..20 {
+        got.push(reader.read_record().unwrap().unwrap().data.to_vec());
+    }
+    put(&store, &url, &tfrecord_bytes(&new));
+    let err = loop {
+        match reader.read_record() {
+            Ok(Some(r)) => got.push(r.data.to_vec()),
+            Ok(None) => panic!(
+                "read to the end across an overwrite ({} records)",
+                got.len()
+            ),
+            Err(e) => break e,
+        }
+    };
+    assert_changed(&err, &url);
+    assert!(
+        got[..] == old[..got.len()],
+        "records of the new object read"
+    );
+    let again = reader.read_record().unwrap_err();
+    assert_eq!(again.kind(), Kind::FailedPrecondition, "{again}");
+}
+
+/// The same for text lines through a [`Reader`] (a CSV file), and for a
+/// positioned-read handle (what indexed reads use).
+#[test]
+fn text_lines_and_positioned_reads_of_an_overwritten_object_fail_too() {
+    let server = shared();
+    let opts = server.options().chunk_size(64).read_ahead(64);
+    let store = ObjectStoreFs::with_options(opts.clone()).unwrap();
+    let url = format!("s3://{BUCKET}/changed/lines.csv");
+    let old: String = (0..2000).map(|i| format!("{i},old\n")).collect();
+    let new: String = (0..2000).map(|i| format!("{i},new\n")).collect();
+    put(&store, &url, old.as_bytes());
+
+    let fs: Arc<dyn FileSystem> = Arc::new(AnyFs::with_options(opts));
+    let reader = Reader::with_fs(TextLineReader::new(), fs);
+    let files = Files::new([url.clone()]);
+    for i in 0..10 {
+        let r = reader.read(&files).unwrap();
+        assert_eq!(&r.value[..], format!("{i},old").as_bytes());
+    }
+    put(&store, &url, new.as_bytes());
+    let mut lines = 10;
+    let err = loop {
+        match reader.read(&files) {
+            Ok(r) => {
+                assert_eq!(&r.value[..], format!("{lines},old").as_bytes());
+                lines += 1;
+            }
+            Err(e) => break e,
+        }
+    };
+    assert_changed(&err, &url);
+    assert!(lines < 2000, "every line read across an overwrite");
+
+    put(&store, &url, old.as_bytes());
+    let handle = store.open_read_at(&url).unwrap().unwrap();
+    assert_eq!(&handle.read_at(0, 6).unwrap()[..], b"0,old\n");
+    put(&store, &url, new.as_bytes());
+    let err = handle.read_at(600, 20).unwrap_err();
+    assert_changed(&err, &url);
+    assert_eq!(err.offset(), Some(600), "{err}");
 }

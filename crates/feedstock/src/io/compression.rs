@@ -51,7 +51,7 @@ use std::str::FromStr;
 
 use flate2::{Decompress, FlushDecompress, Status};
 
-use crate::error::{Error, Result};
+use crate::error::{copy_io, Error, Result};
 
 /// How a record stream is compressed.
 ///
@@ -279,9 +279,9 @@ struct Inflater<R> {
     between_members: bool,
     /// True before the first member: an empty input is not a stream.
     started: bool,
-    /// The error that stopped the stream, returned on every later read.
-    /// (Kept as parts because `io::Error` cannot be cloned.)
-    failed: Option<(io::ErrorKind, String)>,
+    /// The error that stopped the stream, a copy of which every later
+    /// read returns (`io::Error` cannot be cloned).
+    failed: Option<io::Error>,
 }
 
 impl<R> fmt::Debug for Inflater<R> {
@@ -307,15 +307,15 @@ impl<R: Read> Inflater<R> {
     }
 
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if let Some((kind, msg)) = &self.failed {
-            return Err(io::Error::new(*kind, msg.clone()));
+        if let Some(e) = &self.failed {
+            return Err(copy_io(e));
         }
         if out.is_empty() {
             return Ok(0);
         }
         let res = self.inflate(out);
         if let Err(e) = &res {
-            self.failed = Some((e.kind(), e.to_string()));
+            self.failed = Some(copy_io(e));
         }
         res
     }
@@ -369,7 +369,7 @@ impl<R: Read> Inflater<R> {
                     // Hand out what was inflated before the damage (as a
                     // reader fed smaller chunks would have); the error
                     // comes with the next read.
-                    self.failed = Some((kind, msg));
+                    self.failed = Some(io::Error::new(kind, msg));
                     return Ok(produced);
                 }
             };
@@ -438,6 +438,30 @@ fn inflates(start: &[u8]) -> bool {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    /// A source that fails with one of feedstock's errors (an object
+    /// store's, through `io::Read`): every read of the inflater after it
+    /// gives that error whole, its kind, file and offset said once.
+    #[test]
+    fn a_source_error_is_returned_whole_on_every_later_read() {
+        struct Failing;
+        impl Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                let e = Error::failed_precondition("the object changed")
+                    .with_file("s3://b/k.gz")
+                    .with_offset(9);
+                Err(io::Error::other(e))
+            }
+        }
+        let want = Error::failed_precondition("the object changed")
+            .with_file("s3://b/k.gz")
+            .with_offset(9);
+        let mut z = Inflater::new(Failing, Format::Gzip);
+        for _ in 0..2 {
+            let e = Error::io(z.read(&mut [0u8; 8]).unwrap_err());
+            assert_eq!(e, want, "{e}");
+        }
+    }
 
     fn gzip(data: &[u8]) -> Vec<u8> {
         let mut e = flate2::write::GzEncoder::new(

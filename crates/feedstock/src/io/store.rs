@@ -15,6 +15,17 @@
 //! option value is ever printed: the [`Debug`] forms name option keys only,
 //! and errors name the URL of the object.
 //!
+//! An S3 bucket needs credentials from a source named in the settings:
+//! keys (`AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`), a web identity,
+//! container credentials, or `AWS_METADATA_ENDPOINT` to take an EC2
+//! instance's role; `AWS_SKIP_SIGNATURE=true` reads a public bucket
+//! without any. With none, opening fails at once with
+//! [`Kind::PermissionDenied`] naming these variables, instead of asking
+//! the instance-metadata service (169.254.169.254) of a machine that
+//! mostly is not on EC2. An `http://` endpoint without
+//! `AWS_ALLOW_HTTP=true`, and a value of it that is not a boolean, are
+//! [`Kind::InvalidArgument`] naming the variable.
+//!
 //! # Reading
 //!
 //! A file opened for reading streams ranged GETs: the first of at most
@@ -35,6 +46,14 @@
 //! never returned again: the next read after an error starts a fresh
 //! stream at the first byte not yet delivered.
 //!
+//! Every ranged GET of one open object (each chunk of a stream, streams
+//! started again after an error, each read of an
+//! [`open_read_at`](FileSystem::open_read_at) handle) asks for the
+//! version the open saw, by `If-Match` on its ETag, and checks the ETag
+//! of the answer too. An object overwritten while it is read fails with
+//! [`Kind::FailedPrecondition`] naming the URL: "the object changed while
+//! it was being read (ETag a → b)", never a mix of the two objects.
+//!
 //! # Writing
 //!
 //! [`ObjectStoreFs::create`] gives an [`ObjectWriter`]: the object appears
@@ -44,31 +63,33 @@
 //! The PUT, the start of the upload and each part are retried as reads
 //! are; the completion is not.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
-use std::io::{self, Read, Write};
-use std::ops::Range;
+use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::{StreamExt, TryStreamExt};
-use object_store::aws::AmazonS3Builder;
-use object_store::azure::MicrosoftAzureBuilder;
-use object_store::gcp::GoogleCloudStorageBuilder;
-use object_store::http::HttpBuilder;
-use object_store::multipart::{MultipartStore, PartId};
+use futures::TryStreamExt;
+use object_store::multipart::MultipartStore;
 use object_store::path::Path as ObjPath;
 use object_store::{
-    MultipartId, ObjectStore, ObjectStoreExt, ObjectStoreScheme, PutPayload,
-    RetryConfig,
+    ObjectMeta, ObjectStore, ObjectStoreExt, ObjectStoreScheme,
 };
 use parking_lot::Mutex;
 use url::Url;
 
 use super::fs::{ChunkRead, FileSystem, LocalFs, ReadAt};
 use crate::error::{Error, Kind, Result};
+
+mod client;
+mod read;
+mod write;
+
+use client::{is_transient, store_error};
+use read::{ObjectReadAt, ObjectReader, Pin};
+pub use write::ObjectWriter;
 
 /// Settings of an [`ObjectStoreFs`]; every buffer it keeps is bounded by
 /// one of them.
@@ -348,7 +369,8 @@ impl ObjectStoreFs {
     /// The streaming reader of `url` from byte `offset` (one HEAD for the
     /// size; the GETs start with the first read).
     fn reader(&self, url: &str, offset: u64) -> Result<ObjectReader> {
-        let size = self.size(url)?;
+        let meta = self.head(url)?;
+        let size = meta.size;
         if size < offset {
             return Err(Error::data_loss(format!(
                 "object is {size} bytes, cannot resume at byte {offset}"
@@ -362,10 +384,24 @@ impl ObjectStoreFs {
             url: url.to_owned(),
             target: Arc::new(target),
             size,
+            pin: Arc::new(Pin::of(&meta)),
             pos: offset,
             cur: Bytes::new(),
             rx: None,
         })
+    }
+
+    /// The size and version of the object at `url` (one HEAD).
+    fn head(&self, url: &str) -> Result<ObjectMeta> {
+        let t = self.inner.target(url)?;
+        let inner = Arc::clone(&self.inner);
+        // A bucket lists no directories: a URL ending in '/' or naming a
+        // prefix has no object, which HEAD reports as missing.
+        self.inner.rt.block_on(inner.retrying(url, None, || {
+            let store = Arc::clone(&t.store);
+            let path = t.path.clone();
+            async move { store.head(&path).await }
+        }))
     }
 
     /// Deletes the object at `url` (used to clean up after a failed run).
@@ -408,14 +444,7 @@ impl Inner {
         let client = match stores.get(&key) {
             Some(c) => c.clone(),
             None => {
-                let c = self.build(scheme, &parsed).map_err(|e| {
-                    // The builder's message names the missing setting,
-                    // never a secret value.
-                    Error::invalid_argument(format!(
-                        "cannot configure the store: {e}"
-                    ))
-                    .with_file(url)
-                })?;
+                let c = self.build(scheme, &parsed)?;
                 stores.insert(key, c.clone());
                 c
             }
@@ -424,68 +453,6 @@ impl Inner {
             store: client.store,
             multipart: client.multipart,
             path,
-        })
-    }
-
-    fn build(
-        &self,
-        scheme: ObjectStoreScheme,
-        url: &Url,
-    ) -> std::result::Result<Client, object_store::Error> {
-        // Requests are retried here, not inside object_store, so that
-        // every retry is counted and resumes at the exact byte.
-        let retry = RetryConfig {
-            max_retries: 0,
-            ..RetryConfig::default()
-        };
-        // No `with_client_options` here: it would replace the client
-        // settings `from_env` read (AWS_ALLOW_HTTP among them).
-        let opts = &self.opts.options;
-        macro_rules! configure {
-            ($builder:expr) => {{
-                let mut b = $builder.with_url(url.as_str()).with_retry(retry);
-                for (k, v) in opts {
-                    if let Ok(key) = k.to_ascii_lowercase().parse() {
-                        b = b.with_config(key, v.clone());
-                    }
-                }
-                let store = Arc::new(b.build()?);
-                Client {
-                    store: Arc::clone(&store) as Arc<dyn ObjectStore>,
-                    multipart: Some(store as Arc<dyn MultipartStore>),
-                }
-            }};
-        }
-        Ok(match scheme {
-            ObjectStoreScheme::AmazonS3 => {
-                configure!(AmazonS3Builder::from_env())
-            }
-            ObjectStoreScheme::GoogleCloudStorage => {
-                configure!(GoogleCloudStorageBuilder::from_env())
-            }
-            ObjectStoreScheme::MicrosoftAzure => {
-                configure!(MicrosoftAzureBuilder::from_env())
-            }
-            ObjectStoreScheme::Http => {
-                let base = &url[..url::Position::BeforePath];
-                let mut b =
-                    HttpBuilder::new().with_url(base).with_retry(retry);
-                for (k, v) in opts {
-                    if let Ok(key) = k.to_ascii_lowercase().parse() {
-                        b = b.with_config(key, v.clone());
-                    }
-                }
-                Client {
-                    store: Arc::new(b.build()?),
-                    multipart: None,
-                }
-            }
-            other => {
-                return Err(object_store::Error::NotSupported {
-                    source: format!("the {other:?} scheme is not supported")
-                        .into(),
-                })
-            }
         })
     }
 
@@ -523,72 +490,6 @@ impl Inner {
             }
         }
     }
-
-    async fn get_range(
-        &self,
-        url: &str,
-        t: &Target,
-        range: Range<u64>,
-    ) -> Result<Bytes> {
-        let start = range.start;
-        let bytes = self
-            .retrying(url, Some(start), || {
-                let store = Arc::clone(&t.store);
-                let path = t.path.clone();
-                let range = range.clone();
-                async move { store.get_range(&path, range).await }
-            })
-            .await?;
-        self.stats
-            .bytes
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        Ok(bytes)
-    }
-}
-
-/// Whether a request that failed with `e` may succeed if sent again.
-fn is_transient(e: &object_store::Error) -> bool {
-    use object_store::Error as E;
-    // Generic covers the transport and server errors (connection refused or
-    // reset, timeouts, 5xx); everything else is an answer about the object.
-    matches!(e, E::Generic { .. })
-}
-
-/// An `object_store` error as ours, naming the URL and offset, and
-/// classified: missing is NotFound, denied is PermissionDenied.
-fn store_error(
-    url: &str,
-    offset: Option<u64>,
-    retries: u32,
-    e: object_store::Error,
-) -> Error {
-    use object_store::Error as E;
-    let kind = match &e {
-        E::NotFound { .. } => Kind::NotFound,
-        E::PermissionDenied { .. } | E::Unauthenticated { .. } => {
-            Kind::PermissionDenied
-        }
-        E::InvalidPath { .. } => Kind::InvalidArgument,
-        E::NotSupported { .. } | E::NotImplemented { .. } => {
-            Kind::Unimplemented
-        }
-        E::AlreadyExists { .. } | E::Precondition { .. } => {
-            Kind::FailedPrecondition
-        }
-        _ => Kind::Unknown,
-    };
-    let after = if retries > 0 {
-        format!(" after {retries} retries")
-    } else {
-        String::new()
-    };
-    let err =
-        Error::new(kind, format!("object store request failed{after}: {e}"))
-            .with_file(url);
-    match offset {
-        Some(o) => err.with_offset(o),
-        None => err,
-    }
 }
 
 impl FileSystem for ObjectStoreFs {
@@ -610,29 +511,22 @@ impl FileSystem for ObjectStoreFs {
     }
 
     fn size(&self, url: &str) -> Result<u64> {
-        let t = self.inner.target(url)?;
-        let inner = Arc::clone(&self.inner);
-        let meta = self.inner.rt.block_on(inner.retrying(url, None, || {
-            let store = Arc::clone(&t.store);
-            let path = t.path.clone();
-            async move { store.head(&path).await }
-        }));
-        // A bucket lists no directories: a URL ending in '/' or naming a
-        // prefix has no object, which HEAD reports as missing.
-        meta.map(|m| m.size)
+        self.head(url).map(|m| m.size)
     }
 
     /// A handle that serves each read with one ranged GET (retried as
-    /// every request is); opening it sends one HEAD for the size.
+    /// every request is, pinned to the version opened); opening it sends
+    /// one HEAD for the size and the version.
     fn open_read_at(&self, url: &str) -> Result<Option<Arc<dyn ReadAt>>> {
-        let size = self.size(url)?;
+        let meta = self.head(url)?;
         let target = self.inner.target(url)?;
         Ok(Some(Arc::new(ObjectReadAt {
             inner: Arc::clone(&self.inner),
             _runtime: Arc::clone(&self.runtime),
             url: url.to_owned(),
             target,
-            size,
+            size: meta.size,
+            pin: Pin::of(&meta),
         })))
     }
 
@@ -691,396 +585,6 @@ impl FileSystem for ObjectStoreFs {
         }
         out.sort();
         Ok(out)
-    }
-}
-
-/// One object open for positioned reads: ranged GETs, no read-ahead.
-struct ObjectReadAt {
-    inner: Arc<Inner>,
-    /// Keeps the runtime alive while the handle is kept.
-    _runtime: Arc<tokio::runtime::Runtime>,
-    url: String,
-    target: Target,
-    /// The object's size when opened.
-    size: u64,
-}
-
-impl fmt::Debug for ObjectReadAt {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ObjectReadAt")
-            .field("url", &self.url)
-            .field("size", &self.size)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ReadAt for ObjectReadAt {
-    fn read_at(&self, offset: u64, len: usize) -> Result<Bytes> {
-        let end = offset.saturating_add(len as u64).min(self.size);
-        if offset >= end {
-            return Ok(Bytes::new());
-        }
-        let inner = Arc::clone(&self.inner);
-        self.inner.rt.block_on(inner.get_range(
-            &self.url,
-            &self.target,
-            offset..end,
-        ))
-    }
-
-    /// A request costs milliseconds: gaps up to the chunk size (at most
-    /// 1 MiB) are read through rather than asked for separately.
-    fn merge_gap(&self) -> u64 {
-        (self.inner.opts.chunk_size as u64).min(1 << 20)
-    }
-}
-
-type Chunk = std::result::Result<Bytes, Error>;
-
-/// The blocking reader of one object: ranged GETs in order, fetched ahead
-/// by a task on the store's runtime.
-struct ObjectReader {
-    inner: Arc<Inner>,
-    /// Keeps the runtime alive while the file is open.
-    _runtime: Arc<tokio::runtime::Runtime>,
-    url: String,
-    target: Arc<Target>,
-    size: u64,
-    /// The offset of the first byte of `cur` (the next byte to return).
-    pos: u64,
-    /// The rest of the chunk being returned.
-    cur: Bytes,
-    /// The chunks the read-ahead task sends, in order; `None` until the
-    /// first read, and again after an error, so that the next read starts
-    /// a fresh stream at `pos`.
-    rx: Option<tokio::sync::mpsc::Receiver<Chunk>>,
-}
-
-impl ObjectReader {
-    fn start(&mut self) -> tokio::sync::mpsc::Receiver<Chunk> {
-        let opts = &self.inner.opts;
-        let chunk = opts.chunk_size as u64;
-        let ahead = opts.chunks_ahead();
-        // The channel holds one finished chunk; `buffered` keeps up to
-        // `ahead` requests in flight behind it.
-        let (tx, rx) = tokio::sync::mpsc::channel(1);
-        let inner = Arc::clone(&self.inner);
-        let target = Arc::clone(&self.target);
-        let url = self.url.clone();
-        let (start, size) = (self.pos, self.size);
-        self.inner.rt.spawn(async move {
-            let ranges = ramped_ranges(start, size, chunk);
-            let mut chunks = futures::stream::iter(ranges)
-                .map(|r| {
-                    let (inner, target, url) = (&inner, &target, &url);
-                    async move { inner.get_range(url, target, r).await }
-                })
-                .buffered(ahead);
-            while let Some(res) = chunks.next().await {
-                let failed = res.is_err();
-                if tx.send(res).await.is_err() || failed {
-                    // The reader is gone, or the stream ends at its error.
-                    return;
-                }
-            }
-        });
-        rx
-    }
-}
-
-/// The first request of a stream asks for at most this many bytes.
-const FIRST_REQUEST: u64 = 1 << 20;
-
-/// The byte ranges a stream from `start` to `size` requests, in order:
-/// a first request of at most [`FIRST_REQUEST`] bytes, each next one
-/// twice the last, up to `chunk`. A small first request puts the first
-/// bytes in the reader's hands after one short round trip instead of a
-/// whole large chunk (8 MiB took 0.68× the local rate on loopback against
-/// 0.88× for 1 MiB requests in one `scripts/bench-store` run), and the
-/// later, larger ones keep the request count of a long file low.
-fn ramped_ranges(
-    start: u64,
-    size: u64,
-    chunk: u64,
-) -> impl Iterator<Item = std::ops::Range<u64>> {
-    let mut next = start;
-    let mut len = FIRST_REQUEST.min(chunk).max(1);
-    std::iter::from_fn(move || {
-        if next >= size {
-            return None;
-        }
-        let r = next..(next + len).min(size);
-        next = r.end;
-        len = (len * 2).min(chunk);
-        Some(r)
-    })
-}
-
-impl ObjectReader {
-    /// Makes `cur` hold the next bytes, unless the object has ended.
-    fn fill(&mut self) -> io::Result<()> {
-        while self.cur.is_empty() {
-            if self.pos >= self.size {
-                return Ok(());
-            }
-            if self.rx.is_none() {
-                self.rx = Some(self.start());
-            }
-            let rx = self.rx.as_mut().expect("started above");
-            match rx.blocking_recv() {
-                Some(Ok(bytes)) if !bytes.is_empty() => self.cur = bytes,
-                Some(Ok(_)) | None => {
-                    self.rx = None;
-                    let e = Error::data_loss(format!(
-                        "object ended early: {} bytes expected",
-                        self.size
-                    ))
-                    .with_file(&self.url)
-                    .with_offset(self.pos);
-                    return Err(to_io(e));
-                }
-                Some(Err(e)) => {
-                    // Forget the stream: the next read starts again at
-                    // `pos`, the first byte not yet returned.
-                    self.rx = None;
-                    return Err(to_io(e));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Read for ObjectReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        self.fill()?;
-        let n = buf.len().min(self.cur.len());
-        buf[..n].copy_from_slice(&self.cur[..n]);
-        let _ = self.cur.split_to(n);
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-/// Each response whole, as it arrived.
-impl ChunkRead for ObjectReader {
-    fn next_chunk(&mut self) -> io::Result<Bytes> {
-        self.fill()?;
-        let chunk = std::mem::take(&mut self.cur);
-        self.pos += chunk.len() as u64;
-        Ok(chunk)
-    }
-}
-
-/// Our error inside an `io::Error` of the matching kind, so that
-/// [`Error::io`] classifies it the same and its message keeps the URL and
-/// offset.
-fn to_io(e: Error) -> io::Error {
-    let kind = match e.kind() {
-        Kind::NotFound => io::ErrorKind::NotFound,
-        Kind::PermissionDenied => io::ErrorKind::PermissionDenied,
-        Kind::DataLoss => io::ErrorKind::UnexpectedEof,
-        Kind::DeadlineExceeded => io::ErrorKind::TimedOut,
-        _ => io::ErrorKind::Other,
-    };
-    io::Error::new(kind, e.to_string())
-}
-
-/// An object being written: it appears whole on [`commit`](Self::commit),
-/// or not at all.
-///
-/// The first [`part_size`](StoreOptions::part_size) bytes are buffered; an
-/// object that fits is sent by a single PUT on commit. A larger one becomes
-/// a multipart upload, parts sent as they fill (up to two in flight),
-/// completed by `commit`. Dropping the writer without committing aborts the
-/// upload, so no partial object is ever visible.
-///
-/// The PUT, the start of the upload and every part are retried on
-/// transient failures as reads are, and counted in
-/// [`StoreStats::retries`]; the completion is not (a completion that
-/// succeeded but whose answer was lost would fail if sent again).
-pub struct ObjectWriter {
-    inner: Arc<Inner>,
-    /// Keeps the runtime alive until the upload is done.
-    _runtime: Arc<tokio::runtime::Runtime>,
-    url: String,
-    target: Target,
-    buf: Vec<u8>,
-    upload: Option<Upload>,
-    written: u64,
-}
-
-/// A multipart upload in progress. object_store's `WriteMultipart`
-/// numbers a part when it is sent and cannot send it again, so a part
-/// that failed once failed the upload; parts are sent here through the
-/// store's `MultipartStore` API, by index, each retried on its own.
-struct Upload {
-    store: Arc<dyn MultipartStore>,
-    id: MultipartId,
-    /// The parts stored, in order.
-    done: Vec<PartId>,
-    /// The parts being sent, oldest first.
-    in_flight: VecDeque<tokio::task::JoinHandle<Result<PartId>>>,
-}
-
-impl Upload {
-    /// Waits for the oldest part in flight.
-    fn wait_oldest(&mut self, inner: &Inner) -> Result<()> {
-        if let Some(task) = self.in_flight.pop_front() {
-            let part = inner.rt.block_on(task).map_err(|e| {
-                Error::internal(format!("an upload task ended: {e}"))
-            })??;
-            self.done.push(part);
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Debug for ObjectWriter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ObjectWriter")
-            .field("url", &self.url)
-            .field("written", &self.written)
-            .field("multipart", &self.upload.is_some())
-            .finish()
-    }
-}
-
-impl ObjectWriter {
-    /// The URL being written.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// Makes the object visible: completes the upload.
-    ///
-    /// # Errors
-    ///
-    /// Any request error, naming the URL; the upload is then aborted and
-    /// no object appears.
-    pub fn commit(mut self) -> Result<()> {
-        let inner = Arc::clone(&self.inner);
-        if self.upload.is_none() {
-            let payload = PutPayload::from(std::mem::take(&mut self.buf));
-            let t = &self.target;
-            return inner.rt.block_on(inner.retrying(&self.url, None, || {
-                let store = Arc::clone(&t.store);
-                let path = t.path.clone();
-                let payload = payload.clone();
-                async move { store.put(&path, payload).await.map(|_| ()) }
-            }));
-        }
-        // On an error below, dropping `self` aborts the upload.
-        if !self.buf.is_empty() {
-            self.send_part()?;
-        }
-        let upload = self.upload.as_mut().expect("a multipart upload");
-        while !upload.in_flight.is_empty() {
-            upload.wait_oldest(&inner)?;
-        }
-        inner.stats.requests.fetch_add(1, Ordering::Relaxed);
-        let parts = std::mem::take(&mut upload.done);
-        let done = inner.rt.block_on(upload.store.complete_multipart(
-            &self.target.path,
-            &upload.id,
-            parts,
-        ));
-        match done {
-            Ok(_) => {
-                self.upload = None;
-                Ok(())
-            }
-            Err(e) => {
-                inner.stats.failures.fetch_add(1, Ordering::Relaxed);
-                Err(store_error(&self.url, Some(self.written), 0, e))
-            }
-        }
-    }
-
-    /// Sends the buffer as the next part, starting the upload first if
-    /// needed; waits while two parts are in flight.
-    fn send_part(&mut self) -> Result<()> {
-        let inner = Arc::clone(&self.inner);
-        if self.upload.is_none() {
-            let Some(store) = self.target.multipart.clone() else {
-                return Err(Error::unimplemented(format!(
-                    "this store has no multipart uploads: objects above \
-                     {} bytes (StoreOptions::part_size) cannot be written",
-                    inner.opts.part_size
-                ))
-                .with_file(&self.url));
-            };
-            let path = &self.target.path;
-            let id =
-                inner.rt.block_on(inner.retrying(&self.url, None, || {
-                    let store = Arc::clone(&store);
-                    let path = path.clone();
-                    async move { store.create_multipart(&path).await }
-                }))?;
-            self.upload = Some(Upload {
-                store,
-                id,
-                done: Vec::new(),
-                in_flight: VecDeque::new(),
-            });
-        }
-        let upload = self.upload.as_mut().expect("started above");
-        if upload.in_flight.len() >= 2 {
-            upload.wait_oldest(&inner)?;
-        }
-        let index = upload.done.len() + upload.in_flight.len();
-        let offset = self.written - self.buf.len() as u64;
-        let payload = PutPayload::from(std::mem::take(&mut self.buf));
-        let (store, id) = (Arc::clone(&upload.store), upload.id.clone());
-        let (path, url) = (self.target.path.clone(), self.url.clone());
-        let task_inner = Arc::clone(&inner);
-        let send = async move {
-            let put = || {
-                let (store, path, id) =
-                    (store.clone(), path.clone(), id.clone());
-                let payload = payload.clone();
-                async move { store.put_part(&path, &id, index, payload).await }
-            };
-            task_inner.retrying(&url, Some(offset), put).await
-        };
-        upload.in_flight.push_back(inner.rt.spawn(send));
-        Ok(())
-    }
-}
-
-impl Write for ObjectWriter {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        let part = self.inner.opts.part_size;
-        let n = data.len().min(part - self.buf.len());
-        self.buf.extend_from_slice(&data[..n]);
-        self.written += n as u64;
-        if self.buf.len() == part {
-            self.send_part().map_err(to_io)?;
-        }
-        Ok(n)
-    }
-
-    /// Does nothing: bytes reach the store by parts, and the object only
-    /// on [`ObjectWriter::commit`].
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Drop for ObjectWriter {
-    fn drop(&mut self) {
-        if let Some(upload) = self.upload.take() {
-            // Not committed: abort, so that no part of it stays stored.
-            for task in &upload.in_flight {
-                task.abort();
-            }
-            let _ = self.inner.rt.block_on(
-                upload.store.abort_multipart(&self.target.path, &upload.id),
-            );
-        }
     }
 }
 
@@ -1315,25 +819,4 @@ fn as_given(e: Error, local: &str, given: &str) -> Error {
         }
     })
     .with_file(given)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn requests_start_small_double_and_cover_the_rest_of_the_object() {
-        let mib = 1u64 << 20;
-        let ranges: Vec<_> = ramped_ranges(5, 30 * mib, 8 * mib).collect();
-        let lens: Vec<u64> = ranges.iter().map(|r| r.end - r.start).collect();
-        assert_eq!(&lens[..4], &[mib, 2 * mib, 4 * mib, 8 * mib]);
-        assert!(lens.iter().all(|&l| l <= 8 * mib));
-        assert_eq!(ranges[0].start, 5);
-        assert_eq!(ranges.last().unwrap().end, 30 * mib);
-        assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
-        // Chunks smaller than the first request are used as they are.
-        let small: Vec<_> = ramped_ranges(0, 10, 4).collect();
-        assert_eq!(small, vec![0..4, 4..8, 8..10]);
-        assert_eq!(ramped_ranges(7, 7, 4).count(), 0);
-    }
 }

@@ -272,17 +272,22 @@ wait "$pid" 2>/dev/null"#;
         format!("http://127.0.0.1:{}", self.ports[6])
     }
 
-    /// Store options that reach this server with the test identity.
+    /// Store options that reach this server with the test identity, and
+    /// nothing else: they override every `AWS_*` variable the test process
+    /// may have that would send a request elsewhere (`AWS_ENDPOINT_URL_S3`
+    /// wins over the endpoint) or with other credentials.
     pub fn options(&self) -> StoreOptions {
         StoreOptions::new()
             .option("aws_endpoint", self.endpoint())
+            .option("aws_endpoint_url_s3", self.endpoint())
             .option("aws_allow_http", "true")
             .option("aws_region", "us-east-1")
             .option("aws_access_key_id", ACCESS_KEY)
             .option("aws_secret_access_key", SECRET_KEY)
     }
 
-    /// The environment a child process (the CLI) needs to reach it.
+    /// The environment a child process (the CLI) needs to reach it; the
+    /// caller removes every other `AWS_*` variable.
     pub fn env(&self) -> Vec<(&'static str, String)> {
         vec![
             ("AWS_ENDPOINT", self.endpoint()),
