@@ -76,6 +76,12 @@ fn a_closed_standard_output_is_an_error_not_silence() {
     }
     // Nothing was written when the report could not be.
     assert!(!out.exists());
+    // Standard output open on the null device, for writing or for both
+    // (as Python's subprocess.DEVNULL opens it), is not closed.
+    for redirect in [">/dev/null", "1<>/dev/null"] {
+        let run = feedstock_redirected(redirect, &["cat", s(&f)]);
+        assert_eq!(run.status.code(), Some(0), "{redirect}: {run:?}");
+    }
     // A closed standard input or error does not lend its number to a
     // file the command opens: the records still reach standard output.
     for redirect in ["<&-", "2>&-"] {
