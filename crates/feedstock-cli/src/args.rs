@@ -108,8 +108,10 @@ impl clap::builder::TypedValueParser for Utf8Path {
              standard input (`-`)\n",
             value.to_string_lossy()
         );
-        Err(clap::Error::raw(clap::error::ErrorKind::InvalidUtf8, message)
-            .with_cmd(cmd))
+        Err(
+            clap::Error::raw(clap::error::ErrorKind::InvalidUtf8, message)
+                .with_cmd(cmd),
+        )
     }
 }
 

@@ -124,7 +124,14 @@ fn a_quote_delimiter_is_refused_in_the_flags_words() {
     fs::write(&csv, "1\"2\n").unwrap();
     let out = dir.path().join("out.tfrecord");
     for args in [
-        vec!["convert", "csv", s(&csv), s(&out), "--columns", "a:int64,b:int64"],
+        vec![
+            "convert",
+            "csv",
+            s(&csv),
+            s(&out),
+            "--columns",
+            "a:int64,b:int64",
+        ],
         vec!["bench", s(&csv), "--format", "csv"],
     ] {
         let mut args = args;

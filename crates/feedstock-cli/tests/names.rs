@@ -72,8 +72,7 @@ fn every_subcommand_reads_a_file_under_a_multibyte_name() {
         // Relative names too: the name is then the multibyte part alone.
         for (cwd, path) in [(Path::new("/"), f), (dir.path(), name)] {
             let go = |args: &[&str]| {
-                let out =
-                    bin().current_dir(cwd).args(args).output().unwrap();
+                let out = bin().current_dir(cwd).args(args).output().unwrap();
                 no_panic(&out, &format!("{args:?}"));
                 out
             };
@@ -98,7 +97,10 @@ fn every_subcommand_reads_a_file_under_a_multibyte_name() {
             let out = go(&["repair", path, "--force", &format!("{path}.r")]);
             assert_eq!(out.status.code(), Some(0), "{out:?}");
             let out = go(&["count", &format!("{path}.r")]);
-            assert_eq!(stdout(&out).lines().next(), Some(&*format!("3\t{path}.r")));
+            assert_eq!(
+                stdout(&out).lines().next(),
+                Some(&*format!("3\t{path}.r"))
+            );
             // A wildcard the shell left alone is expanded by the library,
             // below a multibyte directory.
             let parent = Path::new(path).parent().unwrap();
@@ -143,8 +145,7 @@ fn convert_writes_to_and_reads_from_multibyte_names() {
             .map(|r| {
                 let ex = Example::decode(&*r.unwrap().data).unwrap();
                 let f = &ex.features.unwrap().feature["café"];
-                String::from_utf8(f.as_bytes().unwrap()[0].to_vec())
-                    .unwrap()
+                String::from_utf8(f.as_bytes().unwrap()[0].to_vec()).unwrap()
             })
             .collect()
     };
@@ -257,8 +258,22 @@ fn a_name_that_is_not_utf8_is_refused_by_name() {
         vec!["index".as_ref(), b],
         vec!["repair".as_ref(), b, "-".as_ref()],
         vec!["repair".as_ref(), good.as_ref(), b],
-        vec!["convert".as_ref(), "csv".as_ref(), csv.as_ref(), b, "--columns".as_ref(), "a:int64".as_ref()],
-        vec!["convert".as_ref(), "fixed".as_ref(), b, "-".as_ref(), "--record-bytes".as_ref(), "1".as_ref()],
+        vec![
+            "convert".as_ref(),
+            "csv".as_ref(),
+            csv.as_ref(),
+            b,
+            "--columns".as_ref(),
+            "a:int64".as_ref(),
+        ],
+        vec![
+            "convert".as_ref(),
+            "fixed".as_ref(),
+            b,
+            "-".as_ref(),
+            "--record-bytes".as_ref(),
+            "1".as_ref(),
+        ],
     ];
     for args in cases {
         let out = run(&args);

@@ -117,8 +117,7 @@ fn records_are_dealt_in_turn_whatever_the_number_of_shards() {
         for k in [0, 1, shards / 2, shards - 1] {
             let shard =
                 out_dir.join(format!("d-{k:05}-of-{shards:05}.tfrecord.gz"));
-            let want: Vec<i64> =
-                (k as i64..lines).step_by(shards).collect();
+            let want: Vec<i64> = (k as i64..lines).step_by(shards).collect();
             let got: Vec<i64> = ReaderBuilder::new()
                 .compression(feedstock::io::Compression::Gzip)
                 .open(s(&shard))

@@ -36,7 +36,8 @@ fn is_url_takes_any_name() {
 #[test]
 fn a_file_under_a_multibyte_directory_is_read_indexed_and_globbed() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["données/é.tfrecord", "データ/x.tfrecord", "ab€/ü.tfrecord"] {
+    for name in ["données/é.tfrecord", "データ/x.tfrecord", "ab€/ü.tfrecord"]
+    {
         let path = dir.path().join(name);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         let path = path.to_str().unwrap();

@@ -128,7 +128,9 @@ impl Shards {
     pub(super) fn write(&mut self, record: &[u8]) -> Result<()> {
         crate::signal::check()?;
         match &mut self.mode {
-            Mode::Direct(writers) => writers[self.next].write_record(record)?,
+            Mode::Direct(writers) => {
+                writers[self.next].write_record(record)?
+            }
             Mode::Spooled { per, spools } => {
                 let spool = &mut spools[self.next / *per];
                 let len = record.len() as u64;
@@ -169,7 +171,8 @@ impl Shards {
                 let mut closed = Vec::with_capacity(self.names.len());
                 for (b, spool) in spools.into_iter().enumerate() {
                     let first = b * per;
-                    let shards = &self.names[first..self.names.len().min(first + per)];
+                    let shards =
+                        &self.names[first..self.names.len().min(first + per)];
                     closed.extend(unspool(
                         &spool,
                         shards,
