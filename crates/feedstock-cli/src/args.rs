@@ -25,10 +25,15 @@ pub(crate) fn parse_compression(s: &str) -> Result<Compression> {
     s.parse()
 }
 
-/// Parses a field delimiter: one ASCII character, or `tab` (also `\t`).
+/// Parses a field delimiter: one ASCII character, or `tab` (also `\t`);
+/// not `"`, which quotes fields (the library would name its own option,
+/// `use_quote_delim`, which the command line does not have).
 pub(crate) fn parse_delim(s: &str) -> Result<u8> {
     match s {
         "tab" | "\\t" | "\t" => Ok(b'\t'),
+        "\"" => Err(Error::invalid_argument(
+            "the delimiter cannot be `\"`, which quotes fields (RFC 4180)",
+        )),
         _ if s.len() == 1 && s.is_ascii() && s != "\n" && s != "\r" => {
             Ok(s.as_bytes()[0])
         }
@@ -70,6 +75,44 @@ where
         return Err(format!("must be from {min} to {max}"));
     }
     Ok(n)
+}
+
+/// Parses a file argument (a path or URL), refusing one that is not
+/// UTF-8.
+///
+/// The library names files with `&str` (a path, a URL, a key in a
+/// message), as TensorFlow does, so a name that is not UTF-8 (say
+/// Latin-1 `donn\xe9es`) could only be read or written under another,
+/// lossy, name. It is a usage error (exit 2) naming the file, its bad
+/// bytes shown as `\u{FFFD}`; the file can still be given as standard
+/// input (`-`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Utf8Path;
+
+impl clap::builder::TypedValueParser for Utf8Path {
+    type Value = PathBuf;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<PathBuf, clap::Error> {
+        if value.to_str().is_some() {
+            return Ok(PathBuf::from(value));
+        }
+        let arg = arg.map_or_else(|| "a file".to_owned(), ToString::to_string);
+        let message = format!(
+            "invalid value '{}' for '{arg}': the name is not valid UTF-8 \
+             (feedstock names files as text); rename it, or give it as \
+             standard input (`-`)\n",
+            value.to_string_lossy()
+        );
+        Err(
+            clap::Error::raw(clap::error::ErrorKind::InvalidUtf8, message)
+                .with_cmd(cmd),
+        )
+    }
 }
 
 /// The compression of `path`: `given`, or detected from its extension

@@ -104,7 +104,7 @@ const INFER_BYTES: u64 = 64 << 20;
 pub(crate) struct Args {
     /// The files to read (`-` for standard input, which is saved to a
     /// temporary file first: every stage reads the files again).
-    #[arg(required = true)]
+    #[arg(required = true, value_parser = crate::args::Utf8Path)]
     files: Vec<PathBuf>,
     /// The record format.
     #[arg(long, default_value = "tfrecord")]
@@ -435,10 +435,36 @@ fn as_stdin(e: Error, tmp: &str) -> Error {
     e
 }
 
+/// The compression every file is read with: `given`, or the one detected
+/// from every file's extension. A pipeline's readers read all their files
+/// with one compression (as TensorFlow's do), so files whose extensions
+/// disagree are refused rather than read wrongly.
+fn one_compression(
+    paths: &[PathBuf],
+    given: Option<Compression>,
+) -> Result<Compression> {
+    let first = compression_of(&paths[0], given);
+    if let Some(p) = paths[1..]
+        .iter()
+        .find(|p| compression_of(p, given) != first)
+    {
+        return Err(Error::invalid_argument(format!(
+            "the files have different compressions ({}: {}, {}: {}), \
+             but bench reads every file with one: give --compression, \
+             or bench them separately",
+            name_of(&paths[0]),
+            first,
+            name_of(p),
+            compression_of(p, given),
+        )));
+    }
+    Ok(first)
+}
+
 /// Runs each stage over `paths`.
 fn run_files(args: &Args, paths: &[PathBuf]) -> anyhow::Result<()> {
     let files: Vec<String> = paths.iter().map(|p| name_of(p)).collect();
-    let compression = compression_of(&paths[0], args.compression);
+    let compression = one_compression(paths, args.compression)?;
     if args.stream && args.format != Format::TfRecord {
         return Err(Error::invalid_argument(
             "--stream reads TFRecord files only",

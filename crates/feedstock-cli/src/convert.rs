@@ -16,17 +16,18 @@
 //! `--force`, and an output that is the input (by name or through a link)
 //! is refused.
 
+mod shards;
 mod spec;
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use bytes::Bytes;
 use feedstock::decode::csv::CsvDecoder;
 use feedstock::decode::Records;
-use feedstock::io::fs::{OutputFile, OutputOptions, STDIO};
-use feedstock::io::tfrecord::{Writer, WriterBuilder};
+use feedstock::io::fs::{OutputOptions, STDIO};
+use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
 use feedstock::proto::{Example, Feature, Features};
 use feedstock::reader::{FixedLengthRecordReader, Reader, WorkQueue};
@@ -37,6 +38,7 @@ use crate::args::{
     compression_of, name_of, parse_compression, parse_delim, parse_max_line,
     parse_shards, Lines,
 };
+use shards::Shards;
 pub(crate) use spec::ColumnSpec;
 use spec::ValueType;
 
@@ -103,6 +105,7 @@ pub(crate) struct OutputArgs {
     /// The output file (`-` for standard output). With --shards N > 1, N
     /// files named after it: OUT = data.tfrecord gives
     /// data-00000-of-00004.tfrecord and so on.
+    #[arg(value_parser = crate::args::Utf8Path)]
     out: PathBuf,
     /// The number of output files (1 to 100000); records are dealt out
     /// in turn.
@@ -125,6 +128,7 @@ pub(crate) struct OutputArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct CsvArgs {
     /// The CSV file (`-` for standard input).
+    #[arg(value_parser = crate::args::Utf8Path)]
     input: PathBuf,
     #[command(flatten)]
     output: OutputArgs,
@@ -152,6 +156,7 @@ pub(crate) struct CsvArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct FixedArgs {
     /// The file of fixed-length records (`-` for standard input).
+    #[arg(value_parser = crate::args::Utf8Path)]
     input: PathBuf,
     #[command(flatten)]
     output: OutputArgs,
@@ -245,44 +250,9 @@ fn convert(
     }
     let mut options = OutputOptions::new();
     options.force(output.force).input(name_of(input));
-    let mut shards = Shards {
-        writers: Vec::new(),
-        counts: vec![0; paths.len()],
-        next: 0,
-    };
-    for p in &paths {
-        let name = p.to_str().ok_or_else(|| {
-            Error::invalid_argument("the output path is not valid UTF-8")
-                .with_file(p.to_string_lossy())
-        })?;
-        shards.writers.push(builder.create_output(name, &options)?);
-    }
+    let mut shards = Shards::create(&paths, builder, options)?;
     fill(&mut shards)?;
-    crate::signal::check()?;
-    for w in shards.writers.drain(..) {
-        w.commit()?;
-    }
-    Ok(shards.counts)
-}
-
-/// The output files, records dealt out in turn.
-struct Shards {
-    /// One writer per shard.
-    writers: Vec<Writer<BufWriter<OutputFile>>>,
-    /// Records written to each.
-    counts: Vec<u64>,
-    /// The shard the next record goes to.
-    next: usize,
-}
-
-impl Shards {
-    fn write(&mut self, record: &[u8]) -> Result<()> {
-        crate::signal::check()?;
-        self.writers[self.next].write_record(record)?;
-        self.counts[self.next] += 1;
-        self.next = (self.next + 1) % self.writers.len();
-        Ok(())
-    }
+    shards.commit()
 }
 
 /// The shard file names: `out` itself for one shard, else

@@ -16,7 +16,7 @@ pub(crate) struct Args {
     compression: Option<Compression>,
     /// The TFRecord files (paths, or URLs: s3://, gs://, az://,
     /// http(s)://, file://; a URL with a wildcard lists the objects) (`-` for standard input).
-    #[arg(required = true)]
+    #[arg(required = true, value_parser = crate::args::Utf8Path)]
     files: Vec<PathBuf>,
 }
 

@@ -44,13 +44,17 @@ pub(crate) struct Args {
     #[arg(long)]
     check: bool,
     /// The TFRecord files (paths or URLs, as for `count`).
-    #[arg(required = true)]
+    #[arg(required = true, value_parser = crate::args::Utf8Path)]
     files: Vec<PathBuf>,
 }
 
 /// Indexes (or checks) each file in turn.
 pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
+    crate::signal::install()?;
     let fs = default_fs();
+    // A signal stops the scan at its next read; the index being written
+    // is then dropped, which removes its temporary file.
+    let fs = crate::signal::Interruptible(&*fs);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     // Once the reader of the report has closed it, indexing goes on
@@ -61,14 +65,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         let path = path.to_string_lossy();
         let side = sidecar_path(&path);
         let index = if args.check {
-            RecordIndex::load(&*fs, &path, args.compression, IndexCheck::Full)?
+            RecordIndex::load(&fs, &path, args.compression, IndexCheck::Full)?
         } else {
             // Refuse an existing index before the scan, not after it.
             let mut target = OutputOptions::new()
                 .force(args.force)
                 .input(&*path)
                 .create(&side)?;
-            let index = RecordIndex::build(&*fs, &path, args.compression)?;
+            let index = RecordIndex::build(&fs, &path, args.compression)?;
             target
                 .write_all(&index.to_bytes())
                 .with_context(|| format!("writing {side}"))?;

@@ -27,7 +27,7 @@
 //! - `3`: any other failure (an I/O error writing the output, a thread
 //!   that cannot be started, an internal error).
 //! - `130` / `143`: interrupted by SIGINT / SIGTERM while writing
-//!   (`convert`, `repair`); every output is left as it was.
+//!   (`convert`, `repair`, `index`); every output is left as it was.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -48,6 +48,7 @@ mod json;
 mod payload;
 mod repair;
 mod signal;
+mod stdio;
 mod verify;
 
 /// The exit statuses, as every `--help` states them.
@@ -132,7 +133,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result = stdio::check().and_then(|()| match cli.command {
         Command::Cat(args) => cat::run(&args),
         Command::Count(args) => count::run(&args),
         Command::Verify(args) => verify::run(&args),
@@ -142,7 +143,7 @@ fn main() -> ExitCode {
         Command::Convert(cmd) => convert::run(&cmd),
         Command::Bench(args) => bench::run(&args),
         Command::Demo(config) => demo::run(&config),
-    };
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -49,8 +49,10 @@ reading the input or writing OUT fails (OUT is left as it was).";
 pub(crate) struct Args {
     /// The damaged TFRecord file (a path, a URL, or `-` for standard
     /// input).
+    #[arg(value_parser = crate::args::Utf8Path)]
     input: PathBuf,
     /// The repaired file (`-` for standard output).
+    #[arg(value_parser = crate::args::Utf8Path)]
     out: PathBuf,
     /// The input's compression (none, gzip, zlib); by default it is
     /// detected from the input's extension.

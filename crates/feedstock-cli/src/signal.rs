@@ -9,13 +9,18 @@
 //! temporary files are then left behind, hidden and named
 //! `.NAME.*.feedstock-partial`, never at the target's name.
 //!
+//! A scan that runs inside the library (`feedstock index`) reads
+//! through [`Interruptible`], whose reads fail once a signal is seen.
+//!
 //! The exit status after a signal is 128 + its number (130 for SIGINT,
 //! 143 for SIGTERM), as shells report it.
 
+use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::sync::OnceLock;
 
+use feedstock::io::fs::FileSystem;
 use feedstock::{Error, Result};
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -62,5 +67,38 @@ pub(crate) fn check() -> Result<()> {
         Some(sig) => Err(Error::cancelled(format!(
             "interrupted by signal {sig}: nothing was written"
         ))),
+    }
+}
+
+/// A file system whose readers fail (with the [`check`] error) once a
+/// signal is received, so that a long scan through the library, such as
+/// the one [`RecordIndex::build`](feedstock::io::index::RecordIndex::build)
+/// makes for `feedstock index`, stops at its next read and its caller
+/// drops (removes) its uncommitted output.
+#[derive(Debug)]
+pub(crate) struct Interruptible<'a>(pub(crate) &'a dyn FileSystem);
+
+impl FileSystem for Interruptible<'_> {
+    fn open(&self, path: &str) -> Result<Box<dyn Read + Send>> {
+        check()?;
+        Ok(Box::new(CheckedRead(self.0.open(path)?)))
+    }
+
+    fn size(&self, path: &str) -> Result<u64> {
+        self.0.size(path)
+    }
+
+    fn glob(&self, pattern: &str) -> Result<Vec<String>> {
+        self.0.glob(pattern)
+    }
+}
+
+/// A reader that checks for a signal before each read.
+struct CheckedRead<R>(R);
+
+impl<R: Read> Read for CheckedRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        check().map_err(std::io::Error::other)?;
+        self.0.read(buf)
     }
 }

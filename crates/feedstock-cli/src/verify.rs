@@ -59,7 +59,7 @@ pub(crate) struct Args {
     max_record_len: u64,
     /// The TFRecord files (paths, or URLs: s3://, gs://, az://,
     /// http(s)://, file://; a URL with a wildcard lists the objects) (`-` for standard input).
-    #[arg(required = true)]
+    #[arg(required = true, value_parser = crate::args::Utf8Path)]
     files: Vec<PathBuf>,
 }
 

@@ -37,10 +37,10 @@ const TEST_SHARDS: usize = 2;
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Config {
     /// Directory holding digits.csv.gz.
-    #[arg(long, default_value = "data")]
+    #[arg(long, default_value = "data", value_parser = crate::args::Utf8Path)]
     pub(crate) data_dir: PathBuf,
     /// Directory to write the TFRecord files and summaries into.
-    #[arg(long, default_value = "out/demo")]
+    #[arg(long, default_value = "out/demo", value_parser = crate::args::Utf8Path)]
     pub(crate) out_dir: PathBuf,
     /// Passes over the training digits, for each method (1 to 10000).
     #[arg(long, default_value_t = 10, value_parser = |s: &str| positive(s, 10_000))]

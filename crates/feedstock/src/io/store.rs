@@ -545,7 +545,19 @@ impl FileSystem for ObjectStoreFs {
         let base_end = pattern[..first].rfind('/').unwrap_or(0);
         let base = &pattern[..base_end];
         let t = self.inner.target(base)?;
-        let root = base[..base.len() - t.path.as_ref().len()]
+        // The listed keys are decoded paths: the root is what precedes
+        // the decoded path in the pattern as written. A path written
+        // with percent escapes has no such root (and would be cut inside
+        // a character).
+        let root = base
+            .strip_suffix(t.path.as_ref())
+            .ok_or_else(|| {
+                Error::invalid_argument(
+                    "a pattern's directory must be written as the objects \
+                     are named, without percent escapes",
+                )
+                .with_file(pattern)
+            })?
             .trim_end_matches('/')
             .to_owned();
         let prefix = if t.path.as_ref().is_empty() {
@@ -647,8 +659,12 @@ impl AnyFs {
             "adl://", "azure://", "http://", "https://",
         ]
         .iter()
+        // Bytes, not `str` slices: the scheme's length may fall inside a
+        // character of the path (`données/x`).
         .any(|s| {
-            path.len() >= s.len() && path[..s.len()].eq_ignore_ascii_case(s)
+            path.as_bytes()
+                .get(..s.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(s.as_bytes()))
         })
     }
 

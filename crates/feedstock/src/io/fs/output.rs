@@ -282,6 +282,9 @@ enum Sink {
     Stdout(io::Stdout),
     /// The temporary file, and the local path it is renamed to.
     Temp(NamedTempFile, PathBuf),
+    /// A temporary file written and [closed](OutputFile::close): its
+    /// path, without a descriptor, and the local path it is renamed to.
+    Closed(tempfile::TempPath, PathBuf),
     /// An upload to an object store; dropping it aborts the upload.
     #[cfg(feature = "object-store")]
     Remote(crate::io::store::ObjectWriter),
@@ -291,6 +294,7 @@ impl fmt::Debug for OutputFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let temp = match &self.sink {
             Sink::Temp(t, _) => Some(t.path()),
+            Sink::Closed(t, _) => Some(&**t),
             _ => None,
         };
         f.debug_struct("OutputFile")
@@ -310,8 +314,35 @@ impl OutputFile {
     pub fn temp_path(&self) -> Option<&Path> {
         match &self.sink {
             Sink::Temp(t, _) => Some(t.path()),
+            Sink::Closed(t, _) => Some(t),
             _ => None,
         }
+    }
+
+    /// Flushes, syncs and closes the temporary file, keeping it (and the
+    /// output uncommitted) without holding a file descriptor: a command
+    /// that writes many outputs, to commit them all or none, closes each
+    /// when it is written instead of holding them all open. Standard
+    /// output and object-store uploads are returned as they are.
+    ///
+    /// [`commit`](OutputFile::commit) renames the file into place as
+    /// before; dropping it removes the file; writing to it fails.
+    ///
+    /// # Errors
+    ///
+    /// Those of flushing and syncing, naming the target; the temporary
+    /// file is then removed.
+    pub fn close(self) -> Result<OutputFile> {
+        let OutputFile { path, force, sink } = self;
+        let sink = match sink {
+            Sink::Temp(mut t, target) => {
+                t.flush().map_err(|e| io_error(&path, e))?;
+                t.as_file().sync_all().map_err(|e| io_error(&path, e))?;
+                Sink::Closed(t.into_temp_path(), target)
+            }
+            other => other,
+        };
+        Ok(OutputFile { path, force, sink })
     }
 
     /// Flushes, syncs the data to disk and renames the temporary file to
@@ -340,20 +371,37 @@ impl OutputFile {
                 };
                 // On failure `PersistError` gives the temporary file back;
                 // dropping it removes it.
-                res.map(drop).map_err(|e| {
-                    if e.error.kind() == io::ErrorKind::AlreadyExists {
-                        Error::failed_precondition(
-                            "appeared while it was being written: refusing \
-                             to replace it without force (--force)",
-                        )
-                        .with_file(&path)
-                    } else {
-                        io_error(&path, e.error)
-                    }
-                })
+                res.map(drop).map_err(|e| persist_error(&path, e.error))
+            }
+            Sink::Closed(t, target) => {
+                let res = if self.force {
+                    t.persist(&target)
+                } else {
+                    t.persist_noclobber(&target)
+                };
+                // As above, the `TempPath` given back removes the file.
+                res.map_err(|e| persist_error(&path, e.error))
             }
         }
     }
+}
+
+/// The error of renaming a temporary file to `path`.
+fn persist_error(path: &str, e: io::Error) -> Error {
+    if e.kind() == io::ErrorKind::AlreadyExists {
+        Error::failed_precondition(
+            "appeared while it was being written: refusing to replace it \
+             without force (--force)",
+        )
+        .with_file(path)
+    } else {
+        io_error(path, e)
+    }
+}
+
+/// The error of writing to a [closed](OutputFile::close) output.
+fn closed() -> io::Error {
+    io::Error::other("the output is closed: it can only be committed")
 }
 
 impl Write for OutputFile {
@@ -361,6 +409,7 @@ impl Write for OutputFile {
         match &mut self.sink {
             Sink::Stdout(s) => s.write(buf),
             Sink::Temp(t, _) => t.write(buf),
+            Sink::Closed(..) => Err(closed()),
             #[cfg(feature = "object-store")]
             Sink::Remote(w) => w.write(buf),
         }
@@ -370,6 +419,7 @@ impl Write for OutputFile {
         match &mut self.sink {
             Sink::Stdout(s) => s.write_all(buf),
             Sink::Temp(t, _) => t.write_all(buf),
+            Sink::Closed(..) => Err(closed()),
             #[cfg(feature = "object-store")]
             Sink::Remote(w) => w.write_all(buf),
         }
@@ -379,6 +429,7 @@ impl Write for OutputFile {
         match &mut self.sink {
             Sink::Stdout(s) => s.flush(),
             Sink::Temp(t, _) => t.flush(),
+            Sink::Closed(..) => Ok(()),
             #[cfg(feature = "object-store")]
             Sink::Remote(w) => w.flush(),
         }
@@ -448,6 +499,43 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
         assert_eq!(names(dir.path()), ["out file"]);
+    }
+
+    #[test]
+    fn a_closed_output_holds_no_descriptor_and_commits_or_vanishes() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out");
+        let mut out = OutputOptions::new().create(s(&target)).unwrap();
+        out.write_all(b"data").unwrap();
+        let mut out = out.close().unwrap();
+        let temp = out.temp_path().unwrap().to_owned();
+        assert_eq!(fs::read(&temp).unwrap(), b"data");
+        assert!(out.write_all(b"more").is_err());
+        #[cfg(target_os = "linux")]
+        {
+            // No descriptor of this process names the temporary file.
+            let open = fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|e| fs::read_link(e.unwrap().path()).ok())
+                .any(|p| p == temp);
+            assert!(!open, "{temp:?} is still open");
+        }
+        out.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"data");
+        assert_eq!(names(dir.path()), ["out"]);
+        // Dropped uncommitted, it leaves nothing; without force, a target
+        // that appeared meanwhile is kept.
+        let other = dir.path().join("other");
+        let out = OutputOptions::new().create(s(&other)).unwrap();
+        drop(out.close().unwrap());
+        assert_eq!(names(dir.path()), ["out"]);
+        let out = OutputOptions::new().create(s(&other)).unwrap();
+        let out = out.close().unwrap();
+        fs::write(&other, b"theirs").unwrap();
+        let e = out.commit().unwrap_err();
+        assert_eq!(e.kind(), Kind::FailedPrecondition);
+        assert_eq!(fs::read(&other).unwrap(), b"theirs");
+        assert_eq!(names(dir.path()), ["other", "out"]);
     }
 
     #[test]

@@ -299,15 +299,31 @@ impl Writer<BufWriter<OutputFile>> {
     /// after an error the output is not in place and its temporary file
     /// is removed.
     pub fn commit(self) -> Result<()> {
+        self.into_output()?.commit()
+    }
+
+    /// Ends the stream, flushes, and [closes](OutputFile::close) the
+    /// output without committing it: the file is kept, without a
+    /// descriptor, until the returned output is committed or dropped.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`finish`](Writer::finish) and [`OutputFile::close`];
+    /// after an error the temporary file is removed.
+    pub fn close(self) -> Result<OutputFile> {
+        self.into_output()?.close()
+    }
+
+    /// Ends the stream and flushes it into the output.
+    fn into_output(self) -> Result<OutputFile> {
         let file = self.file.clone();
         let w = self.finish()?;
-        let out = w.into_inner().map_err(|e| {
+        w.into_inner().map_err(|e| {
             let e = Error::io(e.into_error());
             match &file {
                 Some(f) => e.with_file(f),
                 None => e,
             }
-        })?;
-        out.commit()
+        })
     }
 }
