@@ -158,7 +158,12 @@ pub(super) fn check_s3(b: &AmazonS3Builder) -> Result<()> {
         flag(K::Client(ClientConfigKey::AllowHttp), "AWS_ALLOW_HTTP")?;
     let endpoint = get(K::S3Endpoint).or_else(|| get(K::Endpoint));
     if let Some(e) = &endpoint {
-        let plain = e.len() >= 7 && e[..7].eq_ignore_ascii_case("http://");
+        // Bytes: the endpoint is the user's, and its seventh byte may fall
+        // inside a character.
+        let plain = e
+            .as_bytes()
+            .get(..7)
+            .is_some_and(|p| p.eq_ignore_ascii_case(b"http://"));
         if plain && !allow_http {
             return Err(Error::invalid_argument(format!(
                 "the endpoint {e} is plain HTTP, which S3 clients refuse \
@@ -304,6 +309,13 @@ mod tests {
         ] {
             assert!(e.message().contains(name), "{name}: {e}");
         }
+        // A multibyte endpoint is a setting like another, never a panic.
+        check_s3(&s3(&[
+            ("aws_endpoint", "https:é//127.0.0.1:1"),
+            ("aws_access_key_id", "k"),
+            ("aws_secret_access_key", "s"),
+        ]))
+        .unwrap();
         let e = check_s3(&s3(&[("aws_access_key_id", "k")])).unwrap_err();
         assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
         assert!(e.message().contains("not AWS_SECRET_ACCESS_KEY"), "{e}");
