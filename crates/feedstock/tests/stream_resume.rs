@@ -440,7 +440,7 @@ fn child_streams_and_checkpoints() {
         let line =
             format!("@@R {} {}\n", String::from_utf8_lossy(&r.data), r.epoch);
         stdout.lock().write_all(line.as_bytes()).unwrap();
-        if stream.delivered() % 37 == 0 {
+        if stream.delivered().is_multiple_of(37) {
             let mut out =
                 OutputOptions::new().force(true).create(cp_path).unwrap();
             out.write_all(&stream.checkpoint().to_bytes()).unwrap();

@@ -186,7 +186,7 @@ fn reduced_innermost<T: Copy>(
     shape: &[usize],
     reduce_first: bool,
 ) -> (Vec<T>, usize) {
-    let reduced = |d: usize| (d % 2 == 0) == reduce_first;
+    let reduced = |d: usize| d.is_multiple_of(2) == reduce_first;
     let order: Vec<usize> = (0..shape.len())
         .filter(|&d| !reduced(d))
         .chain((0..shape.len()).filter(|&d| reduced(d)))

@@ -68,7 +68,7 @@ pub fn decode_raw(
 }
 
 fn check_multiple(len: usize, size: usize, dtype: DType) -> Result<()> {
-    if len % size != 0 {
+    if !len.is_multiple_of(size) {
         return Err(Error::invalid_argument(format!(
             "input of {len} bytes is not a multiple of {size}, the size of \
              {dtype}"
@@ -155,7 +155,7 @@ pub fn decode_padded_raw_batch<'a>(
 ) -> Result<Tensor> {
     let records = records.into();
     let size = element_size(dtype)?;
-    if fixed_length % size != 0 {
+    if !fixed_length.is_multiple_of(size) {
         return Err(Error::invalid_argument(format!(
             "fixed_length {fixed_length} is not a multiple of {size}, the \
              size of {dtype}"

@@ -1466,7 +1466,7 @@ fn resolve_reshape(shape: &[i64], total: usize) -> Result<Vec<usize>> {
                 } else {
                     Err(bad())
                 }
-            } else if total % known == 0 {
+            } else if total.is_multiple_of(known) {
                 Ok(total / known)
             } else {
                 Err(bad())
