@@ -167,8 +167,11 @@ pub(crate) fn walk(
                 }
             },
             Decoded::Skipped(skip) => {
-                // A skip found on an empty chunk ran to the end.
-                report.skip(&decoder, name, skip, eof, on)?;
+                // A skip found on an empty chunk ran to the end, unless
+                // the decoder holds a frame to go on at (one the scan
+                // took because it ends the stream).
+                let to_end = eof && decoder.is_at_boundary();
+                report.skip(&decoder, name, skip, to_end, on)?;
             }
             Decoded::End => return Ok(report),
         }
