@@ -114,8 +114,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
             .into());
         }
         let fs = default_fs();
-        let index =
-            RecordIndex::load(&*fs, &in_name, Some(compression), IndexCheck::Size)?;
+        let index = RecordIndex::load(
+            &*fs,
+            &in_name,
+            Some(compression),
+            IndexCheck::Size,
+        )?;
         Some(index.record_starts())
     } else {
         None

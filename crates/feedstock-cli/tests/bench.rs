@@ -350,7 +350,8 @@ fn feedstock_within(args: &[&str]) -> Output {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run feedstock");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_secs(30);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
@@ -363,8 +364,18 @@ fn feedstock_within(args: &[&str]) -> Output {
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
-    child.stderr.take().unwrap().read_to_end(&mut stderr).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_end(&mut stderr)
+        .unwrap();
     Output {
         status,
         stdout,
@@ -391,8 +402,11 @@ fn sidecar_listing_fewer(path: &str, keep: usize) -> Vec<u8> {
     out.extend_from_slice(&1u32.to_le_bytes());
     out.push(0x10);
     varint(fp.size, &mut out);
-    for (tag, crc) in [(0x1d, fp.head_crc), (0x25, fp.tail_crc), (0x2d, fp.file_crc)]
-    {
+    for (tag, crc) in [
+        (0x1d, fp.head_crc),
+        (0x25, fp.tail_crc),
+        (0x2d, fp.file_crc),
+    ] {
         out.push(tag);
         out.extend_from_slice(&crc.to_le_bytes());
     }

@@ -252,7 +252,8 @@ fn with_the_index_repair_passes_over_several_nested_frames() {
         [&b"zero"[..], inner[0], inner[1], b"two", b"three"]
     );
     // With it, repair is exact.
-    let out = feedstock(&["repair", "--index", "--force", s(&bad), s(&out_path)]);
+    let out =
+        feedstock(&["repair", "--index", "--force", s(&bad), s(&out_path)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = stdout(&out);
     let want = format!(
@@ -270,7 +271,8 @@ fn with_the_index_repair_passes_over_several_nested_frames() {
     let mut longer = clean.clone();
     longer.extend_from_slice(b"x");
     std::fs::write(&bad, &longer).unwrap();
-    let out = feedstock(&["repair", "--index", "--force", s(&bad), s(&out_path)]);
+    let out =
+        feedstock(&["repair", "--index", "--force", s(&bad), s(&out_path)]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("stale"), "{err}");

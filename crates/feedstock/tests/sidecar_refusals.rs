@@ -59,8 +59,11 @@ fn sidecar_listing(index: &RecordIndex, lengths: &[u64]) -> Vec<u8> {
     }
     out.push(0x10);
     varint(fp.size, &mut out);
-    for (tag, crc) in [(0x1d, fp.head_crc), (0x25, fp.tail_crc), (0x2d, fp.file_crc)]
-    {
+    for (tag, crc) in [
+        (0x1d, fp.head_crc),
+        (0x25, fp.tail_crc),
+        (0x2d, fp.file_crc),
+    ] {
         out.push(tag);
         out.extend_from_slice(&crc.to_le_bytes());
     }
@@ -78,7 +81,9 @@ fn sidecar_listing(index: &RecordIndex, lengths: &[u64]) -> Vec<u8> {
 
 /// The data lengths of every record `index` lists.
 fn lengths(index: &RecordIndex) -> Vec<u64> {
-    (0..index.len()).map(|i| index.data_len(i).unwrap()).collect()
+    (0..index.len())
+        .map(|i| index.data_len(i).unwrap())
+        .collect()
 }
 
 /// Runs `f` on a thread of its own and returns its result, or, if it
@@ -117,11 +122,7 @@ fn open_errors(path: &str, unblock: impl Fn()) -> [Error; 2] {
     let streamed = within(
         20,
         "RecordStream::build",
-        move || {
-            RecordStream::builder(vec![p])
-                .build()
-                .map(|s| s.count())
-        },
+        move || RecordStream::builder(vec![p]).build().map(|s| s.count()),
         &unblock,
     );
     [

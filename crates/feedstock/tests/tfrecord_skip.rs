@@ -441,11 +441,8 @@ fn a_frame_nested_in_a_damaged_payload_is_not_taken_for_a_record() {
             s[o[1] as usize + damage] ^= 0x04;
             for c in [Compression::None, Compression::Gzip, Compression::Zlib]
             {
-                let out = read_every_way(
-                    &compress(c, &s),
-                    c,
-                    SkipBudget::new(),
-                );
+                let out =
+                    read_every_way(&compress(c, &s), c, SkipBudget::new());
                 assert!(out.error.is_none(), "{where_} ({c}): {out:?}");
                 assert_eq!(
                     data_of(&out),
@@ -500,10 +497,7 @@ fn two_frames_nested_in_a_damaged_payload_pass_for_records_without_an_index() {
     ];
     assert_eq!(data_of(&out), want);
     let after_inner = o[1] + 12 + framed_len(9) * 2;
-    assert_eq!(
-        out.skips,
-        [(o[1], 12), (after_inner, o[2] - after_inner)]
-    );
+    assert_eq!(out.skips, [(o[1], 12), (after_inner, o[2] - after_inner)]);
 }
 
 #[test]

@@ -95,7 +95,6 @@ mod sidecar;
 pub(crate) use sidecar::MAGIC;
 pub use sidecar::{is_sidecar, sidecar_path, FORMAT_VERSION, SIDECAR_SUFFIX};
 
-
 /// How many bytes of the head and of the tail of a file the sampled
 /// fingerprint covers.
 const SAMPLE_LEN: u64 = 64 * 1024;
@@ -339,10 +338,11 @@ impl RecordIndex {
             // A compressed file is inflated on the way, to check that the
             // records listed cover its stream (an uncompressed file's
             // stream is the file, checked when the sidecar was read).
-            let inflated = (self.compression != Compression::None).then(|| {
-                let mut d = Decompressor::new(self.compression, &mut h);
-                io::copy(&mut d, &mut io::sink())
-            });
+            let inflated =
+                (self.compression != Compression::None).then(|| {
+                    let mut d = Decompressor::new(self.compression, &mut h);
+                    io::copy(&mut d, &mut io::sink())
+                });
             io::copy(&mut h, &mut io::sink())
                 .map_err(|e| Error::io(e).with_file(&self.path))?;
             if h.len != fp.size || h.crc() != fp.file_crc {

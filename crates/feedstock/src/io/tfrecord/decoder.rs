@@ -937,8 +937,7 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_the_scan_finds_is_taken_only_if_the_next_checks_or_it_ends()
-    {
+    fn a_frame_the_scan_finds_is_taken_only_if_the_next_checks_or_it_ends() {
         // Record 1's payload holds a whole frame between bytes that are
         // not one; its length is damaged, so the scan meets the inner
         // frame first, which the bytes after it reject, and goes on at

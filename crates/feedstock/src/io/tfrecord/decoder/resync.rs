@@ -96,7 +96,11 @@ impl Decoder {
     /// # Errors
     ///
     /// ResourceExhausted when memory runs out holding a candidate frame.
-    pub(super) fn scan(&mut self, input: &[u8], eof: bool) -> Result<(Decoded, usize)> {
+    pub(super) fn scan(
+        &mut self,
+        input: &[u8],
+        eof: bool,
+    ) -> Result<(Decoded, usize)> {
         let mut at = 0;
         loop {
             if let Some(t) = self.trusted {
