@@ -11,7 +11,8 @@
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
 
-use feedstock::io::fs::{OutputOptions, STDIO};
+use feedstock::io::fs::{default_fs, OutputOptions, STDIO};
+use feedstock::io::index::{IndexCheck, RecordIndex};
 use feedstock::io::tfrecord::{WriterBuilder, DEFAULT_MAX_RECORD_LEN};
 use feedstock::io::Compression;
 use feedstock::{Error, Kind};
@@ -25,8 +26,16 @@ Write every intact record of a damaged TFRecord file to OUT, skipping the
 damaged regions exactly as `feedstock verify` reports them and as a reader
 with the skip policy (CorruptRecords::Skip) skips them: after a damaged
 record, reading goes on at the next offset where a header's length CRC and
-the data CRC after it both check. A broken compressed input ends where it
+the data CRC after it both check, and so does the whole frame after that
+one (or the file ends there). A broken compressed input ends where it
 breaks (nothing after it can be read).
+
+A damaged record whose payload holds two or more whole TFRecord frames in
+a row (a payload that is itself part of a TFRecord file) can still pass
+its frames off as records. With --index, reading goes on only where IN's
+sidecar index (`feedstock index IN`, written before the damage) says a
+record starts: exact. The index must be of a file of IN's size and
+compression (its content is not checked: IN is damaged).
 
 Prints one line per skipped region (file, offset, length, cause) as it is
 found, then a summary: records kept, regions and bytes skipped (to stderr
@@ -66,6 +75,10 @@ pub(crate) struct Args {
     /// length field is most likely corrupt); 1 to 2^62.
     #[arg(long, default_value_t = DEFAULT_MAX_RECORD_LEN, value_parser = |s: &str| crate::args::in_range(s, 1, 1u64 << 62))]
     max_record_len: u64,
+    /// Resynchronise only where IN's sidecar index (written by
+    /// `feedstock index` before the damage) says a record starts.
+    #[arg(long)]
+    index: bool,
     /// Replace OUT if it exists.
     #[arg(long)]
     force: bool,
@@ -93,9 +106,28 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(c) = args.compression {
         builder.compression(c);
     }
+    let compression = compression_of(&args.input, args.input_compression);
+    let record_starts = if args.index {
+        if in_name == STDIO {
+            return Err(Error::invalid_argument(
+                "--index reads the sidecar index of a file: standard input \
+                 has none",
+            )
+            .into());
+        }
+        let fs = default_fs();
+        let index = RecordIndex::load(
+            &*fs,
+            &in_name,
+            Some(compression),
+            IndexCheck::Size,
+        )?;
+        Some(index.record_starts())
+    } else {
+        None
+    };
     let mut writer = builder.create_output(out_name, &options)?;
     let mut src = BufReader::new(open_input(&args.input)?);
-    let compression = compression_of(&args.input, args.input_compression);
     if compression == Compression::None {
         // A compressed input read as plain would be one damaged region:
         // refuse it rather than write an empty OUT.
@@ -140,6 +172,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
         compression,
         args.max_record_len,
         &in_name,
+        record_starts,
         &mut |event| {
             match event {
                 Event::Record(data) => {

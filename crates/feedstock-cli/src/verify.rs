@@ -11,6 +11,7 @@
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use feedstock::io::compression::Decompressor;
 use feedstock::io::tfrecord::{
@@ -29,9 +30,11 @@ earlier region as one record), offset and length: what a reader with the
 skip policy (CorruptRecords::Skip) would skip.
 
 After a damaged record, checking goes on at the next intact frame: the
-next offset where a header's length CRC checks and the data CRC after it
-checks too (when only a record's data CRC is bad and a sound header
-follows it, the region is just that record). A region may hold several
+next offset where a header's length CRC checks, the data CRC after it
+checks too, and so does the whole frame after that one (or the file ends
+there), so that a frame stored inside a damaged record's payload is not
+taken for a record (when only a record's data CRC is bad and a sound
+header follows it, the region is just that record). A region may hold several
 damaged records, or bytes that never were one; each region is one
 problem. A broken compressed stream ends the checking of that file
 (nothing after it can be read); the other files are still checked.
@@ -113,12 +116,15 @@ pub(crate) fn walk(
     compression: Compression,
     max_record_len: u64,
     name: &str,
+    record_starts: Option<Arc<[u64]>>,
     on: &mut dyn FnMut(Event<'_>) -> io::Result<()>,
 ) -> anyhow::Result<FileReport> {
     let src = Decompressor::new(compression, src);
     let mut src = BufReader::with_capacity(1 << 20, src);
-    let mut decoder =
-        Decoder::new().max_record_len(max_record_len).resync(true);
+    let mut decoder = Decoder::new()
+        .max_record_len(max_record_len)
+        .resync(true)
+        .record_starts(record_starts);
     let mut report = FileReport::default();
     loop {
         crate::signal::check()?;
@@ -161,8 +167,11 @@ pub(crate) fn walk(
                 }
             },
             Decoded::Skipped(skip) => {
-                // A skip found on an empty chunk ran to the end.
-                report.skip(&decoder, name, skip, eof, on)?;
+                // A skip found on an empty chunk ran to the end, unless
+                // the decoder holds a frame to go on at (one the scan
+                // took because it ends the stream).
+                let to_end = eof && decoder.is_at_boundary();
+                report.skip(&decoder, name, skip, to_end, on)?;
             }
             Decoded::End => return Ok(report),
         }
@@ -213,7 +222,7 @@ fn check(
     name: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<FileReport> {
-    walk(src, compression, max_record_len, name, &mut |event| {
+    walk(src, compression, max_record_len, name, None, &mut |event| {
         let Event::Skip { skip, to_end } = event else {
             return Ok(());
         };
@@ -334,7 +343,7 @@ mod tests {
 
     fn walk_all(src: impl io::Read, c: Compression, max: u64) -> Walked {
         let (mut records, mut skips) = (Vec::new(), Vec::new());
-        let report = walk(src, c, max, "f", &mut |e| {
+        let report = walk(src, c, max, "f", None, &mut |e| {
             match e {
                 Event::Record(d) => records.push(d.to_vec()),
                 Event::Skip { skip, to_end } => skips.push((

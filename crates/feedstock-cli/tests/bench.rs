@@ -339,3 +339,136 @@ fn the_stream_stages_see_every_record_of_every_epoch() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(stderr(&out).contains("TFRecord files only"));
 }
+
+/// Runs `feedstock ARGS`, failing the test (after killing it) if it has
+/// not exited within 30 seconds: a hang fails, it does not hang CI.
+fn feedstock_within(args: &[&str]) -> Output {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_feedstock"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run feedstock");
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("feedstock {args:?} did not exit within 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_end(&mut stderr)
+        .unwrap();
+    Output {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The sidecar `feedstock index` writes for `path`, rewritten by hand to
+/// list only the records `keep` keeps, its CRC made to check again.
+fn sidecar_listing_fewer(path: &str, keep: usize) -> Vec<u8> {
+    use feedstock::io::fs::LocalFs;
+    use feedstock::io::index::RecordIndex;
+    let index = RecordIndex::build(&LocalFs, path, None).unwrap();
+    let fp = index.fingerprint();
+    let mut out = b"fsindex\0".to_vec();
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.push(0x10);
+    varint(fp.size, &mut out);
+    for (tag, crc) in [
+        (0x1d, fp.head_crc),
+        (0x25, fp.tail_crc),
+        (0x2d, fp.file_crc),
+    ] {
+        out.push(tag);
+        out.extend_from_slice(&crc.to_le_bytes());
+    }
+    let mut packed = Vec::new();
+    for i in 0..keep as u64 {
+        varint(index.data_len(i).unwrap(), &mut packed);
+    }
+    out.push(0x32);
+    varint(packed.len() as u64, &mut out);
+    out.extend_from_slice(&packed);
+    let crc = feedstock::io::tfrecord::masked_crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+#[test]
+fn bench_stream_refuses_a_sidecar_that_could_mislead_it() {
+    use feedstock::io::index::sidecar_path;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.tfrecord");
+    std::fs::copy(golden("examples.tfrecord"), &data).unwrap();
+    let data = path_str(&data).to_owned();
+    let side = sidecar_path(&data);
+    let bench = || feedstock_within(&["bench", "--stream", &data]);
+    // A sound sidecar is used: the sequential stream reads the 8 records.
+    let out = feedstock(&["index", &data]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let counts = stage_counts(&bench());
+    assert!(counts.contains(&("stream-seq".to_owned(), 8)), "{counts:?}");
+
+    let fifo = || {
+        let _ = std::fs::remove_file(&side);
+        let made = Command::new("mkfifo").arg(&side).status().unwrap();
+        assert!(made.success(), "mkfifo {side}");
+    };
+    let zero = || {
+        let _ = std::fs::remove_file(&side);
+        std::os::unix::fs::symlink("/dev/zero", &side).unwrap();
+    };
+    let huge = || {
+        let _ = std::fs::remove_file(&side);
+        let f = std::fs::File::create(&side).unwrap();
+        f.set_len(3 << 30).unwrap();
+        drop(f);
+        assert_eq!(std::fs::metadata(&side).unwrap().len(), 3 << 30);
+    };
+    let half = || {
+        let bytes = sidecar_listing_fewer(&data, 4);
+        std::fs::write(&side, bytes).unwrap();
+    };
+    let cases: [(&str, &dyn Fn(), &str); 4] = [
+        ("a FIFO", &fifo, "not a regular file"),
+        ("a link to /dev/zero", &zero, "not a regular file"),
+        ("3 GiB", &huge, "larger than"),
+        ("half the records", &half, "cover"),
+    ];
+    for (what, make, says) in cases {
+        make();
+        let out = bench();
+        assert_eq!(out.status.code(), Some(2), "{what}: {out:?}");
+        let err = stderr(&out);
+        assert!(err.contains(&side), "{what}: {err}");
+        assert!(err.contains(says), "{what}: {err}");
+    }
+}

@@ -181,3 +181,100 @@ fn help_documents_the_exit_status() {
     assert!(text.contains("Exit status"), "{text}");
     assert!(text.contains("--force"), "{text}");
 }
+
+/// A file of records "zero", P, "two", "three" whose record P holds the
+/// whole frames of `inner` followed by bytes that are not a frame, with
+/// P's length damaged: its path, and the offsets of the clean records.
+fn nested(dir: &Path, inner: &[&[u8]]) -> (PathBuf, Vec<usize>) {
+    use feedstock::io::tfrecord::encode_record;
+    let mut payload = Vec::new();
+    for r in inner {
+        encode_record(r, &mut payload);
+    }
+    payload.extend_from_slice(b"not a frame");
+    let mut bytes = Vec::new();
+    for r in [&b"zero"[..], &payload, b"two", b"three"] {
+        encode_record(r, &mut bytes);
+    }
+    let offs = offsets(&bytes);
+    bytes[offs[1] + 2] ^= 0x04;
+    let path = dir.join("nested.tfrecord");
+    std::fs::write(&path, &bytes).unwrap();
+    (path, offs)
+}
+
+#[test]
+fn repair_does_not_make_a_record_of_a_frame_inside_a_damaged_payload() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bad, offs) = nested(dir.path(), &[b"an inner record"]);
+    let out_path = dir.path().join("fixed.tfrecord");
+    let out = feedstock(&["repair", s(&bad), s(&out_path)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = stdout(&out);
+    let want = format!(
+        "skipped {} bytes, resumed at offset {}",
+        offs[2] - offs[1],
+        offs[2]
+    );
+    assert!(text.contains(&want), "{want} in {text}");
+    assert!(text.contains("3 records kept"), "{text}");
+    assert_eq!(
+        records(&out_path, Compression::None),
+        [&b"zero"[..], b"two", b"three"]
+    );
+    // `verify` walks the same way.
+    let out = feedstock(&["verify", s(&bad)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stdout(&out).contains(&want), "{out:?}");
+}
+
+#[test]
+fn with_the_index_repair_passes_over_several_nested_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner: [&[u8]; 2] = [b"inner one", b"inner two"];
+    let (bad, offs) = nested(dir.path(), &inner);
+    // The index of the file before the damage.
+    let mut clean = std::fs::read(&bad).unwrap();
+    clean[offs[1] + 2] ^= 0x04;
+    std::fs::write(&bad, &clean).unwrap();
+    let out = feedstock(&["index", s(&bad)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    clean[offs[1] + 2] ^= 0x04;
+    std::fs::write(&bad, &clean).unwrap();
+
+    // Without the index, two frames in a row inside the payload pass
+    // for records (the README says so).
+    let out_path = dir.path().join("fixed.tfrecord");
+    let out = feedstock(&["repair", s(&bad), s(&out_path)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        records(&out_path, Compression::None),
+        [&b"zero"[..], inner[0], inner[1], b"two", b"three"]
+    );
+    // With it, repair is exact.
+    let out =
+        feedstock(&["repair", "--index", "--force", s(&bad), s(&out_path)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = stdout(&out);
+    let want = format!(
+        "skipped {} bytes, resumed at offset {}",
+        offs[2] - offs[1],
+        offs[2]
+    );
+    assert!(text.contains(&want), "{want} in {text}");
+    assert_eq!(
+        records(&out_path, Compression::None),
+        [&b"zero"[..], b"two", b"three"]
+    );
+    // An index of a file of another size is refused: OUT stays as it was.
+    let before = std::fs::read(&out_path).unwrap();
+    let mut longer = clean.clone();
+    longer.extend_from_slice(b"x");
+    std::fs::write(&bad, &longer).unwrap();
+    let out =
+        feedstock(&["repair", "--index", "--force", s(&bad), s(&out_path)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("stale"), "{err}");
+    assert_eq!(std::fs::read(&out_path).unwrap(), before);
+}

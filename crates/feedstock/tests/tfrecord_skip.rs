@@ -8,6 +8,7 @@
 //! the decompressed stream, through gzip and zlib as well; all must agree.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use feedstock::io::tfrecord::{
@@ -128,8 +129,20 @@ type MakeReader<'a> = dyn Fn(&ReaderBuilder) -> Records + 'a;
 
 /// Reads `file` every way with `budget`; checks they agree.
 fn read_every_way(file: &[u8], c: Compression, budget: SkipBudget) -> Outcome {
+    read_every_way_knowing(file, c, budget, None)
+}
+
+/// As [`read_every_way`], the readers told where records start (as a
+/// record index of the file before its damage says).
+fn read_every_way_knowing(
+    file: &[u8],
+    c: Compression,
+    budget: SkipBudget,
+    starts: Option<Arc<[u64]>>,
+) -> Outcome {
     let run = |make: &MakeReader<'_>| {
-        let b = builder(c, budget);
+        let mut b = builder(c, budget);
+        b.record_starts(starts.clone());
         drain(make(&b), b.get_skip_log())
     };
     let whole = run(&|b| Box::new(b.from_bytes(Bytes::copy_from_slice(file))));
@@ -386,6 +399,148 @@ fn a_fake_header_inside_a_payload_is_not_taken_for_a_record() {
     assert_eq!(out.skips, vec![(o[1], o[2] - o[1])]);
 }
 
+/// The frame of `data`, as a writer writes it.
+fn frame(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_record(data, &mut out);
+    out
+}
+
+/// The data of each record of an outcome.
+fn data_of(out: &Outcome) -> Vec<Vec<u8>> {
+    out.records.iter().map(|r| r.0.clone()).collect()
+}
+
+#[test]
+fn a_frame_nested_in_a_damaged_payload_is_not_taken_for_a_record() {
+    // Record 1's payload holds a whole valid frame: at its start, in its
+    // middle, at its end. Record 1's header is damaged, so the scan
+    // meets the inner frame; what follows the inner frame (more of the
+    // payload, or record 1's footer) is not a frame, so the scan passes
+    // over it to record 2.
+    let inner = frame(b"an inner record, never written as one");
+    let placements: [(&str, Vec<u8>); 3] = [
+        ("at the start", [&inner[..], b"after it, no frame"].concat()),
+        (
+            "in the middle",
+            [&b"before"[..], &inner, b"after it, no frame"].concat(),
+        ),
+        ("at the end", [&b"before it, no frame"[..], &inner].concat()),
+    ];
+    for (where_, payload) in placements {
+        let recs = vec![
+            b"zero".to_vec(),
+            payload,
+            b"two".to_vec(),
+            b"three".to_vec(),
+        ];
+        let o = offsets(&recs);
+        for damage in [2, 9] {
+            // A bit of the length, then of the length CRC.
+            let mut s = stream(&recs);
+            s[o[1] as usize + damage] ^= 0x04;
+            for c in [Compression::None, Compression::Gzip, Compression::Zlib]
+            {
+                let out =
+                    read_every_way(&compress(c, &s), c, SkipBudget::new());
+                assert!(out.error.is_none(), "{where_} ({c}): {out:?}");
+                assert_eq!(
+                    data_of(&out),
+                    [&b"zero"[..], b"two", b"three"],
+                    "{where_}, byte {damage} ({c})"
+                );
+                assert_eq!(
+                    out.skips,
+                    [(o[1], o[2] - o[1])],
+                    "{where_}, byte {damage} ({c})"
+                );
+            }
+        }
+    }
+}
+
+/// Records 0 to 3, record 1's payload holding two whole valid frames
+/// followed by bytes that are not one, and record 1's length damaged:
+/// the damaged stream, the clean offsets and the inner frames' data.
+fn two_nested_frames() -> (Vec<u8>, Vec<u64>, [Vec<u8>; 2]) {
+    let inner = [b"inner one".to_vec(), b"inner two".to_vec()];
+    let payload =
+        [frame(&inner[0]), frame(&inner[1]), b"no frame".to_vec()].concat();
+    let recs = vec![
+        b"zero".to_vec(),
+        payload,
+        b"two".to_vec(),
+        b"three".to_vec(),
+    ];
+    let o = offsets(&recs);
+    let mut s = stream(&recs);
+    s[o[1] as usize + 2] ^= 0x04;
+    (s, o, inner)
+}
+
+#[test]
+fn two_frames_nested_in_a_damaged_payload_pass_for_records_without_an_index() {
+    // The limit of the rule, as the README states it: the first inner
+    // frame is followed by a frame that checks (the second), so the scan
+    // takes it; the frames after it are decoded as records. Both inner
+    // frames are delivered: nothing in the stream tells them from
+    // records. The bytes around them are skipped.
+    let (s, o, inner) = two_nested_frames();
+    let out = read_every_way(&s, Compression::None, SkipBudget::new());
+    assert!(out.error.is_none(), "{out:?}");
+    let want = [
+        b"zero".to_vec(),
+        inner[0].clone(),
+        inner[1].clone(),
+        b"two".to_vec(),
+        b"three".to_vec(),
+    ];
+    assert_eq!(data_of(&out), want);
+    let after_inner = o[1] + 12 + framed_len(9) * 2;
+    assert_eq!(out.skips, [(o[1], 12), (after_inner, o[2] - after_inner)]);
+}
+
+#[test]
+fn with_the_record_starts_of_an_index_a_resync_is_exact() {
+    // With the offsets where records start (a record index of the file,
+    // taken before the damage), the scan resumes only at one of them:
+    // the nested frames are skipped with their record.
+    let (s, o, _) = two_nested_frames();
+    let starts: Arc<[u64]> = o.clone().into();
+    for c in [Compression::None, Compression::Gzip, Compression::Zlib] {
+        let out = read_every_way_knowing(
+            &compress(c, &s),
+            c,
+            SkipBudget::new(),
+            Some(starts.clone()),
+        );
+        assert!(out.error.is_none(), "{c}: {out:?}");
+        assert_eq!(data_of(&out), [&b"zero"[..], b"two", b"three"], "{c}");
+        assert_eq!(out.skips, [(o[1], o[2] - o[1])], "{c}");
+    }
+    // Every case of the table agrees with the index too.
+    for case in cases() {
+        let recs = originals();
+        let o = offsets(&recs);
+        let mut plain = stream(&recs);
+        (case.damage)(&mut plain, &o);
+        if (0..8).any(|i| (case.shift)(i, &o) != 0) {
+            // Bytes inserted or lost: the index no longer describes the
+            // records after them (which then are skipped).
+            continue;
+        }
+        let known = read_every_way_knowing(
+            &plain,
+            Compression::None,
+            SkipBudget::new(),
+            Some(o.clone().into()),
+        );
+        let unknown =
+            read_every_way(&plain, Compression::None, SkipBudget::new());
+        assert_eq!(known, unknown, "{}", case.name);
+    }
+}
+
 #[test]
 fn a_fake_header_claiming_more_than_the_file_is_not_a_header() {
     // Garbage holding a header that checks and claims 1 MiB: a reader
@@ -556,10 +711,12 @@ proptest! {
     ))]
 
     /// Random records, random bits flipped, maybe a cut at the end: the
-    /// records delivered are exactly the untouched ones, in order, and
-    /// the skipped regions are the runs of damaged records, a record
-    /// hit only in its data ending its run when the next header is
-    /// intact.
+    /// records delivered are exactly the untouched ones, in order, but
+    /// for an untouched one met by the scan whose next record is not
+    /// untouched and whole (a frame found by the scan is taken only when
+    /// the frame after it checks too, or it ends the stream); the
+    /// skipped regions are the runs of damaged records, a record hit
+    /// only in its data ending its run when the next header is intact.
     #[test]
     fn flipped_bits_cost_exactly_the_damaged_records(
         recs in prop::collection::vec(
@@ -595,7 +752,12 @@ proptest! {
         let mut open: Option<u64> = None;
         for (k, r) in recs.iter().enumerate() {
             let whole = o[k + 1] <= end;
-            if !hit[k] && whole {
+            // A record a scan meets (a region is open) is taken only
+            // when the next record is untouched and whole too, or it
+            // ends the stream.
+            let next_sound = o[k + 1] == end
+                || (k + 1 < recs.len() && !hit[k + 1] && o[k + 2] <= end);
+            if !hit[k] && whole && (open.is_none() || next_sound) {
                 if let Some(start) = open.take() {
                     skips.push((start, o[k] - start));
                 }

@@ -86,20 +86,14 @@ use bytes::Bytes;
 use super::compression::{Compression, Decompressor};
 use super::fs::{skip_exactly, FileSystem, ReadAt};
 use super::tfrecord::{
-    self, framed_len, Decoded, Decoder, Payload, Position, Record,
+    framed_len, Decoded, Decoder, Payload, Position, Record,
 };
 use crate::error::{Error, Result};
 
-/// What a sidecar's name adds after its file's name: `train.tfrecord`
-/// has its index in `.train.tfrecord.feedstock-index` ([`sidecar_path`]).
-pub const SIDECAR_SUFFIX: &str = ".feedstock-index";
+mod sidecar;
 
-/// The sidecar's first bytes. A TFRecord reader given a sidecar by
-/// mistake recognises them and says what the file is.
-pub(crate) const MAGIC: &[u8; 8] = b"fsindex\0";
-
-/// The sidecar format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) use sidecar::MAGIC;
+pub use sidecar::{is_sidecar, sidecar_path, FORMAT_VERSION, SIDECAR_SUFFIX};
 
 /// How many bytes of the head and of the tail of a file the sampled
 /// fingerprint covers.
@@ -113,47 +107,6 @@ const REOPEN_GAP: u64 = 256 * 1024;
 /// spans when it merges nearby records (a single larger record is read
 /// whole).
 const MAX_RUN: u64 = 4 << 20;
-
-/// The path of the sidecar index of `path`: a hidden file beside it,
-/// `.NAME` + [`SIDECAR_SUFFIX`] where `NAME` is the file's name.
-///
-/// The leading dot keeps sidecars out of the data: a wildcard does not
-/// match a leading `.` in any of the project's globs
-/// ([`FileSystem::glob`] on local paths and
-/// object stores, `match_filenames_once`, the command line's expansion,
-/// the shell's and Python's), so `train-*` or `*` names the data files
-/// only, however many sidecars lie beside them. The name is split at the
-/// last `/`, so URLs work alike.
-///
-/// ```
-/// use feedstock::io::index::{is_sidecar, sidecar_path};
-/// assert_eq!(
-///     sidecar_path("a/train.tfrecord"),
-///     "a/.train.tfrecord.feedstock-index"
-/// );
-/// assert_eq!(
-///     sidecar_path("s3://bucket/train-0"),
-///     "s3://bucket/.train-0.feedstock-index"
-/// );
-/// assert_eq!(sidecar_path("train"), ".train.feedstock-index");
-/// assert!(is_sidecar(&sidecar_path("a/train")));
-/// assert!(!is_sidecar("a/train"));
-/// ```
-pub fn sidecar_path(path: &str) -> String {
-    let (dir, name) = match path.rfind('/') {
-        Some(i) => path.split_at(i + 1),
-        None => ("", path),
-    };
-    format!("{dir}.{name}{SIDECAR_SUFFIX}")
-}
-
-/// True if `path` has the name of a sidecar index ([`sidecar_path`]).
-pub fn is_sidecar(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.len() > 1 + SIDECAR_SUFFIX.len()
-        && name.starts_with('.')
-        && name.ends_with(SIDECAR_SUFFIX)
-}
 
 /// What identifies the version of a file an index describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -181,6 +134,13 @@ pub enum IndexCheck {
     Sampled,
     /// The size and the CRC32C of the whole file: one full read.
     Full,
+    /// The size only: for a file damaged since its index was written,
+    /// whose content no longer matches, read through the index only to
+    /// resynchronise where its records start (`feedstock repair
+    /// --index`,
+    /// [`ReaderBuilder::record_starts`](super::tfrecord::ReaderBuilder::record_starts)).
+    /// Every read through the index still checks each record.
+    Size,
 }
 
 /// The offset and length of every record of one TFRecord file.
@@ -198,29 +158,6 @@ pub struct RecordIndex {
     /// The offset of each record in the (decompressed) stream, then the
     /// stream's length: `len() + 1` entries.
     offsets: Vec<u64>,
-}
-
-/// The sidecar's message (after magic and version).
-#[derive(Clone, PartialEq, prost::Message)]
-struct IndexProto {
-    /// TensorFlow's name of the compression: "", "GZIP" or "ZLIB".
-    #[prost(string, tag = "1")]
-    compression: String,
-    /// [`Fingerprint::size`].
-    #[prost(uint64, tag = "2")]
-    size: u64,
-    /// [`Fingerprint::head_crc`].
-    #[prost(fixed32, tag = "3")]
-    head_crc: u32,
-    /// [`Fingerprint::tail_crc`].
-    #[prost(fixed32, tag = "4")]
-    tail_crc: u32,
-    /// [`Fingerprint::file_crc`].
-    #[prost(fixed32, tag = "5")]
-    file_crc: u32,
-    /// The data length of every record, in order.
-    #[prost(uint64, repeated, tag = "6")]
-    lengths: Vec<u64>,
 }
 
 /// Passes reads through, keeping the CRC32C and count of the bytes read.
@@ -341,44 +278,6 @@ impl RecordIndex {
         })
     }
 
-    /// Loads the sidecar of `path` ([`sidecar_path`]) and checks, as
-    /// `check` says, that it still describes the file.
-    ///
-    /// # Errors
-    ///
-    /// [`NotFound`](crate::Kind::NotFound) naming the sidecar if there is
-    /// none; [`InvalidArgument`](crate::Kind::InvalidArgument) if it is
-    /// not a valid index; [`FailedPrecondition`](crate::Kind::FailedPrecondition)
-    /// naming the file if the index is stale (the file changed) or was
-    /// written for another compression than `compression` (or the one the
-    /// extension says).
-    pub fn load(
-        fs: &dyn FileSystem,
-        path: &str,
-        compression: Option<Compression>,
-        check: IndexCheck,
-    ) -> Result<RecordIndex> {
-        let side = sidecar_path(path);
-        let mut bytes = Vec::new();
-        fs.open(&side)?
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(e).with_file(&side))?;
-        let index = RecordIndex::from_bytes(path, &bytes)
-            .map_err(|e| e.with_file(&side))?;
-        let c = compression.unwrap_or_else(|| Compression::from_path(path));
-        if index.compression != c {
-            return Err(Error::failed_precondition(format!(
-                "the index {side} was written for compression {:?}, the \
-                 file is read as {:?}",
-                index.compression.tf_name(),
-                c.tf_name()
-            ))
-            .with_file(path));
-        }
-        index.check(fs, check)?;
-        Ok(index)
-    }
-
     /// The index of `path`: its sidecar if there is one (checked with
     /// [`IndexCheck::Sampled`]), else one built in memory by
     /// [`build`](Self::build).
@@ -421,6 +320,12 @@ impl RecordIndex {
             ))
             .with_file(&self.path)
         };
+        if check == IndexCheck::Size {
+            if fs.size(&self.path)? != fp.size {
+                return Err(stale("size"));
+            }
+            return Ok(());
+        }
         let (size, head, tail) = sample(fs, &self.path)?;
         if size != fp.size {
             return Err(stale("size"));
@@ -430,119 +335,35 @@ impl RecordIndex {
         }
         if check == IndexCheck::Full {
             let mut h = Hashing::new(fs.open(&self.path)?);
+            // A compressed file is inflated on the way, to check that the
+            // records listed cover its stream (an uncompressed file's
+            // stream is the file, checked when the sidecar was read).
+            let inflated =
+                (self.compression != Compression::None).then(|| {
+                    let mut d = Decompressor::new(self.compression, &mut h);
+                    io::copy(&mut d, &mut io::sink())
+                });
             io::copy(&mut h, &mut io::sink())
                 .map_err(|e| Error::io(e).with_file(&self.path))?;
             if h.len != fp.size || h.crc() != fp.file_crc {
                 return Err(stale("content"));
             }
+            if let Some(inflated) = inflated {
+                let n = inflated
+                    .map_err(|e| Error::io(e).with_file(&self.path))?;
+                if n != self.stream_len() {
+                    let side = sidecar_path(&self.path);
+                    return Err(Error::invalid_argument(format!(
+                        "not a record index: the records it lists cover \
+                         {} bytes of the stream of {}, which has {n}",
+                        self.stream_len(),
+                        self.path
+                    ))
+                    .with_file(side));
+                }
+            }
         }
         Ok(())
-    }
-
-    /// The sidecar bytes of this index (see the [module docs](self)).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let lengths = self
-            .offsets
-            .windows(2)
-            .map(|w| w[1] - w[0] - framed_len(0))
-            .collect();
-        let fp = &self.fingerprint;
-        let msg = IndexProto {
-            compression: self.compression.tf_name().to_owned(),
-            size: fp.size,
-            head_crc: fp.head_crc,
-            tail_crc: fp.tail_crc,
-            file_crc: fp.file_crc,
-            lengths,
-        };
-        let mut out = Vec::with_capacity(16 + msg.lengths.len() * 2);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        prost::Message::encode(&msg, &mut out).expect("a Vec grows as needed");
-        let crc = tfrecord::masked_crc32c(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
-        out
-    }
-
-    /// Reads sidecar bytes written by [`to_bytes`](Self::to_bytes) for
-    /// the file `path`. The index is not checked against the file: call
-    /// [`check`](Self::check), or use [`load`](Self::load).
-    ///
-    /// # Errors
-    ///
-    /// [`InvalidArgument`](crate::Kind::InvalidArgument) for bytes that are
-    /// not a sidecar index, are damaged (the CRC), or are of another
-    /// format version.
-    pub fn from_bytes(path: &str, bytes: &[u8]) -> Result<RecordIndex> {
-        let bad = |why: String| {
-            Error::invalid_argument(format!("not a record index: {why}"))
-        };
-        if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(bad("no index header".into()));
-        }
-        let (body, crc) = bytes.split_at(bytes.len() - 4);
-        let crc = u32::from_le_bytes(crc.try_into().expect("4 bytes"));
-        if tfrecord::masked_crc32c(body) != crc {
-            return Err(bad("its checksum does not match (damaged)".into()));
-        }
-        let version = u32::from_le_bytes(
-            body[MAGIC.len()..MAGIC.len() + 4]
-                .try_into()
-                .expect("4 bytes"),
-        );
-        if version != FORMAT_VERSION {
-            return Err(bad(format!(
-                "format version {version}, this build reads version \
-                 {FORMAT_VERSION}"
-            )));
-        }
-        let msg: IndexProto = prost::Message::decode(&body[MAGIC.len() + 4..])
-            .map_err(|e| bad(e.to_string()))?;
-        let compression = msg
-            .compression
-            .parse::<Compression>()
-            .map_err(|_| bad(format!("compression {:?}", msg.compression)))?;
-        let mut offsets = Vec::with_capacity(msg.lengths.len() + 1);
-        let mut at = 0u64;
-        offsets.push(0);
-        for len in msg.lengths {
-            at = at
-                .checked_add(framed_len(len))
-                .filter(|&a| a < u64::MAX)
-                .ok_or_else(|| bad("record lengths overflow".into()))?;
-            offsets.push(at);
-        }
-        Ok(RecordIndex {
-            path: path.to_owned(),
-            compression,
-            fingerprint: Fingerprint {
-                size: msg.size,
-                head_crc: msg.head_crc,
-                tail_crc: msg.tail_crc,
-                file_crc: msg.file_crc,
-            },
-            offsets,
-        })
-    }
-
-    /// Writes the sidecar ([`sidecar_path`]) atomically, replacing an
-    /// existing one only if `force` is set.
-    ///
-    /// # Errors
-    ///
-    /// Those of [`OutputOptions::create`](super::fs::OutputOptions::create)
-    /// and of writing.
-    pub fn write_sidecar(&self, force: bool) -> Result<String> {
-        use std::io::Write;
-        let side = sidecar_path(&self.path);
-        let mut out = super::fs::OutputOptions::new()
-            .force(force)
-            .input(&self.path)
-            .create(&side)?;
-        out.write_all(&self.to_bytes())
-            .map_err(|e| Error::io(e).with_file(&side))?;
-        out.commit()?;
-        Ok(side)
     }
 
     /// The file the index describes.
@@ -576,6 +397,14 @@ impl RecordIndex {
             .offsets
             .last()
             .expect("offsets end with the stream length")
+    }
+
+    /// The offset of every record in the (decompressed) stream, in
+    /// order, then the stream's length: where a skipping reader may
+    /// resynchronise after damage to the file
+    /// ([`ReaderBuilder::record_starts`](super::tfrecord::ReaderBuilder::record_starts)).
+    pub fn record_starts(&self) -> std::sync::Arc<[u64]> {
+        self.offsets.as_slice().into()
     }
 
     /// The position of record `i` (its offset and index), if there is one.

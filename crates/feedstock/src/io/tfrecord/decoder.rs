@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::{
     framed_len, masked_crc32c, Position, DEFAULT_MAX_RECORD_LEN, FOOTER_LEN,
@@ -18,6 +19,8 @@ use super::{
 use crate::error::{Error, Result};
 use crate::io::compression::Compression;
 use crate::io::index::MAGIC as INDEX_MAGIC;
+
+mod resync;
 
 /// The highest limit a decoder takes: larger ones are taken as this.
 const MAX_RECORD_LEN_CAP: u64 = 1 << 62;
@@ -65,6 +68,9 @@ pub struct Decoder {
     /// The length of the whole stream, when known: lets a resynchronising
     /// decoder reject a header that claims more than the rest of it.
     stream_len: Option<u64>,
+    /// Where records are known to start (from a record index), sorted:
+    /// a resynchronisation resumes only at one of them.
+    starts: Option<Arc<[u64]>>,
     /// What the next input byte belongs to.
     state: State,
     /// The header (12 bytes) or footer (4 bytes) collected so far, when it
@@ -96,6 +102,9 @@ pub struct Decoder {
     /// During a resynchronisation, the index in `held` of the candidate
     /// header being examined.
     cand: usize,
+    /// During a resynchronisation, whether the frame at `cand` has
+    /// checked (and the scan waits for the frame after it).
+    checked: bool,
     /// The damage that started the resynchronisation in progress.
     cause: Option<Error>,
     /// During a resynchronisation after a bad data CRC under a header
@@ -200,6 +209,7 @@ impl fmt::Debug for Decoder {
             .field("max_record_len", &self.max_record_len)
             .field("resync", &self.resync)
             .field("stream_len", &self.stream_len)
+            .field("record_starts", &self.starts.as_ref().map(|s| s.len()))
             .field("state", &self.state)
             .field("have", &self.have)
             .field("len", &self.len)
@@ -211,11 +221,6 @@ impl fmt::Debug for Decoder {
     }
 }
 
-/// How many bytes a scan takes from the input at a time beyond what it
-/// needs, so that a scan over a long damaged region is not a call per
-/// byte; also the dead prefix of the scan window kept before compacting.
-const SCAN_BLOCK: usize = 64 * 1024;
-
 impl Decoder {
     /// A decoder at the start of a stream, with the default record length
     /// limit ([`DEFAULT_MAX_RECORD_LEN`]).
@@ -224,6 +229,7 @@ impl Decoder {
             max_record_len: DEFAULT_MAX_RECORD_LEN,
             resync: false,
             stream_len: None,
+            starts: None,
             state: State::Header,
             scratch: [0; HEADER_LEN],
             have: 0,
@@ -236,6 +242,7 @@ impl Decoder {
             held_start: 0,
             scan_base: 0,
             cand: 0,
+            checked: false,
             cause: None,
             trusted: None,
             fed: 0,
@@ -278,13 +285,23 @@ impl Decoder {
     /// stored in the damaged payload is not mistaken for a record.
     /// Otherwise (bytes lost or added inside the record) the scan runs.
     ///
-    /// Caveat: when the scan runs, a complete, valid TFRecord frame
-    /// stored *inside* the payload of the damaged record checks like any
-    /// other frame and is returned as a record.
+    /// A frame found by the scan is taken only when the frame after it
+    /// checks too (both CRCs), or it ends the stream: a complete, valid
+    /// frame stored *inside* the payload of a damaged record checks like
+    /// any other frame, but what follows it (more of the payload, or the
+    /// record's footer) is seldom a frame. With the
+    /// [`record_starts`](Self::record_starts) of a record index, a frame
+    /// is taken only where a record starts, and nothing else is needed.
     ///
-    /// Memory stays bounded: the scan holds at most one candidate frame
-    /// (so at most the record length limit plus 16 bytes) and 64 KiB of
-    /// input ahead of it.
+    /// Caveat: without record starts, a damaged record whose payload
+    /// holds two or more consecutive valid frames (a payload that is
+    /// itself part of a TFRecord stream) is resynchronised at the first
+    /// of them, and those frames are returned as records: nothing in the
+    /// stream tells them from records.
+    ///
+    /// Memory stays bounded: the scan holds at most two frames (a
+    /// candidate and the frame after it, so at most twice the record
+    /// length limit plus 32 bytes) and 64 KiB of input ahead of them.
     pub fn resync(mut self, resync: bool) -> Decoder {
         self.resync = resync;
         self
@@ -297,6 +314,20 @@ impl Decoder {
     /// no effect without [`resync`](Self::resync).
     pub fn stream_len(mut self, len: Option<u64>) -> Decoder {
         self.stream_len = len;
+        self
+    }
+
+    /// Tells the decoder where records start in the stream (the offsets
+    /// of a [`RecordIndex`](crate::io::index::RecordIndex) of the file
+    /// written before the damage, [`RecordIndex::record_starts`](crate::io::index::RecordIndex::record_starts)),
+    /// sorted: a resynchronisation then resumes only at one of them,
+    /// where a whole frame checks, so that no frame stored inside a
+    /// damaged record's payload is ever taken for a record. Offsets
+    /// count from the start of the stream, as
+    /// [`stream_len`](Self::stream_len)'s does. Has no effect without
+    /// [`resync`](Self::resync), nor on a stream without damage.
+    pub fn record_starts(mut self, starts: Option<Arc<[u64]>>) -> Decoder {
+        self.starts = starts;
         self
     }
 
@@ -702,11 +733,6 @@ impl Decoder {
         Ok(frame)
     }
 
-    /// A damaged frame: without resynchronisation, the error; with it,
-    /// the start of a scan from the frame's second byte, `frame` holding
-    /// the frame's bytes consumed so far. `trusted`: the frame's header
-    /// checked and only its data CRC failed, so its end is likely the
-    /// next frame's start.
     /// A header that failed [`check_header`](Self::check_header) with
     /// `err`: damage ([`damaged`](Self::damaged)), unless the stream is
     /// not a TFRecord file at all but a sidecar record index, which no
@@ -722,180 +748,6 @@ impl Decoder {
             .with_offset(0));
         }
         self.damaged(err, header.to_vec(), false)
-    }
-
-    fn damaged(
-        &mut self,
-        err: Error,
-        frame: Vec<u8>,
-        trusted: bool,
-    ) -> Result<()> {
-        if !self.resync {
-            return Err(err);
-        }
-        self.cause = Some(err);
-        self.trusted = trusted.then_some(frame.len());
-        self.held = frame;
-        self.held_start = 0;
-        self.scan_base = self.pos.offset;
-        self.cand = 1;
-        self.state = State::Resync;
-        self.have = 0;
-        self.buf.clear();
-        Ok(())
-    }
-
-    /// The length of the record a header at stream offset `at` frames,
-    /// if it can be the header of an intact frame: its length CRC
-    /// matches, and the length is within the limit and the stream.
-    fn plausible(&self, header: &[u8], at: u64) -> Option<u64> {
-        let len_bytes = &header[..8];
-        if masked_crc32c(len_bytes) != le_u32(&header[8..HEADER_LEN]) {
-            return None;
-        }
-        let len = u64::from_le_bytes(len_bytes.try_into().expect("8 bytes"));
-        let fits = len <= self.max_record_len
-            && self
-                .stream_len
-                .is_none_or(|n| at.saturating_add(framed_len(len)) <= n);
-        fits.then_some(len)
-    }
-
-    /// Moves up to `want` bytes (at least a scan block when there are
-    /// that many) from `input[*at..]` to the scan window.
-    fn pull(
-        &mut self,
-        input: &[u8],
-        at: &mut usize,
-        want: usize,
-    ) -> Result<()> {
-        let n = want.max(SCAN_BLOCK).min(input.len() - *at);
-        let here = self.scan_base + self.cand as u64;
-        append(&mut self.held, &input[*at..*at + n], here)?;
-        *at += n;
-        Ok(())
-    }
-
-    /// Scans for the next intact frame; `eof` says `input` is the end.
-    /// Reports the skipped region once it is known, or asks for more.
-    ///
-    /// # Errors
-    ///
-    /// ResourceExhausted when memory runs out holding a candidate frame.
-    fn scan(&mut self, input: &[u8], eof: bool) -> Result<(Decoded, usize)> {
-        let mut at = 0;
-        loop {
-            if let Some(t) = self.trusted {
-                // A record whose header checked but whose data did not:
-                // if a header that checks (or the end of the stream)
-                // follows where it says it ends, the damage is that one
-                // record. Adjacent damaged records then count one each,
-                // and a frame stored in its payload is never taken.
-                let have = self.held.len() - t;
-                if have < HEADER_LEN {
-                    if at < input.len() {
-                        self.pull(input, &mut at, HEADER_LEN - have)?;
-                        continue;
-                    }
-                    if !eof {
-                        return Ok((Decoded::NeedMore, at));
-                    }
-                    if have == 0 {
-                        return Ok((self.resume_at(t), at));
-                    }
-                } else {
-                    // Only the length CRC: what the next frame holds is
-                    // for the decoding from there to judge, so that the
-                    // region is the same whether the stream's length is
-                    // known or not.
-                    let header = &self.held[t..t + HEADER_LEN];
-                    let crc = le_u32(&header[8..HEADER_LEN]);
-                    if masked_crc32c(&header[..8]) == crc {
-                        return Ok((self.resume_at(t), at));
-                    }
-                }
-                // Not so: the length was damaged after all, or bytes
-                // were lost or added inside the record. Scan.
-                self.trusted = None;
-            }
-            let have = self.held.len() - self.cand;
-            if have < HEADER_LEN {
-                if at < input.len() {
-                    self.pull(input, &mut at, HEADER_LEN - have)?;
-                    continue;
-                }
-                if !eof {
-                    return Ok((Decoded::NeedMore, at));
-                }
-                // No intact frame before the end: the rest is skipped.
-                let end = self.scan_base + self.held.len() as u64;
-                self.held = Vec::new();
-                self.cand = 0;
-                self.trusted = None;
-                return Ok((self.skipped_to(end), at));
-            }
-            let here = self.scan_base + self.cand as u64;
-            let header = &self.held[self.cand..self.cand + HEADER_LEN];
-            if let Some(len) = self.plausible(header, here) {
-                let need = framed_len(len);
-                if (have as u64) < need {
-                    if at < input.len() {
-                        let want = (need - have as u64) as usize;
-                        self.pull(input, &mut at, want)?;
-                        continue;
-                    }
-                    if !eof {
-                        return Ok((Decoded::NeedMore, at));
-                    }
-                    // The stream ends inside it: not a frame.
-                } else {
-                    let data = self.cand + HEADER_LEN;
-                    let end = data + len as usize;
-                    let stored = le_u32(&self.held[end..end + FOOTER_LEN]);
-                    if masked_crc32c(&self.held[data..end]) == stored {
-                        return Ok((self.resume_at(self.cand), at));
-                    }
-                }
-            }
-            self.cand += 1;
-            if self.cand >= SCAN_BLOCK && self.cand * 2 >= self.held.len() {
-                self.held.drain(..self.cand);
-                self.scan_base += self.cand as u64;
-                self.cand = 0;
-            }
-        }
-    }
-
-    /// Ends the resynchronisation in progress at index `i` of the scan
-    /// window: decoding goes on from there.
-    fn resume_at(&mut self, i: usize) -> Decoded {
-        let here = self.scan_base + i as u64;
-        self.held_start = i;
-        self.cand = 0;
-        self.trusted = None;
-        if self.held_start == self.held.len() {
-            self.held.clear();
-            self.held_start = 0;
-        }
-        self.skipped_to(here)
-    }
-
-    /// Ends the resynchronisation in progress at stream offset `end`,
-    /// where decoding goes on, and reports the region skipped.
-    fn skipped_to(&mut self, end: u64) -> Decoded {
-        let offset = self.pos.offset;
-        let cause = self.cause.take().unwrap_or_else(|| {
-            Error::data_loss("corrupt record").with_offset(offset)
-        });
-        self.pos.offset = end;
-        self.state = State::Header;
-        self.have = 0;
-        Decoded::Skipped(Skip {
-            offset,
-            len: end - offset,
-            cause,
-            unreadable_rest: false,
-        })
     }
 
     /// Verifies a header's length CRC and the length limit.
@@ -1064,7 +916,8 @@ mod tests {
 
     #[test]
     fn resync_agrees_for_every_chunk_size() {
-        let records: [&[u8]; 5] = [b"", b"a", &[7; 300], b"four", b"last"];
+        let records: [&[u8]; 6] =
+            [b"", b"a", &[7; 300], b"four", b"last", b"end"];
         let mut input = stream(&records);
         // Damage record 2's data, and insert garbage before record 4.
         input[33 + 12 + 100] ^= 1;
@@ -1073,11 +926,49 @@ mod tests {
         input.extend_from_slice(b"tail");
         let whole = run_resync(&input, input.len());
         let data: Vec<&[u8]> = whole.0.iter().map(|r| &r.0[..]).collect();
-        assert_eq!(data, [&b""[..], b"a", b"four", b"last"]);
+        assert_eq!(data, [&b""[..], b"a", b"four", b"last", b"end"]);
         // Indices count the records reported.
         let idx: Vec<u64> = whole.0.iter().map(|r| r.2).collect();
-        assert_eq!(idx, [0, 1, 2, 3]);
-        assert_eq!(whole.1, [(33, 316), (369, 25), (414, 4)]);
+        assert_eq!(idx, [0, 1, 2, 3, 4]);
+        assert_eq!(whole.1, [(33, 316), (369, 25), (433, 4)]);
+        for chunk in 1..=input.len() {
+            assert_eq!(run_resync(&input, chunk), whole, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn a_frame_the_scan_finds_is_taken_only_if_the_next_checks_or_it_ends() {
+        // Record 1's payload holds a whole frame between bytes that are
+        // not one; its length is damaged, so the scan meets the inner
+        // frame first, which the bytes after it reject, and goes on at
+        // record 2, which record 3 confirms. Then garbage before record
+        // 4 ("last"), after which only stray bytes come: "last" is
+        // rejected too, and the region runs to the end.
+        let mut inner = Vec::new();
+        encode_record(b"inner", &mut inner);
+        let payload = [&b"head"[..], &inner, b"rest of the payload"].concat();
+        let mut input =
+            stream(&[b"zero", &payload, b"two", b"three", b"last"]);
+        input[16 + 4 + 3] ^= 1;
+        let end_three = 20 + 16 + payload.len() + 19 + 21;
+        input.splice(end_three..end_three, [0xaa; 7]);
+        input.extend_from_slice(b"tail");
+        let whole = run_resync(&input, input.len());
+        let data: Vec<&[u8]> = whole.0.iter().map(|r| &r.0[..]).collect();
+        assert_eq!(data, [&b"zero"[..], b"two", b"three"]);
+        let skips = [
+            (20, 16 + payload.len() as u64),
+            (end_three as u64, 7 + 20 + 4),
+        ];
+        assert_eq!(whole.1, skips);
+        for chunk in 1..=input.len() {
+            assert_eq!(run_resync(&input, chunk), whole, "chunk {chunk}");
+        }
+        // Without the stray bytes, "last" ends the stream: it is taken.
+        input.truncate(input.len() - 4);
+        let whole = run_resync(&input, input.len());
+        let data: Vec<&[u8]> = whole.0.iter().map(|r| &r.0[..]).collect();
+        assert_eq!(data, [&b"zero"[..], b"two", b"three", b"last"]);
         for chunk in 1..=input.len() {
             assert_eq!(run_resync(&input, chunk), whole, "chunk {chunk}");
         }

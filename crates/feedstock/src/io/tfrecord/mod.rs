@@ -64,9 +64,11 @@
 //! Strictness is the default, not the only choice: with
 //! [`CorruptRecords::Skip`] a reader skips each damaged region and goes
 //! on at the next intact frame, which it finds by scanning for a header
-//! whose length CRC checks and whose data CRC then checks too (see
-//! [`Decoder::resync`]), so one flipped bit costs one record, not the
-//! rest of the file. Each skip is counted with its offset and length in a
+//! whose length CRC checks and whose data CRC then checks too, followed
+//! by another frame that checks or by the end of the stream (see
+//! [`Decoder::resync`]; with a record index,
+//! [`ReaderBuilder::record_starts`], only where a record starts), so one
+//! flipped bit costs one record, not the rest of the file. Each skip is counted with its offset and length in a
 //! [`SkipLog`], and a [`SkipBudget`] bounds how many may be skipped per
 //! file, per run, or as a fraction of a file's records; past it, the
 //! reader fails with an error that says so and lists the offsets.

@@ -54,6 +54,8 @@ pub struct ReaderBuilder {
     skip_log: SkipLog,
     /// The length of the stream, when the caller knows it.
     stream_len: Option<u64>,
+    /// Where records start, when a record index says.
+    record_starts: Option<Arc<[u64]>>,
 }
 
 impl Default for ReaderBuilder {
@@ -75,6 +77,7 @@ impl ReaderBuilder {
             corrupt_records: CorruptRecords::Fail,
             skip_log: SkipLog::new(),
             stream_len: None,
+            record_starts: None,
         }
     }
 
@@ -108,6 +111,22 @@ impl ReaderBuilder {
     /// an uncompressed file.
     pub fn stream_len(&mut self, len: Option<u64>) -> &mut ReaderBuilder {
         self.stream_len = len;
+        self
+    }
+
+    /// Sets where records start in the (decompressed) stream, from a
+    /// record index of the file written before it was damaged
+    /// ([`RecordIndex::record_starts`](crate::io::index::RecordIndex::record_starts)),
+    /// so that a skipping reader resynchronises only where a record
+    /// starts ([`Decoder::record_starts`]): exactly, with no frame
+    /// stored inside a damaged payload ever taken for a record. Without
+    /// them a frame found by the scan is taken when the frame after it
+    /// checks too, or it ends the stream. No effect on a strict reader.
+    pub fn record_starts(
+        &mut self,
+        starts: Option<Arc<[u64]>>,
+    ) -> &mut ReaderBuilder {
+        self.record_starts = starts;
         self
     }
 
@@ -371,7 +390,8 @@ impl ReaderBuilder {
             Decoder::new()
                 .max_record_len(self.max_record_len)
                 .resync(policy.skips())
-                .stream_len(Some(len)),
+                .stream_len(Some(len))
+                .record_starts(self.record_starts.clone()),
             self.file_name.clone(),
             tail_error,
             policy,
@@ -453,6 +473,7 @@ impl ReaderBuilder {
                 .max_record_len(self.max_record_len)
                 .resync(policy.skips())
                 .stream_len(self.stream_len)
+                .record_starts(self.record_starts.clone())
                 .starting_at(pos),
             compressed: c != Compression::None,
             policy,
