@@ -20,6 +20,7 @@
 pub mod coord;
 pub mod decode;
 pub mod error;
+mod fork;
 pub mod input;
 pub mod io;
 pub mod plan;
