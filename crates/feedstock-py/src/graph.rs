@@ -1660,6 +1660,25 @@ impl PySession {
         Ok(d)
     }
 
+    /// The counters of one queue (`size`, `enqueued`, `dequeued`,
+    /// `closed`, and the calls blocked on it now: `blocked_enqueues`,
+    /// `blocked_dequeues`).
+    fn queue_stats<'py>(
+        &self,
+        py: Python<'py>,
+        queue: &PyQueue,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.0.queue_stats(queue.0).py_err()?;
+        let d = PyDict::new(py);
+        d.set_item("size", s.size)?;
+        d.set_item("enqueued", s.enqueued)?;
+        d.set_item("dequeued", s.dequeued)?;
+        d.set_item("closed", s.closed)?;
+        d.set_item("blocked_enqueues", s.blocked_enqueues)?;
+        d.set_item("blocked_dequeues", s.blocked_dequeues)?;
+        Ok(d)
+    }
+
     /// One dict of counters per queue.
     fn stats<'py>(
         &self,

@@ -20,7 +20,7 @@ use crate::input::{
     string_input_producer, BatchSource, KeepInput, SliceProducer,
 };
 use crate::io::tfrecord::SkipLog;
-use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
+use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec, QueueStats};
 use crate::reader::{
     FixedLengthRecordReader, IdentityReader, Reader, TextLineReader,
     TfRecordReader, WholeFileReader,
@@ -29,7 +29,7 @@ use crate::tensor::{Tensor, Value};
 
 use super::eval::{self, Compiled, Ctx};
 use super::graph::{
-    BatchSpec, Graph, Node, Op, Output, ProducerOptions, ReaderKind,
+    BatchSpec, Graph, Node, Op, Output, ProducerOptions, QueueRef, ReaderKind,
 };
 use super::queues::{self, RunnerDef, RunnerRef};
 
@@ -387,6 +387,19 @@ impl Session {
     /// FailedPrecondition saying so.
     pub fn check_process(&self) -> Result<()> {
         self.inner.started.check(format_args!("this session"))
+    }
+
+    /// The counters of `queue` (made if no run has used it yet): its
+    /// size, elements in and out, and the enqueues and dequeues blocked
+    /// on it now.
+    ///
+    /// # Errors
+    /// As making the queue can fail; FailedPrecondition in a forked child
+    /// (see [`Session::check_process`]).
+    pub fn queue_stats(&self, queue: QueueRef) -> Result<QueueStats> {
+        self.check_process()?;
+        let st = self.inner.ensure(queue.node)?;
+        Ok(eval::queue_of(&st)?.stats())
     }
 
     /// Sets the timeout of every blocking queue operation of the session
