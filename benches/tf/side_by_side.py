@@ -275,8 +275,10 @@ def main():
 
     rows = []
 
-    def row(name, work, arg, form, goal, met=None, tf_arg=None):
-        t = tf_best(work, tf_arg or arg)
+    def row(name, work, arg, form, goal, met=None, tf_arg=None, vs_tf=True):
+        # vs_tf=False: a figure of another unit than TensorFlow's records/s
+        # (no TensorFlow column, no ratio).
+        t = tf_best(work, tf_arg or arg) if vs_tf else None
         f = med.get(("fs", work, arg, form))
         if f is None:
             return
@@ -286,7 +288,7 @@ def main():
 
     at_least = lambda x: (lambda f, r: None if r is None else r >= x)
     if "raw" in only:
-        page = med[("fs", "raw", "-", "page_cache_read")] * 1024  # KiB/s
+        page = med[("fs", "raw", "-", "page_cache_read")] * 1024  # bytes/s
         rec = 1024 + 16  # record + framing
         for form in ("read", "read_up_to", "read_batch"):
             row(f"raw TFRecord 1 KiB, Reader::{form}", "raw", "-", form,
@@ -294,7 +296,7 @@ def main():
                 lambda f, r: None if r is None else
                 r >= 8 and f * rec >= 0.5 * page)
         row("  (reading the file from the page cache, KiB/s)", "raw", "-",
-            "page_cache_read", "")
+            "page_cache_read", "", vs_tf=False)
         row("  (framing + CRCs over the bytes in memory)", "raw", "-",
             "framing_in_memory", "")
     if "cifar" in only:

@@ -1608,12 +1608,14 @@ impl PySession {
     }
 
     /// `[(tag, value)]`: TensorFlow's queue-fullness summaries.
-    fn queue_summaries(&self) -> Vec<(String, f64)> {
-        self.0
+    fn queue_summaries(&self) -> PyResult<Vec<(String, f64)>> {
+        self.0.check_process().py_err()?;
+        Ok(self
+            .0
             .queue_summaries()
             .into_iter()
             .map(|s| (s.tag, s.value))
-            .collect()
+            .collect())
     }
 
     /// One dict per sharded producer: its name, the records `dropped`
@@ -1622,6 +1624,7 @@ impl PySession {
         &self,
         py: Python<'py>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.0.check_process().py_err()?;
         let mut out = Vec::new();
         for (name, s) in self.0.shard_stats() {
             let d = PyDict::new(py);
@@ -1640,6 +1643,7 @@ impl PySession {
         &self,
         py: Python<'py>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        self.0.check_process().py_err()?;
         let skips = self.0.stats().skips;
         let d = PyDict::new(py);
         d.set_item("skipped", skips.skipped)?;
@@ -1656,11 +1660,31 @@ impl PySession {
         Ok(d)
     }
 
+    /// The counters of one queue (`size`, `enqueued`, `dequeued`,
+    /// `closed`, and the calls blocked on it now: `blocked_enqueues`,
+    /// `blocked_dequeues`).
+    fn queue_stats<'py>(
+        &self,
+        py: Python<'py>,
+        queue: &PyQueue,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.0.queue_stats(queue.0).py_err()?;
+        let d = PyDict::new(py);
+        d.set_item("size", s.size)?;
+        d.set_item("enqueued", s.enqueued)?;
+        d.set_item("dequeued", s.dequeued)?;
+        d.set_item("closed", s.closed)?;
+        d.set_item("blocked_enqueues", s.blocked_enqueues)?;
+        d.set_item("blocked_dequeues", s.blocked_dequeues)?;
+        Ok(d)
+    }
+
     /// One dict of counters per queue.
     fn stats<'py>(
         &self,
         py: Python<'py>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.0.check_process().py_err()?;
         let mut out = Vec::new();
         for s in self.0.stats().stages {
             let d = PyDict::new(py);
@@ -1759,6 +1783,7 @@ impl PyCoordinator {
         py: Python<'_>,
         timeout: Option<f64>,
     ) -> PyResult<bool> {
+        self.0.check_process().py_err()?;
         let end = timeout.map(|s| Instant::now() + Duration::from_secs_f64(s));
         loop {
             let slice = end.map_or(SLICE, |e| {
@@ -1789,6 +1814,8 @@ impl PyCoordinator {
         threads: Vec<Py<PyThread>>,
         grace: f64,
     ) -> PyResult<()> {
+        // In a forked child the threads never end: fail before waiting.
+        self.0.check_process().py_err()?;
         let mut handles = Vec::new();
         for t in &threads {
             if let Some(h) = t.borrow_mut(py).handle.take() {

@@ -103,17 +103,20 @@ def test_batch_join_dicts_must_have_the_same_keys():
 
 
 @pytest.mark.parametrize(
-    "other",
+    "other, says",
     [
-        lambda: tf.constant([1.0, 2.0]),  # shapes (3,) and (2,)
-        lambda: tf.constant(1.0),  # shapes (3,) and ()
+        (lambda: tf.constant([1.0, 2.0]), r"^Shapes \(3,\) and \(2,\) are not compatible$"),
+        (lambda: tf.constant(1.0), r"^Shapes \(3,\) and \(\) are not compatible$"),
     ],
 )
-def test_batch_join_components_must_have_compatible_shapes(other):
-    with pytest.raises(ValueError):
+def test_batch_join_components_must_have_compatible_shapes(other, says):
+    # TensorFlow 2.21's messages.
+    with pytest.raises(ValueError, match=says):
         tf.train.batch_join([[rows()], [other()]], 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=says):
         tf.train.shuffle_batch_join([[rows()], [other()]], 1, 10, 1)
+    with pytest.raises(ValueError, match=r"^Shapes \(3,\) and \(4,\) are incompatible$"):
+        tf.train.batch([rows()], 1, shapes=[[4]])
 
 
 def test_batch_join_enqueue_many_shapes():

@@ -481,21 +481,24 @@ def test_pad_and_crop_or_pad_with_targets_computed_when_run():
         run(tf.image.resize_image_with_crop_or_pad(img, 3, P(-2)))
 
 
-def test_decode_and_crop_jpeg_is_the_window_of_the_decoding():
+def test_decode_and_crop_jpeg_as_tensorflow():
     import pathlib
 
     data = (pathlib.Path(__file__).resolve().parents[2] / "feedstock/tests/data/golden/jpeg/04.jpg").read_bytes()
     full = run(tf.image.decode_jpeg(data, channels=3))
     t = tf.image.decode_and_crop_jpeg(data, [3, 5, 10, 20], channels=3)
-    # TensorFlow's cropped decode gives the pixels of the full decode
-    # (observed on a 37 × 45 JPEG, every window tried); a constant window
-    # gives the static size.
+    # A constant window gives the static size. On this window of the
+    # 31 × 44 JPEG TensorFlow 2.21 gives the pixels of the full decode;
+    # not on every window: its crop (libjpeg-turbo's jpeg_crop_scanline
+    # and jpeg_skip_scanlines) upsamples chroma differently at some edges
+    # ([1, 2, 4, 4], [8, 16, 8, 16]), where feedstock gives the full
+    # decode's window (test_compat_more.py, feedstock's own).
     assert t.shape.as_list() == [10, 20, 3]
     assert run(t).tolist() == full[3:13, 5:25].tolist()
     w = tf.placeholder_with_default([1, 2, 4, 4], [4])
     t = tf.image.decode_and_crop_jpeg(data, w)
     assert t.shape.as_list() == [None, None, None]
-    assert run(t).tolist() == full[1:5, 2:6].tolist()
+    assert run(t).shape == (4, 4, 3)
     with pytest.raises(errors.InvalidArgumentError):
         run(tf.image.decode_and_crop_jpeg(data, [full.shape[0] - 1, 5, 10, 20]))
     with pytest.raises(ValueError):

@@ -226,3 +226,20 @@ def test_coordinator_reraises_a_python_exception_from_request_stop():
     assert coord.should_stop()
     with pytest.raises(RuntimeError, match="step failed"):
         coord.join([])
+
+
+def test_decode_and_crop_jpeg_is_always_the_window_of_the_full_decode():
+    # feedstock's own: the crop is the full decode's window on every
+    # window. TensorFlow 2.21's differs at some edges (on [1, 2, 4, 4] and
+    # [8, 16, 8, 16] of this JPEG), where libjpeg-turbo's cropped decode
+    # upsamples chroma from fewer neighbours.
+    import pathlib
+
+    data = (pathlib.Path(__file__).resolve().parents[2] / "feedstock/tests/data/golden/jpeg/04.jpg").read_bytes()
+    full = tf.Session().run(tf.image.decode_jpeg(data, channels=3))
+    w = tf.placeholder(tf.int32, [4])
+    t = tf.image.decode_and_crop_jpeg(data, w, channels=3)
+    with tf.Session() as s:
+        for y, x, h, width in [(1, 2, 4, 4), (8, 16, 8, 16), (0, 0, 31, 44), (30, 43, 1, 1), (5, 7, 13, 29)]:
+            got = s.run(t, {w: [y, x, h, width]})
+            assert got.tolist() == full[y:y + h, x:x + width].tolist(), (y, x, h, width)

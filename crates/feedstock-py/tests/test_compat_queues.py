@@ -147,7 +147,11 @@ def test_a_blocked_enqueue_is_woken_by_a_cancelling_close():
 
         t = threading.Thread(target=blocked)
         t.start()
-        time.sleep(0.05)
+        # Close only once the enqueue is really blocked on the full queue.
+        deadline = time.monotonic() + 20
+        while s._s.queue_stats(q._q)["blocked_enqueues"] == 0:
+            assert time.monotonic() < deadline, "the enqueue never blocked"
+            time.sleep(0.001)
         s.run(q.close(cancel_pending_enqueues=True))
         t.join(10)
         assert result == {"r": "cancelled"}

@@ -21,6 +21,7 @@ pub mod checkpoint;
 pub mod coord;
 pub mod decode;
 pub mod error;
+mod fork;
 pub mod input;
 pub mod io;
 pub mod plan;

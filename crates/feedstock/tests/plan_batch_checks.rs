@@ -28,6 +28,8 @@ fn row(g: &Graph, n: usize) -> Result<Output> {
     g.constant(Tensor::vector(vec![1.0f32; n]))
 }
 
+// The messages are TensorFlow 2.21's (`tf.train.batch_join`, `batch` with
+// `shapes`), seen under it.
 #[test]
 fn join_lists_must_agree_in_shape() -> Result<()> {
     let g = Graph::new();
@@ -38,11 +40,11 @@ fn join_lists_must_agree_in_shape() -> Result<()> {
     );
     refused(
         g.batch(&[vec![three], vec![two]], None, opts(1)),
-        "not compatible",
+        "Shapes (3,) and (2,) are not compatible",
     );
     refused(
         g.batch(&[vec![three], vec![scalar]], None, opts(1)),
-        "not compatible",
+        "Shapes (3,) and () are not compatible",
     );
     // A partly known shape merges with a known one.
     let some = g.placeholder(DType::F32, shape(&[None]), None)?;
@@ -85,7 +87,7 @@ fn given_shapes_are_counted_and_checked() -> Result<()> {
     );
     refused(
         g.batch(&[vec![three]], None, with(vec![vec![Some(4)]], false)),
-        "not compatible",
+        "Shapes (3,) and (4,) are incompatible",
     );
     refused(
         g.batch(
@@ -93,11 +95,11 @@ fn given_shapes_are_counted_and_checked() -> Result<()> {
             None,
             with(vec![vec![Some(3), Some(1)]], false),
         ),
-        "not compatible",
+        "Shapes (3,) and (3, 1) are incompatible",
     );
     refused(
         g.batch(&[vec![three]], None, with(vec![vec![Some(3)]], true)),
-        "not compatible",
+        "Shapes () and (3,) are incompatible",
     );
     // The given shape is the output's, after the batch dim.
     let out = g.batch(&[vec![three]], None, with(vec![vec![None]], false))?;

@@ -279,7 +279,12 @@ fn a_blocked_enqueue_is_woken_by_a_cancelling_close() -> Result<()> {
         let sess = sess.clone();
         std::thread::spawn(move || sess.run(&[put], &[]))
     };
-    std::thread::sleep(Duration::from_millis(50));
+    // Cancel only once the enqueue is really blocked on the full queue.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while sess.queue_stats(q)?.blocked_enqueues == 0 {
+        assert!(std::time::Instant::now() < deadline, "never blocked");
+        std::thread::yield_now();
+    }
     sess.run(&[cancel], &[])?;
     let e = blocked.join().unwrap().unwrap_err();
     assert_eq!(e.kind(), Kind::Cancelled, "{e}");

@@ -522,7 +522,8 @@ fn fifo_dequeue_many_of_unequal_shapes_fails_and_keeps_the_elements() {
 }
 
 #[test]
-fn priority_queue_dequeues_smallest_first_and_equal_priorities_in_order() {
+fn priority_queue_dequeues_smallest_first_and_equal_priorities_as_tensorflow()
+{
     let q = PriorityQueue::builder(10, QueueSpec::dtypes([DType::I64]))
         .build()
         .unwrap();
@@ -535,6 +536,8 @@ fn priority_queue_dequeues_smallest_first_and_equal_priorities_in_order() {
     }
     let batch = q.dequeue_many(5).unwrap();
     assert_eq!(ints_of(&batch), [-3, 1, 1, 5, 5]);
+    // TensorFlow 2.21 gives the same (here, by its heap's algorithm,
+    // equal priorities happen to leave in arrival order).
     assert_eq!(ints_of(&batch[1..]), [3, 1, 4, 0, 2]);
 }
 

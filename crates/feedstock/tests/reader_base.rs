@@ -162,23 +162,52 @@ fn an_unreadable_file_is_an_error_naming_it() {
     assert_eq!(e.file(), Some(path));
 }
 
+/// Where the permission test's unprivileged run finds its file.
+#[cfg(unix)]
+const UNREADABLE: &str = "FEEDSTOCK_TEST_UNREADABLE_FILE";
+
 #[cfg(unix)]
 #[test]
 fn a_file_without_read_permission_is_permission_denied_naming_it() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let f = write(dir.path(), "secret.txt", b"x\n");
-    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000))
-        .unwrap();
-    if std::fs::File::open(&f).is_ok() {
-        // Running as root: permissions are not enforced, so there is
-        // nothing to observe here (the mapping itself is unit-tested in
-        // io::fs).
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    if let Ok(f) = std::env::var(UNREADABLE) {
+        // The run as `nobody` below.
+        let e = text().read(&Files::new([f.clone()])).unwrap_err();
+        assert_eq!(e.kind(), Kind::PermissionDenied, "{e}");
+        assert_eq!(e.file(), Some(f.as_str()));
         return;
     }
-    let e = text().read(&Files::new([f.clone()])).unwrap_err();
-    assert_eq!(e.kind(), Kind::PermissionDenied);
-    assert_eq!(e.file(), Some(f.as_str()));
+    let dir = tempfile::tempdir().unwrap();
+    // Others may enter the directory; only the file is unreadable.
+    std::fs::set_permissions(dir.path(), PermissionsExt::from_mode(0o755))
+        .unwrap();
+    let f = write(dir.path(), "secret.txt", b"x\n");
+    std::fs::set_permissions(&f, PermissionsExt::from_mode(0o000)).unwrap();
+    if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() != 0) {
+        let e = text().read(&Files::new([f.clone()])).unwrap_err();
+        assert_eq!(e.kind(), Kind::PermissionDenied, "{e}");
+        assert_eq!(e.file(), Some(f.as_str()));
+        return;
+    }
+    // Root reads any file: this test runs again as the user `nobody`
+    // (uid and gid 65534), in this same test binary.
+    let run = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "a_file_without_read_permission_is_permission_denied_naming_it",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env(UNREADABLE, &f)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success() && out.contains("1 passed"),
+        "the run as nobody: {run:?}"
+    );
 }
 
 /// An in-memory filesystem whose files can fail after some bytes.

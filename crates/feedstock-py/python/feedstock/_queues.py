@@ -223,7 +223,8 @@ class RandomShuffleQueue(QueueBase):
 
 class PriorityQueue(QueueBase):
     """``tf.PriorityQueue``: elements leave smallest priority first (equal
-    ones in the order they came in). Every element starts with its int64
+    ones in the order TensorFlow's heap gives them, which is not the order
+    they came in). Every element starts with its int64
     scalar priority, followed by components of ``types``."""
 
     def __init__(self, capacity, types, shapes=None, names=None, shared_name=None, name="priority_queue"):

@@ -248,6 +248,7 @@ class Pipeline:
             self._session = g.Session(graph=self.graph)
             self._coord = g.Coordinator()
             self._threads = g.start_queue_runners(sess=self._session, coord=self._coord)
+            self._pid = os.getpid()
             self.batches = 0
             self.examples = 0
         return self
@@ -256,6 +257,11 @@ class Pipeline:
         """Stops the runner threads, joins them and raises the first real
         error any of them hit."""
         if self._session is None:
+            return
+        if self._pid != os.getpid():
+            # A forked child: the runners are the parent's, nothing of
+            # them runs here (using them raised FailedPreconditionError).
+            self._session, self._coord, self._threads = None, None, []
             return
         sess, coord, threads = self._session, self._coord, self._threads
         self._last_shard_stats = _sum_shard_stats(sess.shard_stats())

@@ -21,6 +21,11 @@ DataLoader) as dicts or tuples of ``torch.Tensor`` sharing memory with
 the native buffers (``torch.from_numpy``; strings stay numpy object
 arrays). torch is imported when this module is, never by
 ``import feedstock``.
+
+Each worker builds its pipeline in ``__iter__``, inside the worker: a
+DataLoader worker is a forked child, without the parent's threads, and a
+pipeline started before the fork raises ``FailedPreconditionError``
+there (the README's "DataLoader workers and ``fork``").
 """
 
 from __future__ import annotations

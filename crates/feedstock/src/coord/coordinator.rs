@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, Kind, Result};
+use crate::fork::StartedIn;
 
 /// A thread started by a [`Pipeline`](super::Pipeline) or
 /// [`Coordinator::spawn`]; its result is what [`Coordinator::join`]
@@ -70,6 +71,8 @@ struct Inner {
     /// Notified when stop is requested and when a coordinated thread
     /// ends.
     changed: Condvar,
+    /// Where its threads were spawned: a forked child cannot use it.
+    started: StartedIn,
 }
 
 impl Default for Inner {
@@ -79,6 +82,7 @@ impl Default for Inner {
             clean: vec![Kind::OutOfRange],
             state: Mutex::default(),
             changed: Condvar::new(),
+            started: StartedIn::default(),
         }
     }
 }
@@ -172,7 +176,13 @@ impl Coordinator {
 
     /// Requests that all threads stop. Runs the stop callbacks the first
     /// time.
+    ///
+    /// In a forked child of the process that spawned its threads (see
+    /// [`Coordinator::check_process`]) it does nothing.
     pub fn request_stop(&self) {
+        if self.inner.started.forked() {
+            return;
+        }
         let callbacks = {
             let mut st = self.inner.state.lock();
             if self.inner.stop.swap(true, Ordering::SeqCst) {
@@ -196,7 +206,10 @@ impl Coordinator {
     /// `err` itself, when it is not a clean stop and the coordinator was
     /// already joined: nobody would report it otherwise (TensorFlow's
     /// `request_stop` raises it in that case). A stop is still requested.
+    /// FailedPrecondition in a forked child (see
+    /// [`Coordinator::check_process`]).
     pub fn request_stop_with(&self, err: Error) -> Result<()> {
+        self.check_process()?;
         let mut late = None;
         if !self.is_clean(&err) {
             let mut st = self.inner.state.lock();
@@ -245,6 +258,22 @@ impl Coordinator {
         self.error().map_or(Ok(()), Err)
     }
 
+    /// Fails in a forked child of the process that spawned the
+    /// coordinator's threads: they did not survive the fork, and a lock
+    /// one of them held stays held, so joining them, or waiting for a
+    /// stop they would request, would never end. Build the pipeline
+    /// inside the child instead (PyTorch's DataLoader workers are such
+    /// children).
+    ///
+    /// # Errors
+    /// FailedPrecondition saying so; [`Coordinator::join`] and
+    /// [`Coordinator::request_stop_with`] check it first.
+    pub fn check_process(&self) -> Result<()> {
+        self.inner
+            .started
+            .check(format_args!("the coordinator of a pipeline"))
+    }
+
     /// Whether a stop has been requested.
     pub fn should_stop(&self) -> bool {
         self.inner.stop.load(Ordering::SeqCst)
@@ -256,8 +285,12 @@ impl Coordinator {
     }
 
     /// Waits until a stop is requested or `timeout` passes (`None` waits
-    /// for ever); returns whether a stop was requested.
+    /// for ever); returns whether a stop was requested. In a forked child
+    /// (see [`Coordinator::check_process`]) it returns at once.
     pub fn wait_for_stop(&self, timeout: Option<Duration>) -> bool {
+        if self.inner.started.forked() {
+            return self.should_stop();
+        }
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut st = self.inner.state.lock();
         while !self.should_stop() {
@@ -307,6 +340,7 @@ impl Coordinator {
         name: impl Into<String>,
         f: impl FnOnce() -> Result<()> + Send + 'static,
     ) -> Result<ThreadHandle> {
+        self.inner.started.mark();
         let coord = self.clone();
         let name = name.into();
         let thread_name = name.clone();
@@ -369,6 +403,7 @@ impl Coordinator {
         threads: impl IntoIterator<Item = ThreadHandle>,
         options: JoinOptions,
     ) -> Result<()> {
+        self.check_process()?;
         let grace = options.grace;
         let mut threads: Vec<ThreadHandle> = threads.into_iter().collect();
         threads.append(&mut self.inner.state.lock().registered);

@@ -426,7 +426,7 @@ fn empty_batch(node: &Node) -> Result<Vec<Value>> {
         .collect()
 }
 
-fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
+pub(super) fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
     match st.res.get() {
         Some(Resource::Queue(q)) => Ok(&**q),
         Some(Resource::UserQueue(q)) => Ok(&**q),

@@ -4352,14 +4352,21 @@ impl Graph {
             }
             // With shapes given, TensorFlow checks each input against them
             // (not the inputs against each other).
+            // TensorFlow's texts (`merge_with`, `assert_is_compatible_with`).
             let against = given.as_ref().unwrap_or(&merged);
             let m = merge_static(against, &shape).ok_or_else(|| {
-                invalid(format!(
-                    "batch: component {k}: shapes {} and {} are not \
-                     compatible",
-                    show_static(against),
-                    show_static(&shape)
-                ))
+                invalid(match &given {
+                    None => format!(
+                        "Shapes {} and {} are not compatible",
+                        python_shape(against),
+                        python_shape(&shape)
+                    ),
+                    Some(g) => format!(
+                        "Shapes {} and {} are incompatible",
+                        python_shape(&shape),
+                        python_shape(g)
+                    ),
+                })
             })?;
             if given.is_none() {
                 merged = m;
@@ -4399,6 +4406,21 @@ fn show_static(shape: &StaticShape) -> String {
     shape
         .as_ref()
         .map_or_else(|| "<unknown>".to_owned(), ToString::to_string)
+}
+
+/// A static shape as TensorFlow's messages print it: `(3,)`, `()`,
+/// `(None, 2)`, `<unknown>`.
+fn python_shape(shape: &StaticShape) -> String {
+    let Some(s) = shape else {
+        return "<unknown>".to_owned();
+    };
+    let dims: Vec<String> = (s.dims().iter())
+        .map(|d| d.map_or_else(|| "None".to_owned(), |d| d.to_string()))
+        .collect();
+    match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    }
 }
 
 fn check_producer(opts: &ProducerOptions) -> Result<()> {

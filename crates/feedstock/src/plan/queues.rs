@@ -43,8 +43,9 @@ pub enum QueueKind {
         /// The shuffle's seed; `None` draws one.
         seed: Option<u64>,
     },
-    /// Smallest priority first, equal ones in arrival order
-    /// (`tf.PriorityQueue`): component 0 is the int64 scalar priority.
+    /// Smallest priority first, equal ones in the order TensorFlow's heap
+    /// gives them (`tf.PriorityQueue`): component 0 is the int64 scalar
+    /// priority.
     Priority,
 }
 

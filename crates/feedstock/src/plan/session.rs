@@ -12,6 +12,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::coord::{Coordinator, Pipeline, PipelineStats, ThreadHandle};
 use crate::error::{Error, Kind, Result};
+use crate::fork::StartedIn;
 use crate::input::shard::ShardStats;
 use crate::input::{
     input_producer, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
@@ -19,7 +20,7 @@ use crate::input::{
     string_input_producer, BatchSource, KeepInput, SliceProducer,
 };
 use crate::io::tfrecord::SkipLog;
-use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec};
+use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec, QueueStats};
 use crate::reader::{
     FixedLengthRecordReader, IdentityReader, Reader, TextLineReader,
     TfRecordReader, WholeFileReader,
@@ -28,7 +29,7 @@ use crate::tensor::{Tensor, Value};
 
 use super::eval::{self, Compiled, Ctx};
 use super::graph::{
-    BatchSpec, Graph, Node, Op, Output, ProducerOptions, ReaderKind,
+    BatchSpec, Graph, Node, Op, Output, ProducerOptions, QueueRef, ReaderKind,
 };
 use super::queues::{self, RunnerDef, RunnerRef};
 
@@ -102,6 +103,8 @@ pub(crate) struct Inner {
     /// index.
     runners_added: Mutex<HashSet<usize>>,
     pub(crate) closed: Arc<AtomicBool>,
+    /// Where its runners started: a forked child cannot use it.
+    started: StartedIn,
 }
 
 /// Options of one [`Session::run_with`].
@@ -243,6 +246,7 @@ impl Session {
                 runners_added: Mutex::default(),
                 op_timeout: Mutex::new(None),
                 closed: Arc::new(AtomicBool::new(false)),
+                started: StartedIn::default(),
             }),
         }
     }
@@ -286,6 +290,7 @@ impl Session {
         feeds: &[(Output, Value)],
         opts: &RunOptions,
     ) -> Result<Vec<Value>> {
+        self.check_process()?;
         let deadline = opts
             .timeout
             .map(|t| Instant::now().checked_add(t).unwrap_or_else(far_future));
@@ -306,8 +311,10 @@ impl Session {
         &self,
         coord: &Coordinator,
     ) -> Result<Vec<ThreadHandle>> {
+        self.check_process()?;
         let inner = &self.inner;
         inner.check_open()?;
+        inner.started.mark();
         let n = inner.graph.len() as u32;
         for id in 0..n {
             if inner.graph.node(id).is_resource() {
@@ -336,8 +343,10 @@ impl Session {
         runner: RunnerRef,
         coord: &Coordinator,
     ) -> Result<Vec<ThreadHandle>> {
+        self.check_process()?;
         let inner = &self.inner;
         inner.check_open()?;
+        inner.started.mark();
         inner.add_runner(runner.index)?;
         inner.coords.lock().push(coord.clone());
         let threads = inner.pipeline.lock().start(coord)?;
@@ -347,9 +356,14 @@ impl Session {
     /// Closes the session: every queue it made is closed with pending
     /// enqueues cancelled and every coordinator it started runners with
     /// is asked to stop, so blocked runs and runner threads return at
-    /// once; runs then fail Cancelled.
+    /// once; runs then fail Cancelled. In a forked child of the process
+    /// that started its runners it does nothing: nothing of the session
+    /// runs there.
     pub fn close(&self) {
         let inner = &self.inner;
+        if inner.started.forked() {
+            return;
+        }
         // Runs that wake from here on report Cancelled. Then stop before
         // closing, so that the runners' errors that closing causes count
         // as the stop, not as failures.
@@ -360,6 +374,32 @@ impl Session {
         for q in inner.queues.lock().iter() {
             q.cancel();
         }
+    }
+
+    /// Fails in a forked child of the process that started the session's
+    /// runners (`tf.train.start_queue_runners`): they did not survive the
+    /// fork, and a lock one of them held stays held, so a run would wait
+    /// for ever. Build the graph and the session inside the child instead
+    /// (PyTorch's DataLoader workers are such children). Every run checks
+    /// it first; the statistics methods, which return no error, do not.
+    ///
+    /// # Errors
+    /// FailedPrecondition saying so.
+    pub fn check_process(&self) -> Result<()> {
+        self.inner.started.check(format_args!("this session"))
+    }
+
+    /// The counters of `queue` (made if no run has used it yet): its
+    /// size, elements in and out, and the enqueues and dequeues blocked
+    /// on it now.
+    ///
+    /// # Errors
+    /// As making the queue can fail; FailedPrecondition in a forked child
+    /// (see [`Session::check_process`]).
+    pub fn queue_stats(&self, queue: QueueRef) -> Result<QueueStats> {
+        self.check_process()?;
+        let st = self.inner.ensure(queue.node)?;
+        Ok(eval::queue_of(&st)?.stats())
     }
 
     /// Sets the timeout of every blocking queue operation of the session
@@ -421,6 +461,9 @@ impl Drop for Inner {
     /// on with no one to read what they make.
     fn drop(&mut self) {
         self.closed.store(true, Ordering::SeqCst);
+        if self.started.forked() {
+            return;
+        }
         for c in self.coords.get_mut().iter() {
             c.request_stop();
         }

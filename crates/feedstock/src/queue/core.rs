@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
+use crate::fork::StartedIn;
 
 use super::QueueStats;
 
@@ -209,6 +210,8 @@ pub(crate) struct Core<T, B> {
     /// that a caller about to wait can spin briefly on it without the
     /// lock.
     version: AtomicU64,
+    /// Where its runner threads started: a forked child cannot use it.
+    started: StartedIn,
     _element: std::marker::PhantomData<fn(T) -> T>,
 }
 
@@ -232,6 +235,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
             name,
             capacity,
             version: AtomicU64::new(0),
+            started: StartedIn::default(),
             state: Mutex::new(State {
                 buf,
                 closed: false,
@@ -319,6 +323,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
         items: &mut impl ExactSizeIterator<Item = T>,
         timeout: Option<Duration>,
     ) -> Result<()> {
+        self.check_process()?;
         let mut st = self.lock();
         if st.aborted() {
             return Err(self.aborted_error("enqueue to"));
@@ -403,6 +408,12 @@ impl<T, B: Buffer<T>> Core<T, B> {
         }
     }
 
+    /// FailedPrecondition in a forked child of the process that started
+    /// the queue's runners, before any lock is taken (see `crate::fork`).
+    fn check_process(&self) -> Result<()> {
+        self.started.check(format_args!("queue '{}'", self.name))
+    }
+
     /// The error of an operation on a cancelled queue.
     fn aborted_error(&self, what: &str) -> Error {
         Error::cancelled(format!(
@@ -429,6 +440,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
         partial_on_close: bool,
         timeout: Option<Duration>,
     ) -> Result<Vec<T>> {
+        self.check_process()?;
         let mut taken: Vec<T> = Vec::new();
         let mut st = self.lock();
         if st.aborted() {
@@ -575,7 +587,12 @@ impl<T, B: Buffer<T>> Core<T, B> {
     /// Closes the queue; reports whether this call requested the close
     /// first. Without `cancel_pending_enqueues` the close takes effect
     /// once the enqueues in progress are done (see the module docs).
+    /// In a forked child of the process that started its runners, does
+    /// nothing: nothing of the queue runs there.
     pub(crate) fn close(&self, cancel_pending_enqueues: bool) -> bool {
+        if self.started.forked() {
+            return false;
+        }
         let mut st = self.state.lock();
         let closing = !st.close_requested;
         st.close_requested = true;
@@ -594,8 +611,11 @@ impl<T, B: Buffer<T>> Core<T, B> {
 
     /// Cancels the queue: every blocked operation wakes and fails
     /// Cancelled, and so does every later one. Reports whether this call
-    /// cancelled it.
+    /// cancelled it. Does nothing in a forked child (see [`Core::close`]).
     pub(crate) fn cancel(&self) -> bool {
+        if self.started.forked() {
+            return false;
+        }
         let mut st = self.state.lock();
         if st.aborted() {
             return false;
@@ -630,6 +650,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
     }
 
     pub(crate) fn producers_started(&self, threads: usize) {
+        self.started.mark();
         let mut st = self.state.lock();
         st.producers.started += threads;
         st.producers.live += threads;

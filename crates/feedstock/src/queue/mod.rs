@@ -14,7 +14,7 @@
 //! * [`PaddingFifoQueue`]: a FIFO whose batches pad each dense component to
 //!   the largest shape in the batch (`dynamic_pad`);
 //! * [`PriorityQueue`]: component 0 is an `i64` scalar priority; smallest
-//!   first, FIFO among equal priorities.
+//!   first, equal priorities in the order TensorFlow's heap gives them.
 //!
 //! ```
 //! use std::sync::Arc;

@@ -1,7 +1,5 @@
 //! The priority queue.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -12,43 +10,26 @@ use super::core::Buffer;
 use super::spec::{ComponentSpec, PartialShape, QueueSpec};
 use super::tuple::{impl_queue, Element, TensorQueue};
 
-/// One held element with its sort key.
+/// One held element with its priority.
 #[derive(Debug)]
 struct Entry {
     priority: i64,
-    /// Arrival order, to keep equal priorities first in, first out.
-    /// Put-back elements get negative numbers so they come out first.
-    seq: i64,
     item: Element,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Entry) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Entry {}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Entry) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Entry {
-    fn cmp(&self, other: &Entry) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the smallest key pops first.
-        (other.priority, other.seq).cmp(&(self.priority, self.seq))
-    }
-}
-
-/// Smallest priority first; equal priorities in arrival order.
+/// Smallest priority first; equal priorities in the order TensorFlow's
+/// queue gives them.
+///
+/// TensorFlow's `PriorityQueue` is a `std::priority_queue` compared on the
+/// priority alone, so equal priorities leave in an order the heap's
+/// algorithm decides (not arrival order: TensorFlow 2.21 gives priorities
+/// `3, 9, 3, -1, 5` back as the elements 4, 1, 3, 5, 2). This heap is
+/// written by hand, as libstdc++'s `push_heap` / `pop_heap`, rather than
+/// `std::collections::BinaryHeap`, whose order for equal elements is
+/// unspecified.
 #[derive(Debug, Default)]
 pub(crate) struct PriorityBuf {
-    heap: BinaryHeap<Entry>,
-    next_seq: i64,
-    next_back_seq: i64,
+    heap: Vec<Entry>,
 }
 
 impl PriorityBuf {
@@ -56,6 +37,63 @@ impl PriorityBuf {
         // The spec has checked that component 0 is an i64 scalar before
         // the element got here; MAX is unreachable.
         item.scalar_i64(0).unwrap_or(i64::MAX)
+    }
+
+    /// TensorFlow's comparator: `a` sorts below `b` (leaves after it)
+    /// when its priority is larger.
+    fn below(a: &Entry, b: &Entry) -> bool {
+        a.priority > b.priority
+    }
+
+    /// libstdc++'s `__push_heap`: moves the entry at `hole` up while its
+    /// parent sorts below it.
+    fn sift_up(&mut self, mut hole: usize) {
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if !PriorityBuf::below(&self.heap[parent], &self.heap[hole]) {
+                break;
+            }
+            self.heap.swap(parent, hole);
+            hole = parent;
+        }
+    }
+
+    /// `std::priority_queue::push`: `push_back`, then `push_heap`.
+    fn push_entry(&mut self, item: Element) {
+        let priority = PriorityBuf::priority(&item);
+        self.heap.push(Entry { priority, item });
+        self.sift_up(self.heap.len() - 1);
+    }
+
+    /// `std::priority_queue::pop` after `top`: libstdc++'s `pop_heap`
+    /// moves the last entry to the root's place and `__adjust_heap` takes
+    /// the hole down to a leaf, always to the child that does not sort
+    /// below the other (the right one on a tie), then sifts the moved
+    /// entry up from there.
+    fn pop_entry(&mut self) -> Option<Entry> {
+        let last = self.heap.len().checked_sub(1)?;
+        self.heap.swap(0, last);
+        let top = self.heap.pop();
+        let len = self.heap.len();
+        let mut hole = 0;
+        let mut second = 0;
+        while len > 0 && second < (len - 1) / 2 {
+            second = 2 * (second + 1);
+            if PriorityBuf::below(&self.heap[second], &self.heap[second - 1]) {
+                second -= 1;
+            }
+            self.heap.swap(hole, second);
+            hole = second;
+        }
+        if len >= 2 && len % 2 == 0 && second == (len - 2) / 2 {
+            second = 2 * (second + 1);
+            self.heap.swap(hole, second - 1);
+            hole = second - 1;
+        }
+        if len > 0 {
+            self.sift_up(hole);
+        }
+        top
     }
 }
 
@@ -68,35 +106,25 @@ impl Buffer<Element> for PriorityBuf {
     }
 
     fn push(&mut self, item: Element) {
-        let priority = PriorityBuf::priority(&item);
-        self.heap.push(Entry {
-            priority,
-            seq: self.next_seq,
-            item,
-        });
-        self.next_seq += 1;
+        self.push_entry(item);
     }
 
     fn pop(&mut self) -> Option<Element> {
-        self.heap.pop().map(|e| e.item)
+        self.pop_entry().map(|e| e.item)
     }
 
+    /// Pushes them back (TensorFlow's priority queue never puts back: its
+    /// `dequeue_many` takes nothing until it can take all).
     fn put_back(&mut self, items: Vec<Element>) {
-        for item in items.into_iter().rev() {
-            self.next_back_seq -= 1;
-            let priority = PriorityBuf::priority(&item);
-            self.heap.push(Entry {
-                priority,
-                seq: self.next_back_seq,
-                item,
-            });
+        for item in items {
+            self.push_entry(item);
         }
     }
 }
 
 /// A bounded queue that dequeues the element with the smallest priority
 /// first (TensorFlow's `PriorityQueue`); equal priorities come out in
-/// arrival order.
+/// the order TensorFlow's heap gives them, which is not arrival order.
 ///
 /// Component 0 of every element is the priority, an `i64` scalar named
 /// `priority`; the builder prepends it to the spec it is given, and
@@ -192,6 +220,58 @@ mod tests {
     use super::*;
     use crate::queue::Queue;
     use crate::tensor::{Tensor, Value};
+
+    #[test]
+    fn equal_priorities_leave_in_tensorflows_order() {
+        // Priorities enqueued with values 0, 1, 2, ... and the values
+        // TensorFlow 2.21's PriorityQueue dequeued (the same whether
+        // enqueued one by one or with one enqueue_many).
+        let cases: [(&[i64], &[i64]); 8] = [
+            (&[3, 9, 3, -1, 5], &[3, 2, 0, 4, 1]),
+            (&[1, 1, 1, 1, 1, 1, 1], &[0, 2, 5, 6, 4, 1, 3]),
+            (
+                &[2, 1, 2, 1, 2, 1, 2, 1, 0, 0],
+                &[8, 9, 5, 7, 1, 3, 6, 2, 4, 0],
+            ),
+            (&[3, 3, 3, 1, 0, 3, 0, 3], &[4, 6, 3, 2, 5, 7, 0, 1]),
+            (
+                &[0, 3, 1, 3, 0, 1, 3, 3, 1, 2, 1],
+                &[0, 4, 2, 5, 10, 8, 9, 6, 1, 3, 7],
+            ),
+            (&[1, 2, 2, 3, 3, 0, 3, 1, 3], &[5, 0, 7, 2, 1, 8, 6, 4, 3]),
+            (
+                &[2, 2, 3, 2, 3, 3, 0, 0, 2, 3, 2],
+                &[6, 7, 0, 10, 1, 3, 8, 2, 5, 9, 4],
+            ),
+            (
+                &[1, 3, 3, 1, 3, 1, 0, 3, 2, 3, 0, 2],
+                &[6, 10, 0, 5, 3, 11, 8, 2, 9, 1, 4, 7],
+            ),
+        ];
+        for (priorities, want) in cases {
+            let q =
+                PriorityQueue::builder(16, QueueSpec::dtypes([DType::I64]))
+                    .build()
+                    .unwrap();
+            for (i, &p) in priorities.iter().enumerate() {
+                q.enqueue(vec![
+                    Value::Dense(Tensor::scalar(p)),
+                    Value::Dense(Tensor::scalar(i as i64)),
+                ])
+                .unwrap();
+            }
+            let got: Vec<i64> = (0..priorities.len())
+                .map(|_| {
+                    q.dequeue().unwrap()[1]
+                        .dense()
+                        .unwrap()
+                        .scalar_value::<i64>()
+                        .unwrap()
+                })
+                .collect();
+            assert_eq!(got, want, "priorities {priorities:?}");
+        }
+    }
 
     #[test]
     fn rows_of_an_enqueue_many_batch_are_held_on_their_own() {
