@@ -85,7 +85,7 @@ impl PriorityBuf {
             self.heap.swap(hole, second);
             hole = second;
         }
-        if len >= 2 && len % 2 == 0 && second == (len - 2) / 2 {
+        if len >= 2 && len.is_multiple_of(2) && second == (len - 2) / 2 {
             second = 2 * (second + 1);
             self.heap.swap(hole, second - 1);
             hole = second - 1;
