@@ -2,40 +2,23 @@
 //! test asserts on timing); the record counts of every stage are, and
 //! the batching stage's batch count and queue settings.
 
-use std::path::{Path, PathBuf};
+mod support;
+
 use std::process::{Command, Output};
 
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../feedstock/tests/data/golden")
-        .join(name)
-}
+use support::{bin, feedstock, golden, path_str, stderr, stdout};
 
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock")
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
-
-fn stdout(out: &Output) -> String {
+/// The standard output of a run that must have succeeded.
+fn ok_stdout(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    String::from_utf8(out.stdout.clone()).unwrap()
+    stdout(out)
 }
 
 /// The records column of each stage's row, by stage name. Checks that
 /// the rates are numbers, and that only the batching stage reports a
 /// queue fullness, a percentage.
 fn stage_counts(out: &Output) -> Vec<(String, u64)> {
-    stdout(out)
+    ok_stdout(out)
         .lines()
         .filter(|l| l.starts_with("read") || l.starts_with("stream"))
         .map(|l| {
@@ -59,7 +42,7 @@ fn stage_counts(out: &Output) -> Vec<(String, u64)> {
 /// The line after the table: `N batches of up to B examples; queue
 /// capacity C[, min_after_dequeue M]`.
 fn batch_line(out: &Output) -> String {
-    let text = stdout(out);
+    let text = ok_stdout(out);
     let line = text.lines().last().unwrap();
     assert!(line.contains(" batches of up to "), "{text}");
     line.to_owned()
@@ -344,7 +327,7 @@ fn the_stream_stages_see_every_record_of_every_epoch() {
 /// not exited within 30 seconds: a hang fails, it does not hang CI.
 fn feedstock_within(args: &[&str]) -> Output {
     use std::io::Read;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_feedstock"))
+    let mut child = bin()
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

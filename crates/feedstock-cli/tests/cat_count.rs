@@ -1,23 +1,15 @@
 //! `feedstock cat` and `feedstock count`, run as the built binary on the
 //! golden files TensorFlow wrote and on damaged copies of them.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../feedstock/tests/data/golden")
-        .join(name)
-}
-
-fn sidecar(name: &str) -> Value {
-    let text = std::fs::read_to_string(golden(&format!("{name}.json")))
-        .expect("sidecar");
-    serde_json::from_str(&text).expect("sidecar JSON")
-}
+use support::{feedstock, golden, path_str, sidecar};
 
 fn records_of(name: &str) -> Vec<Value> {
     let side = sidecar(name);
@@ -27,13 +19,6 @@ fn records_of(name: &str) -> Vec<Value> {
         }
         None => side["records"].as_array().unwrap().clone(),
     }
-}
-
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock")
 }
 
 fn stdout_lines(out: &Output) -> Vec<Value> {
@@ -123,10 +108,6 @@ fn floats_as_bits(v: &Value) -> Value {
         }
         other => other.clone(),
     }
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]

@@ -1,27 +1,15 @@
 //! `feedstock convert csv` and `convert fixed`, run as the built binary;
 //! the output is read back with the library's TFRecord reader.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
 
 use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::proto::Example;
 use prost::Message;
 
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock")
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
+use support::{digits, feedstock, path_str, stderr};
 
 fn records(path: &Path) -> Vec<Vec<u8>> {
     ReaderBuilder::new()
@@ -134,8 +122,7 @@ fn examples_gz(path: &Path) -> Vec<Example> {
 
 #[test]
 fn the_shipped_digits_convert_to_1797_examples_of_64_pixels() {
-    let digits = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../data/digits.csv.gz");
+    let digits = digits();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("digits.tfrecord");
     let run = feedstock(&[

@@ -1,24 +1,17 @@
 //! End-to-end tests of `feedstock demo`, running the built binary on the
 //! shipped digits with few epochs.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use feedstock::summary;
 
+use support::{data_dir, feedstock};
+
 /// The methods the demo runs, by the name that starts their line.
 const METHODS: &[&str] = &["feeding", "files", "preloaded"];
-
-fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data")
-}
-
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("the feedstock binary runs")
-}
 
 fn demo(args: &[&str]) -> Output {
     feedstock(&[&["demo"], args].concat())

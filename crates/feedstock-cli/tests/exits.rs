@@ -2,52 +2,13 @@
 //! item 9): a closed standard output, files of different compressions in
 //! one bench, a delimiter that is the quote character.
 
+mod support;
+
 use std::fs;
-use std::path::Path;
-use std::process::{Command, Output};
 
-use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
-use feedstock::proto::{Example, Feature};
-use prost::Message;
 
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock")
-}
-
-/// Runs the binary through `sh` with `redirect` applied (`>&-` closes
-/// standard output).
-fn feedstock_redirected(redirect: &str, args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("exec \"$0\" \"$@\" {redirect}"))
-        .arg(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock under sh")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn examples(path: &Path, n: i64, c: Compression) {
-    let mut w = WriterBuilder::new().compression(c).from_writer(Vec::new());
-    for i in 0..n {
-        let ex = Example::builder()
-            .feature("n", Feature::int64_list([i]))
-            .build();
-        w.write_record(&ex.encode_to_vec()).unwrap();
-    }
-    fs::write(path, w.finish().unwrap()).unwrap();
-}
+use support::{feedstock, feedstock_sh, path_str, stderr, write_examples};
 
 /// GNU `cat f >&-` says "write error: Bad file descriptor" and exits 1;
 /// writing nothing and exiting 0 would pass a broken script.
@@ -55,19 +16,33 @@ fn examples(path: &Path, n: i64, c: Compression) {
 fn a_closed_standard_output_is_an_error_not_silence() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("x.tfrecord");
-    examples(&f, 3, Compression::None);
+    write_examples(&f, 3, Compression::None);
     let csv = dir.path().join("in.csv");
     fs::write(&csv, "1\n").unwrap();
     let out = dir.path().join("out.tfrecord");
     for args in [
-        vec!["cat", s(&f)],
-        vec!["count", s(&f)],
-        vec!["inspect", s(&f)],
-        vec!["verify", s(&f)],
-        vec!["convert", "csv", s(&csv), "-", "--columns", "a:int64"],
-        vec!["convert", "csv", s(&csv), s(&out), "--columns", "a:int64"],
+        vec!["cat", path_str(&f)],
+        vec!["count", path_str(&f)],
+        vec!["inspect", path_str(&f)],
+        vec!["verify", path_str(&f)],
+        vec![
+            "convert",
+            "csv",
+            path_str(&csv),
+            "-",
+            "--columns",
+            "a:int64",
+        ],
+        vec![
+            "convert",
+            "csv",
+            path_str(&csv),
+            path_str(&out),
+            "--columns",
+            "a:int64",
+        ],
     ] {
-        let run = feedstock_redirected(">&-", &args);
+        let run = feedstock_sh("", ">&-", &args);
         assert_eq!(run.status.code(), Some(3), "{args:?}: {run:?}");
         assert!(
             stderr(&run).contains("standard output is closed"),
@@ -79,17 +54,17 @@ fn a_closed_standard_output_is_an_error_not_silence() {
     // Standard output open on the null device, for writing or for both
     // (as Python's subprocess.DEVNULL opens it), is not closed.
     for redirect in [">/dev/null", "1<>/dev/null"] {
-        let run = feedstock_redirected(redirect, &["cat", s(&f)]);
+        let run = feedstock_sh("", redirect, &["cat", path_str(&f)]);
         assert_eq!(run.status.code(), Some(0), "{redirect}: {run:?}");
     }
     // A closed standard input or error does not lend its number to a
     // file the command opens: the records still reach standard output.
     for redirect in ["<&-", "2>&-"] {
-        let run = feedstock_redirected(redirect, &["count", s(&f)]);
+        let run = feedstock_sh("", redirect, &["count", path_str(&f)]);
         assert_eq!(run.status.code(), Some(0), "{redirect}: {run:?}");
         assert_eq!(
             String::from_utf8_lossy(&run.stdout),
-            format!("3\t{}\n3\ttotal\n", s(&f))
+            format!("3\t{}\n3\ttotal\n", path_str(&f))
         );
     }
 }
@@ -99,21 +74,31 @@ fn bench_refuses_files_of_different_compressions() {
     let dir = tempfile::tempdir().unwrap();
     let plain = dir.path().join("a.tfrecord");
     let gz = dir.path().join("b.tfrecord.gz");
-    examples(&plain, 3, Compression::None);
-    examples(&gz, 3, Compression::Gzip);
+    write_examples(&plain, 3, Compression::None);
+    write_examples(&gz, 3, Compression::Gzip);
     for files in [[&plain, &gz], [&gz, &plain]] {
-        let run = feedstock(&["bench", s(files[0]), s(files[1])]);
+        let run =
+            feedstock(&["bench", path_str(files[0]), path_str(files[1])]);
         assert_eq!(run.status.code(), Some(2), "{run:?}");
         let err = stderr(&run);
-        assert!(err.contains(s(&plain)) && err.contains(s(&gz)), "{err}");
+        assert!(
+            err.contains(path_str(&plain)) && err.contains(path_str(&gz)),
+            "{err}"
+        );
         assert!(err.contains("--compression"), "{err}");
     }
     // Files that agree are benched; --compression decides for all.
     let gz2 = dir.path().join("c.tfrecord.gz");
-    examples(&gz2, 3, Compression::Gzip);
-    let run = feedstock(&["bench", s(&gz), s(&gz2)]);
+    write_examples(&gz2, 3, Compression::Gzip);
+    let run = feedstock(&["bench", path_str(&gz), path_str(&gz2)]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
-    let run = feedstock(&["bench", "--compression", "gzip", s(&gz), s(&gz2)]);
+    let run = feedstock(&[
+        "bench",
+        "--compression",
+        "gzip",
+        path_str(&gz),
+        path_str(&gz2),
+    ]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
 }
 
@@ -127,12 +112,12 @@ fn a_quote_delimiter_is_refused_in_the_flags_words() {
         vec![
             "convert",
             "csv",
-            s(&csv),
-            s(&out),
+            path_str(&csv),
+            path_str(&out),
             "--columns",
             "a:int64,b:int64",
         ],
-        vec!["bench", s(&csv), "--format", "csv"],
+        vec!["bench", path_str(&csv), "--format", "csv"],
     ] {
         let mut args = args;
         args.extend(["--delim", "\""]);

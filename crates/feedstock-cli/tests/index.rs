@@ -2,25 +2,15 @@
 //! atomically, refused over an existing one without --force, and checked
 //! against their files with --check.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
 
 use feedstock::io::fs::LocalFs;
 use feedstock::io::index::{sidecar_path, IndexCheck, RecordIndex};
 use feedstock::io::Compression;
 
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../feedstock/tests/data/golden")
-        .join(name)
-}
-
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock")
-}
+use support::{feedstock, golden, sidecar};
 
 fn copy(dir: &Path, name: &str) -> String {
     let to = dir.join(name);
@@ -29,10 +19,7 @@ fn copy(dir: &Path, name: &str) -> String {
 }
 
 fn records_in_sidecar(name: &str) -> usize {
-    let text = std::fs::read_to_string(golden(&format!("{name}.json")));
-    let side: serde_json::Value =
-        serde_json::from_str(&text.unwrap()).unwrap();
-    side["records"].as_array().unwrap().len()
+    sidecar(name)["records"].as_array().unwrap().len()
 }
 
 #[test]

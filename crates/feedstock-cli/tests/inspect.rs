@@ -1,33 +1,14 @@
 //! `feedstock inspect`, run as the built binary on the golden files that
 //! TensorFlow wrote, whose sidecars say what every record holds.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
 use serde_json::Value;
 
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../feedstock/tests/data/golden")
-        .join(name)
-}
+use support::{feedstock, golden, path_str, sidecar};
 
 fn sidecar_records(name: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(golden(&format!("{name}.json")))
-        .expect("sidecar");
-    let side: Value = serde_json::from_str(&text).expect("sidecar JSON");
-    side["records"].as_array().unwrap().clone()
-}
-
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock")
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
+    sidecar(name)["records"].as_array().unwrap().clone()
 }
 
 fn inspect_json(args: &[&str]) -> Value {

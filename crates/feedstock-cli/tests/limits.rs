@@ -8,109 +8,25 @@
 //! by repeating one compressed block (see [`gzip_repeat`]), so building
 //! them costs next to nothing.
 
+mod support;
+
 use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::{Command, Output};
 
-use flate2::{Compress, Crc, FlushCompress};
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock")
-}
+use support::{
+    feedstock, feedstock_sh, gzip_parts, gzip_repeat, path_str, sh_command,
+    stderr,
+};
 
 /// Runs the binary with its address space limited to `kib` KiB.
 fn feedstock_limited(kib: u64, args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
-        .arg(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock under sh")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// The CRC of `times` copies of data whose CRC is `unit`, by doubling.
-fn repeated_crc(unit: &[u8], times: u64) -> Crc {
-    let mut pow = Crc::new();
-    pow.update(unit);
-    let mut total = Crc::new();
-    let mut n = times;
-    while n > 0 {
-        if n & 1 == 1 {
-            total.combine(&pow);
-        }
-        let mut twice = Crc::new();
-        twice.combine(&pow);
-        twice.combine(&pow);
-        pow = twice;
-        n >>= 1;
-    }
-    total
-}
-
-/// Writes a gzip file that inflates to `times` copies of `unit`: the
-/// unit is deflated once, ending in a full flush (so the block refers to
-/// nothing before it), and that block is written `times` times, then an
-/// empty final block and the trailer.
-fn gzip_repeat(unit: &[u8], times: u64, path: &Path) {
-    gzip_repeat_after(&[], unit, times, path);
+    feedstock_sh(&format!("ulimit -v {kib}"), "", args)
 }
 
 /// As [`gzip_repeat`], with `prefix` inflated first.
 fn gzip_repeat_after(prefix: &[u8], unit: &[u8], times: u64, path: &Path) {
     gzip_parts(prefix, unit, times, &[], path);
-}
-
-/// A gzip file that inflates to `prefix`, `times` copies of `unit`, then
-/// `suffix`.
-fn gzip_parts(
-    prefix: &[u8],
-    unit: &[u8],
-    times: u64,
-    suffix: &[u8],
-    path: &Path,
-) {
-    let mut c = Compress::new(flate2::Compression::best(), false);
-    let mut head = Vec::with_capacity(prefix.len() + 4096);
-    c.compress_vec(prefix, &mut head, FlushCompress::Full)
-        .unwrap();
-    let mut block = Vec::with_capacity(unit.len() + 4096);
-    c.compress_vec(unit, &mut block, FlushCompress::Full)
-        .unwrap();
-    let total = (prefix.len() + unit.len()) as u64;
-    assert_eq!(c.total_in(), total, "one call deflates it all");
-    let mut end = Vec::with_capacity(suffix.len() + 4096);
-    c.compress_vec(suffix, &mut end, FlushCompress::Finish)
-        .unwrap();
-    let mut crc = Crc::new();
-    crc.update(prefix);
-    crc.combine(&repeated_crc(unit, times));
-    let mut tail = Crc::new();
-    tail.update(suffix);
-    crc.combine(&tail);
-    let mut f = BufWriter::new(File::create(path).unwrap());
-    f.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff])
-        .unwrap();
-    f.write_all(&head).unwrap();
-    for _ in 0..times {
-        f.write_all(&block).unwrap();
-    }
-    f.write_all(&end).unwrap();
-    f.write_all(&crc.sum().to_le_bytes()).unwrap();
-    f.write_all(&crc.amount().to_le_bytes()).unwrap();
-    f.flush().unwrap();
 }
 
 #[test]
@@ -158,9 +74,9 @@ fn a_record_within_the_limit_that_memory_cannot_hold_is_a_clean_error() {
     gzip_repeat_after(&header_claiming((1 << 30) - 1), &zeros, 1 << 10, &gz);
     let out = dir.path().join("repaired.tfrecord");
     for args in [
-        vec!["count", s(&gz)],
-        vec!["verify", s(&gz)],
-        vec!["repair", s(&gz), s(&out)],
+        vec!["count", path_str(&gz)],
+        vec!["verify", path_str(&gz)],
+        vec!["repair", path_str(&gz), path_str(&out)],
     ] {
         let run = feedstock_limited(120_000, &args);
         assert_eq!(run.status.code(), Some(1), "{args:?} {run:?}");
@@ -187,7 +103,14 @@ fn a_gzip_line_that_inflates_past_memory_is_a_clean_error() {
     // With the default limit (1 GiB), memory runs out first: an error.
     let run = feedstock_limited(
         400_000,
-        &["convert", "csv", s(&bomb), s(&out), "--columns", "a:int64"],
+        &[
+            "convert",
+            "csv",
+            path_str(&bomb),
+            path_str(&out),
+            "--columns",
+            "a:int64",
+        ],
     );
     assert_eq!(run.status.code(), Some(1), "{run:?}");
     assert!(stderr(&run).contains("ResourceExhausted"), "{run:?}");
@@ -198,8 +121,8 @@ fn a_gzip_line_that_inflates_past_memory_is_a_clean_error() {
         &[
             "convert",
             "csv",
-            s(&bomb),
-            s(&out),
+            path_str(&bomb),
+            path_str(&out),
             "--columns",
             "a:int64",
             "--max-line-bytes",
@@ -219,7 +142,7 @@ fn a_gzip_line_that_inflates_past_memory_is_a_clean_error() {
             "bench",
             "--format",
             "csv",
-            s(&bomb),
+            path_str(&bomb),
             "--max-line-bytes",
             "1000",
         ],
@@ -235,7 +158,7 @@ fn a_gzip_line_that_inflates_past_memory_is_a_clean_error() {
             "bench",
             "--format",
             "csv",
-            s(&bomb),
+            path_str(&bomb),
             "--columns",
             "a:int64",
             "--threads",
@@ -259,11 +182,18 @@ fn dev_zero_as_csv_is_refused_or_a_clean_error() {
     // (it would never end: /dev/urandom has lines forever).
     for dev in ["/dev/zero", "/dev/urandom"] {
         for args in [
-            vec!["convert", "csv", dev, s(&out), "--columns", "a:bytes"],
+            vec![
+                "convert",
+                "csv",
+                dev,
+                path_str(&out),
+                "--columns",
+                "a:bytes",
+            ],
             vec!["bench", "--format", "csv", dev, "--columns", "a:bytes"],
             vec!["cat", dev],
             vec!["verify", dev],
-            vec!["repair", dev, s(&out)],
+            vec!["repair", dev, path_str(&out)],
         ] {
             let run = feedstock(&args);
             assert_eq!(run.status.code(), Some(2), "{args:?} {run:?}");
@@ -276,13 +206,18 @@ fn dev_zero_as_csv_is_refused_or_a_clean_error() {
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     // Given as standard input on purpose, it is read: one endless line,
     // held up to memory, then a clean error.
-    let run = Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 400000 && exec \"$0\" \"$@\" < /dev/zero")
-        .arg(env!("CARGO_BIN_EXE_feedstock"))
-        .args(["convert", "csv", "-", s(&out), "--columns", "a:int64"])
-        .output()
-        .unwrap();
+    let run = feedstock_sh(
+        "ulimit -v 400000",
+        "< /dev/zero",
+        &[
+            "convert",
+            "csv",
+            "-",
+            path_str(&out),
+            "--columns",
+            "a:int64",
+        ],
+    );
     assert_eq!(run.status.code(), Some(1), "{run:?}");
     assert!(stderr(&run).contains("ResourceExhausted"), "{run:?}");
     assert!(stderr(&run).contains("key -:1"), "{run:?}");
@@ -310,7 +245,10 @@ fn bench_infers_its_schema_from_a_bounded_number_of_bytes() {
         &mut unit,
     );
     gzip_parts(&[], &unit, 1000, &bad_crc_record(), &gz);
-    let run = feedstock_limited(200_000, &["bench", s(&gz), "--threads", "1"]);
+    let run = feedstock_limited(
+        200_000,
+        &["bench", path_str(&gz), "--threads", "1"],
+    );
     assert_eq!(run.status.code(), Some(1), "{run:?}");
     assert!(stderr(&run).contains("DataLoss"), "{run:?}");
     assert!(stderr(&run).contains("data CRC mismatch"), "{run:?}");
@@ -370,7 +308,8 @@ fn absurd_counts_are_usage_errors_not_allocations() {
         (&["--columns", "a:int64", "--shards", "0"], "from 1 to"),
     ];
     for (extra, want) in cases {
-        let mut args = vec!["convert", "csv", s(&input), s(&out)];
+        let mut args =
+            vec!["convert", "csv", path_str(&input), path_str(&out)];
         args.extend_from_slice(extra);
         let run = feedstock_limited(400_000, &args);
         assert_eq!(run.status.code(), Some(2), "{extra:?} {run:?}");
@@ -385,12 +324,12 @@ fn absurd_counts_are_usage_errors_not_allocations() {
         &["--format", "fixed", "--record-bytes", "0"],
     ];
     for extra in bad_bench {
-        let mut args = vec!["bench", s(&input)];
+        let mut args = vec!["bench", path_str(&input)];
         args.extend_from_slice(extra);
         let run = feedstock(&args);
         assert_eq!(run.status.code(), Some(2), "{extra:?} {run:?}");
     }
-    let run = feedstock(&["bench", s(&input), "--threads", "1000"]);
+    let run = feedstock(&["bench", path_str(&input), "--threads", "1000"]);
     assert!(stderr(&run).contains("from 1 to 256"), "{run:?}");
 }
 
@@ -405,7 +344,7 @@ fn a_fixed_length_read_of_a_device_is_refused_not_endless() {
         "--record-bytes",
         "4",
         "/dev/zero",
-        s(&out),
+        path_str(&out),
     ]);
     assert_eq!(run.status.code(), Some(2), "{run:?}");
     assert!(stderr(&run).contains("not a regular file"), "{run:?}");
@@ -432,12 +371,7 @@ fn a_fixed_length_read_of_a_device_is_refused_not_endless() {
 fn feedstock_without_threads(args: &[&str]) -> Output {
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::process::CommandExt;
-    let mut command = Command::new("sh");
-    command
-        .arg("-c")
-        .arg("ulimit -p 1 && exec \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args);
+    let mut command = sh_command("ulimit -p 1", "", args);
     let am_root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
     if am_root {
         command.uid(65534).gid(65534);
@@ -468,7 +402,7 @@ fn threads_that_cannot_start_are_exit_three_not_a_panic() {
     for threads in ["1", "256"] {
         let run = feedstock_without_threads(&[
             "bench",
-            s(&input),
+            path_str(&input),
             "--threads",
             threads,
         ]);

@@ -4,9 +4,11 @@
 //! a file, a quiet exit on a closed pipe, column defaults, validated
 //! numeric flags.
 
+mod support;
+
 use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
@@ -14,44 +16,9 @@ use feedstock::io::Compression;
 use feedstock::proto::{Example, Feature};
 use prost::Message;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-}
-
-fn feedstock(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run feedstock")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../feedstock/tests/data/golden")
-        .join(name)
-}
-
-fn digits() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/digits.csv.gz")
-}
-
-/// A TFRecord file of `n` Examples with one int64 feature, compressed as
-/// `c`.
-fn examples(path: &Path, n: i64, c: Compression) {
-    let mut w = WriterBuilder::new().compression(c).from_writer(Vec::new());
-    for i in 0..n {
-        let ex = Example::builder()
-            .feature("n", Feature::int64_list([i]))
-            .build();
-        w.write_record(&ex.encode_to_vec()).unwrap();
-    }
-    fs::write(path, w.finish().unwrap()).unwrap();
-}
+use support::{
+    bin, digits, feedstock, golden, path_str, stderr, write_examples,
+};
 
 #[test]
 fn a_compressed_file_read_as_plain_says_which_flag_reads_it() {
@@ -60,9 +27,9 @@ fn a_compressed_file_read_as_plain_says_which_flag_reads_it() {
     {
         // No extension to detect it from.
         let f = dir.path().join(format!("{name}.tfrecord"));
-        examples(&f, 3, c);
+        write_examples(&f, 3, c);
         for sub in ["count", "cat", "inspect", "verify"] {
-            let run = feedstock(&[sub, s(&f)]);
+            let run = feedstock(&[sub, path_str(&f)]);
             assert_eq!(run.status.code(), Some(1), "{sub} {run:?}");
             let err = String::from_utf8_lossy(if sub == "verify" {
                 &run.stdout
@@ -76,20 +43,20 @@ fn a_compressed_file_read_as_plain_says_which_flag_reads_it() {
             );
             assert!(err.contains(&want), "{sub}: {err}");
         }
-        let run = feedstock(&["count", s(&f), "--compression", name]);
+        let run = feedstock(&["count", path_str(&f), "--compression", name]);
         assert_eq!(run.status.code(), Some(0), "{run:?}");
         // repair says its own flag, and writes nothing rather than an
         // empty OUT.
         let out = dir.path().join("repaired.tfrecord");
-        let run = feedstock(&["repair", s(&f), s(&out)]);
+        let run = feedstock(&["repair", path_str(&f), path_str(&out)]);
         assert_eq!(run.status.code(), Some(2), "{run:?}");
         let want = format!("read it with --input-compression {name}");
         assert!(stderr(&run).contains(&want), "{run:?}");
         assert!(!out.exists());
         let run = feedstock(&[
             "repair",
-            s(&f),
-            s(&out),
+            path_str(&f),
+            path_str(&out),
             "--input-compression",
             name,
         ]);
@@ -103,8 +70,8 @@ fn a_compressed_file_read_as_plain_says_which_flag_reads_it() {
     let run = feedstock(&[
         "convert",
         "csv",
-        s(&csv),
-        s(&out),
+        path_str(&csv),
+        path_str(&out),
         "--columns",
         "p:float*64,label:int64",
     ]);
@@ -116,8 +83,8 @@ fn a_compressed_file_read_as_plain_says_which_flag_reads_it() {
     let run = feedstock(&[
         "convert",
         "csv",
-        s(&csv),
-        s(&out),
+        path_str(&csv),
+        path_str(&out),
         "--columns",
         "p:float*64,label:int64",
         "--input-compression",
@@ -130,7 +97,7 @@ fn a_compressed_file_read_as_plain_says_which_flag_reads_it() {
         "bench",
         "--format",
         "csv",
-        s(&csv),
+        path_str(&csv),
         "--columns",
         "p:float*64,label:int64",
     ]);
@@ -154,8 +121,8 @@ fn text_whose_first_two_bytes_make_a_zlib_header_is_still_text() {
         let run = feedstock(&[
             "convert",
             "csv",
-            s(&csv),
-            s(&out),
+            path_str(&csv),
+            path_str(&out),
             "--columns",
             columns,
         ]);
@@ -164,7 +131,7 @@ fn text_whose_first_two_bytes_make_a_zlib_header_is_still_text() {
             "bench",
             "--format",
             "csv",
-            s(&csv),
+            path_str(&csv),
             "--columns",
             columns,
             "--threads",
@@ -185,7 +152,7 @@ fn bench_read_count(run: &Output) -> u64 {
 #[test]
 fn bench_reads_compressed_csv_and_tab_delimiters_like_convert() {
     // The shipped data: detected from its extension.
-    let run = feedstock(&["bench", "--format", "csv", s(&digits())]);
+    let run = feedstock(&["bench", "--format", "csv", path_str(&digits())]);
     assert_eq!(bench_read_count(&run), 1797);
     // Without the extension, --compression says it.
     let dir = tempfile::tempdir().unwrap();
@@ -195,12 +162,12 @@ fn bench_reads_compressed_csv_and_tab_delimiters_like_convert() {
         "bench",
         "--format",
         "csv",
-        s(&csv),
+        path_str(&csv),
         "--compression",
         "gzip",
     ]);
     assert_eq!(bench_read_count(&run), 1797);
-    let run = feedstock(&["bench", "--format", "csv", s(&csv)]);
+    let run = feedstock(&["bench", "--format", "csv", path_str(&csv)]);
     assert_eq!(run.status.code(), Some(2), "{run:?}");
     assert!(stderr(&run).contains("--compression gzip"), "{run:?}");
     // `tab` is a delimiter for bench as for convert.
@@ -210,15 +177,21 @@ fn bench_reads_compressed_csv_and_tab_delimiters_like_convert() {
         "bench",
         "--format",
         "csv",
-        s(&tsv),
+        path_str(&tsv),
         "--delim",
         "tab",
         "--header",
     ]);
     let lines = fs::read_to_string(&tsv).unwrap().lines().count() as u64;
     assert_eq!(bench_read_count(&run), lines - 1);
-    let run =
-        feedstock(&["bench", "--format", "csv", s(&tsv), "--delim", "ab"]);
+    let run = feedstock(&[
+        "bench",
+        "--format",
+        "csv",
+        path_str(&tsv),
+        "--delim",
+        "ab",
+    ]);
     assert_eq!(run.status.code(), Some(2), "{run:?}");
 }
 
@@ -234,29 +207,36 @@ fn what_is_not_a_file_is_a_usage_error() {
     let out = dir.path().join("o.tfrecord");
     for target in [&sub, &a] {
         for args in [
-            vec!["verify", s(target)],
-            vec!["count", s(target)],
-            vec!["cat", s(target)],
-            vec!["inspect", s(target)],
-            vec!["convert", "csv", s(target), s(&out), "--columns", "a:int64"],
+            vec!["verify", path_str(target)],
+            vec!["count", path_str(target)],
+            vec!["cat", path_str(target)],
+            vec!["inspect", path_str(target)],
+            vec![
+                "convert",
+                "csv",
+                path_str(target),
+                path_str(&out),
+                "--columns",
+                "a:int64",
+            ],
             vec![
                 "convert",
                 "fixed",
-                s(target),
-                s(&out),
+                path_str(target),
+                path_str(&out),
                 "--record-bytes",
                 "1",
             ],
-            vec!["repair", s(target), s(&out)],
-            vec!["index", s(target)],
-            vec!["bench", s(target)],
+            vec!["repair", path_str(target), path_str(&out)],
+            vec!["index", path_str(target)],
+            vec!["bench", path_str(target)],
         ] {
             let run = feedstock(&args);
             assert_eq!(run.status.code(), Some(2), "{args:?} {run:?}");
             assert!(!out.exists());
         }
     }
-    let run = feedstock(&["count", s(&a)]);
+    let run = feedstock(&["count", path_str(&a)]);
     assert!(stderr(&run).contains("symbolic links"), "{run:?}");
     // An index is kept beside a regular file: not for standard input or
     // a pipe, and nothing is created beside them.
@@ -266,7 +246,7 @@ fn what_is_not_a_file_is_a_usage_error() {
     let fifo = dir.path().join("fifo");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
-    let run = feedstock(&["index", s(&fifo)]);
+    let run = feedstock(&["index", path_str(&fifo)]);
     assert_eq!(run.status.code(), Some(2), "{run:?}");
     assert!(stderr(&run).contains("not a regular file"), "{run:?}");
     let mut names: Vec<String> = fs::read_dir(dir.path())
@@ -281,21 +261,28 @@ fn what_is_not_a_file_is_a_usage_error() {
 fn standard_output_that_is_an_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("x.tfrecord");
-    examples(&f, 3, Compression::None);
+    write_examples(&f, 3, Compression::None);
     let before = fs::read(&f).unwrap();
     let csv = dir.path().join("x.csv");
     fs::write(&csv, "1\n2\n").unwrap();
     let out = dir.path().join("o.tfrecord");
     // `>> input`: each would write into what it reads.
     let cases: Vec<(Vec<&str>, &Path)> = vec![
-        (vec!["cat", s(&f)], &f),
-        (vec!["count", s(&f)], &f),
-        (vec!["verify", s(&f)], &f),
-        (vec!["inspect", s(&f)], &f),
-        (vec!["bench", s(&f)], &f),
-        (vec!["repair", s(&f), s(&out)], &f),
+        (vec!["cat", path_str(&f)], &f),
+        (vec!["count", path_str(&f)], &f),
+        (vec!["verify", path_str(&f)], &f),
+        (vec!["inspect", path_str(&f)], &f),
+        (vec!["bench", path_str(&f)], &f),
+        (vec!["repair", path_str(&f), path_str(&out)], &f),
         (
-            vec!["convert", "csv", s(&csv), "-", "--columns", "a:int64"],
+            vec![
+                "convert",
+                "csv",
+                path_str(&csv),
+                "-",
+                "--columns",
+                "a:int64",
+            ],
             &csv,
         ),
         (vec!["count", "-"], &f),
@@ -318,7 +305,7 @@ fn standard_output_that_is_an_input_is_refused() {
     // `- OUT < OUT`: standard input is the output.
     let stdin = fs::File::open(&f).unwrap();
     let run = bin()
-        .args(["repair", "-", s(&f), "--force"])
+        .args(["repair", "-", path_str(&f), "--force"])
         .stdin(stdin)
         .output()
         .unwrap();
@@ -334,17 +321,24 @@ fn standard_output_that_is_an_input_is_refused() {
 fn a_closed_pipe_is_a_quiet_exit_zero_for_every_subcommand() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("x.tfrecord");
-    examples(&f, 5000, Compression::None);
+    write_examples(&f, 5000, Compression::None);
     let csv = dir.path().join("x.csv");
     fs::write(&csv, "1\n".repeat(5000)).unwrap();
     let cases: Vec<Vec<&str>> = vec![
-        vec!["cat", s(&f)],
-        vec!["count", s(&f)],
-        vec!["verify", s(&f)],
-        vec!["inspect", s(&f)],
-        vec!["inspect", "--json", s(&f)],
-        vec!["convert", "csv", s(&csv), "-", "--columns", "a:int64"],
-        vec!["bench", s(&f), "--threads", "1"],
+        vec!["cat", path_str(&f)],
+        vec!["count", path_str(&f)],
+        vec!["verify", path_str(&f)],
+        vec!["inspect", path_str(&f)],
+        vec!["inspect", "--json", path_str(&f)],
+        vec![
+            "convert",
+            "csv",
+            path_str(&csv),
+            "-",
+            "--columns",
+            "a:int64",
+        ],
+        vec!["bench", path_str(&f), "--threads", "1"],
     ];
     for args in cases {
         let mut child = bin()
@@ -372,8 +366,8 @@ fn a_closed_pipe_is_a_quiet_exit_zero_for_every_subcommand() {
     let g = dir.path().join("y.tfrecord");
     fs::copy(&f, &g).unwrap();
     let cases: Vec<(Vec<&str>, Option<i32>)> = vec![
-        (vec!["repair", s(&damaged), s(&out)], Some(1)),
-        (vec!["index", s(&f), s(&g)], Some(0)),
+        (vec!["repair", path_str(&damaged), path_str(&out)], Some(1)),
+        (vec!["index", path_str(&f), path_str(&g)], Some(0)),
     ];
     for (args, code) in cases {
         let mut child = bin()
@@ -389,7 +383,7 @@ fn a_closed_pipe_is_a_quiet_exit_zero_for_every_subcommand() {
     let kept = ReaderBuilder::new().open(&out).unwrap().count();
     assert!(kept > 0 && kept < 5000, "{kept}");
     for file in [&f, &g] {
-        let side = feedstock::io::index::sidecar_path(s(file));
+        let side = feedstock::io::index::sidecar_path(path_str(file));
         assert!(Path::new(&side).exists(), "{side}");
     }
     // An error message to a closed stderr: the status still says it, and
@@ -414,8 +408,8 @@ fn column_defaults_convert_the_stations_golden_file() {
     let run = feedstock(&[
         "convert",
         "csv",
-        s(&csv),
-        s(&out),
+        path_str(&csv),
+        path_str(&out),
         "--header",
         "--columns",
         "id:int64,name:bytes,elev:float,active:int64,reading:float",
@@ -425,8 +419,8 @@ fn column_defaults_convert_the_stations_golden_file() {
     let run = feedstock(&[
         "convert",
         "csv",
-        s(&csv),
-        s(&out),
+        path_str(&csv),
+        path_str(&out),
         "--header",
         "--na-value",
         "NA",
@@ -493,9 +487,9 @@ fn every_numeric_flag_of_every_subcommand_is_validated() {
     let csv = dir.path().join("x.csv");
     fs::write(&csv, "1\n").unwrap();
     let f = dir.path().join("x.tfrecord");
-    examples(&f, 2, Compression::None);
+    write_examples(&f, 2, Compression::None);
     let out = dir.path().join("o.tfrecord");
-    let (csv, f, out) = (s(&csv), s(&f), s(&out));
+    let (csv, f, out) = (path_str(&csv), path_str(&f), path_str(&out));
     let csv_args = ["convert", "csv", csv, out, "--columns", "a:int64"];
     let fixed_args = ["convert", "fixed", csv, out, "--record-bytes", "1"];
     let mut cases: Vec<(Vec<&str>, &str, &str)> = Vec::new();
@@ -590,7 +584,7 @@ fn odd_feature_names_are_escaped_and_never_hide_a_record() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("odd.tfrecord");
     odd_names(&f);
-    let run = feedstock(&["inspect", s(&f)]);
+    let run = feedstock(&["inspect", path_str(&f)]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     let text = String::from_utf8(run.stdout).unwrap();
     // One row per name, each escaped, none split over two lines.
@@ -607,7 +601,7 @@ fn odd_feature_names_are_escaped_and_never_hide_a_record() {
     assert_eq!(names, [r#""a\nb""#, r#""a\xffb""#, "ok"], "{text}");
     assert!(text.contains("2 records: 2 Example, 0 SequenceExample, 0 other"));
     // cat shows the second record as an Example too, the odd name apart.
-    let run = feedstock(&["cat", s(&f)]);
+    let run = feedstock(&["cat", path_str(&f)]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     let text = String::from_utf8(run.stdout).unwrap();
     let second: serde_json::Value =

@@ -3,52 +3,25 @@
 //! name that is not UTF-8 is refused by name (exit 2), and nothing a user
 //! types is ever sliced inside a character (a panic, exit 101).
 
+mod support;
+
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
-use feedstock::proto::{Example, Feature};
+use feedstock::io::tfrecord::ReaderBuilder;
+use feedstock::io::Compression;
+use feedstock::proto::Example;
 use prost::Message;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-}
-
-fn run<S: AsRef<OsStr>>(args: &[S]) -> Output {
-    bin().args(args).output().expect("run feedstock")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use support::{bin, path_str, run, stderr, stdout, write_examples};
 
 /// No panic: not the exit status of one, nor its message.
 fn no_panic(out: &Output, what: &str) {
     assert_ne!(out.status.code(), Some(101), "{what}: {out:?}");
     assert!(out.status.code().is_some(), "{what}: killed: {out:?}");
     assert!(!stderr(out).contains("panicked"), "{what}: {out:?}");
-}
-
-/// A TFRecord file of `n` Examples with one int64 feature `n`.
-fn examples(path: &Path, n: i64) {
-    let mut w = WriterBuilder::new().from_writer(Vec::new());
-    for i in 0..n {
-        let ex = Example::builder()
-            .feature("n", Feature::int64_list([i]))
-            .build();
-        w.write_record(&ex.encode_to_vec()).unwrap();
-    }
-    fs::write(path, w.finish().unwrap()).unwrap();
 }
 
 /// Directory and file names with two- and three-byte characters, in
@@ -67,8 +40,8 @@ fn every_subcommand_reads_a_file_under_a_multibyte_name() {
     for name in NAMES {
         let f = dir.path().join(name);
         fs::create_dir_all(f.parent().unwrap()).unwrap();
-        examples(&f, 3);
-        let f = s(&f);
+        write_examples(&f, 3, Compression::None);
+        let f = path_str(&f);
         // Relative names too: the name is then the multibyte part alone.
         for (cwd, path) in [(Path::new("/"), f), (dir.path(), name)] {
             let go = |args: &[&str]| {
@@ -124,8 +97,8 @@ fn convert_writes_to_and_reads_from_multibyte_names() {
     let run1 = run(&[
         "convert",
         "csv",
-        s(&csv),
-        s(&out),
+        path_str(&csv),
+        path_str(&out),
         "--columns",
         "nombre:int64,café:bytes=défaut",
         "--na-value",
@@ -158,8 +131,8 @@ fn convert_writes_to_and_reads_from_multibyte_names() {
     let run2 = run(&[
         "convert",
         "fixed",
-        s(&bin_in),
-        s(&fixed_out),
+        path_str(&bin_in),
+        path_str(&fixed_out),
         "--record-bytes",
         "2",
         "--feature",
@@ -167,7 +140,7 @@ fn convert_writes_to_and_reads_from_multibyte_names() {
     ]);
     no_panic(&run2, "convert fixed");
     assert_eq!(run2.status.code(), Some(0), "{run2:?}");
-    assert!(stdout(&run(&["cat", s(&fixed_out)])).contains("image_é"));
+    assert!(stdout(&run(&["cat", path_str(&fixed_out)])).contains("image_é"));
 }
 
 #[test]
@@ -187,7 +160,7 @@ fn multibyte_flags_are_usage_errors_not_panics() {
         ("--shards", "１"),
         ("--max-line-bytes", "٣"),
     ] {
-        let mut args = vec!["convert", "csv", s(&csv), s(&out)];
+        let mut args = vec!["convert", "csv", path_str(&csv), path_str(&out)];
         if flag != "--columns" {
             args.extend(["--columns", "a:int64,b:int64"]);
         }
@@ -197,7 +170,8 @@ fn multibyte_flags_are_usage_errors_not_panics() {
         assert_eq!(r.status.code(), Some(2), "{flag} {value}: {r:?}");
     }
     for (flag, value) in [("--format", "csvé"), ("--delim", "ü")] {
-        let r = run(&["bench", s(&csv), "--format", "csv", flag, value]);
+        let r =
+            run(&["bench", path_str(&csv), "--format", "csv", flag, value]);
         no_panic(&r, &format!("bench {flag} {value}"));
         assert_eq!(r.status.code(), Some(2), "{flag} {value}: {r:?}");
     }
@@ -242,9 +216,9 @@ fn not_utf8(dir: &Path) -> PathBuf {
 fn a_name_that_is_not_utf8_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let bad = not_utf8(dir.path());
-    examples(&bad, 2);
+    write_examples(&bad, 2, Compression::None);
     let good = dir.path().join("good.tfrecord");
-    examples(&good, 2);
+    write_examples(&good, 2, Compression::None);
     let csv = dir.path().join("in.csv");
     fs::write(&csv, "1\n").unwrap();
     let lossy = bad.to_string_lossy().into_owned();

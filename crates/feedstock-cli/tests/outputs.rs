@@ -3,6 +3,8 @@
 //! existing file only with --force, never removes what it did not create,
 //! and an interrupted run leaves the old state.
 
+mod support;
+
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -10,31 +12,7 @@ use std::process::{Command, Output, Stdio};
 
 use feedstock::io::tfrecord::ReaderBuilder;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-}
-
-fn feedstock(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run feedstock")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use support::{bin, feedstock, names, path_str, stderr};
 
 fn count_records(path: &Path) -> usize {
     ReaderBuilder::new().open(path).unwrap().count()
@@ -43,7 +21,7 @@ fn count_records(path: &Path) -> usize {
 const CSV: &str = "1,2\n3,4\n5,6\n";
 
 fn convert_csv(input: &Path, out: &str, extra: &[&str]) -> Output {
-    let mut args = vec!["convert", "csv", s(input), out, "--columns"];
+    let mut args = vec!["convert", "csv", path_str(input), out, "--columns"];
     args.push("a:int64,b:int64");
     args.extend_from_slice(extra);
     feedstock(&args)
@@ -60,7 +38,7 @@ fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     fs::hard_link(&input, &hard).unwrap();
     for out in [&input, &sym, &hard] {
         for force in [&[][..], &["--force"][..]] {
-            let run = convert_csv(&input, s(out), force);
+            let run = convert_csv(&input, path_str(out), force);
             assert_eq!(run.status.code(), Some(2), "{out:?} {run:?}");
             assert!(stderr(&run).contains("is the input"), "{run:?}");
             assert_eq!(fs::read_to_string(&input).unwrap(), CSV);
@@ -70,8 +48,8 @@ fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     let run = feedstock(&[
         "convert",
         "fixed",
-        s(&input),
-        s(&hard),
+        path_str(&input),
+        path_str(&hard),
         "--record-bytes",
         "4",
         "--force",
@@ -83,7 +61,7 @@ fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     std::os::unix::fs::symlink(&input, &shard).unwrap();
     let run = convert_csv(
         &input,
-        s(&dir.path().join("s.tfrecord")),
+        path_str(&dir.path().join("s.tfrecord")),
         &["--shards", "2", "--force"],
     );
     assert_eq!(run.status.code(), Some(2), "{run:?}");
@@ -96,7 +74,7 @@ fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
     w.write_record(b"record").unwrap();
     let bytes = w.finish().unwrap();
     fs::write(&tfrecord, &bytes).unwrap();
-    let side = feedstock::io::index::sidecar_path(s(&tfrecord));
+    let side = feedstock::io::index::sidecar_path(path_str(&tfrecord));
     for link in ["hard", "sym"] {
         if link == "hard" {
             fs::hard_link(&tfrecord, &side).unwrap();
@@ -104,8 +82,8 @@ fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
             std::os::unix::fs::symlink(&tfrecord, &side).unwrap();
         }
         for args in [
-            vec!["repair", s(&tfrecord), side.as_str(), "--force"],
-            vec!["index", s(&tfrecord), "--force"],
+            vec!["repair", path_str(&tfrecord), side.as_str(), "--force"],
+            vec!["index", path_str(&tfrecord), "--force"],
         ] {
             let run = feedstock(&args);
             assert_eq!(run.status.code(), Some(2), "{args:?} {run:?}");
@@ -128,12 +106,12 @@ fn an_existing_output_is_replaced_only_with_force() {
     fs::write(&input, CSV).unwrap();
     let out = dir.path().join("out.tfrecord");
     fs::write(&out, "precious").unwrap();
-    let run = convert_csv(&input, s(&out), &[]);
+    let run = convert_csv(&input, path_str(&out), &[]);
     assert_eq!(run.status.code(), Some(2), "{run:?}");
     assert!(stderr(&run).contains("already exists"), "{run:?}");
     assert!(stderr(&run).contains("--force"), "{run:?}");
     assert_eq!(fs::read_to_string(&out).unwrap(), "precious");
-    let run = convert_csv(&input, s(&out), &["--force"]);
+    let run = convert_csv(&input, path_str(&out), &["--force"]);
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     assert_eq!(count_records(&out), 3);
     assert_eq!(names(dir.path()), ["out.tfrecord", "x.csv"]);
@@ -153,7 +131,7 @@ fn a_failed_run_leaves_every_output_as_it_was_and_no_temporary_file() {
     let link = dir.path().join("link.tfrecord");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     for o in [&out, &link] {
-        let run = convert_csv(&input, s(o), &["--force"]);
+        let run = convert_csv(&input, path_str(o), &["--force"]);
         assert_eq!(run.status.code(), Some(2), "{run:?}");
         assert!(stderr(&run).contains(":3"), "{run:?}");
     }
@@ -163,7 +141,7 @@ fn a_failed_run_leaves_every_output_as_it_was_and_no_temporary_file() {
     // Sharded outputs: none is left behind.
     let run = convert_csv(
         &input,
-        s(&dir.path().join("new.tfrecord")),
+        path_str(&dir.path().join("new.tfrecord")),
         &["--shards", "3"],
     );
     assert_eq!(run.status.code(), Some(2), "{run:?}");
@@ -182,7 +160,7 @@ fn a_device_is_never_replaced_or_removed() {
     assert_eq!(run.status.code(), Some(2), "{run:?}");
     assert!(stderr(&run).contains("not a regular file"), "{run:?}");
     assert!(Path::new("/dev/null").exists());
-    let dir_out = convert_csv(&input, s(dir.path()), &["--force"]);
+    let dir_out = convert_csv(&input, path_str(dir.path()), &["--force"]);
     assert_eq!(dir_out.status.code(), Some(2), "{dir_out:?}");
     assert_eq!(names(dir.path()), ["x.csv"]);
 }
@@ -207,7 +185,7 @@ fn interrupt_convert(signal: &str) -> (Output, tempfile::TempDir) {
     let out = dir.path().join("out.tfrecord");
     fs::write(&out, "old contents").unwrap();
     let mut child = bin()
-        .args(["convert", "csv", "-", s(&out), "--force"])
+        .args(["convert", "csv", "-", path_str(&out), "--force"])
         .args(["--columns", "a:int64,b:int64"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -254,7 +232,7 @@ fn a_signal_stops_repair_inside_a_long_damaged_region() {
     let out = dir.path().join("out.tfrecord");
     fs::write(&out, "old contents").unwrap();
     let mut child = bin()
-        .args(["repair", "-", s(&out), "--force"])
+        .args(["repair", "-", path_str(&out), "--force"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -2,44 +2,14 @@
 //! golden files: every intact record is written, atomically, with a
 //! report of the regions skipped.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
 
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../feedstock/tests/data/golden")
-        .join(name)
-}
-
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-/// The offset of each record of an uncompressed TFRecord file.
-fn offsets(bytes: &[u8]) -> Vec<usize> {
-    let mut at = 0;
-    let mut out = Vec::new();
-    while at < bytes.len() {
-        out.push(at);
-        let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        at += 16 + len as usize;
-    }
-    out
-}
+use support::{feedstock, golden, offsets, path_str, stdout};
 
 /// The records of a (strictly) sound file.
 fn records(path: &Path, c: Compression) -> Vec<Vec<u8>> {
@@ -64,7 +34,7 @@ fn repair_writes_every_intact_record_and_reports_each_region() {
     std::fs::write(&bad, &bytes).unwrap();
     let out_path = dir.path().join("fixed.tfrecord.gz");
 
-    let out = feedstock(&["repair", s(&bad), s(&out_path)]);
+    let out = feedstock(&["repair", path_str(&bad), path_str(&out_path)]);
     // Damage was found: status 1, and the output is written anyway.
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = stdout(&out);
@@ -78,7 +48,7 @@ fn repair_writes_every_intact_record_and_reports_each_region() {
         assert!(text.contains(&want), "{want} in {text}");
     }
     assert!(
-        text.contains(&format!("{}: 6 records kept", s(&out_path))),
+        text.contains(&format!("{}: 6 records kept", path_str(&out_path))),
         "{text}"
     );
     assert!(text.contains("2 regions skipped"), "{text}");
@@ -105,8 +75,8 @@ fn a_sound_input_is_copied_with_status_zero() {
         "repair",
         "--input-compression",
         "gzip",
-        s(&gz),
-        s(&out_path),
+        path_str(&gz),
+        path_str(&out_path),
     ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(stdout(&out).contains("8 records kept"), "{out:?}");
@@ -125,7 +95,7 @@ fn a_broken_gzip_input_keeps_the_records_before_the_break() {
     let cut = dir.path().join("cut.tfrecord.gz");
     std::fs::write(&cut, &bytes[..bytes.len() - 6]).unwrap();
     let out_path = dir.path().join("fixed.tfrecord");
-    let out = feedstock(&["repair", s(&cut), s(&out_path)]);
+    let out = feedstock(&["repair", path_str(&cut), path_str(&out_path)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = stdout(&out);
     assert!(
@@ -142,7 +112,7 @@ fn repair_refuses_its_input_as_output_and_an_existing_output() {
     let input = dir.path().join("in.tfrecord");
     std::fs::copy(golden("examples.tfrecord"), &input).unwrap();
     let before = std::fs::read(&input).unwrap();
-    let out = feedstock(&["repair", s(&input), s(&input)]);
+    let out = feedstock(&["repair", path_str(&input), path_str(&input)]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("is the input"), "{err}");
@@ -150,10 +120,15 @@ fn repair_refuses_its_input_as_output_and_an_existing_output() {
 
     let existing = dir.path().join("out.tfrecord");
     std::fs::write(&existing, b"keep me").unwrap();
-    let out = feedstock(&["repair", s(&input), s(&existing)]);
+    let out = feedstock(&["repair", path_str(&input), path_str(&existing)]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert_eq!(std::fs::read(&existing).unwrap(), b"keep me");
-    let out = feedstock(&["repair", "--force", s(&input), s(&existing)]);
+    let out = feedstock(&[
+        "repair",
+        "--force",
+        path_str(&input),
+        path_str(&existing),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(std::fs::read(&existing).unwrap(), before);
 }
@@ -164,8 +139,8 @@ fn a_missing_input_is_status_two_and_writes_nothing() {
     let out_path = dir.path().join("out.tfrecord");
     let out = feedstock(&[
         "repair",
-        s(&dir.path().join("absent.tfrecord")),
-        s(&out_path),
+        path_str(&dir.path().join("absent.tfrecord")),
+        path_str(&out_path),
     ]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(!out_path.exists());
@@ -208,7 +183,7 @@ fn repair_does_not_make_a_record_of_a_frame_inside_a_damaged_payload() {
     let dir = tempfile::tempdir().unwrap();
     let (bad, offs) = nested(dir.path(), &[b"an inner record"]);
     let out_path = dir.path().join("fixed.tfrecord");
-    let out = feedstock(&["repair", s(&bad), s(&out_path)]);
+    let out = feedstock(&["repair", path_str(&bad), path_str(&out_path)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = stdout(&out);
     let want = format!(
@@ -223,7 +198,7 @@ fn repair_does_not_make_a_record_of_a_frame_inside_a_damaged_payload() {
         [&b"zero"[..], b"two", b"three"]
     );
     // `verify` walks the same way.
-    let out = feedstock(&["verify", s(&bad)]);
+    let out = feedstock(&["verify", path_str(&bad)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(stdout(&out).contains(&want), "{out:?}");
 }
@@ -237,7 +212,7 @@ fn with_the_index_repair_passes_over_several_nested_frames() {
     let mut clean = std::fs::read(&bad).unwrap();
     clean[offs[1] + 2] ^= 0x04;
     std::fs::write(&bad, &clean).unwrap();
-    let out = feedstock(&["index", s(&bad)]);
+    let out = feedstock(&["index", path_str(&bad)]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     clean[offs[1] + 2] ^= 0x04;
     std::fs::write(&bad, &clean).unwrap();
@@ -245,15 +220,20 @@ fn with_the_index_repair_passes_over_several_nested_frames() {
     // Without the index, two frames in a row inside the payload pass
     // for records (the README says so).
     let out_path = dir.path().join("fixed.tfrecord");
-    let out = feedstock(&["repair", s(&bad), s(&out_path)]);
+    let out = feedstock(&["repair", path_str(&bad), path_str(&out_path)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(
         records(&out_path, Compression::None),
         [&b"zero"[..], inner[0], inner[1], b"two", b"three"]
     );
     // With it, repair is exact.
-    let out =
-        feedstock(&["repair", "--index", "--force", s(&bad), s(&out_path)]);
+    let out = feedstock(&[
+        "repair",
+        "--index",
+        "--force",
+        path_str(&bad),
+        path_str(&out_path),
+    ]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = stdout(&out);
     let want = format!(
@@ -271,8 +251,13 @@ fn with_the_index_repair_passes_over_several_nested_frames() {
     let mut longer = clean.clone();
     longer.extend_from_slice(b"x");
     std::fs::write(&bad, &longer).unwrap();
-    let out =
-        feedstock(&["repair", "--index", "--force", s(&bad), s(&out_path)]);
+    let out = feedstock(&[
+        "repair",
+        "--index",
+        "--force",
+        path_str(&bad),
+        path_str(&out_path),
+    ]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("stale"), "{err}");

@@ -3,52 +3,28 @@
 //! number of outputs open, and a signal during `index` leaves no
 //! temporary file behind.
 
-use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+mod support;
+
+use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
 use feedstock::proto::Example;
-use flate2::{Compress, Crc, FlushCompress};
 use prost::Message;
 
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use support::{bin, feedstock_sh, gzip_repeat, names, path_str, stderr};
 
 /// Runs the binary under `ulimit -n files` and `ulimit -v kib` (through
 /// `sh`). The open-file limit applies to root too.
 fn feedstock_limited(files: u32, kib: u64, args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -n {files} && ulimit -v {kib} && exec \"$0\" \"$@\""
-        ))
-        .arg(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock under sh")
+    feedstock_sh(&format!("ulimit -n {files} && ulimit -v {kib}"), "", args)
 }
 
 /// The int64 feature `a` of each record of `path`.
 fn values_of(path: &Path) -> Vec<i64> {
     ReaderBuilder::new()
-        .open(s(path))
+        .open(path_str(path))
         .unwrap()
         .map(|r| {
             let ex = Example::decode(&*r.unwrap().data).unwrap();
@@ -71,10 +47,17 @@ fn ten_thousand_shards_of_three_lines_under_a_low_file_limit() {
     let run = feedstock_limited(
         160,
         1 << 20,
-        &["convert", "csv", s(&csv), s(&out), "--columns", "a:int64"]
-            .into_iter()
-            .chain(["--shards", "10000"])
-            .collect::<Vec<_>>(),
+        &[
+            "convert",
+            "csv",
+            path_str(&csv),
+            path_str(&out),
+            "--columns",
+            "a:int64",
+        ]
+        .into_iter()
+        .chain(["--shards", "10000"])
+        .collect::<Vec<_>>(),
     );
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     let names = names(&out_dir);
@@ -107,10 +90,17 @@ fn records_are_dealt_in_turn_whatever_the_number_of_shards() {
         let run = feedstock_limited(
             100,
             1 << 20,
-            &["convert", "csv", s(&csv), s(&out), "--columns", "a:int64"]
-                .into_iter()
-                .chain(["--shards", &shards.to_string()])
-                .collect::<Vec<_>>(),
+            &[
+                "convert",
+                "csv",
+                path_str(&csv),
+                path_str(&out),
+                "--columns",
+                "a:int64",
+            ]
+            .into_iter()
+            .chain(["--shards", &shards.to_string()])
+            .collect::<Vec<_>>(),
         );
         assert_eq!(run.status.code(), Some(0), "{shards}: {run:?}");
         assert_eq!(names(&out_dir).len(), shards);
@@ -120,7 +110,7 @@ fn records_are_dealt_in_turn_whatever_the_number_of_shards() {
             let want: Vec<i64> = (k as i64..lines).step_by(shards).collect();
             let got: Vec<i64> = ReaderBuilder::new()
                 .compression(feedstock::io::Compression::Gzip)
-                .open(s(&shard))
+                .open(path_str(&shard))
                 .unwrap()
                 .map(|r| {
                     let ex = Example::decode(&*r.unwrap().data).unwrap();
@@ -146,57 +136,21 @@ fn a_failed_many_shard_conversion_leaves_no_file() {
     let run = feedstock_limited(
         100,
         1 << 20,
-        &["convert", "csv", s(&csv), s(&out), "--columns", "a:int64"]
-            .into_iter()
-            .chain(["--shards", "200"])
-            .collect::<Vec<_>>(),
+        &[
+            "convert",
+            "csv",
+            path_str(&csv),
+            path_str(&out),
+            "--columns",
+            "a:int64",
+        ]
+        .into_iter()
+        .chain(["--shards", "200"])
+        .collect::<Vec<_>>(),
     );
     assert_eq!(run.status.code(), Some(2), "{run:?}");
     assert!(stderr(&run).contains(":301"), "{run:?}");
     assert_eq!(names(&out_dir), Vec::<String>::new());
-}
-
-/// The CRC of `times` copies of data whose CRC is `unit`, by doubling.
-fn repeated_crc(unit: &[u8], times: u64) -> Crc {
-    let mut pow = Crc::new();
-    pow.update(unit);
-    let mut total = Crc::new();
-    let mut n = times;
-    while n > 0 {
-        if n & 1 == 1 {
-            total.combine(&pow);
-        }
-        let mut twice = Crc::new();
-        twice.combine(&pow);
-        twice.combine(&pow);
-        pow = twice;
-        n >>= 1;
-    }
-    total
-}
-
-/// A gzip file that inflates to `times` copies of `unit`, made by
-/// writing one deflated block (ending in a full flush) `times` times.
-fn gzip_repeat(unit: &[u8], times: u64, path: &Path) {
-    let mut c = Compress::new(flate2::Compression::best(), false);
-    let mut block = Vec::with_capacity(unit.len() + 4096);
-    c.compress_vec(unit, &mut block, FlushCompress::Full)
-        .unwrap();
-    assert_eq!(c.total_in(), unit.len() as u64, "one call deflates it all");
-    let mut end = Vec::with_capacity(4096);
-    c.compress_vec(&[], &mut end, FlushCompress::Finish)
-        .unwrap();
-    let crc = repeated_crc(unit, times);
-    let mut f = BufWriter::new(File::create(path).unwrap());
-    f.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff])
-        .unwrap();
-    for _ in 0..times {
-        f.write_all(&block).unwrap();
-    }
-    f.write_all(&end).unwrap();
-    f.write_all(&crc.sum().to_le_bytes()).unwrap();
-    f.write_all(&crc.amount().to_le_bytes()).unwrap();
-    f.flush().unwrap();
 }
 
 #[test]
@@ -209,8 +163,8 @@ fn a_signal_during_index_removes_its_temporary_file() {
     w.write_record(&vec![0u8; 1 << 20]).unwrap();
     gzip_repeat(&w.finish().unwrap(), 8192, &input);
     for signal in ["-INT", "-TERM"] {
-        let child = Command::new(env!("CARGO_BIN_EXE_feedstock"))
-            .args(["index", s(&input)])
+        let child = bin()
+            .args(["index", path_str(&input)])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -2,6 +2,8 @@
 //! test): convert writes shards to a bucket whole or not at all, and
 //! count, cat and verify read them back through URLs and globs.
 
+mod support;
+
 #[path = "../../feedstock/tests/seaweed_support/mod.rs"]
 mod seaweed_support;
 
@@ -12,12 +14,14 @@ use feedstock::io::store::ObjectStoreFs;
 use feedstock::Kind;
 use seaweed_support::{shared, BUCKET, SECRET_KEY};
 
+use support::bin;
+
 /// The command with none of this process's `AWS_*` variables: a child
 /// sees only the endpoint, region and credentials a test gives it, never
 /// a default credential chain or another endpoint (`AWS_ENDPOINT_URL_S3`
 /// would win over `AWS_ENDPOINT`).
 fn bare(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_feedstock"));
+    let mut cmd = bin();
     cmd.args(args);
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("AWS_") {

@@ -1,41 +1,11 @@
 //! `feedstock verify`, run as the built binary on the golden files and on
 //! damaged copies of them.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn golden(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../feedstock/tests/data/golden")
-        .join(name)
-}
+use std::path::Path;
 
-fn feedstock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_feedstock"))
-        .args(args)
-        .output()
-        .expect("run feedstock")
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-/// The offset of each record of an uncompressed TFRecord file.
-fn offsets(bytes: &[u8]) -> Vec<usize> {
-    let mut at = 0;
-    let mut out = Vec::new();
-    while at < bytes.len() {
-        out.push(at);
-        let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        at += 16 + len as usize;
-    }
-    out
-}
+use support::{feedstock, golden, offsets, path_str, stdout};
 
 #[test]
 fn sound_files_pass_with_exit_zero_and_a_summary() {
