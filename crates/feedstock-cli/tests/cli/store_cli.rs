@@ -2,19 +2,14 @@
 //! test): convert writes shards to a bucket whole or not at all, and
 //! count, cat and verify read them back through URLs and globs.
 
-mod support;
-
-#[path = "../../feedstock/tests/seaweed_support/mod.rs"]
-mod seaweed_support;
-
 use std::process::{Command, Output};
 
+use crate::seaweed_support::{shared, BUCKET, SECRET_KEY};
 use feedstock::io::fs::FileSystem;
 use feedstock::io::store::ObjectStoreFs;
 use feedstock::Kind;
-use seaweed_support::{shared, BUCKET, SECRET_KEY};
 
-use support::bin;
+use crate::support::bin;
 
 /// The command with none of this process's `AWS_*` variables: a child
 /// sees only the endpoint, region and credentials a test gives it, never
@@ -290,7 +285,7 @@ fn a_bucket_without_credentials_says_which_variables_give_them() {
         .env("AWS_ENDPOINT", server.endpoint())
         .env("AWS_ALLOW_HTTP", "true")
         .env("AWS_REGION", "us-east-1")
-        .env("AWS_ACCESS_KEY_ID", seaweed_support::ACCESS_KEY)
+        .env("AWS_ACCESS_KEY_ID", crate::seaweed_support::ACCESS_KEY)
         .output()
         .expect("run feedstock");
     let err = text(&run.stderr);

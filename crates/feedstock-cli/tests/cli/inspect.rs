@@ -1,11 +1,9 @@
 //! `feedstock inspect`, run as the built binary on the golden files that
 //! TensorFlow wrote, whose sidecars say what every record holds.
 
-mod support;
-
 use serde_json::Value;
 
-use support::{feedstock, golden, path_str, sidecar};
+use crate::support::{feedstock, golden, path_str, sidecar};
 
 fn sidecar_records(name: &str) -> Vec<Value> {
     sidecar(name)["records"].as_array().unwrap().clone()

@@ -1,15 +1,13 @@
 //! `feedstock convert csv` and `convert fixed`, run as the built binary;
 //! the output is read back with the library's TFRecord reader.
 
-mod support;
-
 use std::path::Path;
 
 use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::proto::Example;
 use prost::Message;
 
-use support::{digits, feedstock, path_str, stderr};
+use crate::support::{digits, feedstock, path_str, stderr};
 
 fn records(path: &Path) -> Vec<Vec<u8>> {
     ReaderBuilder::new()

@@ -8,13 +8,11 @@
 //! by repeating one compressed block (see [`gzip_repeat`]), so building
 //! them costs next to nothing.
 
-mod support;
-
 use std::fs::File;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{
+use crate::support::{
     feedstock, feedstock_sh, gzip_parts, gzip_repeat, path_str, sh_command,
     stderr,
 };

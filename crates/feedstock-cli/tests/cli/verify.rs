@@ -1,11 +1,9 @@
 //! `feedstock verify`, run as the built binary on the golden files and on
 //! damaged copies of them.
 
-mod support;
-
 use std::path::Path;
 
-use support::{feedstock, golden, offsets, path_str, stdout};
+use crate::support::{feedstock, golden, offsets, path_str, stdout};
 
 #[test]
 fn sound_files_pass_with_exit_zero_and_a_summary() {

@@ -3,8 +3,6 @@
 //! name that is not UTF-8 is refused by name (exit 2), and nothing a user
 //! types is ever sliced inside a character (a panic, exit 101).
 
-mod support;
-
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,7 +13,7 @@ use feedstock::io::Compression;
 use feedstock::proto::Example;
 use prost::Message;
 
-use support::{bin, path_str, run, stderr, stdout, write_examples};
+use crate::support::{bin, path_str, run, stderr, stdout, write_examples};
 
 /// No panic: not the exit status of one, nor its message.
 fn no_panic(out: &Output, what: &str) {

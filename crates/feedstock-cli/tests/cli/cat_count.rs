@@ -1,15 +1,13 @@
 //! `feedstock cat` and `feedstock count`, run as the built binary on the
 //! golden files TensorFlow wrote and on damaged copies of them.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use support::{feedstock, golden, path_str, sidecar};
+use crate::support::{feedstock, golden, path_str, sidecar};
 
 fn records_of(name: &str) -> Vec<Value> {
     let side = sidecar(name);

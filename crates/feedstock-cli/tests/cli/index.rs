@@ -2,15 +2,13 @@
 //! atomically, refused over an existing one without --force, and checked
 //! against their files with --check.
 
-mod support;
-
 use std::path::Path;
 
 use feedstock::io::fs::LocalFs;
 use feedstock::io::index::{sidecar_path, IndexCheck, RecordIndex};
 use feedstock::io::Compression;
 
-use support::{feedstock, golden, sidecar};
+use crate::support::{feedstock, golden, sidecar};
 
 fn copy(dir: &Path, name: &str) -> String {
     let to = dir.join(name);

@@ -3,8 +3,6 @@
 //! existing file only with --force, never removes what it did not create,
 //! and an interrupted run leaves the old state.
 
-mod support;
-
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -12,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 
 use feedstock::io::tfrecord::ReaderBuilder;
 
-use support::{bin, feedstock, names, path_str, stderr};
+use crate::support::{bin, feedstock, names, path_str, stderr};
 
 fn count_records(path: &Path) -> usize {
     ReaderBuilder::new().open(path).unwrap().count()

@@ -2,11 +2,9 @@
 //! test asserts on timing); the record counts of every stage are, and
 //! the batching stage's batch count and queue settings.
 
-mod support;
-
 use std::process::{Command, Output};
 
-use support::{bin, feedstock, golden, path_str, stderr, stdout};
+use crate::support::{bin, feedstock, golden, path_str, stderr, stdout};
 
 /// The standard output of a run that must have succeeded.
 fn ok_stdout(out: &Output) -> String {

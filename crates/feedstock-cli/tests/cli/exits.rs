@@ -2,13 +2,13 @@
 //! item 9): a closed standard output, files of different compressions in
 //! one bench, a delimiter that is the quote character.
 
-mod support;
-
 use std::fs;
 
 use feedstock::io::Compression;
 
-use support::{feedstock, feedstock_sh, path_str, stderr, write_examples};
+use crate::support::{
+    feedstock, feedstock_sh, path_str, stderr, write_examples,
+};
 
 /// GNU `cat f >&-` says "write error: Bad file descriptor" and exits 1;
 /// writing nothing and exiting 0 would pass a broken script.

@@ -1,14 +1,12 @@
 //! End-to-end tests of `feedstock demo`, running the built binary on the
 //! shipped digits with few epochs.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use feedstock::summary;
 
-use support::{data_dir, feedstock};
+use crate::support::{data_dir, feedstock};
 
 /// The methods the demo runs, by the name that starts their line.
 const METHODS: &[&str] = &["feeding", "files", "preloaded"];

@@ -3,8 +3,6 @@
 //! number of outputs open, and a signal during `index` leaves no
 //! temporary file behind.
 
-mod support;
-
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -13,7 +11,9 @@ use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
 use feedstock::proto::Example;
 use prost::Message;
 
-use support::{bin, feedstock_sh, gzip_repeat, names, path_str, stderr};
+use crate::support::{
+    bin, feedstock_sh, gzip_repeat, names, path_str, stderr,
+};
 
 /// Runs the binary under `ulimit -n files` and `ulimit -v kib` (through
 /// `sh`). The open-file limit applies to root too.

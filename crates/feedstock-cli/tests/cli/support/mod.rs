@@ -1,12 +1,6 @@
 //! Helpers the CLI's integration tests share: running the built binary
 //! (plainly, or through `sh` under limits or redirections), the golden
 //! files and shipped data, reading a run's output, and writing inputs.
-//!
-//! Each test file includes this module (`mod support;`) and imports what
-//! it uses. Every test file is compiled as its own crate, so a helper
-//! that one of them does not use would warn there as dead code: hence
-//! the `allow` below.
-#![allow(dead_code)]
 
 use std::ffi::OsStr;
 use std::fs::{self, File};

@@ -2,14 +2,12 @@
 //! golden files: every intact record is written, atomically, with a
 //! report of the regions skipped.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
 use feedstock::io::tfrecord::ReaderBuilder;
 use feedstock::io::Compression;
 
-use support::{feedstock, golden, offsets, path_str, stdout};
+use crate::support::{feedstock, golden, offsets, path_str, stdout};
 
 /// The records of a (strictly) sound file.
 fn records(path: &Path, c: Compression) -> Vec<Vec<u8>> {

@@ -4,8 +4,6 @@
 //! a file, a quiet exit on a closed pipe, column defaults, validated
 //! numeric flags.
 
-mod support;
-
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -16,7 +14,7 @@ use feedstock::io::Compression;
 use feedstock::proto::{Example, Feature};
 use prost::Message;
 
-use support::{
+use crate::support::{
     bin, digits, feedstock, golden, path_str, stderr, write_examples,
 };
 
