@@ -3735,7 +3735,9 @@ impl Graph {
             Some(d) => partial(
                 d.iter()
                     .zip(multiples)
-                    .map(|(d, &m)| d.map(|n| n * m))
+                    // A size past usize is unknown here; the kernel
+                    // reports it (ResourceExhausted) when run.
+                    .map(|(d, &m)| d.and_then(|n| n.checked_mul(m)))
                     .collect(),
             ),
             None => partial(vec![None; multiples.len()]),
