@@ -6,8 +6,9 @@
 //! the allocator refuses, so every buffer sized that way goes through
 //! [`Data::try_with_capacity`], [`Data::try_filled`] or
 //! [`Tensor::zeros`]: the byte count is checked (`checked_mul`) and the
-//! room reserved with `Vec::try_reserve_exact`, and a size memory cannot
-//! hold is an [`Error::out_of_memory`] (ResourceExhausted) naming the
+//! room reserved with `Vec::try_reserve_exact` (a buffer larger than
+//! the machine's memory and swap is refused first), and a size memory
+//! cannot hold is an [`Error::out_of_memory`] (ResourceExhausted) naming the
 //! shape, the dtype and the bytes, as TensorFlow's "OOM when allocating
 //! tensor" does, instead of an abort.
 //!
@@ -25,6 +26,7 @@
 //! ```
 
 use std::fmt::Write;
+use std::sync::OnceLock;
 
 use super::{
     bf16, f16, Bytes, Complex32, Complex64, DType, Data, Element, Shape,
@@ -56,6 +58,35 @@ pub(crate) fn oom(dims: &[usize], dtype: DType) -> Error {
     ))
 }
 
+/// The most one buffer may ask for: the machine's memory and swap
+/// (`/proc/meminfo`), the bound Linux's default (heuristic) overcommit
+/// puts on one allocation; `None` where that cannot be read.
+///
+/// An allocator that reserves address space without committing it
+/// (mimalloc, which the CLI and the Python module use) grants even
+/// terabytes, and filling them ends in the OOM killer instead of an
+/// error. Read by hand: two lines of a text file do not call for a
+/// system-information crate.
+fn ceiling() -> Option<usize> {
+    static CEILING: OnceLock<Option<usize>> = OnceLock::new();
+    *CEILING.get_or_init(|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kib = |name: &str| -> Option<u64> {
+            text.lines().find_map(|l| {
+                l.strip_prefix(name)?
+                    .trim()
+                    .strip_suffix("kB")?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+        };
+        let total =
+            kib("MemTotal:")?.checked_add(kib("SwapTotal:").unwrap_or(0))?;
+        usize::try_from(total.checked_mul(1024)?).ok()
+    })
+}
+
 /// Reserves exactly `n` more elements in `v`, or the error for `dims`.
 fn reserve<T>(
     v: &mut Vec<T>,
@@ -64,7 +95,8 @@ fn reserve<T>(
     dtype: DType,
 ) -> Result<()> {
     let bytes = n.checked_mul(std::mem::size_of::<T>());
-    if bytes.is_none_or(|b| b > isize::MAX as usize) {
+    let most = ceiling().unwrap_or(usize::MAX).min(isize::MAX as usize);
+    if bytes.is_none_or(|b| b > most) {
         return Err(oom(dims, dtype));
     }
     v.try_reserve_exact(n).map_err(|_| oom(dims, dtype))
