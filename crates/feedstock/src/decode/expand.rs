@@ -173,7 +173,8 @@ pub fn one_hot(
         for (p, &i) in idx.iter().enumerate() {
             if (0..depth as i64).contains(&i) {
                 let (o, r) = (p / inner.max(1), p % inner.max(1));
-                dst[(o * depth + i as usize) * inner + r] = value[0].clone();
+                let at = (o * depth + i as usize) * inner + r;
+                dst[at..=at].clone_from_slice(&value[..1]);
             }
         }
     }, return Err(Error::internal("one_hot: a dtype changed")));

@@ -201,8 +201,9 @@ impl Data {
         let dtype = value.dtype();
         let mut out = value.clone();
         with_data!(&mut out, v => {
-            reserve(v, n.saturating_sub(1), dims, dtype)?;
-            v.resize(n, v[0].clone());
+            let x = v.pop().expect("one element");
+            reserve(v, n, dims, dtype)?;
+            v.resize(n, x);
         });
         Ok(out)
     }
