@@ -144,7 +144,7 @@ impl RecordIndex {
         Ok(index)
     }
 
-    /// The sidecar bytes of this index (see the [module docs](self)).
+    /// The sidecar bytes of this index (see the [module docs](crate::io::index)).
     pub fn to_bytes(&self) -> Vec<u8> {
         let lengths = self
             .offsets
