@@ -43,7 +43,14 @@ pub fn to_py(err: &Error) -> PyErr {
 
 fn build(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
     let module = py.import("feedstock.errors")?;
-    let class = module.getattr(class_name(err.kind()))?;
+    // Memory that could not be had is also a Python MemoryError (a
+    // subclass of ResourceExhaustedError, feedstock/errors.py).
+    let name = if err.is_out_of_memory() {
+        "OutOfMemoryError"
+    } else {
+        class_name(err.kind())
+    };
+    let class = module.getattr(name)?;
     let full = err.to_string();
     let prefix = format!("{}: ", err.kind());
     let message = full.strip_prefix(&prefix).unwrap_or(&full).to_owned();

@@ -14,9 +14,9 @@
 //! where the CRC is the masked CRC32C (TFRecord's) of everything before
 //! it. CRC32C detects every single-bit flip and every burst of up to 32
 //! bits; a truncation is refused unless its last four bytes happen to be
-//! the CRC of the rest (one chance in 2³²). The layout is that of the
-//! record index sidecars ([`RecordIndex::to_bytes`](crate::io::index::RecordIndex::to_bytes)),
-//! whose magic is `fsindex\0`.
+//! the CRC of the rest (one chance in 2³²). The record index sidecars
+//! ([`RecordIndex::to_bytes`](crate::io::index::RecordIndex::to_bytes))
+//! are sealed the same way ([`INDEX`]).
 //!
 //! A new kind of saved state adds its [`Envelope`] constant here (its own
 //! magic, so that bytes of one kind offered as another are named), and
@@ -48,8 +48,9 @@ pub struct Envelope {
     name: &'static str,
     version: u32,
     /// The magic string that version 1 of this state (an unsealed
-    /// protobuf) carried, to tell it apart in messages.
-    unsealed_v1: &'static str,
+    /// protobuf) carried, to tell it apart in messages; `None` for a kind
+    /// that was always sealed.
+    unsealed_v1: Option<&'static str>,
 }
 
 /// A [`RecordStream`](crate::input::stream::RecordStream) checkpoint.
@@ -57,7 +58,7 @@ pub const STREAM: Envelope = Envelope {
     magic: *b"fsstream",
     name: "stream checkpoint",
     version: 2,
-    unsealed_v1: "feedstock.stream.checkpoint",
+    unsealed_v1: Some("feedstock.stream.checkpoint"),
 };
 
 /// A [`Reader`](crate::reader::Reader)'s saved position.
@@ -65,7 +66,7 @@ pub const READER: Envelope = Envelope {
     magic: *b"fsreader",
     name: "reader state",
     version: 2,
-    unsealed_v1: "feedstock.reader.v1",
+    unsealed_v1: Some("feedstock.reader.v1"),
 };
 
 /// A [`ProducerState`](crate::input::ProducerState).
@@ -73,16 +74,30 @@ pub const PRODUCER: Envelope = Envelope {
     magic: *b"fsprodcr",
     name: "producer state",
     version: 2,
-    unsealed_v1: "feedstock.producer.v1",
+    unsealed_v1: Some("feedstock.producer.v1"),
+};
+
+/// A record index sidecar ([`RecordIndex`](crate::io::index::RecordIndex)).
+/// Its magic also lets a TFRecord reader given a sidecar say what it is.
+pub const INDEX: Envelope = Envelope {
+    magic: *b"fsindex\0",
+    name: "record index",
+    version: 1,
+    unsealed_v1: None,
 };
 
 /// Every kind, to name the kind of bytes offered as another.
-const KINDS: [&Envelope; 3] = [&STREAM, &READER, &PRODUCER];
+const KINDS: [&Envelope; 4] = [&STREAM, &READER, &PRODUCER, &INDEX];
 
 /// Magic, version, CRC.
 const OVERHEAD: usize = 8 + 4 + 4;
 
 impl Envelope {
+    /// The first bytes of every state of this kind.
+    pub const fn magic(&self) -> [u8; 8] {
+        self.magic
+    }
+
     /// What it holds, as messages name it ("stream checkpoint").
     pub const fn name(&self) -> &'static str {
         self.name
@@ -119,7 +134,10 @@ impl Envelope {
                 KINDS.iter().find(|k| bytes.get(..8) == Some(&k.magic[..]))
             {
                 format!("a {}, not a {name}", other.name)
-            } else if contains(bytes, self.unsealed_v1.as_bytes()) {
+            } else if self
+                .unsealed_v1
+                .is_some_and(|v1| contains(bytes, v1.as_bytes()))
+            {
                 format!(
                     "a {name} of format version 1, written before {name}s \
                      carried a checksum; this build reads version {} only",

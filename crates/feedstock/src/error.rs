@@ -147,6 +147,7 @@ struct Inner {
     field: Option<String>,
     source: Option<Arc<io::Error>>,
     invalid_dtype: bool,
+    out_of_memory: bool,
 }
 
 macro_rules! constructors {
@@ -173,6 +174,7 @@ impl Error {
                 field: None,
                 source: None,
                 invalid_dtype: false,
+                out_of_memory: false,
             }),
         }
     }
@@ -210,6 +212,20 @@ impl Error {
     pub fn invalid_dtype(message: impl Into<String>) -> Error {
         let mut e = Error::invalid_argument(message);
         e.inner.invalid_dtype = true;
+        e
+    }
+
+    /// A [`Kind::ResourceExhausted`] error for memory that could not be
+    /// had: a buffer sized from a user's value (a `one_hot` depth, `tile`
+    /// multiples, a batch of long records) that the allocator refused.
+    ///
+    /// [`Error::is_out_of_memory`] tells it from other exhausted
+    /// resources (a record over a length limit), for bindings that raise
+    /// it as their language's out-of-memory error (Python's
+    /// `MemoryError`).
+    pub fn out_of_memory(message: impl Into<String>) -> Error {
+        let mut e = Error::resource_exhausted(message);
+        e.inner.out_of_memory = true;
         e
     }
 
@@ -292,6 +308,11 @@ impl Error {
     /// True for an error made with [`Error::invalid_dtype`].
     pub fn is_invalid_dtype(&self) -> bool {
         self.inner.invalid_dtype
+    }
+
+    /// True for an error made with [`Error::out_of_memory`].
+    pub fn is_out_of_memory(&self) -> bool {
+        self.inner.out_of_memory
     }
 
     /// True for [`Kind::OutOfRange`]: the input ended, which a pipeline

@@ -422,28 +422,6 @@ impl Data {
         self.len() == 0
     }
 
-    /// `n` zero elements (`false`, `0`, or empty strings) of `dtype`.
-    pub fn zeros(dtype: DType, n: usize) -> Data {
-        match dtype {
-            DType::Bool => Data::Bool(vec![false; n]),
-            DType::U8 => Data::U8(vec![0; n]),
-            DType::I8 => Data::I8(vec![0; n]),
-            DType::U16 => Data::U16(vec![0; n]),
-            DType::I16 => Data::I16(vec![0; n]),
-            DType::U32 => Data::U32(vec![0; n]),
-            DType::I32 => Data::I32(vec![0; n]),
-            DType::U64 => Data::U64(vec![0; n]),
-            DType::I64 => Data::I64(vec![0; n]),
-            DType::F32 => Data::F32(vec![0.0; n]),
-            DType::F64 => Data::F64(vec![0.0; n]),
-            DType::F16 => Data::F16(vec![f16::ZERO; n]),
-            DType::BF16 => Data::BF16(vec![bf16::ZERO; n]),
-            DType::C64 => Data::C64(vec![Complex32::new(0.0, 0.0); n]),
-            DType::C128 => Data::C128(vec![Complex64::new(0.0, 0.0); n]),
-            DType::String => Data::String(vec![Bytes::new(); n]),
-        }
-    }
-
     /// The bytes of the elements, in memory order, for every fixed-size
     /// dtype but bool; `None` for bool and strings.
     pub(crate) fn pod_bytes(&self) -> Option<&[u8]> {
@@ -459,13 +437,6 @@ impl Data {
             .map(|s| v.extend_from_slice(s))
             .is_ok())
         .unwrap_or(false)
-    }
-
-    /// An empty vector of `dtype` with room for `n` elements.
-    pub fn with_capacity(dtype: DType, n: usize) -> Data {
-        let mut d = Data::zeros(dtype, 0);
-        with_data!(&mut d, v => v.reserve(n));
-        d
     }
 
     /// Appends the elements `range` of `other`, which must have the same
@@ -502,6 +473,9 @@ impl Data {
         map_data!(self, v => v[range].to_vec())
     }
 }
+
+mod alloc;
+pub(crate) use alloc::{oom, try_vec};
 
 mod sealed {
     pub trait Sealed {}
@@ -651,16 +625,6 @@ impl Tensor {
     /// A scalar string tensor.
     pub fn string(value: impl Into<Bytes>) -> Tensor {
         Tensor::scalar(value.into())
-    }
-
-    /// A tensor of `shape` filled with zeros (`false`, empty strings).
-    ///
-    /// # Errors
-    /// InvalidArgument when `shape`'s element count overflows.
-    pub fn zeros(dtype: DType, shape: impl Into<Shape>) -> Result<Tensor> {
-        let shape = shape.into();
-        let data = Data::zeros(dtype, shape.checked_num_elements()?);
-        Ok(Tensor { shape, data })
     }
 
     /// The dtype.
@@ -875,7 +839,7 @@ impl Tensor {
             }
         }
         let shape = first.shape.prepend(tensors.len());
-        let data = concat_data(tensors, shape.checked_num_elements()?)?;
+        let data = concat_data(tensors, &shape)?;
         Ok(Tensor { shape, data })
     }
 
@@ -906,7 +870,7 @@ impl Tensor {
             n += d;
         }
         let shape = row.prepend(n);
-        let data = concat_data(tensors, shape.checked_num_elements()?)?;
+        let data = concat_data(tensors, &shape)?;
         Ok(Tensor { shape, data })
     }
 
@@ -1200,8 +1164,9 @@ fn saturate<T: TryFrom<i64> + num_traits::Bounded>(x: i64) -> T {
     })
 }
 
-fn concat_data(tensors: &[Tensor], total: usize) -> Result<Data> {
-    let mut data = Data::with_capacity(tensors[0].dtype(), total);
+fn concat_data(tensors: &[Tensor], shape: &Shape) -> Result<Data> {
+    let mut data =
+        Data::try_with_capacity_as(tensors[0].dtype(), shape.dims())?;
     for t in tensors {
         data.extend_from(&t.data, 0..t.data.len())?;
     }

@@ -6,7 +6,9 @@ mod reader_support;
 use std::io::Write;
 
 use bytes::Bytes;
-use feedstock::io::tfrecord::{ReaderBuilder, WriterBuilder};
+use feedstock::io::tfrecord::{
+    CorruptRecords, ReaderBuilder, SkipBudget, WriterBuilder,
+};
 use feedstock::io::Compression;
 use feedstock::reader::{
     FixedLengthRecordReader, Reader, TextLineReader, WholeFileReader,
@@ -45,6 +47,45 @@ fn from_bytes_decompresses_no_more_than_its_limit() {
     let mut b = ReaderBuilder::new();
     b.compression(Compression::Gzip);
     assert_eq!(b.from_bytes(gz).count(), 100);
+}
+
+/// A gzip stream of `n` bytes of `byte`, built from a few KiB of deflate
+/// output however large `n` is.
+fn gzip_of_repeated(byte: u8, n: usize) -> Vec<u8> {
+    let mut gz =
+        flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let block = vec![byte; 1 << 20];
+    for _ in 0..n / block.len() {
+        gz.write_all(&block).unwrap();
+    }
+    gz.finish().unwrap()
+}
+
+#[test]
+fn from_bytes_stops_inflating_at_a_bad_first_header() {
+    // 64 MiB of 0xff, gzipped (~64 KB): not TFRecord framing, and the
+    // first header says so. The reader fails at offset 0 having
+    // inflated a few chunks, not the whole limit (issue 33, item 6).
+    let gz = Bytes::from(gzip_of_repeated(0xff, 64 << 20));
+    let mut b = ReaderBuilder::new();
+    b.compression(Compression::Gzip);
+    let mut r = b.from_bytes(gz);
+    let e = r.read_record().unwrap_err();
+    assert_eq!(e.kind(), Kind::DataLoss, "{e}");
+    assert_eq!(e.offset(), Some(0), "{e}");
+    assert!(
+        r.stream_len() <= 1 << 20,
+        "inflated {} bytes",
+        r.stream_len()
+    );
+    // A skipping reader still inflates it all (its resync may find
+    // records past the damage).
+    let gz = Bytes::from(gzip_of_repeated(0xff, 4 << 20));
+    let mut b = ReaderBuilder::new();
+    b.compression(Compression::Gzip)
+        .corrupt_records(CorruptRecords::Skip(SkipBudget::new()));
+    let r = b.from_bytes(gz);
+    assert_eq!(r.stream_len(), 4 << 20);
 }
 
 #[cfg(unix)]

@@ -331,6 +331,32 @@ fn absurd_counts_are_usage_errors_not_allocations() {
     assert!(stderr(&run).contains("from 1 to 256"), "{run:?}");
 }
 
+#[test]
+fn a_batch_of_records_memory_cannot_hold_is_a_clean_error() {
+    // Three records of 1 GiB (the record limit) in a sparse file: reading
+    // them and decoding a batch of them under a 3.5 GB address space
+    // used to abort in decode_raw_batch (issue 33, item 6).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.bin");
+    File::create(&path).unwrap().set_len(3 << 30).unwrap();
+    let args = [
+        "bench",
+        s(&path),
+        "--format",
+        "fixed",
+        "--record-bytes",
+        "1073741824",
+        "--threads",
+        "1",
+    ];
+    let run = feedstock_limited(3_500_000, &args);
+    let err = stderr(&run);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(err.contains("ResourceExhausted"), "{err}");
+    assert!(err.contains("big.bin"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_fixed_length_read_of_a_device_is_refused_not_endless() {

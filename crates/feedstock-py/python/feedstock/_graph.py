@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
+import math
 import sys
 import threading
 import time
@@ -115,9 +116,14 @@ def _ml_dtypes():
 
 
 def as_dtype(x):
-    """A :class:`DType` from a DType, a numpy dtype or type, or a name."""
+    """A :class:`DType` from a DType, a numpy dtype or type, or a name;
+    anything else (``None`` too, which numpy would take as float64) is a
+    TypeError in TensorFlow's words."""
     if isinstance(x, DType):
         return x
+    refused = TypeError(f"Cannot convert the argument `type_value`: {x!r} to a TensorFlow DType.")
+    if x is None:
+        raise refused
     if x is str or x is bytes:
         return string
     if isinstance(x, str):
@@ -125,16 +131,16 @@ def as_dtype(x):
             return string
         if x in _BY_NATIVE:
             return _BY_NATIVE[x]
-        raise TypeError(f"unknown dtype {x!r}")
+        raise refused
     try:
         nd = np.dtype(x)
     except TypeError:
-        raise TypeError(f"cannot convert {x!r} to a dtype") from None
+        raise refused from None
     if nd.kind in ("O", "S", "U"):
         return string
     if nd.name in _BY_NATIVE:
         return _BY_NATIVE[nd.name]
-    raise TypeError(f"unsupported dtype {nd}")
+    raise refused
 
 
 # ---------------------------------------------------------------- shapes
@@ -1647,11 +1653,11 @@ def fill(dims, value, name=None):
     with g.as_default():
         dims = _const_or_tensor(g, dims)
         value = convert_to_tensor(value)
-        if not isinstance(dims, Tensor) and value._const is not None:
+        if not isinstance(dims, Tensor) and value._const is not None and _small(dims):
             return constant(np.full(dims, value._const, dtype=value._const.dtype), dtype=value.dtype,
                             name=name or "Fill")
         if not isinstance(dims, Tensor):
-            dims = constant(dims, dtype=int32)
+            dims = constant(dims, dtype=int32 if all(d < 2**31 for d in dims) else int64)
     return _named_op(g, name, lambda: _wrap1(g, g._g.fill(dims._o, value._o)))
 
 
@@ -1678,12 +1684,20 @@ def ones_like(tensor, dtype=None, name=None, optimize=True):
     return _like_filled(tensor, dtype, 1, name, "ones_like")
 
 
+def _small(dims):
+    """Whether a tensor of ``dims`` is small enough to be a constant made
+    while building (under 1000 elements, TensorFlow's
+    ``_constant_if_small``); a larger one is a Fill op, allocated when
+    run (and a ResourceExhaustedError there if memory cannot hold it)."""
+    return math.prod(dims) < 1000
+
+
 def _filled(shape, dtype, value, name, default):
     dtype = as_dtype(dtype)
     g = _graph_of(shape)
     with g.as_default():
         dims = _const_or_tensor(g, shape)
-        if not isinstance(dims, Tensor):
+        if not isinstance(dims, Tensor) and _small(dims):
             return constant(np.full(dims, value, dtype=object if dtype == string else dtype.as_numpy_dtype),
                             dtype=dtype, name=name or default)
         return fill(dims, constant(value, dtype=dtype), name=name or default)
@@ -1931,12 +1945,29 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         dtype = as_dtype(dtype)
         on = convert_to_tensor(1 if on_value is None else on_value, dtype=dtype, name="on_value")
         off = convert_to_tensor(0 if off_value is None else off_value, dtype=dtype, name="off_value")
+    depth = _one_hot_depth(depth)
+    with _next_name(g, scope, exact=True):
+        return _wrap1(g, g._g.one_hot(indices._o, depth, on._o, off._o, -1 if axis is None else int(axis)))
+
+
+def _one_hot_depth(depth):
+    """``tf.one_hot``'s depth, an int32 input as in TensorFlow: a Python
+    int wraps into int32 (2**40 is 0), a negative one is the ValueError
+    TensorFlow's shape inference raises, a tensor of another dtype a
+    TypeError; feedstock needs it known while building."""
     if isinstance(depth, Tensor):
+        if depth.dtype != int32:
+            raise TypeError(
+                f"Input 'depth' of 'OneHot' Op has type {depth.dtype.name} that does not match expected type of int32."
+            )
         if depth._const is None:
             raise TypeError("tf.one_hot: depth must be known when the graph is built")
-        depth = depth._const
-    with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.one_hot(indices._o, int(depth), on._o, off._o, -1 if axis is None else int(axis)))
+        value = int(depth._const)
+    else:
+        value = int(_as_dtype_array(depth, int32))
+    if value < 0:
+        raise ValueError(f"Dimension size, given by scalar input 1, must be non-negative but is {value}")
+    return value
 
 
 # ---------------------------------------------------------------- assertions

@@ -83,8 +83,14 @@ class QueueBase(_ops.QueueBase):
     as from a producer's queue."""
 
     def __init__(self, kind, capacity, dtypes, shapes, names, name, min_after_dequeue=0, seed=None):
+        # TensorFlow asserts that dtypes is given (an AssertionError), and
+        # refuses a None among them (a TypeError, in its words).
+        if dtypes is None:
+            raise AssertionError("a queue needs dtypes, got None")
         if not isinstance(dtypes, (list, tuple)):
             dtypes = [dtypes]
+        if any(d is None for d in dtypes):
+            raise TypeError("Expected DataType for argument 'component_types' not None.")
         self._dtypes = [as_dtype(d) for d in dtypes]
         shapes = _as_shape_list(shapes, kind == "padding_fifo")
         if shapes is None:

@@ -49,6 +49,8 @@ def py_func(func, inp, Tout, stateful=True, name=None):  # noqa: N803 (TensorFlo
     UnknownError, with the exception's type and message, as TensorFlow
     maps them. ``stateful`` is accepted: feedstock never folds or merges
     such nodes."""
+    if not callable(func):
+        raise ValueError(f"Expected func to be callable. Received func={func!r} of type {type(func)}.")
     single = not isinstance(Tout, (list, tuple))
     touts = [as_dtype(Tout)] if single else [as_dtype(t) for t in Tout]
     if not touts:

@@ -38,6 +38,7 @@ __all__ = [
     "AlreadyExistsError",
     "PermissionDeniedError",
     "ResourceExhaustedError",
+    "OutOfMemoryError",
     "FailedPreconditionError",
     "AbortedError",
     "OutOfRangeError",
@@ -174,6 +175,17 @@ PermissionDeniedError = _subclass(
 ResourceExhaustedError = _subclass(
     "ResourceExhaustedError", RESOURCE_EXHAUSTED, "A limit was hit, such as a record over the maximum length."
 )
+
+
+class OutOfMemoryError(ResourceExhaustedError, MemoryError):
+    """Memory for a tensor could not be had: an output sized by a value
+    (``tf.tile`` multiples, a ``tf.one_hot`` depth, a batch of long
+    records) that memory cannot hold. TensorFlow raises
+    :class:`ResourceExhaustedError` ("OOM when allocating tensor"); this
+    is one, and a Python ``MemoryError`` too, so either ``except``
+    catches it."""
+
+
 FailedPreconditionError = _subclass(
     "FailedPreconditionError",
     FAILED_PRECONDITION,

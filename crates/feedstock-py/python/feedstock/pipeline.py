@@ -22,6 +22,7 @@ thread; an exception it raises reaches the loop.
 
 from __future__ import annotations
 
+import numbers
 import os
 
 import numpy as np
@@ -95,8 +96,11 @@ class Pipeline:
     ):
         if (files is None) == (arrays is None):
             raise ValueError("give exactly one of files and arrays")
-        if batch_size <= 0:
-            raise ValueError("batch_size must be positive")
+        batch_size = _count("batch_size", batch_size, 1)
+        num_epochs = _count("num_epochs", num_epochs, 1, none=True)
+        shuffle_buffer = _count("shuffle_buffer", shuffle_buffer, 0, none=True)
+        num_threads = _count("num_threads", num_threads, 1, none=True)
+        capacity = _count("capacity", capacity, 1, none=True)
         if keys and files is None:
             raise ValueError("keys=True needs files: array rows have no record keys")
         self._files = _expand(files) if files is not None else None
@@ -107,16 +111,16 @@ class Pipeline:
         self._features = features
         self._map = map
         self._py_map = py_map
-        self.batch_size = int(batch_size)
+        self.batch_size = batch_size
         self.num_epochs = num_epochs
         self._shuffle = bool(shuffle)
         if shuffle_buffer is None:
             shuffle_buffer = 10 * self.batch_size if shuffle else 0
-        self._min_after_dequeue = int(shuffle_buffer)
+        self._min_after_dequeue = shuffle_buffer
         self._seed = seed
         # Several runner threads interleave examples: keep one when the
         # order should be kept.
-        self._num_threads = int(num_threads) if num_threads is not None else (2 if shuffle else 1)
+        self._num_threads = num_threads if num_threads is not None else (2 if shuffle else 1)
         self._capacity = capacity
         self._drop_remainder = bool(drop_remainder)
         self._with_keys = bool(keys)
@@ -351,6 +355,21 @@ def _sum_shard_stats(per_producer):
         for k in total:
             total[k] += s[k]
     return total
+
+
+def _count(name, value, minimum, none=False):
+    """``value`` as an int of at least ``minimum`` (``None`` kept when
+    ``none``): a TypeError naming the argument for anything that is not
+    an integer (a float, a string, a bool: ``True`` is no count), a
+    ValueError for one below ``minimum``."""
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        kind = "an integer or None" if none else "an integer"
+        raise TypeError(f"{name} must be {kind}, got {value!r} of type {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
 
 
 def _expand(files):

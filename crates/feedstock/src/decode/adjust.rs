@@ -82,11 +82,14 @@ pub fn pad_to_bounding_box(
             "assertion failed: [width must be <= target - offset]",
         ));
     }
+    let mut dims = image.dims()[..image.rank() - 3].to_vec();
+    dims.extend([target_height, target_width, c]);
+    // The target size is a user's value: the output is allocated
+    // fallibly, and only then the row of zeros (no larger) it copies.
+    let mut out = Data::try_with_capacity_as(image.dtype(), &dims)?;
     let row = w * c;
     let out_row = target_width * c;
     let src = image.data();
-    let mut out =
-        Data::with_capacity(image.dtype(), lead * target_height * out_row);
     let zeros = Data::zeros(image.dtype(), out_row.max(1));
     for b in 0..lead {
         for y in 0..target_height {
@@ -100,8 +103,6 @@ pub fn pad_to_bounding_box(
             out.extend_from(&zeros, 0..out_row - row - offset_width * c)?;
         }
     }
-    let mut dims = image.dims()[..image.rank() - 3].to_vec();
-    dims.extend([target_height, target_width, c]);
     Tensor::from_data(dims, out)
 }
 

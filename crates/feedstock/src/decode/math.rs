@@ -23,7 +23,7 @@
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
-use crate::tensor::{bf16, f16, DType, Data, Tensor};
+use crate::tensor::{bf16, f16, DType, Data, Element, Tensor};
 
 /// An elementwise binary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -124,31 +124,35 @@ fn broadcast_strides(dims: &[usize], out: &[usize]) -> Vec<usize> {
 /// `f` is one operation chosen before the loop (see [`binary`]), so that
 /// the loops of the common cases (equal shapes, a scalar on either side)
 /// compile to straight vector code.
-pub(crate) fn zip_broadcast<T: Copy, U>(
+///
+/// # Errors
+/// ResourceExhausted when memory cannot hold the broadcast output (which
+/// can be far larger than both operands).
+pub(crate) fn zip_broadcast<T: Copy, U: Element>(
     a: &[T],
     a_dims: &[usize],
     b: &[T],
     b_dims: &[usize],
     out_dims: &[usize],
     f: impl Fn(T, T) -> U,
-) -> Vec<U> {
+) -> Result<Vec<U>> {
     let total: usize = out_dims.iter().product();
     // The cases a pipeline meets almost always: equal shapes, or a scalar
     // on either side; no index arithmetic per element.
     if a.len() == total && b.len() == total {
-        return a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
+        return Ok(a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect());
     }
     if b.len() == 1 && a.len() == total {
         let y = b[0];
-        return a.iter().map(|&x| f(x, y)).collect();
+        return Ok(a.iter().map(|&x| f(x, y)).collect());
     }
     if a.len() == 1 && b.len() == total {
         let x = a[0];
-        return b.iter().map(|&y| f(x, y)).collect();
+        return Ok(b.iter().map(|&y| f(x, y)).collect());
     }
-    let mut out = Vec::with_capacity(total);
+    let mut out = crate::tensor::try_vec::<U>(out_dims)?;
     if total == 0 {
-        return out;
+        return Ok(out);
     }
     let sa = broadcast_strides(a_dims, out_dims);
     let sb = broadcast_strides(b_dims, out_dims);
@@ -169,7 +173,7 @@ pub(crate) fn zip_broadcast<T: Copy, U>(
             index[k] = 0;
         }
     }
-    out
+    Ok(out)
 }
 
 /// The elementwise arithmetic of one numeric dtype, as TensorFlow's
@@ -286,7 +290,7 @@ half_arith!(f16, bf16);
 
 /// `a op b` over one dtype's elements, one loop per operation (the
 /// operation is chosen once, not per element).
-fn arith<T: Arith>(
+fn arith<T: Arith + Element>(
     op: BinaryOp,
     (a, a_dims): (&[T], &[usize]),
     (b, b_dims): (&[T], &[usize]),
@@ -296,7 +300,7 @@ fn arith<T: Arith>(
     // function item is its own type, so each loop inlines it.
     macro_rules! zip {
         ($f:expr) => {
-            zip_broadcast(a, a_dims, b, b_dims, out_dims, $f)
+            zip_broadcast(a, a_dims, b, b_dims, out_dims, $f)?
         };
     }
     Ok(match op {
@@ -345,7 +349,7 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     {
         return Tensor::from_data(
             out_dims.clone(),
-            Data::String(concat_strings(x, ad, y, bd, &out_dims)),
+            Data::String(concat_strings(x, ad, y, bd, &out_dims)?),
         );
     }
     macro_rules! go {
@@ -376,7 +380,7 @@ fn concat_strings(
     b: &[Bytes],
     b_dims: &[usize],
     out_dims: &[usize],
-) -> Vec<Bytes> {
+) -> Result<Vec<Bytes>> {
     let a: Vec<&Bytes> = a.iter().collect();
     let b: Vec<&Bytes> = b.iter().collect();
     zip_broadcast(&a, a_dims, &b, b_dims, out_dims, |x, y| {

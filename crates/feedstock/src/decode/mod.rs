@@ -16,6 +16,7 @@ mod bmp;
 pub mod csv;
 mod eigen;
 pub mod example;
+pub mod expand;
 pub mod fixed_image;
 mod gif;
 pub mod image;

@@ -62,7 +62,7 @@ pub fn decode_raw(
 ) -> Result<Tensor> {
     let size = element_size(dtype)?;
     check_multiple(bytes.len(), size, dtype)?;
-    let mut data = Data::with_capacity(dtype, bytes.len() / size);
+    let mut data = Data::try_with_capacity_as(dtype, &[bytes.len() / size])?;
     append(&mut data, bytes, order);
     Tensor::from_data([bytes.len() / size], data)
 }
@@ -96,10 +96,14 @@ pub fn decode_raw_batch<'a>(
     };
     let len = first.len();
     check_multiple(len, size, dtype).map_err(|e| records.name_in(0, e))?;
-    let total = records.len().checked_mul(len / size).ok_or_else(|| {
+    records.len().checked_mul(len / size).ok_or_else(|| {
         Error::invalid_argument("decode_raw output has too many elements")
     })?;
-    let mut data = Data::with_capacity(dtype, total);
+    // A batch of long records (a fixed record length is a user's value)
+    // may not fit in memory: an error, not an abort.
+    let mut data =
+        Data::try_with_capacity_as(dtype, &[records.len(), len / size])
+            .map_err(|e| name_batch(&records, e))?;
     for (i, r) in records.values().iter().enumerate() {
         if r.len() != len {
             let e = Error::invalid_argument(format!(
@@ -162,14 +166,15 @@ pub fn decode_padded_raw_batch<'a>(
         )));
     }
     let row = fixed_length / size;
-    let total = records.len().checked_mul(row).ok_or_else(|| {
+    records.len().checked_mul(row).ok_or_else(|| {
         Error::invalid_argument(format!(
             "decode_padded_raw of {} records of {fixed_length} bytes has \
              too many elements",
             records.len()
         ))
     })?;
-    let mut data = Data::with_capacity(dtype, total);
+    let mut data = Data::try_with_capacity_as(dtype, &[records.len(), row])
+        .map_err(|e| name_batch(&records, e))?;
     let mut padded = Vec::new();
     for r in records.values() {
         if r.len() >= fixed_length {
@@ -182,6 +187,19 @@ pub fn decode_padded_raw_batch<'a>(
         }
     }
     Tensor::from_data([records.len(), row], data)
+}
+
+/// Names the batch in `err` (memory for the whole batch could not be
+/// had): how many records, and the key of the first when it has one.
+fn name_batch(records: &Records<'_>, err: Error) -> Error {
+    let n = records.len();
+    let noun = if n == 1 { "record" } else { "records" };
+    let msg = format!("{} for a batch of {n} {noun}", err.message());
+    let err = err.with_message(msg);
+    match records.key(0) {
+        Some(k) => err.with_key(k),
+        None => err,
+    }
 }
 
 /// Appends the elements in `bytes` (a whole number of them) to `data`.

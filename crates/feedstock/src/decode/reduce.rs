@@ -352,7 +352,7 @@ fn cmp_typed<T: PartialOrd + Copy>(
     (a, ad): (&[T], &[usize]),
     (b, bd): (&[T], &[usize]),
     out: &[usize],
-) -> Vec<bool> {
+) -> Result<Vec<bool>> {
     match op {
         CmpOp::Equal => zip_broadcast(a, ad, b, bd, out, |x, y| x == y),
         CmpOp::NotEqual => zip_broadcast(a, ad, b, bd, out, |x, y| x != y),
@@ -401,63 +401,8 @@ pub fn compare(op: CmpOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
             }
         };
     }
-    let v = go!(U8, I8, U16, I16, U32, I32, U64, I64, F16, BF16, F32, F64);
+    let v = go!(U8, I8, U16, I16, U32, I32, U64, I64, F16, BF16, F32, F64)?;
     Tensor::from_data(out, Data::Bool(v))
-}
-
-/// `tf.one_hot`: for each index, a vector of `depth` holding `on` at the
-/// index and `off` elsewhere (all `off` for an index outside
-/// `0..depth`), inserted as axis `axis` (-1: last).
-///
-/// # Errors
-/// InvalidArgument for indices not int32/int64 (or uint8), `on`/`off`
-/// that are not scalars of one dtype, or an axis out of range.
-pub fn one_hot(
-    indices: &Tensor,
-    depth: usize,
-    on: &Tensor,
-    off: &Tensor,
-    axis: i64,
-) -> Result<Tensor> {
-    if on.rank() != 0 || off.rank() != 0 || on.dtype() != off.dtype() {
-        return Err(Error::invalid_argument(
-            "one_hot: on_value and off_value must be scalars of one dtype",
-        ));
-    }
-    let rank = indices.rank();
-    let axis = if axis == -1 { rank } else { axis as usize };
-    if axis > rank {
-        return Err(Error::invalid_argument(format!(
-            "Expected axis to be -1 or between [0, {rank}).  But received: \
-             {axis}"
-        )));
-    }
-    let idx = indices.cast(DType::I64)?;
-    let idx = idx.as_slice::<i64>()?;
-    let dims = indices.dims();
-    let outer: usize = dims[..axis].iter().product();
-    let inner: usize = dims[axis..].iter().product();
-    // Which of `on` (true) / `off` each output element takes.
-    let mut pick = Vec::with_capacity(outer * depth * inner);
-    for o in 0..outer {
-        for d in 0..depth {
-            for i in 0..inner {
-                pick.push(idx[o * inner + i] == d as i64);
-            }
-        }
-    }
-    let mut out_dims = dims[..axis].to_vec();
-    out_dims.push(depth);
-    out_dims.extend_from_slice(&dims[axis..]);
-    let parts = [off.clone(), on.clone()];
-    let picked: Vec<Tensor> = pick
-        .iter()
-        .map(|&p| parts[usize::from(p)].clone())
-        .collect();
-    if picked.is_empty() {
-        return Tensor::zeros(on.dtype(), out_dims);
-    }
-    Tensor::stack(&picked)?.reshape(out_dims)
 }
 
 /// `tf.gather(params, indices, axis)`: the slices of `params` along
@@ -853,25 +798,7 @@ mod tests {
     }
 
     #[test]
-    fn one_hot_and_compare() {
-        let i = Tensor::vector::<i32>(vec![0, 2, -1]);
-        let (on, off) =
-            (Tensor::scalar::<f32>(1.0), Tensor::scalar::<f32>(0.0));
-        let h = one_hot(&i, 3, &on, &off, -1).unwrap();
-        assert_eq!(h.dims(), &[3, 3]);
-        assert_eq!(
-            h.as_slice::<f32>().unwrap(),
-            &[1., 0., 0., 0., 0., 1., 0., 0., 0.]
-        );
-        let h0 = one_hot(
-            &Tensor::vector::<i64>(vec![1, 0]),
-            2,
-            &Tensor::scalar::<i32>(5),
-            &Tensor::scalar::<i32>(-1),
-            0,
-        )
-        .unwrap();
-        assert_eq!(h0.as_slice::<i32>().unwrap(), &[-1, 5, 5, -1]);
+    fn compare_as_tensorflow() {
         let a = Tensor::vector::<i32>(vec![1, 5]);
         let c = compare(CmpOp::Less, &a, &Tensor::scalar::<i32>(3)).unwrap();
         assert_eq!(c.as_slice::<bool>().unwrap(), &[true, false]);

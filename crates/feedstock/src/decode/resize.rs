@@ -55,22 +55,32 @@ pub fn resize(
         ));
     }
     let dims = vec![batch, out_h, out_w, c];
+    // The output size is a user's value: the output is allocated
+    // fallibly first, and only then the per-row and per-column tables (no
+    // larger).
+    if dims.contains(&0) {
+        let dtype = if opts.bilinear {
+            DType::F32
+        } else {
+            images.dtype()
+        };
+        return Tensor::zeros(dtype, dims);
+    }
     if opts.bilinear {
         let x = images.cast(DType::F32)?;
         let x = x.as_slice::<f32>()?;
+        let mut out = crate::tensor::try_vec::<f32>(&dims)?;
         let ys = weights(in_h, out_h, opts);
         let xs = weights(in_w, out_w, opts);
-        let mut out = Vec::with_capacity(batch * out_h * out_w * c);
         for img in x.chunks_exact(in_h * in_w * c) {
             bilinear_image(img, in_w, c, &ys, &xs, &mut out);
         }
         return Tensor::new(dims, out);
     }
+    let mut out = Data::try_with_capacity_as(images.dtype(), &dims)?;
     let ys = nearest(in_h, out_h, opts);
     let xs = nearest(in_w, out_w, opts);
     let src = images.data();
-    let mut out =
-        Data::with_capacity(images.dtype(), batch * out_h * out_w * c);
     for b in 0..batch {
         for &y in &ys {
             for &x in &xs {

@@ -21,6 +21,7 @@ use crate::decode::example::{
     parse_example, parse_sequence_example, parse_single_example,
     parse_single_sequence_example, FeatureKind, FeatureSpec, ParsedSequence,
 };
+use crate::decode::expand;
 use crate::decode::math;
 use crate::decode::ops;
 use crate::decode::raw::{decode_raw, decode_raw_batch};
@@ -494,31 +495,6 @@ fn checked_pad(t: &Tensor, b: [i64; 4]) -> Result<[usize; 4]> {
     Ok([oh as usize, ow as usize, th as usize, tw as usize])
 }
 
-/// `t` repeated `multiples[k]` times along each axis `k` (`tf.tile`).
-fn tile(t: &Tensor, multiples: &[usize]) -> Result<Tensor> {
-    if multiples.len() != t.rank() {
-        return Err(Error::invalid_argument(format!(
-            "Expected multiples argument to be a vector of length {} but \
-             got length {}",
-            t.rank(),
-            multiples.len()
-        )));
-    }
-    let mut out = t.clone();
-    for (k, &m) in multiples.iter().enumerate() {
-        out = if m == 0 {
-            let mut dims = out.dims().to_vec();
-            dims[k] = 0;
-            Tensor::zeros(out.dtype(), dims)?
-        } else if m == 1 {
-            out
-        } else {
-            stack_or_concat(&vec![out; m], k as i64, false)?
-        };
-    }
-    Ok(out)
-}
-
 /// An int32 or int64 vector's values.
 fn int_vector(t: &Tensor) -> Result<Vec<i64>> {
     if t.rank() != 1 {
@@ -567,21 +543,6 @@ fn slice_bounds(
         s.push(len as usize);
     }
     Ok((b, s))
-}
-
-/// A tensor of `dims` holding the scalar `value` everywhere.
-fn fill(dims: &[usize], value: &Tensor) -> Result<Tensor> {
-    if value.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "value must be a scalar, got shape {}",
-            value.shape()
-        )));
-    }
-    let n: usize = dims.iter().product();
-    if n == 0 {
-        return Tensor::zeros(value.dtype(), dims.to_vec());
-    }
-    Tensor::stack(&vec![value.clone(); n])?.reshape(dims.to_vec())
 }
 
 /// An int32 or int64 scalar's value.
@@ -1289,7 +1250,7 @@ fn run_step<'a>(
             out.push(reduce::where_true(dense_in(ins, 0)?)?.into());
         }
         Op::Tile(multiples) => {
-            out.push(tile(dense_in(ins, 0)?, multiples)?.into());
+            out.push(expand::tile(dense_in(ins, 0)?, multiples)?.into());
         }
         Op::Unary(op) => {
             out.push(reduce::unary(*op, dense_in(ins, 0)?)?.into());
@@ -1301,7 +1262,7 @@ fn run_step<'a>(
         Op::OneHot { depth, axis } => {
             let (i, on, off) =
                 (dense_in(ins, 0)?, dense_in(ins, 1)?, dense_in(ins, 2)?);
-            out.push(reduce::one_hot(i, *depth, on, off, *axis)?.into());
+            out.push(expand::one_hot(i, *depth, on, off, *axis)?.into());
         }
         Op::SliceInputs => {
             let t = dense_in(ins, 0)?;
@@ -1360,7 +1321,7 @@ fn run_step<'a>(
         }
         Op::Fill => {
             let dims = crop_size(dense_in(ins, 0)?)?;
-            out.push(fill(&dims, dense_in(ins, 1)?)?.into());
+            out.push(expand::fill(&dims, dense_in(ins, 1)?)?.into());
         }
         Op::StridedSlice(dims) => {
             out.push(strided_slice(dense_in(ins, 0)?, dims)?.into());
@@ -1678,26 +1639,6 @@ mod tests {
         assert!(e.message().contains("size[0] in [0, 1]"));
         assert!(slice_bounds(&[3], &[4], &[-1]).is_err());
         assert!(slice_bounds(&[3], &[0, 0], &[1]).is_err());
-    }
-
-    #[test]
-    fn tile_as_tensorflow() {
-        let t = Tensor::new::<i32>(vec![1, 2], vec![1, 2]).unwrap();
-        let r = tile(&t, &[2, 2]).unwrap();
-        assert_eq!(r.dims(), &[2, 4]);
-        assert_eq!(r.as_slice::<i32>().unwrap(), &[1, 2, 1, 2, 1, 2, 1, 2]);
-        assert_eq!(tile(&t, &[0, 3]).unwrap().dims(), &[0, 6]);
-        assert!(tile(&t, &[2]).is_err());
-    }
-
-    #[test]
-    fn fill_repeats_a_scalar() {
-        let t = fill(&[2, 3], &Tensor::scalar::<i32>(7)).unwrap();
-        assert_eq!(t.dims(), &[2, 3]);
-        assert_eq!(t.as_slice::<i32>().unwrap(), &[7; 6]);
-        let e = fill(&[0, 2], &Tensor::scalar::<f32>(1.0)).unwrap();
-        assert_eq!(e.dims(), &[0, 2]);
-        assert!(fill(&[2], &Tensor::vector::<i32>(vec![1, 2])).is_err());
     }
 
     #[test]

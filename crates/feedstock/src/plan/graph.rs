@@ -2894,6 +2894,19 @@ impl Graph {
         )
     }
 
+    /// The values of `o` as dimensions if it is an integer vector
+    /// constant (a negative one unknown).
+    fn constant_dims(&self, o: Output) -> Option<Vec<Option<usize>>> {
+        let g = self.inner.read();
+        let Op::Constant(Value::Dense(t)) = &g.nodes.get(o.node as usize)?.op
+        else {
+            return None;
+        };
+        let t = t.cast(DType::I64).ok().filter(|t| t.rank() == 1)?;
+        let d = t.as_slice::<i64>().ok()?;
+        Some(d.iter().map(|&x| usize::try_from(x).ok()).collect())
+    }
+
     /// The value of `o` if it is an integer scalar constant.
     fn constant_scalar(&self, o: Output) -> Option<i64> {
         let g = self.inner.read();
@@ -3122,17 +3135,7 @@ impl Graph {
         }
         // The dense shape: known when it is a constant (as in TensorFlow),
         // else its rank when its length is known.
-        let known = {
-            let g = self.inner.read();
-            match &g.nodes.get(dense_shape.node as usize).map(|n| &n.op) {
-                Some(Op::Constant(Value::Dense(t))) => {
-                    t.as_slice::<i64>().ok().map(|d| {
-                        d.iter().map(|&x| usize::try_from(x).ok()).collect()
-                    })
-                }
-                _ => None,
-            }
-        };
+        let known = self.constant_dims(dense_shape);
         let rank =
             dims_of(&si.shape).and_then(|d| d.first().copied().flatten());
         let shape = known
@@ -3447,7 +3450,9 @@ impl Graph {
         if v.shape.as_ref().is_some_and(|s| s.rank() != 0) {
             return Err(invalid("fill: the value must be a scalar"));
         }
-        let shape = rank.and_then(|n| partial(vec![None; n]));
+        let shape = (self.constant_dims(dims))
+            .or_else(|| rank.map(|n| vec![None; n]))
+            .and_then(partial);
         self.add1(
             None,
             "Fill",
@@ -3735,7 +3740,9 @@ impl Graph {
             Some(d) => partial(
                 d.iter()
                     .zip(multiples)
-                    .map(|(d, &m)| d.map(|n| n * m))
+                    // A size past usize is unknown here; the kernel
+                    // reports it (ResourceExhausted) when run.
+                    .map(|(d, &m)| d.and_then(|n| n.checked_mul(m)))
                     .collect(),
             ),
             None => partial(vec![None; multiples.len()]),

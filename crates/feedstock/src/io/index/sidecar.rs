@@ -13,10 +13,11 @@
 use std::io::Read;
 
 use super::{Fingerprint, IndexCheck, RecordIndex};
+use crate::checkpoint::INDEX;
 use crate::error::{Error, Result};
 use crate::io::compression::Compression;
 use crate::io::fs::FileSystem;
-use crate::io::tfrecord::{self, framed_len};
+use crate::io::tfrecord::framed_len;
 
 /// What a sidecar's name adds after its file's name: `train.tfrecord`
 /// has its index in `.train.tfrecord.feedstock-index` ([`sidecar_path`]).
@@ -24,10 +25,10 @@ pub const SIDECAR_SUFFIX: &str = ".feedstock-index";
 
 /// The sidecar's first bytes. A TFRecord reader given a sidecar by
 /// mistake recognises them and says what the file is.
-pub(crate) const MAGIC: &[u8; 8] = b"fsindex\0";
+pub(crate) const MAGIC: &[u8; 8] = &INDEX.magic();
 
 /// The sidecar format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = INDEX.version();
 
 /// The path of the sidecar index of `path`: a hidden file beside it,
 /// `.NAME` + [`SIDECAR_SUFFIX`] where `NAME` is the file's name.
@@ -143,7 +144,7 @@ impl RecordIndex {
         Ok(index)
     }
 
-    /// The sidecar bytes of this index (see the [module docs](self)).
+    /// The sidecar bytes of this index (see the [module docs](crate::io::index)).
     pub fn to_bytes(&self) -> Vec<u8> {
         let lengths = self
             .offsets
@@ -159,13 +160,7 @@ impl RecordIndex {
             file_crc: fp.file_crc,
             lengths,
         };
-        let mut out = Vec::with_capacity(16 + msg.lengths.len() * 2);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        prost::Message::encode(&msg, &mut out).expect("a Vec grows as needed");
-        let crc = tfrecord::masked_crc32c(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
-        out
+        INDEX.seal(&prost::Message::encode_to_vec(&msg))
     }
 
     /// Reads sidecar bytes written by [`to_bytes`](Self::to_bytes) for
@@ -182,27 +177,11 @@ impl RecordIndex {
         let bad = |why: String| {
             Error::invalid_argument(format!("not a record index: {why}"))
         };
-        if bytes.len() < MAGIC.len() + 8 || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(bad("no index header".into()));
-        }
-        let (body, crc) = bytes.split_at(bytes.len() - 4);
-        let crc = u32::from_le_bytes(crc.try_into().expect("4 bytes"));
-        if tfrecord::masked_crc32c(body) != crc {
-            return Err(bad("its checksum does not match (damaged)".into()));
-        }
-        let version = u32::from_le_bytes(
-            body[MAGIC.len()..MAGIC.len() + 4]
-                .try_into()
-                .expect("4 bytes"),
-        );
-        if version != FORMAT_VERSION {
-            return Err(bad(format!(
-                "format version {version}, this build reads version \
-                 {FORMAT_VERSION}"
-            )));
-        }
-        let msg: IndexProto = prost::Message::decode(&body[MAGIC.len() + 4..])
-            .map_err(|e| bad(e.to_string()))?;
+        // Magic, version and checksum, said as the envelope says them
+        // ("a damaged record index: its checksum does not match").
+        let body = INDEX.open(bytes)?;
+        let msg: IndexProto =
+            prost::Message::decode(body).map_err(|e| bad(e.to_string()))?;
         let compression = msg
             .compression
             .parse::<Compression>()

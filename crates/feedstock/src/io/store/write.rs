@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 /// An object being written: it appears whole on [`commit`](Self::commit),
 /// or not at all.
 ///
-/// The first [`part_size`](StoreOptions::part_size) bytes are buffered; an
+/// The first [`part_size`](super::StoreOptions::part_size) bytes are buffered; an
 /// object that fits is sent by a single PUT on commit. A larger one becomes
 /// a multipart upload, parts sent as they fill (up to two in flight),
 /// completed by `commit`. Dropping the writer without committing aborts the
@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 ///
 /// The PUT, the start of the upload and every part are retried on
 /// transient failures as reads are, and counted in
-/// [`StoreStats::retries`]; the completion is not (a completion that
+/// [`StoreStats::retries`](super::StoreStats::retries); the completion is not (a completion that
 /// succeeded but whose answer was lost would fail if sent again).
 pub struct ObjectWriter {
     pub(super) inner: Arc<Inner>,
@@ -133,7 +133,7 @@ impl ObjectWriter {
             let Some(store) = self.target.multipart.clone() else {
                 return Err(Error::unimplemented(format!(
                     "this store has no multipart uploads: objects above \
-                     {} bytes (StoreOptions::part_size) cannot be written",
+                     {} bytes (super::StoreOptions::part_size) cannot be written",
                     inner.opts.part_size
                 ))
                 .with_file(&self.url));

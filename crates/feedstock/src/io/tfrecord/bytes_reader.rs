@@ -151,6 +151,13 @@ impl BytesReader {
         self.decoder.next_position()
     }
 
+    /// The length of the stream read: the buffer itself, or what was
+    /// decompressed of it (a compressed buffer whose framing fails early
+    /// is not decompressed further).
+    pub fn stream_len(&self) -> usize {
+        self.data.len()
+    }
+
     /// The file name errors carry, if any.
     pub fn file_name(&self) -> Option<&str> {
         self.file.as_deref()

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::masked_crc32c;
 use super::shared_buf::SharedBuf;
 use super::skip::Policy;
 use super::{
@@ -351,7 +352,11 @@ impl ReaderBuilder {
     /// are decompressed, so a small buffer that inflates hugely cannot
     /// exhaust memory: past the limit, the records within it are read and
     /// then a [`ResourceExhausted`](crate::Kind::ResourceExhausted) error
-    /// is reported (the streaming reader reads such a stream). A
+    /// is reported (the streaming reader reads such a stream).
+    /// Decompression stops at the first record header whose CRC is
+    /// wrong (unless damaged records are skipped), so a buffer that is
+    /// not TFRecord framing fails at its first bad header without being
+    /// inflated to the limit. A
     /// skipping reader counts a failed decompression as a region running
     /// to the end, as the streaming [`Reader`] does.
     pub fn from_bytes(&self, data: Bytes) -> BytesReader {
@@ -361,10 +366,14 @@ impl ReaderBuilder {
             _ => {
                 let max = self.max_decompressed_len;
                 let mut out = Vec::new();
+                // A reader that fails at the first damaged record needs
+                // nothing past it: inflation stops at a bad header.
+                let frames = !self.corrupt_records.skips();
                 let mut err = inflate_into(
                     &mut Decompressor::new(c, &data[..]),
                     max.saturating_add(1),
                     &mut out,
+                    frames,
                 )
                 .err();
                 if err.is_none() && out.len() as u64 > max {
@@ -708,9 +717,15 @@ fn inflate_into(
     src: &mut impl Read,
     max: u64,
     out: &mut Vec<u8>,
+    frames: bool,
 ) -> Result<()> {
     let mut chunk = vec![0u8; 64 << 10];
+    // Where the next record's header starts, while `frames`.
+    let mut next = 0u64;
     loop {
+        if frames && bad_header_within(out, &mut next) {
+            return Ok(());
+        }
         let room = max.saturating_sub(out.len() as u64);
         let want =
             chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX));
@@ -732,4 +747,24 @@ fn inflate_into(
         })?;
         out.extend_from_slice(&chunk[..n]);
     }
+}
+
+/// Walks the record headers inflated so far from `*next` on; true at the
+/// first whose length CRC is wrong (the decoder reports it there, and
+/// nothing after it is read), leaving `*next` at the first header not
+/// yet inflated whole.
+fn bad_header_within(out: &[u8], next: &mut u64) -> bool {
+    while let Some(h) = usize::try_from(*next)
+        .ok()
+        .and_then(|at| out.get(at..at.checked_add(12)?))
+    {
+        let (len, crc) = h.split_at(8);
+        let crc = u32::from_le_bytes(crc.try_into().expect("4 bytes"));
+        if masked_crc32c(len) != crc {
+            return true;
+        }
+        let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
+        *next = next.saturating_add(16).saturating_add(len);
+    }
+    false
 }
