@@ -341,7 +341,7 @@ fn a_batch_of_records_memory_cannot_hold_is_a_clean_error() {
     File::create(&path).unwrap().set_len(3 << 30).unwrap();
     let args = [
         "bench",
-        s(&path),
+        path_str(&path),
         "--format",
         "fixed",
         "--record-bytes",
