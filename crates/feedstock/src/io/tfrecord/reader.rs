@@ -393,13 +393,18 @@ impl ReaderBuilder {
             self.file_name.as_ref(),
             0,
         );
-        let len = data.len() as u64;
+        // The buffer's length is where the stream ends only when it
+        // inflated whole: a compressed buffer broken at some point ends
+        // there, and a frame the resync finds just before that point is
+        // not known to end the stream (as a streaming reader, which sees
+        // the inflater's error instead of an end, does not take it).
+        let len = tail_error.is_none().then_some(data.len() as u64);
         BytesReader::with_decoder(
             data,
             Decoder::new()
                 .max_record_len(self.max_record_len)
                 .resync(policy.skips())
-                .stream_len(Some(len))
+                .stream_len(len)
                 .record_starts(self.record_starts.clone()),
             self.file_name.clone(),
             tail_error,
