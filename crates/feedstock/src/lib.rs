@@ -19,6 +19,7 @@
 
 pub mod checkpoint;
 pub mod coord;
+pub mod dataset;
 pub mod decode;
 pub mod error;
 mod fork;

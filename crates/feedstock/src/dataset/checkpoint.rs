@@ -4,8 +4,8 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+use super::engine::Order;
 use super::order::{Layout, Places, Ref, PAD};
-use super::Order;
 use crate::checkpoint::STREAM;
 use crate::error::{Error, Result};
 use crate::input::shard::Remainder;
@@ -27,7 +27,7 @@ pub const FORMAT_VERSION: u32 = STREAM.version();
 /// checks every field against the stream it restores into.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
-    pub(super) proto: CheckpointProto,
+    pub(crate) proto: CheckpointProto,
 }
 
 impl Checkpoint {
@@ -92,50 +92,50 @@ fn forged(why: String) -> Error {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub(super) struct CheckpointProto {
+pub(crate) struct CheckpointProto {
     /// The settings hash of the stream it came from.
     #[prost(fixed64, tag = "3")]
-    pub(super) settings: u64,
+    pub(crate) settings: u64,
     /// Every block before it was taken.
     #[prost(uint64, tag = "4")]
-    pub(super) next_block: u64,
+    pub(crate) next_block: u64,
     /// Blocks after `next_block` taken too.
     #[prost(uint64, repeated, tag = "5")]
-    pub(super) ahead: Vec<u64>,
+    pub(crate) ahead: Vec<u64>,
     /// The rest of the last block taken.
     #[prost(message, optional, tag = "6")]
-    pub(super) incoming: Option<Refs>,
+    pub(crate) incoming: Option<Refs>,
     /// The shuffle buffer, in its order.
     #[prost(message, optional, tag = "7")]
-    pub(super) buffer: Option<Refs>,
+    pub(crate) buffer: Option<Refs>,
     /// The shuffle generator's word position, low 64 bits.
     #[prost(uint64, tag = "8")]
-    pub(super) rng_word_pos_lo: u64,
+    pub(crate) rng_word_pos_lo: u64,
     /// ... and high 64 bits.
     #[prost(uint64, tag = "9")]
-    pub(super) rng_word_pos_hi: u64,
+    pub(crate) rng_word_pos_hi: u64,
     /// Records handed out.
     #[prost(uint64, tag = "10")]
-    pub(super) delivered: u64,
+    pub(crate) delivered: u64,
 }
 
 /// Record positions as three parallel packed arrays.
 #[derive(Clone, PartialEq, prost::Message)]
-pub(super) struct Refs {
+pub(crate) struct Refs {
     /// File numbers (`u32::MAX` for padding).
     #[prost(uint32, repeated, tag = "1")]
-    pub(super) file: Vec<u32>,
+    pub(crate) file: Vec<u32>,
     /// Record numbers in those files.
     #[prost(uint64, repeated, tag = "2")]
-    pub(super) ordinal: Vec<u64>,
+    pub(crate) ordinal: Vec<u64>,
     /// Their epochs.
     #[prost(uint64, repeated, tag = "3")]
-    pub(super) epoch: Vec<u64>,
+    pub(crate) epoch: Vec<u64>,
 }
 
 impl Refs {
-    pub(super) fn of<'a>(
-        items: impl Iterator<Item = &'a super::Item>,
+    pub(crate) fn of<'a>(
+        items: impl Iterator<Item = &'a super::engine::Item>,
     ) -> Refs {
         let mut r = Refs::default();
         for it in items {
@@ -148,7 +148,7 @@ impl Refs {
 
     /// The positions, with their epochs (the lengths were checked by
     /// [`Checkpoint::from_bytes`]).
-    pub(super) fn refs(refs: &Option<Refs>) -> Vec<(Ref, u64)> {
+    pub(crate) fn refs(refs: &Option<Refs>) -> Vec<(Ref, u64)> {
         let Some(r) = refs else { return Vec::new() };
         r.file
             .iter()
@@ -160,18 +160,18 @@ impl Refs {
 }
 
 /// What a checkpoint is checked against: the stream being built.
-pub(super) struct Stream<'a> {
-    pub(super) layout: &'a Layout,
-    pub(super) names: &'a [Arc<str>],
-    pub(super) settings: u64,
-    pub(super) block_size: u64,
+pub(crate) struct Stream<'a> {
+    pub(crate) layout: &'a Layout,
+    pub(crate) names: &'a [Arc<str>],
+    pub(crate) settings: u64,
+    pub(crate) block_size: u64,
     /// Records per host per epoch.
-    pub(super) per: u64,
+    pub(crate) per: u64,
     /// Blocks per epoch.
-    pub(super) bpe: u64,
+    pub(crate) bpe: u64,
     /// The first block past the last epoch (`u64::MAX`: none).
-    pub(super) end_block: u64,
-    pub(super) num_epochs: Option<u64>,
+    pub(crate) end_block: u64,
+    pub(crate) num_epochs: Option<u64>,
 }
 
 impl Stream<'_> {
@@ -180,7 +180,7 @@ impl Stream<'_> {
     /// (records of the files, of the stream's epochs, each once, each of
     /// a block taken), that the blocks taken hold exactly the records
     /// delivered and pending, and the shuffle generator's position.
-    pub(super) fn check(&self, p: &CheckpointProto) -> Result<()> {
+    pub(crate) fn check(&self, p: &CheckpointProto) -> Result<()> {
         if p.settings != self.settings {
             return Err(Error::invalid_argument(
                 "the checkpoint was taken from a stream of other files \

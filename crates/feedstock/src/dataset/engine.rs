@@ -127,10 +127,7 @@
 //! of records, the hosts' parts are disjoint and, before the remainder
 //! policy, cover the epoch.
 
-mod checkpoint;
-mod order;
-
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -141,14 +138,14 @@ use parking_lot::{Condvar, Mutex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub use self::checkpoint::{Checkpoint, FORMAT_VERSION};
-use self::checkpoint::{CheckpointProto, Refs};
-use self::order::{Layout, Ref, PAD};
+use super::checkpoint::{self as checkpoint, CheckpointProto, Refs};
+use super::checkpoint::{Checkpoint, FORMAT_VERSION};
+use super::order::{Layout, Ref, PAD};
+use super::source::{Fetched, Fnv, Source, TfRecordSource};
 use crate::error::{Error, Result};
 use crate::input::shard::{Remainder, Shard};
 use crate::io::compression::Compression;
-use crate::io::fs::{default_fs, FileSystem, ReadAt};
-use crate::io::index::RecordIndex;
+use crate::io::fs::{default_fs, FileSystem};
 use crate::io::tfrecord::Position;
 
 /// The order a [`RecordStream`] hands records out in (see the
@@ -170,10 +167,7 @@ pub enum Order {
 /// the stream takes.
 pub const DEFAULT_BLOCK_SIZE: usize = 256;
 
-/// Files a stream keeps open at most by default (see
-/// [`RecordStreamBuilder::max_open_files`]): well below the usual limit
-/// of 1024 descriptors per process.
-pub const DEFAULT_MAX_OPEN_FILES: usize = 128;
+pub use super::source::DEFAULT_MAX_OPEN_FILES;
 
 /// Blocks each reader thread may read ahead of the stream.
 const AHEAD_PER_THREAD: u64 = 2;
@@ -210,9 +204,9 @@ impl StreamRecord {
 
 /// A record that was read: its place and data.
 #[derive(Debug, Clone)]
-struct Item {
-    r: Ref,
-    epoch: u64,
+pub(crate) struct Item {
+    pub(crate) r: Ref,
+    pub(crate) epoch: u64,
     offset: u64,
     data: Bytes,
 }
@@ -381,10 +375,16 @@ impl RecordStreamBuilder {
         if self.files.len() >= PAD as usize {
             return Err(Error::invalid_argument("too many files"));
         }
-        let indexes = self.index_all()?;
+        let source: Arc<dyn Source> = Arc::new(TfRecordSource::open(
+            Arc::clone(&self.fs),
+            &self.files,
+            self.compression,
+            self.threads,
+            self.max_open_files,
+        )?);
         let layout = Layout {
-            counts: indexes.iter().map(RecordIndex::len).collect(),
-            total: indexes.iter().map(RecordIndex::len).sum(),
+            counts: source.counts().to_vec(),
+            total: source.counts().iter().sum(),
             order: self.order,
             seed: self.seed,
             shard: self.shard,
@@ -397,13 +397,11 @@ impl RecordStreamBuilder {
             None if bpe == 0 => 0,
             None => u64::MAX,
         };
-        let settings = self.settings_hash(&indexes);
+        let settings = self.settings_hash(&*source);
         let names: Arc<[Arc<str>]> =
             self.files.iter().map(|f| Arc::from(f.as_str())).collect();
         let ctx = Arc::new(Context {
-            fs: Arc::clone(&self.fs),
-            indexes,
-            handles: Handles::new(self.max_open_files),
+            source,
             layout,
             block_size: self.block_size as u64,
             per,
@@ -481,62 +479,15 @@ impl RecordStreamBuilder {
         Ok(stream)
     }
 
-    /// Indexes every file, spreading the files over the reader threads.
-    fn index_all(&self) -> Result<Vec<RecordIndex>> {
-        let n = self.files.len();
-        let per = n.div_ceil(self.threads.min(n).max(1));
-        let fs = &*self.fs;
-        let c = self.compression;
-        std::thread::scope(|s| {
-            // A thread that cannot start is an error, not a panic (as
-            // `Scope::spawn` would make it): the threads started are
-            // joined when the scope ends.
-            let parts: Vec<_> = self
-                .files
-                .chunks(per)
-                .map(|chunk| {
-                    std::thread::Builder::new()
-                        .name("feedstock-index".into())
-                        .spawn_scoped(s, move || {
-                            chunk
-                                .iter()
-                                .map(|f| RecordIndex::open(fs, f, c))
-                                .collect::<Result<Vec<_>>>()
-                        })
-                        .map_err(|e| {
-                            let message = format!(
-                                "cannot start an indexing thread: {e}"
-                            );
-                            Error::io(e).with_message(message)
-                        })
-                })
-                .collect::<Result<_>>()?;
-            let mut out = Vec::with_capacity(n);
-            for p in parts {
-                out.extend(p.join().map_err(|_| {
-                    Error::internal("a thread indexing files panicked")
-                })??);
-            }
-            Ok(out)
-        })
-    }
-
     /// A hash of everything a checkpoint depends on: the files' contents
     /// (fingerprints, not names, so data may move) and the settings that
     /// shape the order. FNV-1a, written here because std's hasher is not
     /// stable across releases and a checkpoint must outlive a rebuild.
-    fn settings_hash(&self, indexes: &[RecordIndex]) -> u64 {
-        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    fn settings_hash(&self, source: &dyn Source) -> u64 {
+        let mut h = Fnv::default();
         h.u64(u64::from(FORMAT_VERSION));
-        h.u64(indexes.len() as u64);
-        for ix in indexes {
-            let fp = ix.fingerprint();
-            h.u64(fp.size);
-            h.u64(u64::from(fp.head_crc));
-            h.u64(u64::from(fp.tail_crc));
-            h.u64(ix.len());
-            h.u64(ix.compression() as u64);
-        }
+        h.u64(source.counts().len() as u64);
+        source.fingerprint(&mut h);
         let (kind, n) = match self.order {
             Order::Sequential => (0, 0),
             Order::Buffer(n) => (1, n as u64),
@@ -550,28 +501,13 @@ impl RecordStreamBuilder {
         h.u64(matches!(self.remainder, Remainder::Pad) as u64);
         h.u64(self.num_epochs.map_or(u64::MAX, |e| e));
         h.u64(self.block_size as u64);
-        h.0
-    }
-}
-
-/// FNV-1a over 64-bit words.
-struct Fnv(u64);
-
-impl Fnv {
-    fn u64(&mut self, v: u64) {
-        for b in v.to_le_bytes() {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        h.finish()
     }
 }
 
 /// What the reader threads share with the stream.
 struct Context {
-    fs: Arc<dyn FileSystem>,
-    indexes: Vec<RecordIndex>,
-    /// Positioned-read handles on the files.
-    handles: Handles,
+    source: Arc<dyn Source>,
     layout: Layout,
     block_size: u64,
     /// Records per host per epoch.
@@ -616,104 +552,24 @@ impl Context {
             e.0.push(k);
             e.1.push(r.ordinal);
         }
+        let files = self.source.counts().len();
         for (file, (slots, ordinals)) in by_file {
-            let index = self.indexes.get(file as usize).ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "the checkpoint names file {file} of {}",
-                    self.indexes.len()
-                ))
-            })?;
-            let handle = match index.compression() {
-                Compression::None => {
-                    self.handles.get(&*self.fs, index, file)?
-                }
-                _ => None,
+            if file as usize >= files {
+                return Err(Error::invalid_argument(format!(
+                    "the checkpoint names file {file} of {files}"
+                )));
+            }
+            let Fetched::Records(records) =
+                self.source.read(file, &ordinals)?
+            else {
+                return Err(Error::internal("a record stream over rows"));
             };
-            let records = index.read_many_from(
-                &*self.fs,
-                handle.as_deref(),
-                &ordinals,
-            )?;
             for (k, rec) in slots.into_iter().zip(records) {
                 out[k].offset = rec.offset;
                 out[k].data = rec.data;
             }
         }
         Ok(out)
-    }
-}
-
-/// The stream's positioned-read handles
-/// ([`FileSystem::open_read_at`]), one per uncompressed file, opened on
-/// first use and kept for the stream's life, so that a block's scattered
-/// records cost one read each (or one per run of nearby records), never
-/// an open. At most `max_open` are open at once: past that, the least
-/// recently used is closed (its reads in flight finish first).
-struct Handles {
-    slots: Mutex<HandleSlots>,
-    max_open: usize,
-}
-
-#[derive(Default)]
-struct HandleSlots {
-    /// File number to its handle (`None`: the file system has none) and
-    /// the tick of its last use.
-    open: HashMap<u32, (Option<Arc<dyn ReadAt>>, u64)>,
-    /// Counts uses.
-    tick: u64,
-}
-
-impl HandleSlots {
-    /// The handle kept for `file`, if any, marked as just used.
-    fn touch(&mut self, file: u32) -> Option<Option<Arc<dyn ReadAt>>> {
-        self.tick += 1;
-        let tick = self.tick;
-        self.open.get_mut(&file).map(|(h, used)| {
-            *used = tick;
-            h.clone()
-        })
-    }
-}
-
-impl Handles {
-    fn new(max_open: usize) -> Handles {
-        Handles {
-            slots: Mutex::new(HandleSlots::default()),
-            max_open: max_open.max(1),
-        }
-    }
-
-    /// The handle on file `file` (`index` describes it), opening it if
-    /// it is not open.
-    fn get(
-        &self,
-        fs: &dyn FileSystem,
-        index: &RecordIndex,
-        file: u32,
-    ) -> Result<Option<Arc<dyn ReadAt>>> {
-        if let Some(h) = self.slots.lock().touch(file) {
-            return Ok(h);
-        }
-        // Opened without the lock (an object store's HEAD takes a round
-        // trip); two threads may both open, and one handle is kept.
-        let opened = fs.open_read_at(index.path())?;
-        let mut slots = self.slots.lock();
-        if let Some(h) = slots.touch(file) {
-            return Ok(h);
-        }
-        if slots.open.len() >= self.max_open {
-            let oldest = slots
-                .open
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(&f, _)| f);
-            if let Some(f) = oldest {
-                slots.open.remove(&f);
-            }
-        }
-        let tick = slots.tick;
-        slots.open.insert(file, (opened.clone(), tick));
-        Ok(opened)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use rand::seq::SliceRandom;
 
-use super::Order;
+use super::engine::Order;
 use crate::input::producer::epoch_order_rng;
 use crate::input::shard::{Remainder, Shard};
 

@@ -1,0 +1,12 @@
+//! The engine and its front door: a [`Dataset`] reads records from a
+//! [`Source`](source::Source), decodes, shuffles and batches them with
+//! reader threads, and can stop at any moment and resume exactly.
+
+mod checkpoint;
+pub(crate) mod engine;
+mod gather;
+mod order;
+pub mod source;
+
+pub use checkpoint::{Checkpoint, FORMAT_VERSION};
+pub use engine::Order;
