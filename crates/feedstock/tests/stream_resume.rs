@@ -532,7 +532,7 @@ impl Stalled {
     fn gate(&self) {
         let reader = std::thread::current()
             .name()
-            .is_some_and(|n| n.starts_with("feedstock-stream"));
+            .is_some_and(|n| n.starts_with("feedstock-read"));
         if !reader {
             return;
         }

@@ -135,7 +135,7 @@ pub(crate) struct Refs {
 
 impl Refs {
     pub(crate) fn of<'a>(
-        items: impl Iterator<Item = &'a super::engine::Item>,
+        items: impl Iterator<Item = &'a super::engine::Meta>,
     ) -> Refs {
         let mut r = Refs::default();
         for it in items {
@@ -159,7 +159,7 @@ impl Refs {
     }
 }
 
-/// What a checkpoint is checked against: the stream being built.
+/// What a checkpoint is checked against: the pipeline being started.
 pub(crate) struct Stream<'a> {
     pub(crate) layout: &'a Layout,
     pub(crate) names: &'a [Arc<str>],
@@ -358,6 +358,7 @@ impl Stream<'_> {
         // draw in 2^32 at most): 16 words per record is far above.
         let fits = match self.layout.order {
             Order::Buffer(_) => pos >= d && pos <= 16 * d,
+            Order::Files => pos == 0,
             _ => pos == 0,
         };
         if !fits {

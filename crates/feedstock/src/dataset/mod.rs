@@ -3,10 +3,12 @@
 //! reader threads, and can stop at any moment and resume exactly.
 
 mod checkpoint;
+pub mod decode;
 pub(crate) mod engine;
 mod gather;
 mod order;
 pub mod source;
+pub mod stream;
 
 pub use checkpoint::{Checkpoint, FORMAT_VERSION};
-pub use engine::Order;
+pub use engine::{Canceller, Order, DEFAULT_BLOCK_SIZE};

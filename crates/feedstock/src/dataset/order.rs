@@ -1,4 +1,4 @@
-//! The order of a [`RecordStream`](super::RecordStream): which record comes
+//! The order of a pipeline: which record comes
 //! at each place of each epoch, as a pure function of the settings, the
 //! seed and the epoch. Nothing here reads a file.
 
@@ -52,7 +52,7 @@ impl Layout {
     /// in that order (`files + 1` entries, starting at 0).
     pub(crate) fn epoch_files(&self, epoch: u64) -> (Vec<u32>, Vec<u64>) {
         let mut files: Vec<u32> = (0..self.counts.len() as u32).collect();
-        if let Order::Buffer(_) = self.order {
+        if let Order::Buffer(_) | Order::Files = self.order {
             files.shuffle(&mut epoch_order_rng(self.seed, epoch));
         }
         let mut cum = Vec::with_capacity(files.len() + 1);

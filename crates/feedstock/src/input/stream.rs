@@ -1,8 +1,5 @@
-//! Records of TFRecord files with an exact resume: a thin adapter of the
-//! [`dataset`](crate::dataset) engine that hands out records undecoded.
+//! Records of TFRecord files with an exact resume: the
+//! [`dataset`](crate::dataset) engine handing out records undecoded (see
+//! [`RecordStream`]).
 
-pub use crate::dataset::engine::{
-    RecordStream, RecordStreamBuilder, StreamCanceller, StreamRecord,
-    DEFAULT_BLOCK_SIZE, DEFAULT_MAX_OPEN_FILES,
-};
-pub use crate::dataset::{Checkpoint, Order, FORMAT_VERSION};
+pub use crate::dataset::stream::*;

@@ -1,0 +1,252 @@
+//! The decode stage of a [`Dataset`](super::Dataset): turns a block of
+//! records into one value per component, each with one row per record.
+//! The reader threads run it, a block at a time, so decoding is parallel
+//! and batched.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::source::Fnv;
+use crate::decode::csv::CsvDecoder;
+use crate::decode::example::{parse_example, FeatureSpec};
+use crate::decode::raw::{decode_raw_batch, ByteOrder};
+use crate::decode::Records;
+use crate::error::{Error, Result};
+use crate::tensor::{DType, Data, Tensor, Value};
+
+/// A decoder of blocks of records: the extension point for a format of
+/// one's own (most users call [`Dataset::parse`](super::Dataset::parse),
+/// [`decode_csv`](super::Dataset::decode_csv),
+/// [`decode_raw`](super::Dataset::decode_raw) or
+/// [`map`](super::Dataset::map) instead).
+///
+/// It must be a pure function of the records: a resumed pipeline decodes
+/// some records again and must get the same values.
+pub trait Decode: Send + Sync + fmt::Debug {
+    /// Decodes `records` into one value per component, each with a
+    /// leading axis of one row per record. An error should name the
+    /// record through [`Records::key`] when keys are given (the engine
+    /// decodes a failed block again with keys to name it).
+    ///
+    /// # Errors
+    ///
+    /// Those of the format, naming the record.
+    fn decode(&self, records: Records<'_>) -> Result<Vec<Value>>;
+
+    /// Decodes rows that are already tensors (arrays in memory): one
+    /// value per component, each with a leading row axis.
+    ///
+    /// # Errors
+    ///
+    /// By default [`InvalidArgument`](crate::Kind::InvalidArgument):
+    /// a record decoder cannot read arrays.
+    fn decode_rows(&self, columns: Vec<Value>) -> Result<Vec<Value>> {
+        let _ = columns;
+        Err(Error::invalid_argument(format!(
+            "{self:?} decodes records, not arrays in memory"
+        )))
+    }
+
+    /// The components' names, when the decoder knows them.
+    fn names(&self) -> Option<Arc<[String]>> {
+        None
+    }
+
+    /// Feeds into `h` what the decoded values depend on besides the
+    /// records (the spec, the defaults, the dtype): a checkpoint is
+    /// restored only into a pipeline that decodes the same way.
+    fn fingerprint(&self, h: &mut Fnv);
+}
+
+/// The records themselves, as one string component (no decoding).
+pub(crate) fn records_column(records: &[Bytes]) -> Result<Value> {
+    Ok(Value::Dense(Tensor::from_data(
+        [records.len()],
+        Data::String(records.to_vec()),
+    )?))
+}
+
+/// `tf.train.Example` records parsed with a feature spec.
+#[derive(Debug, Clone)]
+pub(crate) struct ParseExample(pub(crate) FeatureSpec);
+
+impl Decode for ParseExample {
+    fn decode(&self, records: Records<'_>) -> Result<Vec<Value>> {
+        Ok(parse_example(records, &self.0)?.into_values())
+    }
+
+    fn names(&self) -> Option<Arc<[String]>> {
+        Some(self.0.names().map(str::to_owned).collect())
+    }
+
+    fn fingerprint(&self, h: &mut Fnv) {
+        h.bytes(b"parse_example");
+        h.bytes(format!("{:?}", self.0).as_bytes());
+    }
+}
+
+/// CSV lines decoded into typed columns.
+#[derive(Debug, Clone)]
+pub(crate) struct DecodeCsv(pub(crate) CsvDecoder);
+
+impl Decode for DecodeCsv {
+    fn decode(&self, records: Records<'_>) -> Result<Vec<Value>> {
+        Ok(self
+            .0
+            .decode_batch(records)?
+            .into_iter()
+            .map(Value::Dense)
+            .collect())
+    }
+
+    fn fingerprint(&self, h: &mut Fnv) {
+        h.bytes(b"decode_csv");
+        h.bytes(format!("{:?}", self.0).as_bytes());
+    }
+}
+
+/// Records reinterpreted as numbers (`decode_raw`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DecodeRaw {
+    pub(crate) dtype: DType,
+    pub(crate) order: ByteOrder,
+}
+
+impl Decode for DecodeRaw {
+    fn decode(&self, records: Records<'_>) -> Result<Vec<Value>> {
+        let t = decode_raw_batch(records, self.dtype, self.order)?;
+        Ok(vec![Value::Dense(t)])
+    }
+
+    fn fingerprint(&self, h: &mut Fnv) {
+        h.bytes(b"decode_raw");
+        h.bytes(self.dtype.name().as_bytes());
+        h.u64(matches!(self.order, ByteOrder::BigEndian) as u64);
+    }
+}
+
+/// A user's function from one example (its components) to another, run
+/// per example in the reader threads after the decoder before it.
+pub(crate) type MapFn = dyn Fn(Vec<Value>) -> Result<Vec<Value>> + Send + Sync;
+
+/// A decoder followed by a user's per-example function.
+#[derive(Clone)]
+pub(crate) struct Map {
+    /// The stage before (`None`: the records as one string component).
+    pub(crate) inner: Option<Arc<dyn Decode>>,
+    pub(crate) f: Arc<MapFn>,
+    /// The output's names, if given.
+    pub(crate) names: Option<Arc<[String]>>,
+    /// Tells apart pipelines whose functions differ (a closure cannot be
+    /// hashed): the caller's label, or none.
+    pub(crate) label: String,
+}
+
+impl fmt::Debug for Map {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Map")
+            .field("inner", &self.inner)
+            .field("names", &self.names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Map {
+    /// Runs the function over each row of `columns`.
+    fn apply(
+        &self,
+        columns: Vec<Value>,
+        key: &dyn Fn(usize) -> Option<String>,
+    ) -> Result<Vec<Value>> {
+        let n = columns.first().map_or(0, super::source::rows_of);
+        let per_column: Vec<Vec<Value>> =
+            columns.iter().map(unstack).collect::<Result<_>>()?;
+        let mut out: Vec<Vec<Value>> = Vec::new();
+        for i in 0..n {
+            let example: Vec<Value> =
+                per_column.iter().map(|c| c[i].clone()).collect();
+            let mapped = (self.f)(example).map_err(|e| match key(i) {
+                Some(k) => e.with_key(k),
+                None => e,
+            })?;
+            if out.is_empty() {
+                out =
+                    (0..mapped.len()).map(|_| Vec::with_capacity(n)).collect();
+            } else if mapped.len() != out.len() {
+                return Err(Error::invalid_argument(format!(
+                    "the map function gave {} components for one example and {} for another",
+                    out.len(),
+                    mapped.len()
+                )));
+            }
+            for (o, v) in out.iter_mut().zip(mapped) {
+                o.push(v);
+            }
+        }
+        out.into_iter().map(|vs| stack(&vs)).collect()
+    }
+}
+
+impl Decode for Map {
+    fn decode(&self, records: Records<'_>) -> Result<Vec<Value>> {
+        let columns = match &self.inner {
+            Some(d) => d.decode(records.clone())?,
+            None => vec![records_column(records.values())?],
+        };
+        self.apply(columns, &|i| records.key(i).map(str::to_owned))
+    }
+
+    fn decode_rows(&self, columns: Vec<Value>) -> Result<Vec<Value>> {
+        let columns = match &self.inner {
+            Some(d) => d.decode_rows(columns)?,
+            None => columns,
+        };
+        self.apply(columns, &|_| None)
+    }
+
+    fn names(&self) -> Option<Arc<[String]>> {
+        self.names.clone()
+    }
+
+    fn fingerprint(&self, h: &mut Fnv) {
+        match &self.inner {
+            Some(d) => d.fingerprint(h),
+            None => h.bytes(b"records"),
+        }
+        h.bytes(b"map");
+        h.bytes(self.label.as_bytes());
+    }
+}
+
+/// The rows of a value, each without the row axis.
+fn unstack(v: &Value) -> Result<Vec<Value>> {
+    Ok(match v {
+        Value::Dense(t) => t.unstack().into_iter().map(Value::Dense).collect(),
+        Value::Sparse(s) => {
+            s.unstack()?.into_iter().map(Value::Sparse).collect()
+        }
+    })
+}
+
+/// Rows stacked along a new axis 0.
+fn stack(rows: &[Value]) -> Result<Value> {
+    match rows.first() {
+        None => Err(Error::internal("a map over no rows")),
+        Some(Value::Dense(_)) => {
+            let ts: Vec<Tensor> = rows
+                .iter()
+                .map(|v| v.dense().cloned())
+                .collect::<Result<_>>()?;
+            Tensor::stack(&ts).map(Value::Dense)
+        }
+        Some(Value::Sparse(_)) => {
+            let ss: Vec<_> = rows
+                .iter()
+                .map(|v| v.sparse().cloned())
+                .collect::<Result<_>>()?;
+            crate::tensor::SparseTensor::stack(&ss).map(Value::Sparse)
+        }
+    }
+}
