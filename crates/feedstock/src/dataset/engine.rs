@@ -547,6 +547,22 @@ impl Engine {
         Ok(engine)
     }
 
+    /// The error that stopped the engine, if one did.
+    pub(crate) fn error(&self) -> Option<Error> {
+        self.failed.clone()
+    }
+
+    /// The key of the record in `row`.
+    pub(crate) fn key_of(&self, row: &Row) -> String {
+        let m = row.meta();
+        let rec = Record {
+            data: Bytes::new(),
+            offset: m.offset,
+            index: m.r.ordinal,
+        };
+        self.ctx.key(m, &rec)
+    }
+
     /// True once an error other than a timeout has stopped the engine.
     pub(crate) fn failed(&self) -> bool {
         self.failed.is_some()
@@ -593,6 +609,11 @@ impl Engine {
     ) -> Result<Vec<Row>> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
+        }
+        if self.shared.state.lock().cancelled {
+            let e = Error::cancelled("the pipeline was cancelled");
+            self.failed = Some(e.clone());
+            return Err(e);
         }
         let mut out = Vec::with_capacity(n.min(1 << 16));
         while out.len() < n {

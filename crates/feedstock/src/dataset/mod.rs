@@ -12,3 +12,6 @@ pub mod stream;
 
 pub use checkpoint::{Checkpoint, FORMAT_VERSION};
 pub use engine::{Canceller, Order, DEFAULT_BLOCK_SIZE};
+
+mod front;
+pub use front::{Dataset, IntoFiles, Loader, Shuffle};
