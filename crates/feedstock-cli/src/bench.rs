@@ -37,6 +37,7 @@ use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::{parse_example, FeatureKind, FeatureSpec};
 use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
+use feedstock::dataset::{Dataset, Shuffle};
 use feedstock::input::stream::{Order, RecordStream};
 use feedstock::input::{
     batch_join, shuffle_batch_join, string_input_producer,
@@ -522,8 +523,10 @@ fn run_files(args: &Args, paths: &[PathBuf]) -> anyhow::Result<()> {
         "{:<18}  {:>10}  {:>9}  {:>12}  {:>9}  {:>10}",
         "stage", "records", "seconds", "records/s", "MB/s", "queue full"
     )?;
+    let mut read_bytes = 0;
     for (name, p) in [("read", Parser::None), ("read+parse", parser.clone())] {
         let m = stage(args, &files, compression, &p)?;
+        read_bytes = m.bytes;
         writeln!(out, "{name:<18}  {m}")?;
     }
     let name = if args.shuffle {
@@ -532,8 +535,12 @@ fn run_files(args: &Args, paths: &[PathBuf]) -> anyhow::Result<()> {
         "read+parse+batch"
     };
     let (m, batches) =
-        batch_stage(args, &files, compression, parser, spec, capacity)?;
+        batch_stage(args, &files, compression, parser.clone(), spec, capacity)?;
     writeln!(out, "{name:<18}  {m}")?;
+    if let Some(m) = dataset_stage(args, &files, compression, &parser, read_bytes)? {
+        let name = if args.shuffle { "dataset+shuffle" } else { "dataset" };
+        writeln!(out, "{name:<18}  {m}")?;
+    }
     if args.stream {
         let buffer = Order::Buffer(args.stream_buffer);
         for (name, order, det) in [
@@ -611,6 +618,57 @@ fn stream_stage(
         elapsed: start.elapsed(),
         fullness: None,
     })
+}
+
+/// Runs the same pipeline through the front door, [`Dataset`]: read,
+/// decode, (shuffle through a buffer of `--min-after-dequeue`) and batch,
+/// `--threads` reader threads. The files are indexed when it starts,
+/// before the clock starts. `None` for a format it does not read yet.
+fn dataset_stage(
+    args: &Args,
+    files: &[String],
+    compression: Compression,
+    parser: &Parser,
+    bytes: u64,
+) -> Result<Option<Measure>> {
+    let d = match args.format {
+        Format::TfRecord => Dataset::tfrecord_in(
+            feedstock::io::fs::default_fs(),
+            files.to_vec(),
+            Some(compression),
+        )?,
+        _ => return Ok(None),
+    };
+    let d = match parser {
+        Parser::None => d,
+        Parser::Example(spec) => d.parse(spec.clone()),
+        Parser::Csv(dec) => d.decode_csv((**dec).clone()),
+        Parser::Raw => d.decode_raw(DType::U8),
+    };
+    let shuffle = if args.shuffle {
+        Shuffle::Buffer(args.min_after_dequeue.max(1) as usize)
+    } else {
+        Shuffle::None
+    };
+    let batch = usize::try_from(args.batch_size)
+        .map_err(|_| Error::invalid_argument("--batch-size is too big"))?;
+    let mut loader = d
+        .shuffle(shuffle)
+        .batch(batch)
+        .epochs(args.epochs)
+        .threads(args.threads as usize)
+        .start()?;
+    let start = Instant::now();
+    let mut records = 0u64;
+    while let Some(b) = loader.next_batch()? {
+        records += b.len() as u64;
+    }
+    Ok(Some(Measure {
+        records,
+        bytes,
+        elapsed: start.elapsed(),
+        fullness: None,
+    }))
 }
 
 /// A reader of the format, for one worker thread.
