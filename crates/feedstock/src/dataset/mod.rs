@@ -4,9 +4,14 @@
 
 mod checkpoint;
 pub(crate) mod engine;
+pub mod files;
 mod gather;
 mod order;
 pub mod source;
 
 pub use checkpoint::{Checkpoint, FORMAT_VERSION};
 pub use engine::Order;
+pub use files::{
+    FixedLengthSource, FixedLengthSourceBuilder, TextLineSource,
+    TextLineSourceBuilder, WholeFileSource,
+};
