@@ -34,10 +34,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use feedstock::coord::{Coordinator, Pipeline};
+use feedstock::dataset::{Dataset, Shuffle};
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::{parse_example, FeatureKind, FeatureSpec};
 use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
-use feedstock::dataset::{Dataset, Shuffle};
 use feedstock::input::stream::{Order, RecordStream};
 use feedstock::input::{
     batch_join, shuffle_batch_join, string_input_producer,
@@ -534,11 +534,23 @@ fn run_files(args: &Args, paths: &[PathBuf]) -> anyhow::Result<()> {
     } else {
         "read+parse+batch"
     };
-    let (m, batches) =
-        batch_stage(args, &files, compression, parser.clone(), spec, capacity)?;
+    let (m, batches) = batch_stage(
+        args,
+        &files,
+        compression,
+        parser.clone(),
+        spec,
+        capacity,
+    )?;
     writeln!(out, "{name:<18}  {m}")?;
-    if let Some(m) = dataset_stage(args, &files, compression, &parser, read_bytes)? {
-        let name = if args.shuffle { "dataset+shuffle" } else { "dataset" };
+    if let Some(m) =
+        dataset_stage(args, &files, compression, &parser, read_bytes)?
+    {
+        let name = if args.shuffle {
+            "dataset+shuffle"
+        } else {
+            "dataset"
+        };
         writeln!(out, "{name:<18}  {m}")?;
     }
     if args.stream {

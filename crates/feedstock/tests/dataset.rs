@@ -524,3 +524,128 @@ fn a_killed_process_resumes_from_its_last_checkpoint() {
     got.extend(rest);
     assert!(got == all, "{} batches after resume", got.len());
 }
+
+#[test]
+fn csv_lines_decode_batch_and_resume() {
+    use feedstock::dataset::TextLineSource;
+    use feedstock::decode::csv::{CsvDecoder, RecordDefault};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.csv");
+    let mut text = String::from("id,score\n");
+    for i in 0..50 {
+        text.push_str(&format!("{i},{}.5\n", i * 2));
+    }
+    std::fs::write(&path, text).unwrap();
+    let decoder =
+        CsvDecoder::new(vec![RecordDefault::i64(0), RecordDefault::f32(0.0)])
+            .unwrap();
+    let d = Dataset::text_lines(
+        path.to_str().unwrap(),
+        TextLineSource::builder().skip_header_lines(1),
+    )
+    .unwrap()
+    .decode_csv(decoder)
+    .names(["id", "score"])
+    .shuffle(Shuffle::Buffer(10))
+    .batch(8)
+    .block_size(4);
+    let all: Vec<_> = d.start().unwrap().map(|b| b.unwrap()).collect();
+    let mut ids: Vec<i64> = all
+        .iter()
+        .flat_map(|b| {
+            let id = b
+                .get("id")
+                .unwrap()
+                .dense()
+                .unwrap()
+                .as_slice::<i64>()
+                .unwrap()
+                .to_vec();
+            let s = b
+                .get("score")
+                .unwrap()
+                .dense()
+                .unwrap()
+                .as_slice::<f32>()
+                .unwrap()
+                .to_vec();
+            for (i, v) in id.iter().zip(s) {
+                assert_eq!(v, *i as f32 * 2.0 + 0.5);
+            }
+            id
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..50).collect::<Vec<_>>());
+    let mut l = d.start().unwrap();
+    let before: Vec<_> = l.by_ref().take(3).map(|b| b.unwrap()).collect();
+    let cp = l.checkpoint().unwrap();
+    drop(l);
+    let rest: Vec<_> = d.resume(&cp).unwrap().map(|b| b.unwrap()).collect();
+    assert_eq!(before.into_iter().chain(rest).collect::<Vec<_>>(), all);
+
+    // A malformed line names the file and its line number.
+    std::fs::write(&path, "id,score\n1,2\nx,3\n").unwrap();
+    let decoder =
+        CsvDecoder::new(vec![RecordDefault::i64(0), RecordDefault::f32(0.0)])
+            .unwrap();
+    let e = Dataset::text_lines(
+        path.to_str().unwrap(),
+        TextLineSource::builder().skip_header_lines(1),
+    )
+    .unwrap()
+    .decode_csv(decoder)
+    .batch(8)
+    .start()
+    .unwrap()
+    .next()
+    .unwrap()
+    .unwrap_err();
+    assert_eq!(
+        e.key(),
+        Some(format!("{}:3", path.to_str().unwrap()).as_str()),
+        "{e}"
+    );
+}
+
+#[test]
+fn cifar_like_fixed_length_records_through_decode_raw_and_map() {
+    use feedstock::dataset::FixedLengthSource;
+    use feedstock::Value;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data_batch_1.bin");
+    // 1 label byte + a 2x2x3 image, 40 records.
+    let mut bytes = Vec::new();
+    for i in 0..40u8 {
+        bytes.push(i % 10);
+        bytes.extend((0..12).map(|k| i.wrapping_add(k)));
+    }
+    std::fs::write(&path, bytes).unwrap();
+    let d = Dataset::fixed_length(
+        path.to_str().unwrap(),
+        &FixedLengthSource::builder(13),
+    )
+    .unwrap()
+    .decode_raw(DType::U8)
+    .map("cifar", |ex: Vec<Value>| {
+        let raw = ex[0].dense()?;
+        let label = raw
+            .slice(0, 1)?
+            .reshape(Vec::<usize>::new())?
+            .cast(DType::I32)?;
+        let image = raw.slice(1, 13)?.reshape([2, 2, 3])?;
+        Ok(vec![Value::Dense(label), Value::Dense(image)])
+    })
+    .names(["label", "image"])
+    .batch(16);
+    let batches: Vec<_> = d.start().unwrap().map(|b| b.unwrap()).collect();
+    assert_eq!(
+        batches.iter().map(|b| b.len()).collect::<Vec<_>>(),
+        [16, 16, 8]
+    );
+    let img = batches[1].get("image").unwrap().dense().unwrap();
+    assert_eq!(img.dims(), [16, 2, 2, 3]);
+    assert_eq!(img.as_slice::<u8>().unwrap()[..3], [16, 17, 18]);
+    let labels = batches[1].get("label").unwrap().dense().unwrap();
+    assert_eq!(labels.as_slice::<i32>().unwrap()[..3], [6, 7, 8]);
+}

@@ -9,6 +9,9 @@ use super::decode::{Decode, DecodeCsv, DecodeRaw, Map, ParseExample};
 use super::engine::{
     stack_rows, Canceller, Config, Engine, Order, Row, DEFAULT_BLOCK_SIZE,
 };
+use super::files::{
+    FixedLengthSourceBuilder, TextLineSourceBuilder, WholeFileSource,
+};
 use super::source::{
     ArraySource, Fnv, Source, TfRecordSource, DEFAULT_MAX_OPEN_FILES,
 };
@@ -213,6 +216,28 @@ impl Dataset {
         }
     }
 
+    /// A pipeline over files matched by `files` on `fs`, whose source
+    /// `open` builds when the pipeline starts (with its thread count).
+    fn over_files<S, F>(
+        fs: Arc<dyn FileSystem>,
+        files: impl IntoFiles,
+        open: F,
+    ) -> Result<Dataset>
+    where
+        S: Source + 'static,
+        F: Fn(Arc<dyn FileSystem>, &[String], usize) -> Result<S>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let files = files.into_files(&*fs)?;
+        check_files(&files)?;
+        Ok(Dataset::from_source(move |threads| {
+            Ok(Arc::new(open(Arc::clone(&fs), &files, threads)?)
+                as Arc<dyn Source>)
+        }))
+    }
+
     /// TFRecord files (plain, gzip or zlib by extension): a glob pattern,
     /// a path or URL (`s3://bucket/train-*`), or a list. Each file is
     /// indexed when the pipeline starts (its sidecar, or one scan).
@@ -235,18 +260,64 @@ impl Dataset {
         files: impl IntoFiles,
         compression: Option<Compression>,
     ) -> Result<Dataset> {
-        let files = files.into_files(&*fs)?;
-        check_files(&files)?;
-        Ok(Dataset::from_source(move |threads| {
-            let s = TfRecordSource::open(
-                Arc::clone(&fs),
-                &files,
+        Dataset::over_files(fs, files, move |fs, files, threads| {
+            TfRecordSource::open(
+                fs,
+                files,
                 compression,
                 threads,
                 DEFAULT_MAX_OPEN_FILES,
-            )?;
-            Ok(Arc::new(s) as Arc<dyn Source>)
-        }))
+            )
+        })
+    }
+
+    /// The lines of text files (CSV among them: add
+    /// [`decode_csv`](Self::decode_csv)), cut as
+    /// [`TextLineReader`](crate::reader::TextLineReader) cuts them, with
+    /// the settings of `lines` (header lines to skip, compression, line
+    /// limit). Each file is scanned once when the pipeline starts.
+    ///
+    /// # Errors
+    ///
+    /// As [`tfrecord`](Self::tfrecord).
+    pub fn text_lines(
+        files: impl IntoFiles,
+        lines: &TextLineSourceBuilder,
+    ) -> Result<Dataset> {
+        let lines = lines.clone();
+        Dataset::over_files(default_fs(), files, move |fs, files, threads| {
+            lines.open(fs, files, threads, DEFAULT_MAX_OPEN_FILES)
+        })
+    }
+
+    /// Fixed-length records (CIFAR-10's binary files, say), cut as
+    /// [`FixedLengthRecordReader`](crate::reader::FixedLengthRecordReader)
+    /// cuts them with the layout of `layout`. Counted from each file's
+    /// size: no scan unless compressed.
+    ///
+    /// # Errors
+    ///
+    /// As [`tfrecord`](Self::tfrecord).
+    pub fn fixed_length(
+        files: impl IntoFiles,
+        layout: &FixedLengthSourceBuilder,
+    ) -> Result<Dataset> {
+        let layout = layout.clone();
+        Dataset::over_files(default_fs(), files, move |fs, files, threads| {
+            layout.open(fs, files, threads, DEFAULT_MAX_OPEN_FILES)
+        })
+    }
+
+    /// Each file whole, one record per file (images, say, for
+    /// [`map`](Self::map) to decode), keyed by its name.
+    ///
+    /// # Errors
+    ///
+    /// As [`tfrecord`](Self::tfrecord).
+    pub fn whole_files(files: impl IntoFiles) -> Result<Dataset> {
+        Dataset::over_files(default_fs(), files, |fs, files, threads| {
+            WholeFileSource::open(fs, files, threads, DEFAULT_MAX_OPEN_FILES)
+        })
     }
 
     /// Arrays in memory, one example per row, named: the preloaded way

@@ -5,6 +5,7 @@
 mod checkpoint;
 pub mod decode;
 pub(crate) mod engine;
+pub mod files;
 mod gather;
 mod order;
 pub mod source;
@@ -12,6 +13,10 @@ pub mod stream;
 
 pub use checkpoint::{Checkpoint, FORMAT_VERSION};
 pub use engine::{Canceller, Order, DEFAULT_BLOCK_SIZE};
+pub use files::{
+    FixedLengthSource, FixedLengthSourceBuilder, TextLineSource,
+    TextLineSourceBuilder, WholeFileSource,
+};
 
 mod front;
 pub use front::{Dataset, IntoFiles, Loader, Shuffle};

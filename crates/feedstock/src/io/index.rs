@@ -490,19 +490,18 @@ impl RecordIndex {
             ))
             .with_file(&self.path));
         }
-        let mut order: Vec<usize> = (0..ordinals.len()).collect();
-        order.sort_unstable_by_key(|&k| ordinals[k]);
-        let mut out: Vec<Option<Record>> = vec![None; ordinals.len()];
-        match file {
-            Some(file) if self.compression == Compression::None => {
-                self.read_runs(file, ordinals, &order, &mut out)?
-            }
-            _ => self.read_forward(fs, ordinals, &order, &mut out)?,
-        }
-        Ok(out
-            .into_iter()
-            .map(|r| r.expect("every slot read"))
-            .collect())
+        let spans: Vec<(Position, u64)> =
+            ordinals.iter().map(|&i| self.span(i)).collect();
+        let ranges: Vec<(u64, u64)> = spans
+            .iter()
+            .map(|(pos, len)| (pos.offset, framed_len(*len)))
+            .collect();
+        let bufs =
+            read_ranges(fs, &self.path, self.compression, file, &ranges)?;
+        bufs.into_iter()
+            .zip(spans)
+            .map(|(buf, (pos, len))| self.decode_one(buf, pos, len))
+            .collect()
     }
 
     /// The position and data length of record `i`, known to exist.
@@ -510,118 +509,6 @@ impl RecordIndex {
         let pos = self.position(i).expect("checked against len");
         let len = self.data_len(i).expect("checked against len");
         (pos, len)
-    }
-
-    /// Reads `ordinals` (taken in `order`, ascending) into `out` with one
-    /// positioned read per run of nearby records.
-    fn read_runs(
-        &self,
-        file: &dyn ReadAt,
-        ordinals: &[u64],
-        order: &[usize],
-        out: &mut [Option<Record>],
-    ) -> Result<()> {
-        let gap = file.merge_gap();
-        let mut k = 0;
-        while k < order.len() {
-            let (first, len) = self.span(ordinals[order[k]]);
-            let start = first.offset;
-            let mut end = start + framed_len(len);
-            let mut j = k + 1;
-            while j < order.len() {
-                let (pos, len) = self.span(ordinals[order[j]]);
-                let to = end.max(pos.offset + framed_len(len));
-                if pos.offset > end.saturating_add(gap) || to - start > MAX_RUN
-                {
-                    break;
-                }
-                end = to;
-                j += 1;
-            }
-            let want = usize::try_from(end - start).map_err(|_| {
-                Error::resource_exhausted("a record larger than memory")
-                    .with_offset(start)
-                    .with_file(&self.path)
-            })?;
-            let bytes = file.read_at(start, want)?;
-            for &slot in &order[k..j] {
-                let (pos, len) = self.span(ordinals[slot]);
-                let a = (pos.offset - start) as usize;
-                let b = (a as u64 + framed_len(len)).min(bytes.len() as u64);
-                let frame = bytes.slice(a.min(bytes.len())..b as usize);
-                out[slot] = Some(self.decode_one(frame, pos, len)?);
-            }
-            k = j;
-        }
-        Ok(())
-    }
-
-    /// Reads `ordinals` (taken in `order`, ascending) into `out` with
-    /// forward reads: the way without positioned reads.
-    fn read_forward(
-        &self,
-        fs: &dyn FileSystem,
-        ordinals: &[u64],
-        order: &[usize],
-        out: &mut [Option<Record>],
-    ) -> Result<()> {
-        let mut cursor: Option<(Box<dyn BufRead + Send>, u64)> = None;
-        for &k in order {
-            let (pos, len) = self.span(ordinals[k]);
-            let reopen = match &cursor {
-                None => true,
-                Some((_, at)) => {
-                    *at > pos.offset
-                        || (self.compression == Compression::None
-                            && pos.offset - at > REOPEN_GAP)
-                }
-            };
-            if reopen {
-                cursor = Some((self.open_at(fs, pos.offset)?, pos.offset));
-            }
-            let (src, at) = cursor.as_mut().expect("opened above");
-            let skip = pos.offset - *at;
-            skip_exactly(src, skip).map_err(|e| self.short(e, *at))?;
-            let frame_len = framed_len(len);
-            let mut buf = Vec::new();
-            let got = src
-                .take(frame_len)
-                .read_to_end(&mut buf)
-                .map_err(|e| Error::io(e).with_offset(pos.offset))
-                .map_err(|e| e.with_file(&self.path))?;
-            *at = pos.offset + got as u64;
-            out[k] = Some(self.decode_one(Bytes::from(buf), pos, len)?);
-        }
-        Ok(())
-    }
-
-    fn short(&self, e: Error, at: u64) -> Error {
-        Error::data_loss(format!(
-            "the file ended before an indexed record ({}; stale index?)",
-            e.message()
-        ))
-        .with_offset(at)
-        .with_file(&self.path)
-    }
-
-    /// A forward reader of the (decompressed) stream from `offset`.
-    fn open_at(
-        &self,
-        fs: &dyn FileSystem,
-        offset: u64,
-    ) -> Result<Box<dyn BufRead + Send>> {
-        if self.compression == Compression::None {
-            let raw = fs.open_at(&self.path, offset)?;
-            return Ok(Box::new(BufReader::with_capacity(64 * 1024, raw)));
-        }
-        let raw = fs.open(&self.path)?;
-        let mut src: Box<dyn BufRead + Send> =
-            Box::new(BufReader::with_capacity(
-                64 * 1024,
-                Decompressor::new(self.compression, raw),
-            ));
-        skip_exactly(&mut src, offset).map_err(|e| self.short(e, 0))?;
-        Ok(src)
     }
 
     /// Decodes the framed bytes of record `pos`, which the index says has
@@ -675,8 +562,13 @@ impl RecordIndex {
     }
 }
 
-/// The size of `path` and the CRC32C of its first and last 64 KiB.
-fn sample(fs: &dyn FileSystem, path: &str) -> Result<(u64, u32, u32)> {
+/// The size of `path` and the CRC32C of its first and last 64 KiB: the
+/// sampled [`Fingerprint`] (without `file_crc`), which the sources of
+/// [`dataset`](crate::dataset) fingerprint their files by too.
+pub(crate) fn sample(
+    fs: &dyn FileSystem,
+    path: &str,
+) -> Result<(u64, u32, u32)> {
     let size = fs.size(path)?;
     let read = |from: u64| -> Result<u32> {
         let mut buf = Vec::new();
@@ -689,6 +581,141 @@ fn sample(fs: &dyn FileSystem, path: &str) -> Result<(u64, u32, u32)> {
     let head = read(0)?;
     let tail = read(size.saturating_sub(SAMPLE_LEN))?;
     Ok((size, head, tail))
+}
+
+/// Reads the byte ranges `ranges` (start, length) of the (decompressed)
+/// stream of `path`, returned in the order given (a range may appear
+/// more than once, and ranges may overlap). A range comes back shorter
+/// only where the stream ends: the caller checks the length. What every
+/// source that reads records by position reads through (the record
+/// index, text lines, fixed-length records, whole files).
+///
+/// The ranges are taken in ascending order of start and grouped into
+/// runs: a range joins the run before it when it starts at most `gap`
+/// bytes after the run's end and the run stays within 4 MiB (a single
+/// larger range is read whole). Each run is one read, and its ranges are
+/// slices of that one buffer (no copy), which therefore lives as long as
+/// any of them.
+///
+/// With `file`, a handle on an uncompressed `path` from
+/// [`FileSystem::open_read_at`], each run is one positioned read, and
+/// `gap` is the handle's [`merge_gap`](ReadAt::merge_gap). Otherwise
+/// (no handle, or a compressed stream) the stream is read forward and
+/// `gap` is 0 (only overlapping or touching ranges share a run): an
+/// uncompressed file is opened at the first run and reopened at a later
+/// one when the gap to it is over 256 KiB; a compressed one is inflated
+/// from its start once per call (and again for a run that starts before
+/// the end of the one before, which only overlapping ranges spanning
+/// more than 4 MiB make).
+///
+/// # Errors
+///
+/// Those of opening and reading `path`, naming it;
+/// [`DataLoss`](crate::Kind::DataLoss) naming it and the offset reached
+/// if the stream ends before a range starts.
+pub(crate) fn read_ranges(
+    fs: &dyn FileSystem,
+    path: &str,
+    compression: Compression,
+    file: Option<&dyn ReadAt>,
+    ranges: &[(u64, u64)],
+) -> Result<Vec<Bytes>> {
+    let file = file.filter(|_| compression == Compression::None);
+    let gap = file.map_or(0, ReadAt::merge_gap);
+    let mut order: Vec<usize> = (0..ranges.len()).collect();
+    order.sort_unstable_by_key(|&k| ranges[k].0);
+    let mut out = vec![Bytes::new(); ranges.len()];
+    let mut cursor: Option<(Box<dyn BufRead + Send>, u64)> = None;
+    let mut k = 0;
+    while k < order.len() {
+        let (start, len) = ranges[order[k]];
+        let mut end = start.saturating_add(len);
+        let mut j = k + 1;
+        while j < order.len() {
+            let (at, len) = ranges[order[j]];
+            let to = end.max(at.saturating_add(len));
+            if at > end.saturating_add(gap) || to - start > MAX_RUN {
+                break;
+            }
+            end = to;
+            j += 1;
+        }
+        let want = usize::try_from(end - start).map_err(|_| {
+            Error::resource_exhausted("a record larger than memory")
+                .with_offset(start)
+                .with_file(path)
+        })?;
+        let bytes = match file {
+            Some(file) => file.read_at(start, want)?,
+            None => {
+                let reopen = match &cursor {
+                    None => true,
+                    Some((_, at)) => {
+                        *at > start
+                            || (compression == Compression::None
+                                && start - at > REOPEN_GAP)
+                    }
+                };
+                if reopen {
+                    cursor = Some((
+                        open_stream_at(fs, path, compression, start)?,
+                        start,
+                    ));
+                }
+                let (src, at) = cursor.as_mut().expect("opened above");
+                skip_exactly(src, start - *at)
+                    .map_err(|e| ended_before(e, path, *at))?;
+                let mut buf = Vec::new();
+                let got = src
+                    .take(want as u64)
+                    .read_to_end(&mut buf)
+                    .map_err(|e| Error::io(e).with_offset(start))
+                    .map_err(|e| e.with_file(path))?;
+                *at = start + got as u64;
+                Bytes::from(buf)
+            }
+        };
+        for &slot in &order[k..j] {
+            let (at, len) = ranges[slot];
+            let a = ((at - start) as usize).min(bytes.len());
+            let b = (at - start).saturating_add(len).min(bytes.len() as u64);
+            out[slot] = bytes.slice(a..b as usize);
+        }
+        k = j;
+    }
+    Ok(out)
+}
+
+/// The error of a stream that ended at `at`, before a range it was to
+/// be read at.
+fn ended_before(e: Error, path: &str, at: u64) -> Error {
+    Error::data_loss(format!(
+        "the file ended before an indexed record ({}; stale index?)",
+        e.message()
+    ))
+    .with_offset(at)
+    .with_file(path)
+}
+
+/// A forward reader of the (decompressed) stream of `path` from
+/// `offset`.
+fn open_stream_at(
+    fs: &dyn FileSystem,
+    path: &str,
+    compression: Compression,
+    offset: u64,
+) -> Result<Box<dyn BufRead + Send>> {
+    if compression == Compression::None {
+        let raw = fs.open_at(path, offset)?;
+        return Ok(Box::new(BufReader::with_capacity(64 * 1024, raw)));
+    }
+    let raw = fs.open(path)?;
+    let mut src: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(
+        64 * 1024,
+        Decompressor::new(compression, raw),
+    ));
+    skip_exactly(&mut src, offset).map_err(|e| ended_before(e, path, 0))?;
+    Ok(src)
 }
 
 #[cfg(test)]

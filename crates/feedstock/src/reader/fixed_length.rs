@@ -48,20 +48,89 @@ pub struct FixedLengthRecordReader {
 
 /// Where the records are in a file.
 #[derive(Debug, Clone, Copy)]
-struct Layout {
-    header_bytes: u64,
-    record_bytes: u64,
-    footer_bytes: u64,
-    hop_bytes: u64,
+pub(crate) struct Layout {
+    pub(crate) header_bytes: u64,
+    pub(crate) record_bytes: u64,
+    pub(crate) footer_bytes: u64,
+    /// Never 0 once built.
+    pub(crate) hop_bytes: u64,
 }
 
 impl Layout {
     /// Stream offset of record `i`.
     /// Saturates at `u64::MAX`, an offset no file reaches, for layouts
     /// whose records lie beyond any possible stream.
-    fn start(&self, i: u64) -> u64 {
+    pub(crate) fn start(&self, i: u64) -> u64 {
         self.header_bytes
             .saturating_add(i.saturating_mul(self.hop_bytes))
+    }
+
+    /// Checks that a stream of `end` bytes, of which records `0..n` were
+    /// read, ends where the layout says: the reader's check at the end of
+    /// a file, and the error for a file too short for its header and
+    /// footer or with a partial last record.
+    fn check_end(&self, end: u64, n: u64) -> Result<()> {
+        let start = self.start(n);
+        let min = self.header_bytes.saturating_add(self.footer_bytes);
+        if end < min {
+            return Err(Error::data_loss(format!(
+                "file is {end} bytes, shorter than its {} header and {} \
+                 footer bytes",
+                self.header_bytes, self.footer_bytes
+            ))
+            .with_offset(end));
+        }
+        let body_end = end - self.footer_bytes;
+        // Bytes no record covers: past the end of the last record, and
+        // (when records leave gaps) past the start of the next one.
+        let covered = match n {
+            0 => self.header_bytes,
+            n => self.start(n - 1).saturating_add(self.record_bytes),
+        };
+        // (`start` never lies past `covered` unless records leave gaps,
+        // so the bytes past both are those of the unfinished record.)
+        if body_end > covered.max(start) {
+            return Err(Error::data_loss(format!(
+                "truncated record {n}: it starts at offset {start} but only \
+                 {} of its {} bytes come before the footer (file size \
+                 {end}, header {}, footer {}, hop {})",
+                body_end - start,
+                self.record_bytes,
+                self.header_bytes,
+                self.footer_bytes,
+                self.hop_bytes,
+            ))
+            .with_offset(start));
+        }
+        Ok(())
+    }
+
+    /// The error for a stream of `len` bytes shorter than the header.
+    fn short_header(&self, len: u64) -> Error {
+        Error::data_loss(format!(
+            "file is {len} bytes, shorter than its {}-byte header",
+            self.header_bytes
+        ))
+        .with_offset(len)
+    }
+
+    /// The number of records of a stream of `len` bytes, as the reader
+    /// reads them, or the reader's error for that stream (a file too
+    /// short for its header and footer, a partial last record).
+    pub(crate) fn count(&self, len: u64) -> Result<u64> {
+        if len < self.header_bytes {
+            return Err(self.short_header(len));
+        }
+        let first = self
+            .header_bytes
+            .saturating_add(self.record_bytes)
+            .saturating_add(self.footer_bytes);
+        let n = match len.checked_sub(first) {
+            Some(rest) => rest / self.hop_bytes + 1,
+            None => 0,
+        };
+        self.check_end(len, n)?;
+        Ok(n)
     }
 }
 
@@ -183,6 +252,13 @@ impl FixedLengthRecordReader {
         self.compression
     }
 
+    /// Where this reader finds the records of a file: what
+    /// [`FixedLengthSource`](crate::dataset::files::FixedLengthSource)
+    /// cuts files by.
+    pub(crate) fn layout(&self) -> Layout {
+        self.layout
+    }
+
     /// Opens `file` positioned at `offset` of its (decompressed) stream.
     fn open(
         &self,
@@ -252,11 +328,7 @@ impl RecordReader for FixedLengthRecordReader {
         let header = self.layout.header_bytes;
         let skipped = chunks.skip(header).map_err(|e| e.with_offset(0))?;
         if skipped < header {
-            return Err(Error::data_loss(format!(
-                "file is {skipped} bytes, shorter than its \
-                 {header}-byte header"
-            ))
-            .with_offset(skipped));
+            return Err(self.layout.short_header(skipped));
         }
         self.file = Some(OpenFile {
             chunks,
@@ -294,38 +366,7 @@ impl RecordReader for FixedLengthRecordReader {
         }
         // The stream has ended: check it ends where the layout says.
         let end = file.chunks.offset() + file.chunks.buffered().len() as u64;
-        let min = layout.header_bytes.saturating_add(layout.footer_bytes);
-        if end < min {
-            return Err(Error::data_loss(format!(
-                "file is {end} bytes, shorter than its {} header and {} \
-                 footer bytes",
-                layout.header_bytes, layout.footer_bytes
-            ))
-            .with_offset(end));
-        }
-        let body_end = end - layout.footer_bytes;
-        // Bytes no record covers: past the end of the last record, and
-        // (when records leave gaps) past the start of the next one.
-        let covered = match file.record_number {
-            0 => layout.header_bytes,
-            n => layout.start(n - 1).saturating_add(layout.record_bytes),
-        };
-        // (`start` never lies past `covered` unless records leave gaps,
-        // so the bytes past both are those of the unfinished record.)
-        if body_end > covered.max(start) {
-            return Err(Error::data_loss(format!(
-                "truncated record {}: it starts at offset {start} but only \
-                 {} of its {} bytes come before the footer (file size \
-                 {end}, header {}, footer {}, hop {})",
-                file.record_number,
-                body_end - start,
-                layout.record_bytes,
-                layout.header_bytes,
-                layout.footer_bytes,
-                layout.hop_bytes,
-            ))
-            .with_offset(start));
-        }
+        layout.check_end(end, file.record_number)?;
         Ok(None)
     }
 

@@ -72,10 +72,12 @@ pub(crate) mod work;
 mod wrapper;
 
 pub use batch::RecordBatch;
+pub(crate) use fixed_length::Layout as FixedLayout;
 pub use fixed_length::{
     FixedLengthRecordReader, FixedLengthRecordReaderBuilder,
 };
 pub use identity::IdentityReader;
+pub(crate) use text_line::strip_terminator;
 pub use text_line::{
     TextLineReader, TextLineReaderBuilder, DEFAULT_MAX_LINE_BYTES,
 };

@@ -150,6 +150,67 @@ impl TextLineReader {
     }
 }
 
+/// Where the lines of one file lie in its (decompressed) stream, as the
+/// reader's own splitter finds them: what
+/// [`TextLineSource`](crate::dataset::files::TextLineSource) indexes.
+pub(crate) struct LineStarts {
+    /// The offset of each line after the header lines, then the end of
+    /// the last one (its terminator included): line `k` spans
+    /// `starts[k]..starts[k + 1]`.
+    pub(crate) starts: Vec<u64>,
+    /// The length of the stream.
+    pub(crate) stream_len: u64,
+}
+
+impl TextLineReader {
+    /// Scans `file` once with this reader's settings (header lines, empty
+    /// files, the longest line, compression) and notes where its lines
+    /// are.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`RecordReader::read`] on the same file, naming it (and
+    /// the line over the limit, as its key `FILE:LINE`).
+    pub(crate) fn line_starts(
+        &mut self,
+        fs: &dyn FileSystem,
+        file: &str,
+    ) -> Result<LineStarts> {
+        self.on_work_started(file, fs)
+            .map_err(|e| e.with_file(file))?;
+        let open = self.file.as_mut().ok_or_else(not_started)?;
+        let mut starts = vec![open.chunks.offset()];
+        loop {
+            let at = open.chunks.offset();
+            let line = open.next_line().map_err(|e| {
+                e.with_offset(at)
+                    .with_key(format!("{file}:{}", open.line_number + 1))
+                    .with_file(file)
+            })?;
+            if line.is_none() {
+                break;
+            }
+            starts.push(open.chunks.offset());
+        }
+        let stream_len = open.chunks.offset();
+        self.file = None;
+        Ok(LineStarts { starts, stream_len })
+    }
+}
+
+/// A line's bytes from its span in the stream (as [`LineStarts`] gives
+/// it): less a `\n` at its end, then less one `\r` — the reader's cut,
+/// for a line ended by a newline and for a last line without one alike.
+pub(crate) fn strip_terminator(mut span: Bytes) -> Bytes {
+    if span.ends_with(b"\n") {
+        span.truncate(span.len() - 1);
+    }
+    if span.ends_with(b"\r") {
+        span.truncate(span.len() - 1);
+    }
+    span
+}
+
 impl OpenFile {
     /// The next line, without its terminator, or `None` at the end.
     fn next_line(&mut self) -> Result<Option<Bytes>> {
