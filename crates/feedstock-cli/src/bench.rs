@@ -34,7 +34,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use feedstock::coord::{Coordinator, Pipeline};
-use feedstock::dataset::{Dataset, Shuffle};
+use feedstock::dataset::{
+    Dataset, FixedLengthSource, Shuffle, TextLineSource,
+};
 use feedstock::decode::csv::{CsvDecoder, RecordDefault};
 use feedstock::decode::example::{parse_example, FeatureKind, FeatureSpec};
 use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
@@ -635,21 +637,38 @@ fn stream_stage(
 /// Runs the same pipeline through the front door, [`Dataset`]: read,
 /// decode, (shuffle through a buffer of `--min-after-dequeue`) and batch,
 /// `--threads` reader threads. The files are indexed when it starts,
-/// before the clock starts. `None` for a format it does not read yet.
+/// before the clock starts.
 fn dataset_stage(
     args: &Args,
     files: &[String],
     compression: Compression,
     parser: &Parser,
     bytes: u64,
-) -> Result<Option<Measure>> {
+) -> Result<Measure> {
     let d = match args.format {
         Format::TfRecord => Dataset::tfrecord_in(
             feedstock::io::fs::default_fs(),
             files.to_vec(),
             Some(compression),
         )?,
-        _ => return Ok(None),
+        Format::Csv => {
+            let mut b = TextLineSource::builder();
+            b.skip_header_lines(u64::from(args.header))
+                .compression(compression);
+            if let Some(max) = args.max_line_bytes {
+                b.max_line_bytes(max);
+            }
+            Dataset::text_lines(files.to_vec(), &b)?
+        }
+        Format::Fixed => {
+            let mut b = FixedLengthSource::builder(
+                args.record_bytes.unwrap_or_default(),
+            );
+            b.header_bytes(args.header_bytes)
+                .footer_bytes(args.footer_bytes)
+                .compression(compression);
+            Dataset::fixed_length(files.to_vec(), &b)?
+        }
     };
     let d = match parser {
         Parser::None => d,
@@ -675,12 +694,12 @@ fn dataset_stage(
     while let Some(b) = loader.next_batch()? {
         records += b.len() as u64;
     }
-    Ok(Some(Measure {
+    Ok(Measure {
         records,
         bytes,
         elapsed: start.elapsed(),
         fullness: None,
-    }))
+    })
 }
 
 /// A reader of the format, for one worker thread.
