@@ -545,16 +545,13 @@ fn run_files(args: &Args, paths: &[PathBuf]) -> anyhow::Result<()> {
         capacity,
     )?;
     writeln!(out, "{name:<18}  {m}")?;
-    if let Some(m) =
-        dataset_stage(args, &files, compression, &parser, read_bytes)?
-    {
-        let name = if args.shuffle {
-            "dataset+shuffle"
-        } else {
-            "dataset"
-        };
-        writeln!(out, "{name:<18}  {m}")?;
-    }
+    let m = dataset_stage(args, &files, compression, &parser, read_bytes)?;
+    let name = if args.shuffle {
+        "dataset+shuffle"
+    } else {
+        "dataset"
+    };
+    writeln!(out, "{name:<18}  {m}")?;
     if args.stream {
         let buffer = Order::Buffer(args.stream_buffer);
         for (name, order, det) in [
