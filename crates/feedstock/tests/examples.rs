@@ -34,6 +34,7 @@ run_examples! {
     filtering_and_multiple_examples =>
         "../examples/filtering_and_multiple_examples.rs",
     fixed_length_cifar => "../examples/fixed_length_cifar.rs",
+    front_door => "../examples/front_door.rs",
     global_shuffle => "../examples/global_shuffle.rs",
     multiple_pipelines => "../examples/multiple_pipelines.rs",
     plan => "../examples/plan.rs",
