@@ -53,11 +53,13 @@ pub struct Envelope {
     unsealed_v1: Option<&'static str>,
 }
 
-/// A [`RecordStream`](crate::input::stream::RecordStream) checkpoint.
+/// A pipeline's checkpoint ([`Loader`](crate::dataset::Loader),
+/// [`RecordStream`](crate::input::stream::RecordStream)). Version 3: the
+/// settings it belongs to include the decoder and the batching.
 pub const STREAM: Envelope = Envelope {
     magic: *b"fsstream",
     name: "stream checkpoint",
-    version: 2,
+    version: 3,
     unsealed_v1: Some("feedstock.stream.checkpoint"),
 };
 

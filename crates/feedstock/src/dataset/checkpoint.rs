@@ -14,7 +14,8 @@ use crate::input::shard::Remainder;
 /// (before checkpoints were sealed with a checksum) is refused.
 pub const FORMAT_VERSION: u32 = STREAM.version();
 
-/// Where a [`RecordStream`](super::RecordStream) was: positions, never
+/// Where a pipeline ([`Loader`](super::Loader),
+/// [`RecordStream`](super::stream::RecordStream)) was: positions, never
 /// record data.
 ///
 /// Its serialized form ([`to_bytes`](Self::to_bytes)) is a protobuf
@@ -23,7 +24,7 @@ pub const FORMAT_VERSION: u32 = STREAM.version();
 /// of the records taken but not yet handed out (for [`Order::Buffer`],
 /// the whole buffer: about 5 bytes per buffered record), the shuffle
 /// generator's position and a hash of the settings and file contents it
-/// belongs to. [`RecordStreamBuilder::build`](super::RecordStreamBuilder::build)
+/// belongs to. [`Dataset::resume`](super::Dataset::resume)
 /// checks every field against the stream it restores into.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {

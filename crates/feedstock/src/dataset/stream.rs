@@ -54,7 +54,7 @@
 //!
 //! # How it works
 //!
-//! Every file is indexed first ([`RecordIndex::open`]: its sidecar
+//! Every file is indexed first ([`RecordIndex::open`](crate::io::index::RecordIndex::open): its sidecar
 //! ([`sidecar_path`](crate::io::index::sidecar_path)), checked, or one
 //! verifying scan), so the stream knows every
 //! record's position. The order of each epoch is then a pure function of
@@ -331,7 +331,7 @@ impl RecordStreamBuilder {
     /// [`InvalidArgument`](crate::Kind::InvalidArgument) for no files, or
     /// a checkpoint taken with other files or settings, or one whose
     /// fields do not fit this stream (blocks, epochs, records, counts);
-    /// those of [`RecordIndex::open`] for each file (a stale sidecar
+    /// those of [`RecordIndex::open`](crate::io::index::RecordIndex::open) for each file (a stale sidecar
     /// among them);
     /// those of re-reading the checkpoint's pending records;
     /// [`ResourceExhausted`](crate::Kind::ResourceExhausted) if a thread
