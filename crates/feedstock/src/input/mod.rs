@@ -1,10 +1,13 @@
 //! Producers and batching: the stages a caller composes into a pipeline.
 //!
-//! A pipeline of queues and queue-runner threads cannot be checkpointed
-//! exactly: records in flight between its threads are not tracked, and
-//! its shuffle depends on which thread enqueues first. Where a job must
-//! stop and resume without repeating or skipping a record, read through
-//! [`stream::RecordStream`], whose checkpoint continues exactly.
+//! These are TensorFlow's classic stages, with its semantics. A pipeline
+//! of queues and queue-runner threads cannot be checkpointed exactly:
+//! records in flight between its threads are not tracked, and its
+//! shuffle depends on which thread enqueues first. Where a job must stop
+//! and resume without repeating or skipping a record, or shuffle
+//! globally, or shard by record, build it with the front door,
+//! [`Dataset`](crate::dataset::Dataset), whose checkpoint continues
+//! exactly.
 
 pub mod batch;
 pub mod feed;
