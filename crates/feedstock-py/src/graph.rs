@@ -1449,7 +1449,7 @@ fn py_threads(threads: Vec<ThreadHandle>) -> Vec<PyThread> {
         .collect()
 }
 
-fn feature_spec(
+pub(crate) fn feature_spec(
     py: Python<'_>,
     features: &Bound<'_, PyList>,
 ) -> PyResult<FeatureSpec> {

@@ -12,6 +12,8 @@
 //! - [`example`]: `tf.train.Example` encoded and decoded with the
 //!   library's `proto` module, byte for byte as TensorFlow does.
 //! - [`tfrecord`]: the TFRecord writer and record iterator.
+//! - [`dataset`]: the engine's `Dataset`, which `feedstock.Pipeline` runs
+//!   on: batches, checkpoints and resume.
 //!
 //! The library crate never depends on Python; everything Python-specific
 //! lives here and in the pure-Python package.
@@ -29,6 +31,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use pyo3::prelude::*;
 
 pub mod arrays;
+pub mod dataset;
 pub mod errors;
 pub mod example;
 pub mod graph;
@@ -45,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEBUG_BUILD", cfg!(debug_assertions))?;
     errors::register(m)?;
     arrays::register(m)?;
+    dataset::register(m)?;
     example::register(m)?;
     tfrecord::register(m)?;
     graph::register(m)?;

@@ -12,12 +12,24 @@
             train_step(batch["image_raw"], batch["label"])
         print(pipe.stats)
 
-The pipeline is built once, natively (the same graph the
-``feedstock.compat.v1`` layer builds): producers, reader, decoder, the
-ops ``map`` describes and the batching queue all run in feedstock's
-threads, and each batch crosses into Python without a copy. ``py_map``
-is the slow path: a Python function per example, run in the iterating
-thread; an exception it raises reaches the loop.
+TFRecord files parsed with ``features``, and arrays, run on the engine
+(``feedstock._native.Dataset``): reader threads read, parse, shuffle and
+batch; each batch crosses into Python without a copy; the order is a
+function of the data, the settings and the seed (not of the thread
+count), and ``state_dict()`` / ``load_state_dict()`` resume exactly::
+
+    state = pipe.state_dict()          # plain values: pickle it
+    ...
+    pipe = fs.Pipeline(...same arguments...)
+    pipe.load_state_dict(state)        # before the first batch
+    for batch in pipe: ...             # the batches that came next
+
+Other pipelines (``map`` graph functions, ``py_map``, other formats,
+``reader_options``, ``capacity``) are built as the graph the
+``feedstock.compat.v1`` layer builds, run by queue runners; they cannot
+checkpoint exactly, and ``state_dict()`` says why. ``py_map`` is the
+slow path: a Python function per example, run in the iterating thread;
+an exception it raises reaches the loop.
 """
 
 from __future__ import annotations
@@ -60,7 +72,10 @@ class Pipeline:
     with ``feedstock.compat.v1`` ops and run natively.
 
     Batching: ``batch_size``; ``shuffle_buffer`` (TensorFlow's
-    ``min_after_dequeue``; ``shuffle=False`` keeps the files' order);
+    ``min_after_dequeue``; ``shuffle=False`` keeps the files' order;
+    ``shuffle="global"`` draws a permutation of every record of every
+    file each epoch, complete mixing through the record index; arrays
+    with ``shuffle=True`` are permuted whole each epoch);
     ``num_threads`` runner threads (default 2 when shuffling, else 1:
     several threads interleave examples); ``drop_remainder`` gives only
     full batches (fixed shapes, for JAX), the examples left over are
@@ -103,6 +118,8 @@ class Pipeline:
         capacity = _count("capacity", capacity, 1, none=True)
         if keys and files is None:
             raise ValueError("keys=True needs files: array rows have no record keys")
+        if not isinstance(shuffle, bool) and shuffle != "global":
+            raise ValueError(f'shuffle must be True, False or "global", not {shuffle!r}')
         self._files = _expand(files) if files is not None else None
         self._arrays = arrays
         self._format = format
@@ -114,10 +131,15 @@ class Pipeline:
         self.batch_size = batch_size
         self.num_epochs = num_epochs
         self._shuffle = bool(shuffle)
+        self._global = shuffle == "global"
+        self._explicit_buffer = shuffle_buffer
         if shuffle_buffer is None:
             shuffle_buffer = 10 * self.batch_size if shuffle else 0
         self._min_after_dequeue = shuffle_buffer
         self._seed = seed
+        # The engine's seed: the one given, else one drawn now (kept in
+        # state_dict(), which a Pipeline built without a seed adopts).
+        self._run_seed = int(seed) if seed is not None else int.from_bytes(os.urandom(8), "little")
         # Several runner threads interleave examples: keep one when the
         # order should be kept.
         self._num_threads = num_threads if num_threads is not None else (2 if shuffle else 1)
@@ -132,15 +154,99 @@ class Pipeline:
         self._coord = None
         self._threads = []
         self._keys = None
+        self._graph = None
+        self._native = None
+        self._records = 0
+        self._resume = None
+        self._resumed = False
         self.batches = 0
         self.examples = 0
-        self._build()
+        if self._global and self._why_not_engine() is not None:
+            raise ValueError(f'shuffle="global" runs on the engine, which this pipeline cannot: {self._why_not_engine()}')
+        if self._why_not_engine() is not None:
+            self._build()
 
     # ------------------------------------------------------------ building
 
+    @property
+    def graph(self):
+        """The graph of the pipeline (built when first asked for on
+        pipelines that run on the engine, which need none)."""
+        if self._graph is None:
+            self._build()
+        return self._graph
+
+    def _why_not_engine(self):
+        """None when the engine runs this pipeline, else why it cannot."""
+        if self._map is not None:
+            return "it runs map= graph functions, which the graph's queue runners run"
+        if self._py_map is not None:
+            return "it runs a py_map function per example in the iterating thread"
+        if self._capacity is not None:
+            return "capacity= sizes the graph's batching queue"
+        if self._arrays is not None:
+            if self._shard is not None and self._shard[1] > 1 and self._seed is None and self._engine_shuffle() != "none":
+                return "a shuffled shard of arrays needs a seed, the same on every host"
+            return None
+        if self._format != "tfrecord":
+            return f"format={self._format!r} is read by the graph's readers for now (TFRecord only on the engine)"
+        if self._reader_options:
+            return "reader_options (skip_corrupt, ...) are the graph readers' options"
+        if self._features is None:
+            return "without features, records are read by the graph's readers"
+        return None
+
+    def _engine_shuffle(self):
+        if self._global:
+            return "global"
+        if self._arrays is not None:
+            # A permutation of the rows each epoch (what
+            # slice_input_producer(shuffle=True) drew).
+            return "global" if self._shuffle else "none"
+        if self._min_after_dequeue > 0:
+            return "buffer"
+        return "files" if self._shuffle else "none"
+
+    def _settings(self):
+        """The arguments a checkpoint depends on, as plain values."""
+        return {
+            "source": "arrays" if self._arrays is not None else "files",
+            "files": None if self._files is None else list(self._files),
+            "compression": self._compression,
+            "features": None if self._features is None else sorted(self._features),
+            "batch_size": self.batch_size,
+            "num_epochs": self.num_epochs,
+            "shuffle": self._engine_shuffle(),
+            "shuffle_buffer": self._min_after_dequeue if self._engine_shuffle() == "buffer" else 0,
+            "drop_remainder": self._drop_remainder,
+            "keys": self._with_keys,
+            "shard": None if self._shard is None else list(self._shard),
+        }
+
+    def _native_dataset(self):
+        args = dict(
+            batch_size=self.batch_size, drop_remainder=self._drop_remainder, num_epochs=self.num_epochs,
+            shuffle=self._engine_shuffle(), buffer=self._min_after_dequeue, seed=self._run_seed,
+            threads=self._num_threads, keys=self._with_keys,
+        )
+        if self._shard is not None:
+            args["shard"] = self._shard[:2]
+            args["remainder"] = self._shard[2]
+        if self._arrays is not None:
+            names, arrays = _structure(self._arrays)
+            arrays = [np.asarray(a) for a in arrays]
+            names = names if names is not None else [str(i) for i in range(len(arrays))]
+            cols = [(str(n), a, g.as_dtype(a.dtype)._native) for n, a in zip(names, arrays)]
+            self._keys = None if _structure(self._arrays)[0] is None else list(names)
+            return _native.Dataset(arrays=cols, **args)
+        order = list(ops._in_tf_order(self._features, [None] * len(self._features)))
+        self._keys = order + (["__key__"] if self._with_keys else [])
+        return _native.Dataset(self._files, compression=self._compression or None,
+                               features=ops._spec(self._features), **args)
+
     def _build(self):
-        self.graph = g.Graph()
-        with self.graph.as_default():
+        self._graph = g.Graph()
+        with self._graph.as_default():
             key, example = self._source()
             if self._map is not None:
                 example = self._map(example)
@@ -217,13 +323,22 @@ class Pipeline:
 
             pipe = fs.Pipeline(files, features=spec, seed=7).shard(rank, world)
         """
-        if self._session is not None:
+        if self._session is not None or self._native is not None:
             raise RuntimeError("shard() must be called before the pipeline starts")
         if remainder not in ("drop", "pad"):
             raise ValueError(f'remainder must be "drop" or "pad", not {remainder!r}')
         _shard.check_index(index, count)
         self._shard = (int(index), int(count), remainder)
-        self._build()
+        if self._why_not_engine() is None:
+            if self._files is not None and count > 1 and self._seed is None and self._engine_shuffle() != "none":
+                raise errors.InvalidArgumentError(
+                    None, None,
+                    "a sharded pipeline that shuffles needs a seed, the same on every host: without one, "
+                    "each host draws its own order and the parts overlap",
+                )
+            self._graph = None
+        else:
+            self._build()
         return self
 
     @property
@@ -234,6 +349,8 @@ class Pipeline:
         epoch the loop has reached."""
         if self._shard is None:
             return None
+        if self._why_not_engine() is None:
+            return self._engine_shard_stats()
         if self._arrays is not None:
             # Rows are split before the producer: the same rows are left
             # out (or repeated) in every epoch the loop has reached.
@@ -244,10 +361,100 @@ class Pipeline:
             return _sum_shard_stats(self._session.shard_stats())
         return self._last_shard_stats
 
+    def _engine_shard_stats(self):
+        # The engine splits each epoch's order into equal contiguous
+        # parts: with "drop" the last records of the order fall after the
+        # last host's part; with "pad" the last hosts' parts run past the
+        # end and are padded.
+        index, count, remainder = self._shard
+        n = self._records
+        per_host = n // count if remainder == "drop" else -(-n // count)
+        epochs = -(-self.examples // per_host) if per_host else 0
+        dropped = n - count * per_host if remainder == "drop" and index == count - 1 else 0
+        padded = max(0, min(per_host, (index + 1) * per_host - n)) if remainder == "pad" else 0
+        return {"dropped": dropped * epochs, "padded": padded * epochs}
+
+    # ------------------------------------------------------------ checkpoints
+
+    def state_dict(self):
+        """Where the pipeline is, between two batches, as a dict of plain
+        picklable values: a Pipeline built with the same arguments and
+        given it by :meth:`load_state_dict` delivers exactly the batches
+        this one would have delivered next, in the same order (whatever
+        ``num_threads``). Before the first batch, the start (or the
+        state loaded). FailedPreconditionError for a pipeline that runs
+        on the graph (``map``, ``py_map``, ...), saying why."""
+        why = self._why_not_engine()
+        if why is not None:
+            raise errors.FailedPreconditionError(
+                None, None, f"this Pipeline cannot checkpoint exactly: {why}; the position of "
+                "examples in its queues is not recorded (build it without them to checkpoint)")
+        self._check_fork()
+        checkpoint = self._native.checkpoint() if self._native is not None else self._resume
+        return {
+            "version": _STATE_VERSION,
+            "checkpoint": checkpoint,
+            "batches": self.batches,
+            "examples": self.examples,
+            "seed": self._run_seed,
+            "settings": self._settings(),
+        }
+
+    def load_state_dict(self, state):
+        """Continues from ``state`` (of :meth:`state_dict`) at the next
+        iteration. Call it before the first batch, on a Pipeline built
+        with the same arguments (``num_threads`` may differ; one built
+        without a seed takes the state's): InvalidArgumentError naming
+        the argument that differs, RuntimeError once iteration began."""
+        if self._session is not None or self._native is not None or self.batches:
+            raise RuntimeError("load_state_dict() must be called before the first batch, on a fresh Pipeline")
+        why = self._why_not_engine()
+        if why is not None:
+            raise errors.FailedPreconditionError(None, None, f"this Pipeline cannot resume exactly: {why}")
+        if not isinstance(state, dict) or state.get("version") != _STATE_VERSION:
+            got = state.get("version") if isinstance(state, dict) else type(state).__name__
+            raise errors.InvalidArgumentError(
+                None, None, f"not a Pipeline state of version {_STATE_VERSION} (got {got!r})")
+        ours, theirs = self._settings(), state.get("settings", {})
+        for k in ours:
+            if theirs.get(k) != ours[k]:
+                raise errors.InvalidArgumentError(
+                    None, None, f"the state is of a Pipeline built with {k}={theirs.get(k)!r}, "
+                    f"this one has {k}={ours[k]!r}: resume with the same arguments")
+        if self._seed is not None and state["seed"] != self._run_seed:
+            raise errors.InvalidArgumentError(
+                None, None, f"the state is of a Pipeline built with seed={state['seed']!r}, "
+                f"this one has seed={self._seed!r}: resume with the same arguments")
+        self._run_seed = int(state["seed"])
+        self._resume = state["checkpoint"]
+        self._resumed = True
+        self.batches = int(state["batches"])
+        self.examples = int(state["examples"])
+
+    def _check_fork(self):
+        if self._native is not None and self._pid != os.getpid():
+            raise errors.FailedPreconditionError(
+                None, None,
+                f"this Pipeline was started in process {self._pid}; this is a forked child (process "
+                f"{os.getpid()}), which cannot use it: the threads that ran it did not survive the fork. "
+                "Build the pipeline inside the child (a PyTorch DataLoader worker: in the dataset's "
+                '__iter__; see the README, "DataLoader workers and fork")')
+
     # ------------------------------------------------------------ running
 
     def start(self):
         """Starts the runner threads (iteration does it when needed)."""
+        if self._why_not_engine() is None:
+            if self._native is None:
+                native = self._native_dataset()
+                native.start(self._resume)
+                self._native, self._pid = native, os.getpid()
+                self._records = native.records()
+                if not self._resumed:
+                    self.batches = 0
+                    self.examples = 0
+                self._resume, self._resumed = None, False
+            return self
         if self._session is None:
             self._session = g.Session(graph=self.graph)
             self._coord = g.Coordinator()
@@ -260,6 +467,11 @@ class Pipeline:
     def stop(self):
         """Stops the runner threads, joins them and raises the first real
         error any of them hit."""
+        if self._native is not None:
+            native, self._native = self._native, None
+            if self._pid == os.getpid():
+                native.stop()
+            return
         if self._session is None:
             return
         if self._pid != os.getpid():
@@ -285,6 +497,9 @@ class Pipeline:
         return False
 
     def __iter__(self):
+        if self._why_not_engine() is None:
+            yield from self._iter_engine()
+            return
         self.start()
         sess = self._session
         try:
@@ -304,13 +519,48 @@ class Pipeline:
             # Ending the iteration (or breaking out of it) stops the runners.
             self.stop()
 
+    def _iter_engine(self):
+        self._check_fork()
+        self.start()
+        native = self._native
+        failed = False
+        try:
+            while True:
+                if self._native is not native:
+                    break
+                self._check_fork()
+                got = native.next()
+                if got is None:
+                    break
+                _, values = got
+                self.batches += 1
+                self.examples += _batch_len(values[0])
+                yield dict(zip(self._keys, values)) if self._keys is not None else tuple(values)
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            if self._native is native and self._pid == os.getpid():
+                self._native = None
+                try:
+                    native.stop()
+                except errors.OpError:
+                    # The error that stopped it was raised by next().
+                    if not failed:
+                        raise
+
     # ------------------------------------------------------------ stats
 
     @property
     def stats(self):
         """One dict of counters per queue (size, capacity, enqueued,
         dequeued, batches, held_back, filtered, fraction_full); empty when
-        not running."""
+        not running. On the engine, one dict: name ``"batch"``,
+        batch_size, batches and dequeued (examples)."""
+        if self._native is not None:
+            self._check_fork()
+            return [{"name": "batch", "batch_size": self.batch_size, "batches": self.batches,
+                     "dequeued": self.examples}]
         return self._session.stats() if self._session is not None else []
 
     @property
@@ -326,18 +576,23 @@ class Pipeline:
 
     @property
     def queue_fullness(self):
-        """TensorFlow's queue summaries: ``{tag: fraction}``."""
+        """TensorFlow's queue summaries: ``{tag: fraction}`` (graph
+        pipelines; the engine has no queues: empty)."""
         return self._session.queue_summaries() if self._session is not None else {}
 
     @property
     def output_shapes(self):
         """The static per-batch shapes (``None`` where unknown)."""
+        self.graph  # noqa: B018 - built when first needed
         shapes = [t.shape.dims for t in self._outputs]
         return dict(zip(self._keys, shapes)) if self._keys is not None else tuple(shapes)
 
     def as_numpy_iterator(self):
         """Iterates the batches (same as ``iter(pipeline)``)."""
         return iter(self)
+
+
+_STATE_VERSION = 1
 
 
 def jax_iterator(pipeline):

@@ -1,4 +1,4 @@
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Literal, Mapping, Optional, Sequence, Union
 
 from ._graph import Graph
 
@@ -11,7 +11,8 @@ class Pipeline:
     num_epochs: Optional[int]
     batches: int
     examples: int
-    graph: Graph
+    @property
+    def graph(self) -> Graph: ...
     def __init__(
         self,
         files: Union[str, Sequence[str], None] = ...,
@@ -25,7 +26,7 @@ class Pipeline:
         py_map: Optional[Callable[[_Batch], _Batch]] = ...,
         batch_size: int = ...,
         num_epochs: Optional[int] = ...,
-        shuffle: bool = ...,
+        shuffle: Union[bool, Literal["global"]] = ...,
         shuffle_buffer: Optional[int] = ...,
         seed: Optional[int] = ...,
         num_threads: Optional[int] = ...,
@@ -36,6 +37,8 @@ class Pipeline:
     def shard(self, index: int, count: int, remainder: str = ...) -> "Pipeline": ...
     @property
     def shard_stats(self) -> Optional[dict[str, int]]: ...
+    def state_dict(self) -> dict[str, Any]: ...
+    def load_state_dict(self, state: Mapping[str, Any]) -> None: ...
     def start(self) -> "Pipeline": ...
     def stop(self) -> None: ...
     def __enter__(self) -> "Pipeline": ...

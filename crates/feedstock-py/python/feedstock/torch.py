@@ -26,6 +26,13 @@ Each worker builds its pipeline in ``__iter__``, inside the worker: a
 DataLoader worker is a forked child, without the parent's threads, and a
 pipeline started before the fork raises ``FailedPreconditionError``
 there (the README's "DataLoader workers and ``fork``").
+
+Resuming: ``state_dict()`` / ``load_state_dict()`` are the pair
+torchdata's ``StatefulDataLoader`` calls on the dataset inside each
+worker: the state is that worker's pipeline's (its shard, its position),
+and a worker given a state continues its pipeline exactly where the
+state was taken (the Pipeline's arguments must be the same, see
+:meth:`feedstock.Pipeline.load_state_dict`).
 """
 
 from __future__ import annotations
@@ -78,6 +85,8 @@ class IterableDataset(_Base):
         self._as_torch = as_torch and _torch is not None
         self._remainder = remainder
         self._args = pipeline_args
+        self._pipe = None
+        self._loaded = None
 
     def shard(self, worker_id=None, num_workers=None):
         """The :class:`Pipeline` of one worker (default: the calling one)."""
@@ -96,8 +105,37 @@ class IterableDataset(_Base):
         return pipe.shard(index, count, remainder=self._remainder)
 
     def __iter__(self):
-        for batch in self.shard():
+        pipe = self.shard()
+        if self._loaded is not None:
+            state, self._loaded = self._loaded, None
+            if state["shard"] != list(_shard_of(pipe)):
+                from . import errors
+
+                raise errors.InvalidArgumentError(
+                    None, None, f"the state is of shard {state['shard']} (index, count), this worker reads "
+                    f"shard {list(_shard_of(pipe))}: resume with the same workers and ranks")
+            pipe.load_state_dict(state["pipeline"])
+        self._pipe = pipe
+        for batch in pipe:
             yield _to_torch(batch) if self._as_torch else batch
+
+    def state_dict(self):
+        """This worker's position: ``{"shard": [index, count],
+        "pipeline": Pipeline.state_dict()}`` (plain values); before
+        iteration, the state loaded, or None."""
+        if self._pipe is None:
+            return self._loaded
+        return {"shard": list(_shard_of(self._pipe)), "pipeline": self._pipe.state_dict()}
+
+    def load_state_dict(self, state):
+        """Continues from ``state`` (this worker's ``state_dict()``) at
+        the next ``__iter__``; None starts afresh."""
+        self._loaded = state
+        self._pipe = None
+
+
+def _shard_of(pipe):
+    return pipe._shard[:2]
 
 
 def _expand_files(files):

@@ -671,6 +671,15 @@ impl Loader {
         self.engine.as_ref().map_or(0, Engine::delivered)
     }
 
+    /// Records in the source, every file together (one epoch before
+    /// sharding): with [`Dataset::shard`], what each host's equal part
+    /// leaves out or pads follows from it.
+    pub fn records(&self) -> u64 {
+        self.engine
+            .as_ref()
+            .map_or(0, |e| e.source().counts().iter().sum())
+    }
+
     /// Batches handed out by this loader.
     pub fn batches(&self) -> u64 {
         self.batches
