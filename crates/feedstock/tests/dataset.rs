@@ -326,7 +326,17 @@ fn a_damaged_record_is_an_error_naming_the_file_and_the_record() {
     };
     assert_eq!(ok, 8, "the blocks before the bad one are delivered");
     assert_eq!(e.kind(), Kind::InvalidArgument);
-    assert_eq!(e.key(), Some(format!("{p}:13").as_str()), "{e}");
+    // Keyed as TensorFlow's TFRecordReader keys it: FILE:OFFSET.
+    let offset = feedstock::io::index::RecordIndex::open(
+        &feedstock::io::fs::LocalFs,
+        &p,
+        None,
+    )
+    .unwrap()
+    .position(13)
+    .unwrap()
+    .offset;
+    assert_eq!(e.key(), Some(format!("{p}:{offset}").as_str()), "{e}");
     // The loader keeps reporting it; stop() reports it too.
     assert_eq!(l.next_batch().unwrap_err().kind(), Kind::InvalidArgument);
     assert_eq!(l.stop().unwrap_err().kind(), Kind::InvalidArgument);

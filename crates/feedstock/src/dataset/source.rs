@@ -337,6 +337,11 @@ impl Source for TfRecordSource {
             ordinals,
         )?))
     }
+
+    /// `FILE:OFFSET`, as TensorFlow's `TFRecordReader` keys a record.
+    fn key(&self, file: u32, record: &Record) -> String {
+        format!("{}:{}", self.names[file as usize], record.offset)
+    }
 }
 
 /// Rows of tensors held in memory, one example per row: the preloaded
