@@ -118,6 +118,16 @@ pub(crate) struct CheckpointProto {
     /// Records handed out.
     #[prost(uint64, tag = "10")]
     pub(crate) delivered: u64,
+    /// An elastic pipeline's checkpoint: the fields above are unset but
+    /// `settings` and `delivered`, and the position is the next two.
+    #[prost(bool, tag = "11")]
+    pub(crate) elastic: bool,
+    /// The epoch reached.
+    #[prost(uint64, tag = "12")]
+    pub(crate) elastic_epoch: u64,
+    /// The places of that epoch's order taken, by all hosts together.
+    #[prost(uint64, tag = "13")]
+    pub(crate) elastic_place: u64,
 }
 
 /// Record positions as three parallel packed arrays.
@@ -173,6 +183,7 @@ pub(crate) struct Stream<'a> {
     /// The first block past the last epoch (`u64::MAX`: none).
     pub(crate) end_block: u64,
     pub(crate) num_epochs: Option<u64>,
+    pub(crate) elastic: bool,
 }
 
 impl Stream<'_> {
@@ -182,6 +193,15 @@ impl Stream<'_> {
     /// a block taken), that the blocks taken hold exactly the records
     /// delivered and pending, and the shuffle generator's position.
     pub(crate) fn check(&self, p: &CheckpointProto) -> Result<()> {
+        if p.elastic != self.elastic {
+            return Err(Error::invalid_argument(if p.elastic {
+                "an elastic checkpoint cannot resume a pipeline that is not \
+                 elastic"
+            } else {
+                "the checkpoint of a pipeline that was not elastic cannot \
+                 resume an elastic one"
+            }));
+        }
         if p.settings != self.settings {
             return Err(Error::invalid_argument(
                 "the checkpoint was taken from a stream of other files \
@@ -194,6 +214,9 @@ impl Stream<'_> {
                 "next_block {} is beyond the stream's {} blocks",
                 p.next_block, self.end_block
             )));
+        }
+        if p.elastic {
+            return self.check_elastic(p);
         }
         let mut last = p.next_block;
         for &a in &p.ahead {
@@ -238,6 +261,41 @@ impl Stream<'_> {
         self.check_pending(p.next_block, &ahead, &incoming, &buffer)?;
         self.check_counts(p, incoming.len() + buffer.len())?;
         self.check_rng(p)
+    }
+
+    /// An elastic position: an epoch of the pipeline and a place of it,
+    /// and nothing else.
+    fn check_elastic(&self, p: &CheckpointProto) -> Result<()> {
+        let fits = match self.num_epochs {
+            Some(n) => {
+                p.elastic_epoch < n
+                    || (p.elastic_epoch == n && p.elastic_place == 0)
+            }
+            None => true,
+        };
+        if !fits || p.elastic_place > self.layout.total {
+            return Err(forged(format!(
+                "epoch {} place {} is not a place of this pipeline ({} records \
+                 per epoch, {:?} epochs)",
+                p.elastic_epoch, p.elastic_place, self.layout.total, self.num_epochs
+            )));
+        }
+        let empty =
+            |r: &Option<Refs>| r.as_ref().is_none_or(|r| r.file.is_empty());
+        if p.next_block != 0
+            || !p.ahead.is_empty()
+            || !empty(&p.incoming)
+            || !empty(&p.buffer)
+            || p.rng_word_pos_lo != 0
+            || p.rng_word_pos_hi != 0
+        {
+            return Err(forged(
+                "an elastic checkpoint holds blocks, pending records or a \
+                 generator position"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Each pending record: a record of the files, of an epoch of the

@@ -115,6 +115,9 @@ pub(crate) struct Config {
     pub(crate) threads: usize,
     pub(crate) deterministic: bool,
     pub(crate) block_size: usize,
+    /// Shards take interleaved places of one order (see
+    /// [`Layout::elastic`]).
+    pub(crate) elastic: bool,
     /// What the front door adds to the settings hash (batching, say).
     pub(crate) extra: u64,
 }
@@ -141,8 +144,14 @@ impl Config {
         h.u64(kind);
         h.u64(n);
         h.u64(self.seed);
-        h.u64(self.shard.index() as u64);
-        h.u64(self.shard.count() as u64);
+        if self.elastic {
+            // Not the shard: an elastic checkpoint resumes on any host of
+            // any number of hosts.
+            h.bytes(b"elastic");
+        } else {
+            h.u64(self.shard.index() as u64);
+            h.u64(self.shard.count() as u64);
+        }
         h.u64(matches!(self.remainder, Remainder::Pad) as u64);
         h.u64(self.num_epochs.map_or(u64::MAX, |e| e));
         h.u64(self.block_size as u64);
@@ -157,10 +166,11 @@ struct Context {
     decode: Option<Arc<dyn Decode>>,
     layout: Layout,
     block_size: u64,
-    /// Records per host per epoch.
-    per: u64,
-    /// Blocks per epoch.
+    /// Blocks per full epoch.
     bpe: u64,
+    /// Blocks of the first epoch of this run (fewer than `bpe` when an
+    /// elastic run resumes mid-epoch).
+    bpe0: u64,
     /// The record that stands in for padding: the first of the data.
     pad_with: Option<Ref>,
 }
@@ -168,9 +178,15 @@ struct Context {
 impl Context {
     /// Reads and decodes block `id`.
     fn read_block(&self, id: u64) -> Result<Block> {
-        let epoch = id / self.bpe;
-        let from = id % self.bpe * self.block_size;
-        let to = (from + self.block_size).min(self.per);
+        let first = self.layout.first_epoch;
+        let (epoch, b) = if id < self.bpe0 {
+            (first, id)
+        } else {
+            let k = id - self.bpe0;
+            (first + 1 + k / self.bpe, k % self.bpe)
+        };
+        let from = b * self.block_size;
+        let to = (from + self.block_size).min(self.layout.per_host_in(epoch));
         let refs: Vec<(Ref, u64)> = self
             .layout
             .refs(epoch, from, to)
@@ -403,6 +419,10 @@ pub(crate) struct Engine {
     workers: Vec<JoinHandle<()>>,
     order: Order,
     deterministic: bool,
+    elastic: bool,
+    /// The epoch of the last row handed out, and the rows of it handed
+    /// out (this run).
+    at: (u64, u64),
     settings: u64,
     /// Rows of the last block taken, not yet handed out (or moved to the
     /// buffer).
@@ -445,7 +465,19 @@ impl Engine {
         if counts.len() >= PAD as usize {
             return Err(Error::invalid_argument("too many files"));
         }
+        if cfg.elastic && !cfg.deterministic {
+            return Err(Error::invalid_argument(
+                "an elastic pipeline must be deterministic: its position \
+                 is the number of places taken in order",
+            ));
+        }
         let block_size = cfg.block_size.max(1) as u64;
+        let (first_epoch, first_place) = match restore {
+            Some(cp) if cp.proto.elastic => {
+                (cp.proto.elastic_epoch, cp.proto.elastic_place)
+            }
+            _ => (0, 0),
+        };
         let layout = Layout {
             counts: counts.to_vec(),
             total: counts.iter().sum(),
@@ -453,12 +485,20 @@ impl Engine {
             seed: cfg.seed,
             shard: cfg.shard,
             remainder: cfg.remainder,
+            elastic: cfg.elastic,
+            first_epoch,
+            first_place,
+            buffered: Default::default(),
         };
         let per = layout.per_host();
         let bpe = per.div_ceil(block_size);
+        let bpe0 = layout.per_host_in(first_epoch).div_ceil(block_size);
         let end_block = match cfg.num_epochs {
-            Some(e) => e.saturating_mul(bpe),
-            None if bpe == 0 => 0,
+            Some(e) if e <= first_epoch => 0,
+            Some(e) => {
+                bpe0.saturating_add((e - first_epoch - 1).saturating_mul(bpe))
+            }
+            None if bpe == 0 => bpe0,
             None => u64::MAX,
         };
         let settings = cfg.settings_hash();
@@ -471,8 +511,8 @@ impl Engine {
             decode: cfg.decode.clone(),
             layout,
             block_size,
-            per,
             bpe,
+            bpe0,
             pad_with,
         });
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
@@ -489,7 +529,7 @@ impl Engine {
             (VecDeque::new(), Vec::new(), 0);
         if let Some(cp) = restore {
             let p = &cp.proto;
-            checkpoint::Stream {
+            let check = checkpoint::Stream {
                 layout: &ctx.layout,
                 names: cfg.source.names(),
                 settings,
@@ -498,8 +538,9 @@ impl Engine {
                 bpe,
                 end_block,
                 num_epochs: cfg.num_epochs,
-            }
-            .check(p)?;
+                elastic: cfg.elastic,
+            };
+            check.check(p)?;
             state.next_block = p.next_block;
             state.next_dispatch = p.next_block;
             state.ahead = p.ahead.iter().copied().collect();
@@ -523,8 +564,15 @@ impl Engine {
             shared,
             ctx,
             workers: Vec::new(),
-            order: cfg.order,
+            // An elastic buffer shuffle is in the order itself.
+            order: if cfg.elastic {
+                Order::Sequential
+            } else {
+                cfg.order
+            },
             deterministic: cfg.deterministic,
+            elastic: cfg.elastic,
+            at: (first_epoch, 0),
             settings,
             incoming,
             buffer,
@@ -580,6 +628,9 @@ impl Engine {
 
     /// Where the engine is: enough to continue exactly.
     pub(crate) fn checkpoint(&self) -> Checkpoint {
+        if self.elastic {
+            return self.elastic_checkpoint();
+        }
         let st = self.shared.state.lock();
         let pos = self.rng.get_word_pos();
         let metas = |rows: &mut dyn Iterator<Item = &Row>| {
@@ -595,6 +646,31 @@ impl Engine {
                 rng_word_pos_lo: pos as u64,
                 rng_word_pos_hi: (pos >> 64) as u64,
                 delivered: self.delivered,
+                ..CheckpointProto::default()
+            },
+        }
+    }
+
+    /// An elastic pipeline's position: the epoch and the first place of
+    /// it not taken, if every host has taken as many rows as this one.
+    fn elastic_checkpoint(&self) -> Checkpoint {
+        let layout = &self.ctx.layout;
+        let (epoch, taken) = self.at;
+        let (epoch, place) = if taken >= layout.per_host_in(epoch) && taken > 0
+        {
+            (epoch + 1, 0)
+        } else {
+            let n = layout.shard.count() as u64;
+            (epoch, layout.start_of(epoch) + taken * n)
+        };
+        Checkpoint {
+            proto: CheckpointProto {
+                settings: self.settings,
+                delivered: self.delivered,
+                elastic: true,
+                elastic_epoch: epoch,
+                elastic_place: place,
+                ..CheckpointProto::default()
             },
         }
     }
@@ -634,6 +710,14 @@ impl Engine {
             }
         }
         self.delivered += out.len() as u64;
+        for row in &out {
+            let e = row.meta().epoch;
+            self.at = if e == self.at.0 {
+                (e, self.at.1 + 1)
+            } else {
+                (e, 1)
+            };
+        }
         Ok(out)
     }
 

@@ -107,6 +107,7 @@ pub struct Dataset {
     deterministic: bool,
     block_size: usize,
     keys: bool,
+    elastic: bool,
 }
 
 impl fmt::Debug for Dataset {
@@ -123,6 +124,7 @@ impl fmt::Debug for Dataset {
             .field("remainder", &self.remainder)
             .field("deterministic", &self.deterministic)
             .field("block_size", &self.block_size)
+            .field("elastic", &self.elastic)
             .finish_non_exhaustive()
     }
 }
@@ -213,6 +215,7 @@ impl Dataset {
             deterministic: true,
             block_size: DEFAULT_BLOCK_SIZE,
             keys: false,
+            elastic: false,
         }
     }
 
@@ -475,6 +478,27 @@ impl Dataset {
         self
     }
 
+    /// Makes the shards interleaved and the checkpoint elastic (default
+    /// false). Host `i` of `n` then takes places `i`, `i + n`, `i + 2n`,
+    /// ... of one order that every host computes, so that hosts that
+    /// have taken as many batches are at one position of it, and a
+    /// checkpoint of any of them resumes every host of a new world of
+    /// any size ([`shard`](Self::shard)`(j, m)`): the rest of the epoch
+    /// exactly once across the new hosts. A checkpoint is then only that
+    /// position (the epoch and the places taken); a resumed pipeline
+    /// reads again the records its hosts had read but not delivered.
+    ///
+    /// With [`Shuffle::Buffer`] the buffer becomes one global buffer
+    /// simulated over positions (every host computes the same order,
+    /// 8 bytes per record per epoch, and reads only its own records, by
+    /// position), drained at each epoch's end. With [`Shuffle::None`] or
+    /// [`Shuffle::Files`] each host reads every `n`-th record: nearby
+    /// records are read together, so each host reads most of each file.
+    pub fn elastic(mut self, yes: bool) -> Dataset {
+        self.elastic = yes;
+        self
+    }
+
     /// Records per block, the unit of reading and decoding (default
     /// [`DEFAULT_BLOCK_SIZE`]).
     pub fn block_size(mut self, n: usize) -> Dataset {
@@ -505,6 +529,7 @@ impl Dataset {
             threads: self.threads,
             deterministic: self.deterministic,
             block_size: self.block_size,
+            elastic: self.elastic,
             extra: h.finish(),
         })
     }

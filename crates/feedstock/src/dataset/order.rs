@@ -2,7 +2,11 @@
 //! at each place of each epoch, as a pure function of the settings, the
 //! seed and the epoch. Nothing here reads a file.
 
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use rand::seq::SliceRandom;
+use rand::Rng;
 
 use super::engine::Order;
 use crate::input::producer::epoch_order_rng;
@@ -36,16 +40,79 @@ pub(crate) struct Layout {
     pub(crate) shard: Shard,
     /// What to do with an uneven split.
     pub(crate) remainder: Remainder,
+    /// Hosts take interleaved places of one order (host `i` of `n`:
+    /// places `i`, `i + n`, ...), so that the places every host has
+    /// taken, when all have taken as many, are one prefix of the order:
+    /// a position that resumes on any number of hosts. Otherwise host
+    /// `i` takes the `i`-th contiguous part.
+    pub(crate) elastic: bool,
+    /// The first epoch of this run, and the place it starts at (past 0
+    /// only when an elastic run resumes mid-epoch).
+    pub(crate) first_epoch: u64,
+    pub(crate) first_place: u64,
+    /// The orders of a shuffle buffer simulated over positions (elastic
+    /// [`Order::Buffer`]), by epoch: the last two computed.
+    pub(crate) buffered: Arc<Mutex<Vec<(u64, Arc<[u64]>)>>>,
 }
 
 impl Layout {
-    /// Records each host takes per epoch.
+    /// Records each host takes per full epoch.
     pub(crate) fn per_host(&self) -> u64 {
+        self.split(self.total)
+    }
+
+    /// Records each host takes in `epoch` (fewer in the first epoch of a
+    /// resumed elastic run).
+    pub(crate) fn per_host_in(&self, epoch: u64) -> u64 {
+        self.split(self.total - self.start_of(epoch))
+    }
+
+    /// The first place of `epoch` this run takes.
+    pub(crate) fn start_of(&self, epoch: u64) -> u64 {
+        if epoch == self.first_epoch {
+            self.first_place.min(self.total)
+        } else {
+            0
+        }
+    }
+
+    fn split(&self, n: u64) -> u64 {
         let c = self.shard.count() as u64;
         match self.remainder {
-            Remainder::Drop => self.total / c,
-            Remainder::Pad => self.total.div_ceil(c),
+            Remainder::Drop => n / c,
+            Remainder::Pad => n.div_ceil(c),
         }
+    }
+
+    /// The order a shuffle buffer of `n` gives over the places of
+    /// `epoch`'s file order, simulated over positions (no record is
+    /// read): every host computes the same, and the buffer is drained at
+    /// the epoch's end. 8 bytes per record, computed once per epoch.
+    fn buffer_order(&self, n: usize, epoch: u64) -> Arc<[u64]> {
+        let mut cache = self.buffered.lock();
+        if let Some((_, o)) = cache.iter().find(|(e, _)| *e == epoch) {
+            return Arc::clone(o);
+        }
+        let mut rng =
+            epoch_order_rng(self.seed ^ 0x6275_6666_6572_0000, epoch);
+        let total = self.total;
+        let mut out = Vec::with_capacity(total as usize);
+        let mut buf: Vec<u64> = Vec::with_capacity(n.min(total as usize));
+        let mut next = 0;
+        while (out.len() as u64) < total {
+            while buf.len() < n.max(1) && next < total {
+                buf.push(next);
+                next += 1;
+            }
+            let k = rng.gen_range(0..buf.len());
+            out.push(buf.swap_remove(k));
+        }
+        let order: Arc<[u64]> = out.into();
+        if cache.len() >= 2 {
+            cache.remove(0);
+        }
+        cache.push((epoch, Arc::clone(&order)));
+        order
     }
 
     /// The files' order in `epoch`, and the running sums of their counts
@@ -68,19 +135,31 @@ impl Layout {
     /// The records at places `from..to` of this host's part of `epoch`.
     pub(crate) fn refs(&self, epoch: u64, from: u64, to: u64) -> Vec<Ref> {
         let (files, cum) = self.epoch_files(epoch);
-        let base = self.shard.index() as u64 * self.per_host();
+        let (i, n) = (self.shard.index() as u64, self.shard.count() as u64);
+        let start = self.start_of(epoch);
         let perm = Feistel::new(self.total, self.seed, epoch);
+        let buffered = match self.order {
+            Order::Buffer(b) if self.elastic => {
+                Some(self.buffer_order(b, epoch))
+            }
+            _ => None,
+        };
         (from..to)
             .map(|j| {
-                let g = base + j;
+                let g = if self.elastic {
+                    start + i + j * n
+                } else {
+                    i * self.per_host() + j
+                };
                 if g >= self.total {
                     return Ref {
                         file: PAD,
                         ordinal: 0,
                     };
                 }
-                let r = match self.order {
-                    Order::Global => perm.apply(g),
+                let r = match (&buffered, self.order) {
+                    (Some(b), _) => b[g as usize],
+                    (None, Order::Global) => perm.apply(g),
                     _ => g,
                 };
                 // The last file whose first record is at or before r.
@@ -265,6 +344,10 @@ mod tests {
                     seed: 4,
                     shard: Shard::new(host, 3).unwrap(),
                     remainder: Remainder::Drop,
+                    elastic: false,
+                    first_epoch: 0,
+                    first_place: 0,
+                    buffered: Default::default(),
                 };
                 for epoch in 0..3 {
                     let places = layout.places(epoch);

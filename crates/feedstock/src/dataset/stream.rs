@@ -358,6 +358,7 @@ impl RecordStreamBuilder {
             threads: self.threads,
             deterministic: self.deterministic,
             block_size: self.block_size,
+            elastic: false,
             extra: 0,
         };
         let engine = Engine::start(&cfg, self.restore.as_ref())?;
