@@ -24,6 +24,9 @@ pub(crate) struct Ref {
 /// The `file` of a padding record ([`Remainder::Pad`]).
 pub(crate) const PAD: u32 = u32::MAX;
 
+/// Orders computed per epoch, by epoch (shared by a layout's clones).
+pub(crate) type EpochOrders = Arc<Mutex<Vec<(u64, Arc<[u64]>)>>>;
+
 /// The record counts of the files and the split: everything the order of
 /// an epoch depends on besides the seed.
 #[derive(Debug, Clone)]
@@ -52,7 +55,7 @@ pub(crate) struct Layout {
     pub(crate) first_place: u64,
     /// The orders of a shuffle buffer simulated over positions (elastic
     /// [`Order::Buffer`]), by epoch: the last two computed.
-    pub(crate) buffered: Arc<Mutex<Vec<(u64, Arc<[u64]>)>>>,
+    pub(crate) buffered: EpochOrders,
 }
 
 impl Layout {
