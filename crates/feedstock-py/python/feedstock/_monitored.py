@@ -8,7 +8,9 @@ initializers, finalizes the graph and starts the queue runners of
 hooks around each run; ``OutOfRangeError`` (or ``StopIteration``) leaving
 the ``with`` block ends it cleanly (the exception is swallowed); closing
 stops and joins the threads and the graph is unfinalized again.
-Checkpoints and summaries (``checkpoint_dir``) are not supported.
+Checkpoints and summaries (``checkpoint_dir``) are refused, saying why:
+the queue-runner graph cannot save its input position exactly; an input
+that resumes exactly is ``feedstock.Pipeline`` and its ``state_dict()``.
 ``tf.train.Supervisor`` (without a ``logdir``) is here too.
 """
 
@@ -24,6 +26,17 @@ from ._graph import (
     global_variables_initializer,
     local_variables_initializer,
     start_queue_runners,
+)
+
+
+# Why a queue-runner graph cannot checkpoint its input exactly, and where
+# exact resume lives: said wherever a checkpoint is asked of it.
+_NO_INPUT_CHECKPOINT = (
+    "the queue-runner graph cannot save its input position exactly (records in flight "
+    "between its threads and queues are not tracked, and its shuffle depends on which "
+    "thread enqueues first), and feedstock saves no model variables; for an input that "
+    "stops and resumes exactly, read with feedstock.Pipeline and save its state_dict() "
+    "with your checkpoint"
 )
 
 
@@ -107,7 +120,7 @@ class ChiefSessionCreator:
 
     def __init__(self, scaffold=None, master="", config=None, checkpoint_dir=None, checkpoint_filename_with_path=None):
         if checkpoint_dir is not None or checkpoint_filename_with_path is not None:
-            raise NotImplementedError("feedstock's monitored sessions do not restore checkpoints")
+            raise NotImplementedError(f"feedstock's monitored sessions restore no checkpoint: {_NO_INPUT_CHECKPOINT}")
         self._scaffold = scaffold or Scaffold()
         self._config = config
 
@@ -241,7 +254,7 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     """``tf.train.MonitoredTrainingSession`` without a ``checkpoint_dir``
     (feedstock writes no checkpoints or summaries: NotImplementedError)."""
     if checkpoint_dir is not None or summary_dir is not None:
-        raise NotImplementedError("feedstock's monitored sessions write no checkpoints or summaries")
+        raise NotImplementedError(f"feedstock's monitored sessions write no checkpoints or summaries: {_NO_INPUT_CHECKPOINT}")
     all_hooks = list(hooks or []) + (list(chief_only_hooks or []) if is_chief else [])
     creator = ChiefSessionCreator(scaffold=scaffold, config=config)
     return MonitoredSession(session_creator=creator, hooks=all_hooks, stop_grace_period_secs=stop_grace_period_secs)
@@ -266,7 +279,7 @@ class Supervisor:
                  checkpoint_basename="model.ckpt", session_manager=None, summary_writer=0, init_fn=None,
                  local_init_run_options=None):
         if logdir is not None:
-            raise NotImplementedError("tf.train.Supervisor with a logdir: feedstock writes no checkpoints or summaries")
+            raise NotImplementedError(f"tf.train.Supervisor with a logdir writes no checkpoints or summaries: {_NO_INPUT_CHECKPOINT}")
         self._graph = graph or get_default_graph()
         with self._graph.as_default():
             self._init_op = global_variables_initializer() if init_op == Supervisor.USE_DEFAULT else init_op
