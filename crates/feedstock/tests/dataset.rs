@@ -3,9 +3,10 @@
 //! checkpoint at any batch that a fresh loader (or a fresh process,
 //! after a SIGKILL) resumes exactly.
 
+mod child_support;
+
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 
 use feedstock::dataset::{Checkpoint, Dataset, Shuffle};
 use feedstock::decode::example::FeatureSpec;
@@ -45,6 +46,20 @@ fn files(dir: &std::path::Path) -> Vec<String> {
         out.push(path.to_str().unwrap().to_owned());
     }
     out
+}
+
+/// Component `name` of `b`, as a vector.
+fn col<T: feedstock::tensor::Element + Clone>(
+    b: &feedstock::input::Batch,
+    name: &str,
+) -> Vec<T> {
+    b.get(name)
+        .unwrap()
+        .dense()
+        .unwrap()
+        .as_slice::<T>()
+        .unwrap()
+        .to_vec()
 }
 
 fn spec() -> FeatureSpec {
@@ -254,22 +269,8 @@ fn arrays_in_memory_batch_shuffle_and_resume() {
         .unwrap()
         .map(|b| {
             let b = b.unwrap();
-            let x = b
-                .get("x")
-                .unwrap()
-                .dense()
-                .unwrap()
-                .as_slice::<i32>()
-                .unwrap()
-                .to_vec();
-            let y = b
-                .get("y")
-                .unwrap()
-                .dense()
-                .unwrap()
-                .as_slice::<i64>()
-                .unwrap()
-                .to_vec();
+            let x = col::<i32>(&b, "x");
+            let y = col::<i64>(&b, "y");
             (x, y)
         })
         .collect();
@@ -364,22 +365,8 @@ fn keys_name_each_example_and_padding() {
         assert_eq!(batches.len(), 1);
         let b = &batches[0];
         assert_eq!(b.len(), 113);
-        let keys = b
-            .get("__key__")
-            .unwrap()
-            .dense()
-            .unwrap()
-            .as_slice::<bytes::Bytes>()
-            .unwrap()
-            .to_vec();
-        let ids = b
-            .get("id")
-            .unwrap()
-            .dense()
-            .unwrap()
-            .as_slice::<i64>()
-            .unwrap()
-            .to_vec();
+        let keys = col::<bytes::Bytes>(&b, "__key__");
+        let ids = col::<i64>(&b, "id");
         for (k, id) in keys.iter().zip(ids) {
             let k = String::from_utf8(k.to_vec()).unwrap();
             if k.starts_with("<pad>") {
@@ -455,14 +442,7 @@ fn child_loads_and_checkpoints() {
     };
     let stdout = std::io::stdout();
     while let Some(b) = loader.next_batch().unwrap() {
-        let ids = b
-            .get("id")
-            .unwrap()
-            .dense()
-            .unwrap()
-            .as_slice::<i64>()
-            .unwrap()
-            .to_vec();
+        let ids = col::<i64>(&b, "id");
         stdout
             .lock()
             .write_all(format!("@@B {ids:?}\n").as_bytes())
@@ -478,36 +458,15 @@ fn child_loads_and_checkpoints() {
 }
 
 /// Runs the child; kills it (SIGKILL) once it has printed `kill_after`
-/// batches, if given. Returns every batch line it printed.
+/// lines, if given.
 fn run_child(dir: &std::path::Path, kill_after: Option<usize>) -> Vec<String> {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_loads_and_checkpoints",
-            "--exact",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_ENV, dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = Vec::new();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    while out.read_line(&mut line).unwrap() > 0 {
-        if let Some((_, rec)) = line.split_once("@@B ") {
-            lines.push(rec.trim_end().to_owned());
-            if Some(lines.len()) == kill_after {
-                child.kill().unwrap();
-            }
-        }
-        line.clear();
-    }
-    let status = child.wait().unwrap();
-    assert_eq!(status.success(), kill_after.is_none(), "{status:?}");
-    lines
+    child_support::run_child(
+        "child_loads_and_checkpoints",
+        CHILD_ENV,
+        dir,
+        "@@B ",
+        kill_after,
+    )
 }
 
 #[test]
@@ -563,22 +522,8 @@ fn csv_lines_decode_batch_and_resume() {
     let mut ids: Vec<i64> = all
         .iter()
         .flat_map(|b| {
-            let id = b
-                .get("id")
-                .unwrap()
-                .dense()
-                .unwrap()
-                .as_slice::<i64>()
-                .unwrap()
-                .to_vec();
-            let s = b
-                .get("score")
-                .unwrap()
-                .dense()
-                .unwrap()
-                .as_slice::<f32>()
-                .unwrap()
-                .to_vec();
+            let id = col::<i64>(&b, "id");
+            let s = col::<f32>(&b, "score");
             for (i, v) in id.iter().zip(s) {
                 assert_eq!(v, *i as f32 * 2.0 + 0.5);
             }

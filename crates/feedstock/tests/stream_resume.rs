@@ -3,9 +3,10 @@
 //! stream (and a fresh process, after a SIGKILL) that continues exactly,
 //! and stale indexes are refused.
 
+mod child_support;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::Write;
 
 use bytes::Bytes;
 use feedstock::input::shard::{Remainder, Shard};
@@ -450,40 +451,15 @@ fn child_streams_and_checkpoints() {
 }
 
 /// Runs the child; kills it (SIGKILL) once it has printed `kill_after`
-/// lines, if given. Returns every record line it printed.
+/// lines, if given.
 fn run_child(dir: &std::path::Path, kill_after: Option<usize>) -> Vec<String> {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_streams_and_checkpoints",
-            "--exact",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(CHILD_ENV, dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = Vec::new();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    while out.read_line(&mut line).unwrap() > 0 {
-        // The test harness may print its own words before the first
-        // line, on the same line: look for the marker anywhere.
-        if let Some((_, rec)) = line.split_once("@@R ") {
-            lines.push(rec.trim_end().to_owned());
-            // The child blocks once the pipe is full, so it is still
-            // running (far from its end) when it is killed.
-            if Some(lines.len()) == kill_after {
-                child.kill().unwrap();
-            }
-        }
-        line.clear();
-    }
-    let status = child.wait().unwrap();
-    assert_eq!(status.success(), kill_after.is_none(), "{status:?}");
-    lines
+    child_support::run_child(
+        "child_streams_and_checkpoints",
+        CHILD_ENV,
+        dir,
+        "@@R ",
+        kill_after,
+    )
 }
 
 #[test]
