@@ -365,8 +365,8 @@ fn keys_name_each_example_and_padding() {
         assert_eq!(batches.len(), 1);
         let b = &batches[0];
         assert_eq!(b.len(), 113);
-        let keys = col::<bytes::Bytes>(&b, "__key__");
-        let ids = col::<i64>(&b, "id");
+        let keys = col::<bytes::Bytes>(b, "__key__");
+        let ids = col::<i64>(b, "id");
         for (k, id) in keys.iter().zip(ids) {
             let k = String::from_utf8(k.to_vec()).unwrap();
             if k.starts_with("<pad>") {
@@ -522,8 +522,8 @@ fn csv_lines_decode_batch_and_resume() {
     let mut ids: Vec<i64> = all
         .iter()
         .flat_map(|b| {
-            let id = col::<i64>(&b, "id");
-            let s = col::<f32>(&b, "score");
+            let id = col::<i64>(b, "id");
+            let s = col::<f32>(b, "score");
             for (i, v) in id.iter().zip(s) {
                 assert_eq!(v, *i as f32 * 2.0 + 0.5);
             }
