@@ -604,3 +604,53 @@ fn cifar_like_fixed_length_records_through_decode_raw_and_map() {
     let labels = batches[1].get("label").unwrap().dense().unwrap();
     assert_eq!(labels.as_slice::<i32>().unwrap()[..3], [6, 7, 8]);
 }
+
+#[test]
+fn padded_batches_pad_each_batch_to_its_largest_example() {
+    use feedstock::{Tensor, Value};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seq.tfrecord");
+    let mut w = WriterBuilder::new()
+        .from_writer(std::fs::File::create(&path).unwrap());
+    // Record i holds i % 5 + 1 bytes, each i.
+    for i in 0..20u8 {
+        w.write_record(&vec![i; usize::from(i % 5) + 1]).unwrap();
+    }
+    w.finish().unwrap();
+    let d = Dataset::tfrecord(path.to_str().unwrap())
+        .unwrap()
+        .map("bytes", |ex: Vec<Value>| {
+            let b = ex[0].dense()?.scalar_value::<bytes::Bytes>()?;
+            Ok(vec![Value::Dense(Tensor::new([b.len()], b.to_vec())?)])
+        })
+        .names(["seq"])
+        .block_size(3);
+    let batches: Vec<_> = d
+        .clone()
+        .padded_batch(4)
+        .start()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect();
+    assert_eq!(batches.len(), 5);
+    let b = batches[1].get("seq").unwrap().dense().unwrap();
+    // Examples 4..8: lengths 5, 1, 2, 3 → padded to 5.
+    assert_eq!(b.dims(), [4, 5]);
+    assert_eq!(
+        b.as_slice::<u8>().unwrap(),
+        [4, 4, 4, 4, 4, 5, 0, 0, 0, 0, 6, 6, 0, 0, 0, 7, 7, 7, 0, 0]
+    );
+    // A batch whose examples share a shape is not padded further.
+    let one = d
+        .clone()
+        .padded_batch(1)
+        .start()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(one.get("seq").unwrap().dense().unwrap().dims(), [1, 1]);
+    // Without padding, different shapes are an error that says so.
+    let e = d.batch(4).start().unwrap().next().unwrap().unwrap_err();
+    assert!(e.to_string().contains("padded_batch"), "{e}");
+}

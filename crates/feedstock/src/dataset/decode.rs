@@ -49,6 +49,36 @@ pub trait Decode: Send + Sync + fmt::Debug {
         )))
     }
 
+    /// As [`decode`](Self::decode), but rows that differ in shape may be
+    /// kept apart ([`Column::Rows`]), for a
+    /// [`padded_batch`](super::Dataset::padded_batch) to pad. By default,
+    /// `decode`'s stacked values.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode`](Self::decode).
+    fn decode_columns(&self, records: Records<'_>) -> Result<Vec<Column>> {
+        Ok(self
+            .decode(records)?
+            .into_iter()
+            .map(Column::Stacked)
+            .collect())
+    }
+
+    /// As [`decode_rows`](Self::decode_rows), keeping apart rows that
+    /// differ in shape as [`decode_columns`](Self::decode_columns) does.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode_rows`](Self::decode_rows).
+    fn decode_rows_columns(&self, columns: Vec<Value>) -> Result<Vec<Column>> {
+        Ok(self
+            .decode_rows(columns)?
+            .into_iter()
+            .map(Column::Stacked)
+            .collect())
+    }
+
     /// The components' names, when the decoder knows them.
     fn names(&self) -> Option<Arc<[String]>> {
         None
@@ -58,6 +88,16 @@ pub trait Decode: Send + Sync + fmt::Debug {
     /// records (the spec, the defaults, the dtype): a checkpoint is
     /// restored only into a pipeline that decodes the same way.
     fn fingerprint(&self, h: &mut Fnv);
+}
+
+/// One decoded component of a block of records.
+#[derive(Debug, Clone)]
+pub enum Column {
+    /// Every row's value stacked along a leading row axis.
+    Stacked(Value),
+    /// One value per row, without a row axis: rows that differ in shape
+    /// (a batch of them needs padding).
+    Rows(Vec<Value>),
 }
 
 /// The records themselves, as one string component (no decoding).
@@ -164,7 +204,7 @@ impl Map {
         &self,
         columns: Vec<Value>,
         key: &dyn Fn(usize) -> Option<String>,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<Column>> {
         let n = columns.first().map_or(0, super::source::rows_of);
         let per_column: Vec<Vec<Value>> =
             columns.iter().map(unstack).collect::<Result<_>>()?;
@@ -190,20 +230,68 @@ impl Map {
                 o.push(v);
             }
         }
-        out.into_iter().map(|vs| stack(&vs)).collect()
+        Ok(out.into_iter().map(column).collect())
     }
-}
 
-impl Decode for Map {
-    fn decode(&self, records: Records<'_>) -> Result<Vec<Value>> {
+    fn inner_columns(&self, records: Records<'_>) -> Result<Vec<Column>> {
         let columns = match &self.inner {
             Some(d) => d.decode(records.clone())?,
             None => vec![records_column(records.values())?],
         };
         self.apply(columns, &|i| records.key(i).map(str::to_owned))
     }
+}
+
+/// Stacks rows into one value if they share a shape (and kind), else
+/// keeps them apart.
+fn column(rows: Vec<Value>) -> Column {
+    let same = rows.windows(2).all(|w| match (&w[0], &w[1]) {
+        (Value::Dense(a), Value::Dense(b)) => {
+            a.shape() == b.shape() && a.dtype() == b.dtype()
+        }
+        (Value::Sparse(a), Value::Sparse(b)) => {
+            a.dims() == b.dims() && a.dtype() == b.dtype()
+        }
+        _ => false,
+    });
+    if same && !rows.is_empty() {
+        if let Ok(v) = stack(&rows) {
+            return Column::Stacked(v);
+        }
+    }
+    Column::Rows(rows)
+}
+
+/// The stacked values of `columns`, or an error naming the first that
+/// holds rows of different shapes.
+fn stacked(columns: Vec<Column>) -> Result<Vec<Value>> {
+    columns
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| match c {
+            Column::Stacked(v) => Ok(v),
+            Column::Rows(_) => Err(Error::invalid_argument(format!(
+                "the map function gave component {i} different shapes for \
+                 different examples: batch them with padded_batch"
+            ))),
+        })
+        .collect()
+}
+
+impl Decode for Map {
+    fn decode(&self, records: Records<'_>) -> Result<Vec<Value>> {
+        stacked(self.inner_columns(records)?)
+    }
+
+    fn decode_columns(&self, records: Records<'_>) -> Result<Vec<Column>> {
+        self.inner_columns(records)
+    }
 
     fn decode_rows(&self, columns: Vec<Value>) -> Result<Vec<Value>> {
+        stacked(self.decode_rows_columns(columns)?)
+    }
+
+    fn decode_rows_columns(&self, columns: Vec<Value>) -> Result<Vec<Column>> {
         let columns = match &self.inner {
             Some(d) => d.decode_rows(columns)?,
             None => columns,

@@ -36,7 +36,7 @@ use rand_chacha::ChaCha8Rng;
 use super::checkpoint::{
     self as checkpoint, Checkpoint, CheckpointProto, Refs, FORMAT_VERSION,
 };
-use super::decode::{records_column, Decode};
+use super::decode::{records_column, Column, Decode};
 use super::gather::{gather, Run};
 use super::order::{Layout, Ref, PAD};
 use super::source::{Fetched, Fnv, Record, Source};
@@ -86,7 +86,7 @@ pub(crate) struct Meta {
 #[derive(Debug)]
 pub(crate) struct Block {
     pub(crate) metas: Vec<Meta>,
-    pub(crate) columns: Vec<Value>,
+    pub(crate) columns: Vec<Column>,
 }
 
 /// One row of a block, not yet handed out.
@@ -263,7 +263,7 @@ impl Context {
             None => {
                 let values: Vec<Bytes> =
                     records.iter().map(|r| r.data.clone()).collect();
-                vec![records_column(&values)?]
+                vec![Column::Stacked(records_column(&values)?)]
             }
             Some(d) => self.decode_records(&**d, &metas, &records)?,
         };
@@ -278,10 +278,10 @@ impl Context {
         d: &dyn Decode,
         metas: &[Meta],
         records: &[Record],
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<Column>> {
         let values: Vec<Bytes> =
             records.iter().map(|r| r.data.clone()).collect();
-        match d.decode(Records::new(&values)) {
+        match d.decode_columns(Records::new(&values)) {
             Ok(cols) => Ok(cols),
             Err(e) if e.key().is_some() || e.is_out_of_memory() => Err(e),
             Err(e) => {
@@ -290,7 +290,8 @@ impl Context {
                     .zip(records)
                     .map(|(m, rec)| self.key(m, rec))
                     .collect();
-                match d.decode(Records::new(&values).with_keys(&keys)?) {
+                match d.decode_columns(Records::new(&values).with_keys(&keys)?)
+                {
                     Ok(_) => Err(e),
                     Err(named) => Err(named),
                 }
@@ -335,8 +336,8 @@ impl Context {
             columns.push(gather(&runs)?);
         }
         let columns = match &self.decode {
-            None => columns,
-            Some(d) => d.decode_rows(columns)?,
+            None => columns.into_iter().map(Column::Stacked).collect(),
+            Some(d) => d.decode_rows_columns(columns)?,
         };
         Ok(Block { metas, columns })
     }
@@ -873,35 +874,4 @@ impl Canceller {
         self.shared.work.notify_all();
         self.shared.done.notify_all();
     }
-}
-
-/// Stacks `rows` into one value per component (rows of the same block
-/// in a row are copied as one run).
-pub(crate) fn stack_rows(rows: &[Row]) -> Result<Vec<Value>> {
-    let Some(first) = rows.first() else {
-        return Ok(Vec::new());
-    };
-    let width = first.block.columns.len();
-    (0..width)
-        .map(|c| {
-            let mut runs: Vec<Run<'_>> = Vec::new();
-            for r in rows {
-                let value = &r.block.columns[c];
-                match runs.last_mut() {
-                    Some(run)
-                        if std::ptr::eq(run.value, value)
-                            && run.start + run.len == r.row =>
-                    {
-                        run.len += 1
-                    }
-                    _ => runs.push(Run {
-                        value,
-                        start: r.row,
-                        len: 1,
-                    }),
-                }
-            }
-            gather(&runs)
-        })
-        .collect()
 }

@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use super::decode::{Decode, DecodeCsv, DecodeRaw, Map, ParseExample};
 use super::engine::{
-    stack_rows, Canceller, Config, Engine, Order, Row, DEFAULT_BLOCK_SIZE,
+    Canceller, Config, Engine, Order, Row, DEFAULT_BLOCK_SIZE,
 };
 use super::files::{
     FixedLengthSourceBuilder, TextLineSourceBuilder, WholeFileSource,
 };
+use super::gather::stack_rows;
 use super::source::{
     ArraySource, Fnv, Source, TfRecordSource, DEFAULT_MAX_OPEN_FILES,
 };
@@ -98,6 +99,7 @@ pub struct Dataset {
     names: Option<Arc<[String]>>,
     shuffle: Shuffle,
     batch: Option<usize>,
+    pad: bool,
     drop_remainder: bool,
     num_epochs: Option<u64>,
     seed: u64,
@@ -206,6 +208,7 @@ impl Dataset {
             names: None,
             shuffle: Shuffle::None,
             batch: None,
+            pad: false,
             drop_remainder: false,
             num_epochs: Some(1),
             seed: 0,
@@ -417,6 +420,17 @@ impl Dataset {
         self
     }
 
+    /// Batches of `n` examples (0 is taken as 1) whose components may
+    /// differ in shape from example to example: each is padded at the
+    /// end of every axis, with zeros (empty strings, false), to the
+    /// largest size of that axis in the batch, as `tf.data`'s
+    /// `padded_batch` does (and `batch(dynamic_pad=True)`).
+    pub fn padded_batch(mut self, n: usize) -> Dataset {
+        self.batch = Some(n.max(1));
+        self.pad = true;
+        self
+    }
+
     /// Whether to drop a last batch smaller than the batch size (default
     /// false: every example arrives, the last batch may be smaller).
     pub fn drop_remainder(mut self, yes: bool) -> Dataset {
@@ -518,6 +532,7 @@ impl Dataset {
         let mut h = Fnv::default();
         h.u64(self.batch.map_or(0, |b| b as u64));
         h.u64(self.drop_remainder as u64);
+        h.u64(self.pad as u64);
         Ok(Config {
             source,
             decode: self.decode.clone(),
@@ -572,6 +587,7 @@ impl Dataset {
         Ok(Loader {
             engine: Some(engine),
             batch: self.batch,
+            pad: self.pad,
             drop_remainder: self.drop_remainder,
             keys: self.keys,
             names,
@@ -590,6 +606,7 @@ fn default_threads() -> usize {
 pub struct Loader {
     engine: Option<Engine>,
     batch: Option<usize>,
+    pad: bool,
     drop_remainder: bool,
     keys: bool,
     names: Option<Arc<[String]>>,
@@ -660,7 +677,7 @@ impl Loader {
     }
 
     fn assemble(&mut self, rows: &[Row]) -> Result<Batch> {
-        let mut columns = stack_rows(rows)?;
+        let mut columns = stack_rows(rows, self.pad)?;
         if self.keys {
             let engine = self.engine()?;
             let keys: Vec<bytes::Bytes> =

@@ -3,6 +3,8 @@
 //! one block are copied as one run, so a batch that lies within a block
 //! costs one copy per component.
 
+use super::decode::Column;
+use super::engine::Row;
 use crate::error::{Error, Result};
 use crate::tensor::{Data, SparseTensor, Tensor, Value};
 
@@ -76,14 +78,20 @@ fn dense(first: &Tensor, runs: &[Run<'_>]) -> Result<Tensor> {
 }
 
 fn mismatch(a: &Tensor, b: &Tensor) -> Error {
+    rows_differ(a.dtype(), &a.shape().row(), b.dtype(), &b.shape().row())
+}
+
+/// Two examples of one component that cannot share a batch.
+fn rows_differ(
+    da: crate::tensor::DType,
+    a: &crate::tensor::Shape,
+    db: crate::tensor::DType,
+    b: &crate::tensor::Shape,
+) -> Error {
     Error::invalid_argument(format!(
-        "cannot batch examples of different shapes: {} {} and {} {} \
-         (each component needs one shape in a batch; pad it first, or \
-         batch one example at a time)",
-        a.dtype(),
-        a.shape().row(),
-        b.dtype(),
-        b.shape().row()
+        "cannot batch examples of different shapes: {da} {a} and {db} {b} \
+         (each component needs one shape in a batch: batch them with \
+         padded_batch, or one at a time)"
     ))
 }
 
@@ -101,9 +109,178 @@ fn sparse(runs: &[Run<'_>]) -> Result<SparseTensor> {
     SparseTensor::stack(&rows)
 }
 
+/// Stacks the component values of `rows` into one batch value per
+/// component. Rows that lie next to each other in one block are copied
+/// as one run; rows that differ in shape are padded with zeros (empty
+/// strings, false) to the largest shape when `pad`, else an error.
+pub(crate) fn stack_rows(rows: &[Row], pad: bool) -> Result<Vec<Value>> {
+    let Some(first) = rows.first() else {
+        return Ok(Vec::new());
+    };
+    (0..first.block.columns.len())
+        .map(|c| {
+            let mut runs: Vec<Run<'_>> = Vec::new();
+            for r in rows {
+                let Column::Stacked(value) = &r.block.columns[c] else {
+                    return by_row(rows, c, pad);
+                };
+                match runs.last_mut() {
+                    Some(run)
+                        if std::ptr::eq(run.value, value)
+                            && run.start + run.len == r.row =>
+                    {
+                        run.len += 1
+                    }
+                    _ => runs.push(Run {
+                        value,
+                        start: r.row,
+                        len: 1,
+                    }),
+                }
+            }
+            if pad && !same_row_shape(&runs) {
+                return by_row(rows, c, pad);
+            }
+            gather(&runs)
+        })
+        .collect()
+}
+
+/// True when every run's value has the first's row shape.
+fn same_row_shape(runs: &[Run<'_>]) -> bool {
+    let row = |r: &Run<'_>| match r.value {
+        Value::Dense(t) => Some(t.shape().row()),
+        Value::Sparse(_) => None,
+    };
+    let first = row(&runs[0]);
+    runs.iter().all(|r| row(r) == first)
+}
+
+/// Component `c` of `rows`, taken row by row and stacked (padded when
+/// `pad`).
+fn by_row(rows: &[Row], c: usize, pad: bool) -> Result<Value> {
+    let values: Vec<Value> = rows
+        .iter()
+        .map(|r| match &r.block.columns[c] {
+            Column::Rows(v) => Ok(v[r.row].clone()),
+            Column::Stacked(Value::Dense(t)) => {
+                t.index(r.row).map(Value::Dense)
+            }
+            Column::Stacked(Value::Sparse(s)) => s
+                .unstack()?
+                .into_iter()
+                .nth(r.row)
+                .map(Value::Sparse)
+                .ok_or_else(|| Error::internal("a row outside its block")),
+        })
+        .collect::<Result<_>>()?;
+    if let Some(Value::Sparse(_)) = values.first() {
+        let parts: Vec<SparseTensor> = values
+            .iter()
+            .map(|v| v.sparse().cloned())
+            .collect::<Result<_>>()?;
+        return SparseTensor::stack(&parts).map(Value::Sparse);
+    }
+    let ts: Vec<Tensor> = values
+        .iter()
+        .map(|v| v.dense().cloned())
+        .collect::<Result<_>>()?;
+    let differ = |t: &Tensor| {
+        rows_differ(ts[0].dtype(), ts[0].shape(), t.dtype(), t.shape())
+    };
+    if let Some(t) = ts
+        .iter()
+        .find(|t| t.dtype() != ts[0].dtype() || t.rank() != ts[0].rank())
+    {
+        return Err(differ(t));
+    }
+    if ts.iter().all(|t| t.shape() == ts[0].shape()) {
+        return Tensor::stack(&ts).map(Value::Dense);
+    }
+    if !pad {
+        let other = ts
+            .iter()
+            .find(|t| t.shape() != ts[0].shape())
+            .expect("differs");
+        return Err(differ(other));
+    }
+    padded(&ts).map(Value::Dense)
+}
+
+/// `ts` (one dtype and rank) stacked along a new axis 0, each padded at
+/// the end of every axis with zeros to the largest size of that axis.
+fn padded(ts: &[Tensor]) -> Result<Tensor> {
+    let rank = ts[0].rank();
+    let mut max = vec![0usize; rank];
+    for t in ts {
+        for (m, &d) in max.iter_mut().zip(t.dims()) {
+            *m = (*m).max(d);
+        }
+    }
+    let shape = crate::tensor::Shape::new(max.clone()).prepend(ts.len());
+    let dtype = ts[0].dtype();
+    let mut data = Data::try_with_capacity_as(dtype, shape.dims())?;
+    if rank == 0 {
+        for t in ts {
+            data.extend_from(t.data(), 0..1)?;
+        }
+        return Tensor::from_data(shape, data);
+    }
+    let last = max[rank - 1];
+    let zeros = Data::zeros(dtype, last);
+    // Walk the padded layout in order, one innermost run at a time: the
+    // row's own elements where the index is within its shape, zeros
+    // after them and past it.
+    let outer: usize = max[..rank - 1].iter().product();
+    let mut index = vec![0usize; rank - 1];
+    for t in ts {
+        let dims = t.dims();
+        let inner = dims[rank - 1];
+        index.iter_mut().for_each(|i| *i = 0);
+        for _ in 0..outer {
+            let inside = index.iter().zip(dims).all(|(&i, &d)| i < d);
+            if inside {
+                let mut src = 0;
+                for (&i, &d) in index.iter().zip(dims) {
+                    src = src * d + i;
+                }
+                let src = src * inner;
+                data.extend_from(t.data(), src..src + inner)?;
+                data.extend_from(&zeros, 0..last - inner)?;
+            } else {
+                data.extend_from(&zeros, 0..last)?;
+            }
+            for k in (0..rank - 1).rev() {
+                index[k] += 1;
+                if index[k] < max[k] {
+                    break;
+                }
+                index[k] = 0;
+            }
+        }
+    }
+    Tensor::from_data(shape, data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn padding_fills_every_axis_to_the_largest() {
+        let a = Tensor::new([1, 2], vec![1i32, 2]).unwrap();
+        let b = Tensor::new([2, 1], vec![3i32, 4]).unwrap();
+        let p = padded(&[a, b]).unwrap();
+        assert_eq!(p.dims(), [2, 2, 2]);
+        assert_eq!(p.as_slice::<i32>().unwrap(), [1, 2, 0, 0, 3, 0, 4, 0]);
+        let s = padded(&[
+            Tensor::new([1], vec![bytes::Bytes::from_static(b"x")]).unwrap(),
+            Tensor::new([0], Vec::<bytes::Bytes>::new()).unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(s.dims(), [2, 1]);
+        assert_eq!(s.as_slice::<bytes::Bytes>().unwrap()[1], "");
+    }
 
     #[test]
     fn runs_merge_consecutive_rows() {

@@ -135,6 +135,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::decode::Column;
 pub use super::engine::{
     Canceller as StreamCanceller, Order, DEFAULT_BLOCK_SIZE,
 };
@@ -482,7 +483,14 @@ impl RecordStream {
         let data = if pad {
             Bytes::new()
         } else {
-            row.block.columns[0].dense()?.as_slice::<Bytes>()?[row.row].clone()
+            match &row.block.columns[0] {
+                Column::Stacked(v) => {
+                    v.dense()?.as_slice::<Bytes>()?[row.row].clone()
+                }
+                Column::Rows(_) => {
+                    return Err(Error::internal("records kept as rows"))
+                }
+            }
         };
         Ok(StreamRecord {
             data,
