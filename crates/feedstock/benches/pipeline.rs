@@ -1,7 +1,9 @@
 //! Examples per second through `shuffle_batch(batch_size = 128,
 //! num_threads = 2)`: from preloaded tensors, and from MNIST-like
 //! TFRecord files on disk (read, `parse_single_example` or, 64 records
-//! at a time, `parse_example`, normalize: the seed's `input_pipeline`). Baseline in the same run: the same reading and
+//! at a time, `parse_example`, normalize: the seed's `input_pipeline`),
+//! and the same through the front door (`Dataset`, a vectorised map,
+//! a shuffle buffer). Baseline in the same run: the same reading and
 //! parsing in one thread with no queue.
 //!
 //! `cargo bench -p feedstock --bench pipeline -- --warm-up-time 1
@@ -14,6 +16,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use criterion::{criterion_main, Criterion, Throughput};
 use feedstock::coord::{Coordinator, Pipeline};
+use feedstock::dataset::{Dataset, Shuffle as DatasetShuffle};
 use feedstock::decode::example::{
     parse_example, parse_single_example, FeatureSpec, Parsed,
 };
@@ -222,6 +225,37 @@ fn on_disk(c: &mut Criterion) {
             shuffle_settings(&mut b);
             let batches = b.build().unwrap();
             assert_eq!(drain(&mut pipeline, &batches), EXAMPLES);
+        })
+    });
+
+    // The front door: the same reading, parsing and normalizing (a
+    // vectorised map over each decoded block), shuffled through a buffer
+    // of MIN_AFTER examples and batched, 2 reader threads.
+    g.bench_function("front_door_buffer_128_2_threads", |bench| {
+        bench.iter(|| {
+            let loader = Dataset::tfrecord(files.clone())
+                .unwrap()
+                .parse(mnist_spec())
+                .map_batch("normalize", |cols: Vec<Value>| {
+                    let images = cols[0].dense()?.as_slice::<Bytes>()?;
+                    let mut pixels = Vec::with_capacity(images.len() * PIXELS);
+                    for raw in images {
+                        pixels
+                            .extend(raw.iter().map(|&b| f32::from(b) / 255.0));
+                    }
+                    let n = images.len();
+                    Ok(vec![
+                        Tensor::new([n, PIXELS], pixels)?.into(),
+                        cols[1].clone(),
+                    ])
+                })
+                .shuffle(DatasetShuffle::Buffer(MIN_AFTER))
+                .batch(BATCH)
+                .threads(2)
+                .start()
+                .unwrap();
+            let n: usize = loader.map(|b| b.unwrap().len()).sum();
+            assert_eq!(n, EXAMPLES);
         })
     });
     g.finish();

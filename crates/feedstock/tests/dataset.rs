@@ -654,3 +654,34 @@ fn padded_batches_pad_each_batch_to_its_largest_example() {
     let e = d.batch(4).start().unwrap().next().unwrap().unwrap_err();
     assert!(e.to_string().contains("padded_batch"), "{e}");
 }
+
+#[test]
+fn a_batch_map_runs_on_whole_blocks_and_must_keep_the_rows() {
+    use feedstock::{Tensor, Value};
+    let dir = tempfile::tempdir().unwrap();
+    let scaled = base(dir.path())
+        .map_batch("scale", |cols: Vec<Value>| {
+            let x = cols[1].dense()?.as_slice::<f32>()?;
+            let n = x.len() / 3;
+            let y: Vec<f32> = x.iter().map(|v| v / 1000.0).collect();
+            Ok(vec![cols[0].clone(), Value::Dense(Tensor::new([n, 3], y)?)])
+        })
+        .batch(50)
+        .block_size(32);
+    let mut seen = 0;
+    for b in scaled.start().unwrap() {
+        let b = b.unwrap();
+        let ids = col::<i64>(&b, "id");
+        let x = col::<f32>(&b, "x");
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(x[3 * i], *id as f32 / 1000.0);
+        }
+        seen += ids.len();
+    }
+    assert_eq!(seen, TOTAL);
+    let bad = base(dir.path()).map_batch("drop", |cols: Vec<Value>| {
+        Ok(vec![Value::Dense(cols[0].dense()?.slice(0, 1)?)])
+    });
+    let e = bad.batch(4).start().unwrap().next().unwrap().unwrap_err();
+    assert!(e.to_string().contains("one row per example"), "{e}");
+}

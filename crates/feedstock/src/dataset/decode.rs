@@ -313,6 +313,68 @@ impl Decode for Map {
     }
 }
 
+/// A decoder followed by a user's function over a whole block's
+/// columns (rows in, the same rows out): the vectorised form of
+/// [`Map`].
+#[derive(Clone)]
+pub(crate) struct MapBatch {
+    /// The stage before (`None`: the records as one string component).
+    pub(crate) inner: Option<Arc<dyn Decode>>,
+    pub(crate) f: Arc<MapFn>,
+    /// Tells apart pipelines whose functions differ.
+    pub(crate) label: String,
+}
+
+impl fmt::Debug for MapBatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MapBatch")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MapBatch {
+    fn apply(&self, columns: Vec<Value>) -> Result<Vec<Value>> {
+        let n = columns.first().map_or(0, super::source::rows_of);
+        let out = (self.f)(columns)?;
+        if let Some(v) = out.iter().find(|v| super::source::rows_of(v) != n) {
+            return Err(Error::invalid_argument(format!(
+                "the batch map function gave {} rows for a block of {n}: it \
+                 must keep one row per example",
+                super::source::rows_of(v)
+            )));
+        }
+        Ok(out)
+    }
+}
+
+impl Decode for MapBatch {
+    fn decode(&self, records: Records<'_>) -> Result<Vec<Value>> {
+        let columns = match &self.inner {
+            Some(d) => d.decode(records.clone())?,
+            None => vec![records_column(records.values())?],
+        };
+        self.apply(columns)
+    }
+
+    fn decode_rows(&self, columns: Vec<Value>) -> Result<Vec<Value>> {
+        let columns = match &self.inner {
+            Some(d) => d.decode_rows(columns)?,
+            None => columns,
+        };
+        self.apply(columns)
+    }
+
+    fn fingerprint(&self, h: &mut Fnv) {
+        match &self.inner {
+            Some(d) => d.fingerprint(h),
+            None => h.bytes(b"records"),
+        }
+        h.bytes(b"map_batch");
+        h.bytes(self.label.as_bytes());
+    }
+}
+
 /// The rows of a value, each without the row axis.
 fn unstack(v: &Value) -> Result<Vec<Value>> {
     Ok(match v {

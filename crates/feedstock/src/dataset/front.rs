@@ -5,7 +5,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::decode::{Decode, DecodeCsv, DecodeRaw, Map, ParseExample};
+use super::decode::{
+    Decode, DecodeCsv, DecodeRaw, Map, MapBatch, ParseExample,
+};
 use super::engine::{
     Canceller, Config, Engine, Order, Row, DEFAULT_BLOCK_SIZE,
 };
@@ -394,6 +396,24 @@ impl Dataset {
             label: label.to_owned(),
         };
         self.names = None;
+        self.decoded(Arc::new(map))
+    }
+
+    /// Runs `f` on a whole block of decoded examples at once (in the
+    /// reader threads): the components in, each with one row per
+    /// example, and the new components out, each with the same rows —
+    /// the vectorised form of [`map`](Self::map), for functions that work
+    /// row by row (casts, scaling, `decode_raw` of a column). `label` and
+    /// purity as for `map`.
+    pub fn map_batch<F>(mut self, label: &str, f: F) -> Dataset
+    where
+        F: Fn(Vec<Value>) -> Result<Vec<Value>> + Send + Sync + 'static,
+    {
+        let map = MapBatch {
+            inner: self.decode.take(),
+            f: Arc::new(f),
+            label: label.to_owned(),
+        };
         self.decoded(Arc::new(map))
     }
 
