@@ -9,6 +9,11 @@ its own process, median of ``--repeat`` runs:
 
 - ``rust-plan``: the same graph built and run from Rust
   (``crates/feedstock-py/examples/mnist_plan.rs``), no Python;
+- ``rust-front-door`` / ``rust-front-door-graph``: the engine's front
+  door from Rust (``feedstock::dataset::Dataset``: parse, a map, a
+  shuffle buffer, batches), the map a Rust closure or, as
+  ``feedstock.Pipeline(map=...)`` runs it, a ``plan::GraphFn`` of the
+  same graph ops;
 - ``feedstock-compat-v1``: the guide's code through
   ``import feedstock.compat.v1 as tf``;
 - ``feedstock-pipeline``: ``feedstock.Pipeline``;
@@ -181,15 +186,17 @@ def mode_tfrecord_torch(files, epochs, min_after):
     return n, time.perf_counter() - start
 
 
-def mode_rust(files, epochs, min_after):
+def mode_rust(files, epochs, min_after, how="plan"):
     exe = os.path.join(ROOT, "target", "release", "examples", "mnist_plan")
-    out = subprocess.run([exe, str(epochs), str(min_after), *files], check=True, capture_output=True, text=True)
+    out = subprocess.run([exe, how, str(epochs), str(min_after), *files], check=True, capture_output=True, text=True)
     r = json.loads(out.stdout)
     return r["examples"], r["seconds"]
 
 
 MODES = {
     "rust-plan": mode_rust,
+    "rust-front-door": lambda *a: mode_rust(*a, how="front-door"),
+    "rust-front-door-graph": lambda *a: mode_rust(*a, how="front-door-graph"),
     "feedstock-compat-v1": mode_compat,
     "feedstock-pipeline": mode_pipeline,
     "tf-queues": mode_tf_queues,
@@ -237,7 +244,8 @@ def main():
     assert os.path.exists(exe)
     with tempfile.TemporaryDirectory() as d:
         files = write_files(d, a.examples, a.files)
-        plans = [("rust-plan", sys.executable), ("feedstock-compat-v1", sys.executable),
+        plans = [("rust-plan", sys.executable), ("rust-front-door", sys.executable),
+                 ("rust-front-door-graph", sys.executable), ("feedstock-compat-v1", sys.executable),
                  ("feedstock-pipeline", sys.executable)]
         if a.tf_python:
             plans += [("tf-queues", a.tf_python), ("tf-data", a.tf_python)]

@@ -7,30 +7,122 @@
 //! `feedstock.compat.v1` builds. Prints one line of JSON:
 //! `{"examples": N, "seconds": S}`.
 //!
-//! `cargo run --release -p feedstock-py --example mnist_plan -- EPOCHS
-//! MIN_AFTER_DEQUEUE FILE...`
+//! `cargo run --release -p feedstock-py --example mnist_plan -- [MODE]
+//! EPOCHS MIN_AFTER_DEQUEUE FILE...`, MODE one of
+//!
+//! - `plan` (the default): the graph above, run by queue runners;
+//! - `front-door`: the engine's front door, [`Dataset`] with `parse`,
+//!   a Rust closure as the map (decode, cast, scale), a shuffle buffer
+//!   of `MIN_AFTER_DEQUEUE` and batches of 128, two threads;
+//! - `front-door-graph`: the same with the map as a [`GraphFn`] of the
+//!   graph's decode-cast-scale ops, as `feedstock.Pipeline(map=...)`
+//!   runs it.
 
 use std::time::Instant;
 
 use feedstock::coord::Coordinator;
+use feedstock::dataset::{Dataset, Shuffle};
 use feedstock::decode::example::FeatureSpec;
 use feedstock::plan::{
-    BatchOptions, Graph, ProducerOptions, ReaderKind, Session, ShuffleOptions,
+    BatchOptions, Graph, GraphFn, ProducerOptions, ReaderKind, Session,
+    ShuffleOptions,
 };
-use feedstock::{DType, Kind};
+use feedstock::queue::PartialShape;
+use feedstock::{DType, Kind, Tensor, Value};
 
 /// The allocator the extension module uses (see `src/lib.rs`), so that
 /// this is the same engine the Python layers run.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn spec() -> Res<FeatureSpec> {
+    Ok(FeatureSpec::builder()
+        .fixed("image_raw", DType::String, [])
+        .fixed("label", DType::I64, [])
+        .build()?)
+}
+
+/// The front door over `files`, with `map` as its map; examples and
+/// seconds.
+fn front_door(
+    epochs: u64,
+    min_after: usize,
+    files: Vec<String>,
+    graph: bool,
+) -> Res<(usize, f64)> {
+    let d = Dataset::tfrecord(files)?.parse(spec()?);
+    let d = if graph {
+        let g = Graph::new();
+        let raw =
+            g.placeholder(DType::String, Some(PartialShape::scalar()), None)?;
+        let label =
+            g.placeholder(DType::I64, Some(PartialShape::scalar()), None)?;
+        let pixels = g.reshape(g.decode_raw(raw, DType::U8, true)?, &[784])?;
+        let scaled = g.mul(
+            g.cast(pixels, DType::F32)?,
+            g.scalar(1.0 / 255.0, DType::F32)?,
+        )?;
+        let image = g.sub(scaled, g.scalar(0.5, DType::F32)?)?;
+        let f = GraphFn::new(
+            &g,
+            &[raw, label],
+            &[image, g.cast(label, DType::I32)?],
+        )?;
+        d.map("mnist-graph", move |ex| f.call(ex))
+    } else {
+        d.map("mnist", |ex| {
+            let raw = ex[0].dense()?.as_slice::<bytes::Bytes>()?[0].clone();
+            let image: Vec<f32> = raw
+                .iter()
+                .map(|&b| f32::from(b) * (1.0 / 255.0) - 0.5)
+                .collect();
+            let label = ex[1].dense()?.scalar_value::<i64>()? as i32;
+            Ok(vec![
+                Value::Dense(Tensor::vector(image)),
+                Value::Dense(Tensor::scalar(label)),
+            ])
+        })
+    };
+    // Timed from the start (which indexes the files), as the Python
+    // benchmark times feedstock.Pipeline from its first iteration.
+    let start = Instant::now();
+    let loader = d
+        .shuffle(Shuffle::Buffer(min_after))
+        .batch(128)
+        .epochs(epochs)
+        .seed(7)
+        .threads(2)
+        .start()?;
+    let mut n = 0;
+    for batch in loader {
+        n += batch?.len();
+    }
+    Ok((n, start.elapsed().as_secs_f64()))
+}
+
+fn main() -> Res<()> {
+    let mut args = std::env::args().skip(1).peekable();
+    let mode = match args.peek().map(String::as_str) {
+        Some(m @ ("plan" | "front-door" | "front-door-graph")) => {
+            let m = m.to_owned();
+            args.next();
+            m
+        }
+        _ => "plan".to_owned(),
+    };
     let epochs: u64 = args.next().ok_or("EPOCHS")?.parse()?;
     let min_after: usize = args.next().ok_or("MIN_AFTER_DEQUEUE")?.parse()?;
     let files: Vec<String> = args.collect();
     if files.is_empty() {
         return Err("no files given".into());
+    }
+    if mode != "plan" {
+        let (n, secs) =
+            front_door(epochs, min_after, files, mode == "front-door-graph")?;
+        println!("{{\"examples\": {n}, \"seconds\": {secs}}}");
+        return Ok(());
     }
     let batch_size = 128;
     let g = Graph::new();
@@ -43,11 +135,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let reader = g.reader(ReaderKind::tf_record(Default::default()))?;
     let (_key, value) = g.read(reader, queue)?;
-    let spec = FeatureSpec::builder()
-        .fixed("image_raw", DType::String, [])
-        .fixed("label", DType::I64, [])
-        .build()?;
-    let parsed = g.parse_single_example(value, spec)?;
+    let parsed = g.parse_single_example(value, spec()?)?;
     let pixels = g.decode_raw(parsed[0], DType::U8, true)?;
     let pixels = g.reshape(pixels, &[784])?;
     let scaled = g.mul(

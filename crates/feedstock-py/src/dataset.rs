@@ -8,13 +8,16 @@
 //! a wait without losing an example. Errors are raised through
 //! [`errors`](crate::errors), naming the file and the record.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use feedstock::dataset::{Checkpoint, Dataset, Loader, Shuffle};
+use feedstock::dataset::{
+    Checkpoint, Dataset, FixedLengthSource, Loader, Shuffle, TextLineSource,
+};
 use feedstock::input::shard::Remainder;
 use feedstock::io::compression::Compression;
 use feedstock::io::fs::default_fs;
+use feedstock::plan::GraphFn;
 use feedstock::{DType, Error, Kind, Tensor};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -22,7 +25,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::arrays::{numpy_to_tensor, value_to_py};
 use crate::errors::IntoPyResult;
-use crate::graph::feature_spec;
+use crate::graph::{feature_spec, PyGraph, PyOutput};
 
 /// How long one wait for a batch runs without the GIL before Python's
 /// signal handlers get a turn.
@@ -39,10 +42,111 @@ struct Running {
     last: Option<Vec<u8>>,
 }
 
-/// A pipeline of the engine: TFRecord files parsed with a feature spec,
-/// or arrays in memory; shuffled, batched, sharded; iterated with
-/// `next()`, checkpointed with `checkpoint()` and resumed with
-/// `start(checkpoint)`.
+/// A map function as the engine runs it: the part of a graph between
+/// the example's placeholders and the map's outputs, evaluated per
+/// example in the reader threads (no GIL). Building it raises
+/// FailedPreconditionError naming the node when the graph keeps state
+/// between examples (a random op, a queue, ...) or calls Python.
+#[pyclass(module = "feedstock._native", frozen, name = "GraphFn")]
+#[derive(Debug, Clone)]
+pub struct PyGraphFn(Arc<GraphFn>);
+
+#[pymethods]
+impl PyGraphFn {
+    /// The function from `inputs` (placeholders of `graph`) to
+    /// `outputs`.
+    #[new]
+    fn new(
+        graph: &PyGraph,
+        inputs: Vec<PyOutput>,
+        outputs: Vec<PyOutput>,
+    ) -> PyResult<PyGraphFn> {
+        let ins: Vec<_> = inputs.iter().map(|o| o.0).collect();
+        let outs: Vec<_> = outputs.iter().map(|o| o.0).collect();
+        Ok(PyGraphFn(Arc::new(
+            GraphFn::new(&graph.0, &ins, &outs).py_err()?,
+        )))
+    }
+
+    /// The hash of the function's graph, as 16 hex digits: the same in
+    /// every process that builds the same graph.
+    #[getter]
+    fn fingerprint(&self) -> String {
+        format!("{:016x}", self.0.fingerprint())
+    }
+}
+
+/// The record layout and reader settings of a file source, as
+/// `feedstock.Pipeline`'s `reader_options` give them.
+#[derive(Debug, FromPyObject)]
+pub struct ReaderOptions {
+    #[pyo3(item)]
+    skip_header_lines: u64,
+    #[pyo3(item)]
+    allow_empty_files: bool,
+    #[pyo3(item)]
+    record_bytes: Option<u64>,
+    #[pyo3(item)]
+    header_bytes: u64,
+    #[pyo3(item)]
+    footer_bytes: u64,
+    #[pyo3(item)]
+    hop_bytes: u64,
+}
+
+/// The dataset of `files` read as `format`.
+fn file_dataset(
+    files: Vec<String>,
+    format: &str,
+    compression: Option<Compression>,
+    opts: Option<ReaderOptions>,
+) -> PyResult<Dataset> {
+    let opts = opts.unwrap_or(ReaderOptions {
+        skip_header_lines: 0,
+        allow_empty_files: false,
+        record_bytes: None,
+        header_bytes: 0,
+        footer_bytes: 0,
+        hop_bytes: 0,
+    });
+    match format {
+        "tfrecord" => {
+            Dataset::tfrecord_in(default_fs(), files, compression).py_err()
+        }
+        "text" => {
+            let mut b = TextLineSource::builder();
+            b.skip_header_lines(opts.skip_header_lines)
+                .allow_empty_files(opts.allow_empty_files);
+            if let Some(c) = compression {
+                b.compression(c);
+            }
+            Dataset::text_lines(files, &b).py_err()
+        }
+        "fixed_length" => {
+            let n = opts.record_bytes.ok_or_else(|| {
+                PyValueError::new_err("fixed_length records need record_bytes")
+            })?;
+            let mut b = FixedLengthSource::builder(n);
+            b.header_bytes(opts.header_bytes)
+                .footer_bytes(opts.footer_bytes)
+                .hop_bytes(opts.hop_bytes);
+            if let Some(c) = compression {
+                b.compression(c);
+            }
+            Dataset::fixed_length(files, &b).py_err()
+        }
+        "whole_file" => Dataset::whole_files(files).py_err(),
+        other => Err(PyValueError::new_err(format!(
+            "unknown format {other:?}: tfrecord, text, fixed_length or whole_file"
+        ))),
+    }
+}
+
+/// A pipeline of the engine: files (TFRecord, text lines, fixed-length
+/// records, whole files) parsed with a feature spec or not, or arrays in
+/// memory; mapped by a graph function; shuffled, batched, sharded;
+/// iterated with `next()`, checkpointed with `checkpoint()` and resumed
+/// with `start(checkpoint)`.
 #[pyclass(module = "feedstock._native", name = "Dataset")]
 #[derive(Debug)]
 pub struct PyDataset {
@@ -96,25 +200,34 @@ impl PyDataset {
 
 #[pymethods]
 impl PyDataset {
-    /// `files` (paths or URLs) parsed with `features` (entries as
-    /// `Graph.parse_example` takes them), or `arrays`, a list of
-    /// `(name, array, dtype)`. `shuffle` is `"none"`, `"files"`,
+    /// `files` (paths or URLs) read as `format` (`"tfrecord"`,
+    /// `"text"`, `"fixed_length"`, `"whole_file"`, with
+    /// `reader_options`, a dict of every key of [`ReaderOptions`]),
+    /// parsed with `features` (entries as `Graph.parse_example` takes
+    /// them), or `arrays`, a list of `(name, array, dtype)`; then mapped
+    /// by `map` (a `GraphFn` of the example's components) into
+    /// components named `names`. `shuffle` is `"none"`, `"files"`,
     /// `"buffer"` (of `buffer` examples) or `"global"`; `num_epochs`
     /// None runs without end; `shard` is `(index, count)`.
     #[new]
     #[pyo3(signature = (
-        files=None, *, compression=None, features=None, arrays=None,
-        batch_size=1, drop_remainder=false, num_epochs=Some(1),
-        shuffle="none", buffer=0, seed=0, threads=1, shard=None,
-        remainder="drop", keys=false
+        files=None, *, format="tfrecord", compression=None,
+        reader_options=None, features=None, arrays=None, map=None,
+        names=None, batch_size=1, drop_remainder=false,
+        num_epochs=Some(1), shuffle="none", buffer=0, seed=0, threads=1,
+        shard=None, remainder="drop", keys=false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         files: Option<Vec<String>>,
+        format: &str,
         compression: Option<&str>,
+        reader_options: Option<ReaderOptions>,
         features: Option<&Bound<'_, PyList>>,
         arrays: Option<Vec<(String, Bound<'_, PyAny>, String)>>,
+        map: Option<PyGraphFn>,
+        names: Option<Vec<String>>,
         batch_size: usize,
         drop_remainder: bool,
         num_epochs: Option<u64>,
@@ -129,8 +242,7 @@ impl PyDataset {
         let mut d = match (files, arrays) {
             (Some(files), None) => {
                 let c = self::compression(compression)?;
-                let d =
-                    Dataset::tfrecord_in(default_fs(), files, c).py_err()?;
+                let d = file_dataset(files, format, c, reader_options)?;
                 match features {
                     Some(f) => d.parse(feature_spec(py, f)?),
                     None => d.names(["value"]),
@@ -150,6 +262,13 @@ impl PyDataset {
                 ))
             }
         };
+        if let Some(PyGraphFn(f)) = map {
+            let label = format!("graph {:016x}", f.fingerprint());
+            d = d.map(&label, move |example| f.call(example));
+        }
+        if let Some(names) = names {
+            d = d.names(names);
+        }
         d = d
             .shuffle(self::shuffle(shuffle, buffer)?)
             .batch(batch_size)
@@ -281,5 +400,6 @@ impl PyDataset {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGraphFn>()?;
     m.add_class::<PyDataset>()
 }

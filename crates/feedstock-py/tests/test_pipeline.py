@@ -94,11 +94,15 @@ def test_py_map_runs_per_example_and_its_exception_reaches_the_loop():
 
 @pytest.mark.parametrize("graph", [False, True])
 def test_breaking_out_stops_and_joins_the_threads(tmp_path, graph):
-    # map= runs on the graph's queue runners (with queue summaries); the
-    # same pipeline without it on the engine (no queues).
+    # A map drawing random numbers runs on the graph's queue runners
+    # (with queue summaries); the same pipeline without it on the engine
+    # (no queues).
+    def noisy(ex):
+        return {"id": ex["id"], "noise": tf.random_uniform([], seed=1)}
+
     write_shards(tmp_path, 2, 50)
     pipe = fs.Pipeline(str(tmp_path / "part-*.tfrecord"), features=SPEC, batch_size=8, num_epochs=None,
-                       map=decode if graph else None)
+                       map=noisy if graph else decode)
     with pipe:
         for i, batch in enumerate(pipe):
             if graph:

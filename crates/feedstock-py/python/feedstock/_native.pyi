@@ -36,14 +36,23 @@ def decode_sequence_example(
 
 def glob(pattern: str) -> list[str]: ...
 
+class GraphFn:
+    def __init__(self, graph: Graph, inputs: Sequence[Output], outputs: Sequence[Output]) -> None: ...
+    @property
+    def fingerprint(self) -> str: ...
+
 class Dataset:
     def __init__(
         self,
         files: Optional[Sequence[str]] = ...,
         *,
+        format: str = ...,
         compression: Optional[str] = ...,
+        reader_options: Optional[dict[str, Any]] = ...,
         features: Optional[list[tuple[Any, ...]]] = ...,
         arrays: Optional[Sequence[tuple[str, Any, str]]] = ...,
+        map: Optional[GraphFn] = ...,
+        names: Optional[Sequence[str]] = ...,
         batch_size: int = ...,
         drop_remainder: bool = ...,
         num_epochs: Optional[int] = ...,

@@ -12,11 +12,12 @@
             train_step(batch["image_raw"], batch["label"])
         print(pipe.stats)
 
-TFRecord files parsed with ``features``, and arrays, run on the engine
-(``feedstock._native.Dataset``): reader threads read, parse, shuffle and
-batch; each batch crosses into Python without a copy; the order is a
-function of the data, the settings and the seed (not of the thread
-count), and ``state_dict()`` / ``load_state_dict()`` resume exactly::
+Pipelines run on the engine (``feedstock._native.Dataset``): reader
+threads read (TFRecord, text lines, fixed-length records, whole files,
+or arrays), parse, run ``map``, shuffle and batch; each batch crosses
+into Python without a copy; the order is a function of the data, the
+settings and the seed (not of the thread count), and ``state_dict()`` /
+``load_state_dict()`` resume exactly::
 
     state = pipe.state_dict()          # plain values: pickle it
     ...
@@ -24,12 +25,20 @@ count), and ``state_dict()`` / ``load_state_dict()`` resume exactly::
     pipe.load_state_dict(state)        # before the first batch
     for batch in pipe: ...             # the batches that came next
 
-Other pipelines (``map`` graph functions, ``py_map``, other formats,
-``reader_options``, ``capacity``) are built as the graph the
+``map`` is built once into a graph over placeholders for the example's
+components and run natively per example in the reader threads (no GIL);
+its checkpoint holds a hash of that graph, so a state is refused by a
+Pipeline whose map differs. A map that keeps state between examples (a
+random op such as ``random_flip_left_right`` or ``random_uniform``, a
+queue, a variable) or calls Python (``py_func``) cannot give the same
+values on a resume: such a pipeline, and TFRecord ``reader_options``
+(``skip_corrupt``, ``allow_empty_files``), are built as the graph the
 ``feedstock.compat.v1`` layer builds, run by queue runners; they cannot
 checkpoint exactly, and ``state_dict()`` says why. ``py_map`` is the
-slow path: a Python function per example, run in the iterating thread;
-an exception it raises reaches the loop.
+slow path: a Python function per example, run in the iterating thread
+on each batch (on the engine too, where it must be a pure function of
+the example for a resume to give the same values); an exception it
+raises reaches the loop.
 """
 
 from __future__ import annotations
@@ -81,6 +90,8 @@ class Pipeline:
     full batches (fixed shapes, for JAX), the examples left over are
     counted in ``stats`` as held back; otherwise the last batch may be
     smaller and every example arrives exactly ``num_epochs`` times.
+    ``capacity`` sizes the batching queue of a pipeline run on the graph
+    (the engine has none: there it is accepted and has no effect).
 
     ``keys=True`` adds each example's record key to the batches (under
     ``"__key__"``, or as the last element of a tuple): ``file:offset``
@@ -159,8 +170,14 @@ class Pipeline:
         self._records = 0
         self._resume = None
         self._resumed = False
+        self._map_fn = None
+        self._map_names = None
+        self._map_reason = None
         self.batches = 0
         self.examples = 0
+        if self._files is not None:
+            with g.Graph().as_default():
+                self._reader()  # the graph readers' checks of format and reader_options
         if self._global and self._why_not_engine() is not None:
             raise ValueError(f'shuffle="global" runs on the engine, which this pipeline cannot: {self._why_not_engine()}')
         if self._why_not_engine() is not None:
@@ -178,23 +195,99 @@ class Pipeline:
 
     def _why_not_engine(self):
         """None when the engine runs this pipeline, else why it cannot."""
-        if self._map is not None:
-            return "it runs map= graph functions, which the graph's queue runners run"
-        if self._py_map is not None:
-            return "it runs a py_map function per example in the iterating thread"
-        if self._capacity is not None:
-            return "capacity= sizes the graph's batching queue"
         if self._arrays is not None:
             if self._shard is not None and self._shard[1] > 1 and self._seed is None and self._engine_shuffle() != "none":
                 return "a shuffled shard of arrays needs a seed, the same on every host"
-            return None
-        if self._format != "tfrecord":
-            return f"format={self._format!r} is read by the graph's readers for now (TFRecord only on the engine)"
-        if self._reader_options:
-            return "reader_options (skip_corrupt, ...) are the graph readers' options"
-        if self._features is None:
-            return "without features, records are read by the graph's readers"
+        elif self._format == "tfrecord" and self._reader_options:
+            extra = ", ".join(sorted(self._reader_options))
+            return f"reader_options {extra} are the graph TFRecord reader's options"
+        if self._map is not None:
+            self._engine_map()
+            return self._map_reason
         return None
+
+    def _reader(self):
+        """The graph path's reader for ``format`` and ``reader_options``
+        (made in a scratch graph to check them on the engine path:
+        TypeError or ValueError as the graph path raises them)."""
+        fmt = self._format
+        if fmt == "tfrecord":
+            return ops.TFRecordReader(options=self._compression, **self._reader_options)
+        if fmt == "text":
+            return ops.TextLineReader(**self._reader_options)
+        if fmt == "fixed_length":
+            return ops.FixedLengthRecordReader(encoding=self._compression, **self._reader_options)
+        if fmt == "whole_file":
+            return ops.WholeFileReader(**self._reader_options)
+        raise ValueError(f"unknown format {fmt!r}: tfrecord, text, fixed_length or whole_file")
+
+    def _engine_reader_options(self):
+        """``reader_options`` as the native Dataset takes them."""
+        o = self._reader_options
+        return {
+            "skip_header_lines": int(o.get("skip_header_lines") or 0),
+            "allow_empty_files": bool(o.get("allow_empty_files", False)),
+            "record_bytes": None if o.get("record_bytes") is None else int(o["record_bytes"]),
+            "header_bytes": int(o.get("header_bytes") or 0),
+            "footer_bytes": int(o.get("footer_bytes") or 0),
+            "hop_bytes": int(o.get("hop_bytes") or 0),
+        }
+
+    def _engine_compression(self):
+        return self._compression or None
+
+    def _engine_features(self):
+        """Whether the engine parses ``features`` (in blocks) before the
+        map: when every feature is a FixedLenFeature, fed to the map as
+        dense placeholders; otherwise the map's graph parses each record."""
+        if self._features is None:
+            return False
+        if self._map is None:
+            return True
+        return all(isinstance(f, ops.FixedLenFeature) for f in self._features.values())
+
+    def _engine_map(self):
+        """Builds ``map`` once as a graph function of the example's
+        components (placeholders), which the engine's reader threads run
+        per example; or records in ``_map_reason`` why it cannot run
+        there (state kept between examples: a random op, a queue, a
+        py_func)."""
+        if self._map_fn is not None or self._map_reason is not None:
+            return
+        graph = g.Graph()
+        with graph.as_default():
+            inputs, example = self._map_inputs()
+            keys, tensors = _structure(self._map(example))
+            tensors = [t if isinstance(t, g.Tensor) else g.convert_to_tensor(t) for t in tensors]
+        if self._with_keys and keys is not None and "__key__" in keys:
+            raise ValueError('keys=True adds "__key__": the example already has one')
+        try:
+            self._map_fn = _native.GraphFn(graph._g.native, [t._o for t in inputs], [t._o for t in tensors])
+        except (errors.FailedPreconditionError, errors.InvalidArgumentError) as e:
+            msg = getattr(e, "message", None) or str(e)
+            self._map_reason = f"its map= function keeps state between examples or needs Python: {msg}"
+            return
+        self._map_names = keys
+
+    def _map_inputs(self):
+        """Placeholders for one example's components as the engine
+        decodes them, and the example the map function is given (as the
+        graph path gives it)."""
+        if self._arrays is not None:
+            names, arrays = _structure(self._arrays)
+            arrays = [np.asarray(a) for a in arrays]
+            inputs = [g.placeholder(g.as_dtype(a.dtype), list(a.shape[1:])) for a in arrays]
+            return inputs, (dict(zip(names, inputs)) if names is not None else tuple(inputs))
+        if self._engine_features():
+            # The engine parses into the spec's order; the map is given
+            # the dict in TensorFlow's, as parse_single_example gives it.
+            inputs = [g.placeholder(ops._spec_dtype(name, f), ops._spec_shape(name, f, sequence=False))
+                      for name, f in self._features.items()]
+            return inputs, ops._in_tf_order(self._features, inputs)
+        record = g.placeholder(g.string, [])
+        if self._features is not None:
+            return [record], ops.parse_single_example(record, self._features)
+        return [record], record
 
     def _engine_shuffle(self):
         if self._global:
@@ -212,8 +305,11 @@ class Pipeline:
         return {
             "source": "arrays" if self._arrays is not None else "files",
             "files": None if self._files is None else list(self._files),
+            "format": None if self._files is None else self._format,
             "compression": self._compression,
+            "reader_options": sorted((k, repr(v)) for k, v in self._reader_options.items()),
             "features": None if self._features is None else sorted(self._features),
+            "map": None if self._map_fn is None else self._map_fn.fingerprint,
             "batch_size": self.batch_size,
             "num_epochs": self.num_epochs,
             "shuffle": self._engine_shuffle(),
@@ -232,17 +328,36 @@ class Pipeline:
         if self._shard is not None:
             args["shard"] = self._shard[:2]
             args["remainder"] = self._shard[2]
+        if self._map_fn is not None:
+            args["map"] = self._map_fn
+            args["names"] = self._map_names
         if self._arrays is not None:
             names, arrays = _structure(self._arrays)
             arrays = [np.asarray(a) for a in arrays]
             names = names if names is not None else [str(i) for i in range(len(arrays))]
             cols = [(str(n), a, g.as_dtype(a.dtype)._native) for n, a in zip(names, arrays)]
             self._keys = None if _structure(self._arrays)[0] is None else list(names)
+            if self._map_fn is not None:
+                self._keys = self._map_names
+            self._keys = self._with_key(self._keys)
             return _native.Dataset(arrays=cols, **args)
-        order = list(ops._in_tf_order(self._features, [None] * len(self._features)))
-        self._keys = order + (["__key__"] if self._with_keys else [])
-        return _native.Dataset(self._files, compression=self._compression or None,
-                               features=ops._spec(self._features), **args)
+        features = None
+        if self._engine_features():
+            features = ops._spec(self._features)
+            # The engine's components are in the spec's order.
+            self._keys = list(self._features)
+        else:
+            self._keys = None
+        if self._map_fn is not None:
+            self._keys = self._map_names
+        self._keys = self._with_key(self._keys)
+        return _native.Dataset(self._files, format=self._format, compression=self._engine_compression(),
+                               reader_options=self._engine_reader_options(), features=features, **args)
+
+    def _with_key(self, keys):
+        if self._with_keys and keys is not None:
+            return keys + ["__key__"]
+        return keys
 
     def _build(self):
         self._graph = g.Graph()
@@ -291,18 +406,7 @@ class Pipeline:
             self._files, num_epochs=epochs, shuffle=self._shuffle, seed=self._seed, shard=shard,
             remainder=remainder or "drop",
         )
-        fmt = self._format
-        if fmt == "tfrecord":
-            reader = ops.TFRecordReader(options=self._compression, **self._reader_options)
-        elif fmt == "text":
-            reader = ops.TextLineReader(**self._reader_options)
-        elif fmt == "fixed_length":
-            reader = ops.FixedLengthRecordReader(encoding=self._compression, **self._reader_options)
-        elif fmt == "whole_file":
-            reader = ops.WholeFileReader()
-        else:
-            raise ValueError(f"unknown format {fmt!r}: tfrecord, text, fixed_length or whole_file")
-        key, value = reader.read(q)
+        key, value = self._reader().read(q)
         if self._features is not None:
             return key, ops.parse_single_example(value, self._features)
         return key, value
@@ -533,9 +637,13 @@ class Pipeline:
                 if got is None:
                     break
                 _, values = got
+                n = _batch_len(values[0])
                 self.batches += 1
-                self.examples += _batch_len(values[0])
-                yield dict(zip(self._keys, values)) if self._keys is not None else tuple(values)
+                self.examples += n
+                out = dict(zip(self._keys, values)) if self._keys is not None else tuple(values)
+                if self._py_map is not None:
+                    out = _apply_per_example(self._py_map, out, n)
+                yield out
         except BaseException:
             failed = True
             raise

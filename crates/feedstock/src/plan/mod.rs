@@ -190,6 +190,7 @@
 
 mod eval;
 mod graph;
+mod graph_fn;
 mod queues;
 mod session;
 
@@ -199,5 +200,6 @@ pub use graph::{
     ShardOptions, ShuffleOptions, SliceDim, SparsePart, StaticShape, Strings,
     UserFn, Variable,
 };
+pub use graph_fn::GraphFn;
 pub use queues::{QueueKind, RunnerRef};
 pub use session::{Interrupt, QueueSummary, RunOptions, Session};

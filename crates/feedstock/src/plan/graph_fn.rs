@@ -1,0 +1,328 @@
+//! A graph as a pure function of one example: [`GraphFn`], which a
+//! [`Dataset`](crate::dataset::Dataset) runs per example in its reader
+//! threads (`feedstock.Pipeline(map=...)` builds one from the map
+//! function's graph).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use super::graph::{Node, Op};
+use super::{Graph, Output, Session};
+use crate::dataset::source::Fnv;
+use crate::error::{Error, Result};
+use crate::tensor::{Data, Value};
+
+/// The part of a graph between some placeholders (the example's
+/// components, fed) and some outputs (the new components), run as a
+/// function: [`call`](Self::call) evaluates the outputs for one example.
+///
+/// Only a pure function of the example is accepted: the subgraph may
+/// hold no queue, reader, producer, variable, random generator or
+/// user function (each keeps state between runs, or needs Python), so
+/// that a resumed pipeline computes again exactly what it computed the
+/// first time, whichever reader thread runs which example.
+///
+/// ```
+/// use feedstock::plan::{Graph, GraphFn};
+/// use feedstock::queue::PartialShape;
+/// use feedstock::{DType, Tensor, Value};
+///
+/// let g = Graph::new();
+/// let x = g.placeholder(DType::I64, Some(PartialShape::scalar()), Some("x"))?;
+/// let two = g.scalar(2.0, DType::I64)?;
+/// let y = g.mul(x, two)?;
+/// let f = GraphFn::new(&g, &[x], &[y])?;
+/// let out = f.call(vec![Value::Dense(Tensor::scalar(21i64))])?;
+/// assert_eq!(out[0].dense()?.scalar_value::<i64>()?, 42);
+/// # Ok::<(), feedstock::Error>(())
+/// ```
+pub struct GraphFn {
+    session: Session,
+    inputs: Vec<Output>,
+    outputs: Vec<Output>,
+    fingerprint: u64,
+}
+
+impl fmt::Debug for GraphFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GraphFn")
+            .field("inputs", &self.inputs.len())
+            .field("outputs", &self.outputs.len())
+            .field("fingerprint", &format_args!("{:016x}", self.fingerprint))
+            .finish()
+    }
+}
+
+impl GraphFn {
+    /// The function from the values of `inputs` (placeholders of
+    /// `graph`) to those of `outputs`.
+    ///
+    /// # Errors
+    ///
+    /// [`FailedPrecondition`](crate::Kind::FailedPrecondition) naming
+    /// the node when the outputs depend on state kept between runs (a
+    /// queue, a reader, a producer, a variable, a random op) or on a
+    /// user function; [`InvalidArgument`](crate::Kind::InvalidArgument)
+    /// for an input that is not a placeholder, or a placeholder the
+    /// outputs read that is not among the inputs.
+    pub fn new(
+        graph: &Graph,
+        inputs: &[Output],
+        outputs: &[Output],
+    ) -> Result<GraphFn> {
+        for &i in inputs {
+            let node = graph.node(i.node);
+            if !matches!(node.op, Op::Placeholder) {
+                return Err(Error::invalid_argument(format!(
+                    "the input {} of a graph function must be a placeholder",
+                    node.name
+                )));
+            }
+        }
+        let fed: BTreeSet<u32> = inputs.iter().map(|o| o.node).collect();
+        let mut seen = BTreeSet::new();
+        let mut todo: Vec<u32> = outputs.iter().map(|o| o.node).collect();
+        while let Some(id) = todo.pop() {
+            if !seen.insert(id) || fed.contains(&id) {
+                continue;
+            }
+            let node = graph.node(id);
+            if let Some(why) = impure(&node) {
+                return Err(Error::failed_precondition(format!(
+                    "{} ({}) {why}",
+                    node.name,
+                    op_name(&node.op)
+                )));
+            }
+            if matches!(node.op, Op::Placeholder) {
+                return Err(Error::invalid_argument(format!(
+                    "the graph function reads the placeholder {}, which is \
+                     not one of its inputs",
+                    node.name
+                )));
+            }
+            todo.extend(node.inputs.iter().map(|o| o.node));
+        }
+        let mut h = Fnv::default();
+        h.bytes(b"graph_fn");
+        for o in inputs.iter().chain(outputs) {
+            h.u64(u64::from(o.node));
+            h.u64(u64::from(o.index));
+        }
+        for &id in seen.iter().chain(&fed) {
+            fingerprint_node(&graph.node(id), graph, &mut h);
+        }
+        Ok(GraphFn {
+            session: Session::new(graph),
+            inputs: inputs.to_vec(),
+            outputs: outputs.to_vec(),
+            fingerprint: h.finish(),
+        })
+    }
+
+    /// The outputs' values for one example, whose components are fed to
+    /// the inputs in order.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::Kind::InvalidArgument) for the wrong
+    /// number of components, or one of the wrong dtype or shape; those
+    /// of the ops.
+    pub fn call(&self, example: Vec<Value>) -> Result<Vec<Value>> {
+        if example.len() != self.inputs.len() {
+            return Err(Error::invalid_argument(format!(
+                "the graph function takes {} components, the example has {}",
+                self.inputs.len(),
+                example.len()
+            )));
+        }
+        let feeds: Vec<(Output, Value)> =
+            self.inputs.iter().copied().zip(example).collect();
+        self.session.run(&self.outputs, &feeds)
+    }
+
+    /// A hash of the subgraph (its ops, their settings and constants,
+    /// how they connect), the same in every process that builds the same
+    /// graph: what a checkpoint of a pipeline running it records.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+}
+
+/// Why a node cannot be part of a pure function, if it cannot.
+fn impure(node: &Node) -> Option<&'static str> {
+    Some(match node.op {
+        Op::Call(_) => {
+            "runs a user function, which the reader threads cannot run"
+        }
+        Op::RandomFlip { .. }
+        | Op::RandomUniform { .. }
+        | Op::RandomCrop { .. }
+        | Op::RandomShuffle { .. }
+        | Op::SampleBox { .. } => {
+            "draws random numbers from a generator shared by every example, \
+             so its values depend on which examples came before"
+        }
+        Op::Variable | Op::Assign { .. } => "reads or sets a variable",
+        Op::Batch(_)
+        | Op::Queue { .. }
+        | Op::Dequeue { .. }
+        | Op::DequeueMany { .. }
+        | Op::Enqueue { .. }
+        | Op::QueueClose { .. }
+        | Op::QueueSize { .. }
+        | Op::QueueIsClosed { .. } => "uses a queue",
+        Op::Reader(_)
+        | Op::Read { .. }
+        | Op::ReadUpTo { .. }
+        | Op::ReaderState { .. } => "uses a reader",
+        Op::MatchFilenames { .. }
+        | Op::StringProducer { .. }
+        | Op::InputProducer { .. }
+        | Op::RangeProducer { .. }
+        | Op::SliceProducer { .. }
+        | Op::LimitEpochs { .. } => "is a producer",
+        _ => return None,
+    })
+}
+
+/// The op's variant name (its Debug form up to the first brace).
+fn op_name(op: &Op) -> String {
+    let s = format!("{op:?}");
+    s.split(['(', ' ', '{']).next().unwrap_or("").to_owned()
+}
+
+/// Feeds a node into `h`: its op with settings and constants in full
+/// (not a Debug form that elides, nor one holding hash maps), its
+/// inputs and its outputs' dtypes and shapes.
+fn fingerprint_node(node: &Node, graph: &Graph, h: &mut Fnv) {
+    h.u64(u64::from(node.id));
+    match &node.op {
+        Op::Constant(v) => {
+            h.bytes(b"Constant");
+            fingerprint_value(v, h);
+        }
+        Op::Parse { spec, batched } => {
+            h.bytes(b"Parse");
+            h.u64(u64::from(*batched));
+            for (name, kind) in spec.iter() {
+                h.bytes(name.as_bytes());
+                h.bytes(format!("{kind:?}").as_bytes());
+            }
+        }
+        Op::ParseSequence {
+            context,
+            sequence,
+            batched,
+        } => {
+            h.bytes(b"ParseSequence");
+            h.u64(u64::from(*batched));
+            for spec in [context, sequence] {
+                h.u64(spec.len() as u64);
+                for (name, kind) in spec.iter() {
+                    h.bytes(name.as_bytes());
+                    h.bytes(format!("{kind:?}").as_bytes());
+                }
+            }
+        }
+        op => h.bytes(format!("{op:?}").as_bytes()),
+    }
+    for i in &node.inputs {
+        h.u64(u64::from(i.node));
+        h.u64(u64::from(i.index));
+    }
+    for (k, out) in node.outputs.iter().enumerate() {
+        h.bytes(out.dtype.name().as_bytes());
+        h.u64(u64::from(out.sparse));
+        let o = Output {
+            node: node.id,
+            index: k as u32,
+            dtype: out.dtype,
+            sparse: out.sparse,
+        };
+        h.bytes(format!("{:?}", graph.shape(o)).as_bytes());
+    }
+}
+
+fn fingerprint_value(v: &Value, h: &mut Fnv) {
+    match v {
+        Value::Dense(t) => fingerprint_tensor(t, h),
+        Value::Sparse(s) => {
+            fingerprint_tensor(s.indices(), h);
+            fingerprint_tensor(s.values(), h);
+            h.bytes(format!("{:?}", s.dims()).as_bytes());
+        }
+    }
+}
+
+fn fingerprint_tensor(t: &crate::Tensor, h: &mut Fnv) {
+    h.bytes(t.dtype().name().as_bytes());
+    h.bytes(format!("{:?}", t.dims()).as_bytes());
+    match t.data() {
+        Data::String(v) => v.iter().for_each(|s| h.bytes(s)),
+        Data::Bool(v) => v.iter().for_each(|&b| h.u64(u64::from(b))),
+        d => h.bytes(d.pod_bytes().unwrap_or_default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Graph;
+    use crate::queue::PartialShape;
+    use crate::{DType, Kind, Tensor};
+
+    fn doubler(factor: f64) -> (Graph, Output, Output) {
+        let g = Graph::new();
+        let x = g
+            .placeholder(DType::I64, Some(PartialShape::scalar()), None)
+            .unwrap();
+        let k = g.scalar(factor, DType::I64).unwrap();
+        let y = g.mul(x, k).unwrap();
+        (g, x, y)
+    }
+
+    #[test]
+    fn evaluates_the_outputs_of_the_fed_example() {
+        let (g, x, y) = doubler(3.0);
+        let f = GraphFn::new(&g, &[x], &[y, x]).unwrap();
+        let out = f.call(vec![Value::Dense(Tensor::scalar(5i64))]).unwrap();
+        assert_eq!(out[0].dense().unwrap().scalar_value::<i64>().unwrap(), 15);
+        assert_eq!(out[1].dense().unwrap().scalar_value::<i64>().unwrap(), 5);
+        let e = f.call(vec![]).unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument);
+    }
+
+    #[test]
+    fn the_fingerprint_is_of_the_graph_not_of_the_build() {
+        let a = doubler(3.0);
+        let b = doubler(3.0);
+        let c = doubler(4.0);
+        let fp = |(g, x, y): &(Graph, Output, Output)| {
+            GraphFn::new(g, &[*x], &[*y]).unwrap().fingerprint()
+        };
+        assert_eq!(fp(&a), fp(&b));
+        assert_ne!(fp(&a), fp(&c));
+    }
+
+    #[test]
+    fn state_between_examples_is_refused_naming_the_node() {
+        let g = Graph::new();
+        let x = g
+            .placeholder(DType::F32, Some(PartialShape::new([Some(4)])), None)
+            .unwrap();
+        let r = g
+            .random_uniform(&[4], DType::F32, 0.0, 1.0, Some(3))
+            .unwrap();
+        let y = g.add_op(x, r).unwrap();
+        let e = GraphFn::new(&g, &[x], &[y]).unwrap_err();
+        assert_eq!(e.kind(), Kind::FailedPrecondition);
+        assert!(e.to_string().contains("RandomUniform"), "{e}");
+        let e = GraphFn::new(&g, &[], &[y]).unwrap_err();
+        assert_eq!(e.kind(), Kind::FailedPrecondition);
+        let unfed = doubler(2.0);
+        let e = GraphFn::new(&unfed.0, &[], &[unfed.2]).unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument);
+        assert!(e.to_string().contains("placeholder"), "{e}");
+    }
+}
