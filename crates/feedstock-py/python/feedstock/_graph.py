@@ -293,6 +293,7 @@ class _NativeGraph:
 
 
 GLOBAL_VARIABLES = "variables"
+GLOBAL_STEP = "global_step"
 LOCAL_VARIABLES = "local_variables"
 TRAINABLE_VARIABLES = "trainable_variables"
 QUEUE_RUNNERS = "queue_runners"
@@ -303,6 +304,7 @@ class GraphKeys:
     """The collection names TensorFlow uses."""
 
     GLOBAL_VARIABLES = GLOBAL_VARIABLES
+    GLOBAL_STEP = GLOBAL_STEP
     LOCAL_VARIABLES = LOCAL_VARIABLES
     TRAINABLE_VARIABLES = TRAINABLE_VARIABLES
     QUEUE_RUNNERS = QUEUE_RUNNERS
@@ -906,6 +908,23 @@ class Variable(Tensor):
         with _next_name(g, name):
             out = Tensor(g, g._g.assign(self._o, value._o))
         return out if read_value else Operation(g, [out], name=g._g.name(out._o))
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        """Adds ``delta`` to the variable when run; the value is the sum
+        (reads of the variable in the same run see the value before)."""
+        with self.graph.as_default():
+            delta = convert_to_tensor(delta, dtype=self.dtype)
+        return self.assign(self + delta, name=name, read_value=read_value)
+
+
+def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    """``tf.assign``: ``ref.assign(value)``."""
+    return ref.assign(value, name=name)
+
+
+def assign_add(ref, value, use_locking=None, name=None):
+    """``tf.assign_add``: ``ref.assign_add(value)``."""
+    return ref.assign_add(value, name=name)
 
 
 def global_variables_initializer():

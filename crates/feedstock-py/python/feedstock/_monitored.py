@@ -165,6 +165,8 @@ class _MonitoredSession:
         if self._closed:
             # TensorFlow's own error here, its session being gone.
             raise AttributeError("'NoneType' object has no attribute 'run'")
+        if self.should_stop():
+            raise RuntimeError("Run called even after should_stop requested.")
         context = SessionRunContext(SessionRunArgs(fetches, feed_dict), self._tf_sess)
         hook_args = [h.before_run(context) for h in self._hooks]
         feeds = dict(feed_dict or {})

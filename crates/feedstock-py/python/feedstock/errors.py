@@ -47,6 +47,7 @@ __all__ = [
     "UnavailableError",
     "DataLossError",
     "UnauthenticatedError",
+    "OutsideInputSystemError",
     "exception_type_from_error_code",
     "error_code_from_exception_type",
 ]
@@ -200,6 +201,19 @@ InternalError = _subclass("InternalError", INTERNAL, "An invariant of feedstock 
 UnavailableError = _subclass("UnavailableError", UNAVAILABLE, "A service is unavailable.")
 DataLossError = _subclass("DataLossError", DATA_LOSS, "Stored data is corrupt or truncated (a CRC mismatch, a cut file).")
 UnauthenticatedError = _subclass("UnauthenticatedError", UNAUTHENTICATED, "The request lacks credentials.")
+
+
+class OutsideInputSystemError(AttributeError):
+    """A name TensorFlow has and ``feedstock.compat.v1`` does not
+    (``tf.nn.conv2d``, ``tf.layers.dense``, ``tf.train.AdamOptimizer``,
+    ...), or a misspelt one: the message says that feedstock covers the
+    input system, how to give its batches (numpy arrays) to a model, and
+    the nearest names it has.
+
+    An ``AttributeError`` rather than a ``NotImplementedError`` on
+    purpose: ``hasattr(tf, "nn")`` and ``getattr(tf, name, default)`` keep
+    answering instead of raising, as feature checks, ``inspect``,
+    ``unittest.mock`` and pickling expect of a module."""
 
 
 def exception_type_from_error_code(error_code):

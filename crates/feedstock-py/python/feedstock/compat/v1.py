@@ -13,7 +13,8 @@ TensorFlow drops data silently, feedstock is stricter or counts it (see
 """
 
 # ruff: noqa: F401
-from types import SimpleNamespace as _NS
+from .._outside import Namespace as _NS
+from .._outside import missing as _missing
 
 from .. import errors
 from .. import example as _example
@@ -57,6 +58,8 @@ from .._graph import (
     _SummaryFetch,
     add,
     as_dtype,
+    assign,
+    assign_add,
     bool_ as bool,  # noqa: A001 (TensorFlow's name)
     cast,
     concat,
@@ -195,6 +198,7 @@ from .._ops import (
     read_file,
 )
 from .. import _app
+from .. import _hooks
 from .. import _monitored
 from .._varscope import (
     AUTO_REUSE,
@@ -215,7 +219,7 @@ from .._types import SparseTensorValue
 newaxis = None
 float = float32  # noqa: A001
 
-train = _NS(
+train = _NS("tf.train",
     Example=_example.Example,
     Features=_example.Features,
     Feature=_example.Feature,
@@ -238,9 +242,18 @@ train = _NS(
     SessionRunArgs=_monitored.SessionRunArgs,
     SessionRunContext=_monitored.SessionRunContext,
     SessionRunValues=_monitored.SessionRunValues,
+    StopAtStepHook=_hooks.StopAtStepHook,
+    NanTensorHook=_hooks.NanTensorHook,
+    NanLossDuringTrainingError=_hooks.NanLossDuringTrainingError,
+    LoggingTensorHook=_hooks.LoggingTensorHook,
+    SecondOrStepTimer=_hooks.SecondOrStepTimer,
+    get_global_step=_hooks.get_global_step,
+    create_global_step=_hooks.create_global_step,
+    get_or_create_global_step=_hooks.get_or_create_global_step,
+    global_step=_hooks.global_step,
     QueueRunner=_queues.QueueRunner,
     add_queue_runner=_queues.add_queue_runner,
-    queue_runner=_NS(
+    queue_runner=_NS("tf.train.queue_runner",
         QueueRunner=_queues.QueueRunner,
         add_queue_runner=_queues.add_queue_runner,
         start_queue_runners=_start_queue_runners,
@@ -261,9 +274,9 @@ train = _NS(
     maybe_shuffle_batch_join=_ops.maybe_shuffle_batch_join,
 )
 
-app = _NS(
+app = _NS("tf.app",
     run=_app.run,
-    flags=_NS(
+    flags=_NS("tf.app.flags",
         FLAGS=_app.FLAGS,
         DEFINE_string=_app.DEFINE_string, DEFINE_integer=_app.DEFINE_integer, DEFINE_float=_app.DEFINE_float,
         DEFINE_boolean=_app.DEFINE_boolean, DEFINE_bool=_app.DEFINE_bool, DEFINE_list=_app.DEFINE_list,
@@ -272,21 +285,21 @@ app = _NS(
 )
 flags = app.flags
 
-logging = _NS(
+logging = _NS("tf.logging",
     DEBUG=_app.DEBUG, INFO=_app.INFO, WARN=_app.WARN, ERROR=_app.ERROR, FATAL=_app.FATAL,
     log=_app.log, debug=_app.debug, info=_app.info, warning=_app.warning, warn=_app.warn, error=_app.error,
     fatal=_app.fatal, vlog=_app.vlog, set_verbosity=_app.set_verbosity, get_verbosity=_app.get_verbosity,
     log_every_n=_app.log_every_n, log_first_n=_app.log_first_n,
 )
 
-python_io = _NS(
+python_io = _NS("tf.python_io",
     TFRecordWriter=_tfrecord.TFRecordWriter,
     TFRecordOptions=_tfrecord.TFRecordOptions,
     TFRecordCompressionType=_tfrecord.TFRecordCompressionType,
     tf_record_iterator=_tfrecord.tf_record_iterator,
 )
 
-io = _NS(
+io = _NS("tf.io",
     TFRecordWriter=_tfrecord.TFRecordWriter,
     TFRecordOptions=_tfrecord.TFRecordOptions,
     TFRecordCompressionType=_tfrecord.TFRecordCompressionType,
@@ -307,32 +320,32 @@ io = _NS(
     decode_image=_ops.decode_image,
     read_file=read_file,
     matching_files=matching_files,
-    gfile=_NS(
+    gfile=_NS("tf.io.gfile",
         GFile=_gf.GFile, glob=_gf.glob, exists=_gf.exists, isdir=_gf.isdir, listdir=_gf.listdir,
         makedirs=_gf.makedirs, mkdir=_gf.mkdir, remove=_gf.remove, rmtree=_gf.rmtree, rename=_gf.rename,
         copy=_gf.copy,
     ),
 )
 
-gfile = _NS(
+gfile = _NS("tf.gfile",
     GFile=_gf.GFile, Open=_gf.Open, Glob=_gf.Glob, Exists=_gf.Exists, IsDirectory=_gf.IsDirectory,
     ListDirectory=_gf.ListDirectory, MakeDirs=_gf.MakeDirs, MkDir=_gf.MkDir, Remove=_gf.Remove,
     DeleteRecursively=_gf.DeleteRecursively, Rename=_gf.Rename, Copy=_gf.Copy,
 )
 
-math = _NS(
+math = _NS("tf.math",
     abs=abs, square=square, sqrt=sqrt, floor=floor, ceil=ceil, round=round, equal=equal, not_equal=not_equal,
     less=less, less_equal=less_equal, greater=greater, greater_equal=greater_equal, reduce_sum=reduce_sum,
     reduce_mean=reduce_mean, reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
 )
 
-random = _NS(uniform=random_uniform, shuffle=random_shuffle)
+random = _NS("tf.random", uniform=random_uniform, shuffle=random_shuffle)
 
-strings = _NS(to_number=string_to_number, split=string_split)
+strings = _NS("tf.strings", to_number=string_to_number, split=string_split)
 
-sparse = _NS(to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
+sparse = _NS("tf.sparse", to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
 
-queue = _NS(
+queue = _NS("tf.queue",
     QueueBase=QueueBase,
     FIFOQueue=FIFOQueue,
     PaddingFIFOQueue=PaddingFIFOQueue,
@@ -340,7 +353,7 @@ queue = _NS(
     RandomShuffleQueue=RandomShuffleQueue,
 )
 
-image = _NS(
+image = _NS("tf.image",
     decode_jpeg=_ops.decode_jpeg,
     decode_png=_ops.decode_png,
     decode_image=_ops.decode_image,
@@ -415,7 +428,7 @@ def _summary_histogram(name, values, collections=None, family=None):
     return _summary_op(name, values, collections)
 
 
-summary = _NS(merge_all=_merge_all, scalar=_summary_scalar, image=_summary_image,
+summary = _NS("tf.summary", merge_all=_merge_all, scalar=_summary_scalar, image=_summary_image,
               histogram=_summary_histogram)
 
 
@@ -428,8 +441,16 @@ def add_to_collection(name, value):
     """``tf.add_to_collection``: adds ``value`` to the default graph's
     collection ``name``."""
     get_default_graph().add_to_collection(name, value)
-dtypes = _NS(
+dtypes = _NS("tf.dtypes",
     float32=float32, float64=float64, int8=int8, int16=int16, int32=int32, int64=int64, uint8=uint8,
     uint16=uint16, uint32=uint32, uint64=uint64, bool=bool, string=string, as_dtype=as_dtype, DType=DType,
     float16=float16, half=half, bfloat16=bfloat16, complex64=complex64, complex128=complex128,
 )
+
+
+def __getattr__(name):
+    """A name this module lacks (``tf.nn``, ``tf.layers``, ``tf.keras``,
+    ``tf.losses``...): :class:`feedstock.errors.OutsideInputSystemError`,
+    an ``AttributeError`` saying what feedstock covers and how to give its
+    batches to a model."""
+    raise _missing("tf", name, globals(), f"module {__name__!r}")
