@@ -522,6 +522,11 @@ impl RecordIndex {
         out: &mut [Option<Record>],
     ) -> Result<()> {
         let gap = file.merge_gap();
+        // The runs first (each a range of `order` and of the file), then
+        // one `read_ranges` call for all of them: a mapped local file
+        // serves it with one size check and a copy per run.
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut ranges: Vec<(u64, usize)> = Vec::new();
         let mut k = 0;
         while k < order.len() {
             let (first, len) = self.span(ordinals[order[k]]);
@@ -543,7 +548,14 @@ impl RecordIndex {
                     .with_offset(start)
                     .with_file(&self.path)
             })?;
-            let bytes = file.read_at(start, want)?;
+            runs.push((k, j));
+            ranges.push((start, want));
+            k = j;
+        }
+        let read = file.read_ranges(&ranges)?;
+        for ((&(k, j), &(start, _)), bytes) in
+            runs.iter().zip(&ranges).zip(read)
+        {
             for &slot in &order[k..j] {
                 let (pos, len) = self.span(ordinals[slot]);
                 let a = (pos.offset - start) as usize;
@@ -551,7 +563,6 @@ impl RecordIndex {
                 let frame = bytes.slice(a.min(bytes.len())..b as usize);
                 out[slot] = Some(self.decode_one(frame, pos, len)?);
             }
-            k = j;
         }
         Ok(())
     }
