@@ -24,7 +24,7 @@ use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
 use feedstock::plan::{
     BatchOptions, Graph, ProducerOptions, ReaderKind, Session, ShuffleOptions,
-    Strings,
+    SliceDim, Strings,
 };
 use feedstock::proto::ExampleBuilder;
 use feedstock::reader::{Reader, TfRecordReader};
@@ -213,8 +213,110 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// CIFAR-10 records in the graph: `records` of 3073 bytes (a label byte,
+/// a `[3, 32, 32]` image) in one file.
+const CIFAR_RECORD: usize = 3073;
+const CIFAR_RECORDS: usize = 8192;
+
+fn write_cifar(dir: &Path) -> String {
+    let path = dir.join("cifar.bin");
+    let bytes: Vec<u8> = (0..CIFAR_RECORDS * CIFAR_RECORD)
+        .map(|i| (i * 7 % 251) as u8)
+        .collect();
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// TensorFlow's CIFAR-10 decoding written with the graph's generic ops,
+/// one record per `Session::run` (`read`) or 1024 (`read_up_to`):
+/// `decode_raw`, `raw[..., :1]` cast to int32, `raw[..., 1:]` reshaped to
+/// `[3, 32, 32]` and transposed to `[32, 32, 3]`, as `cifar10_input.py`
+/// does. Returns the records decoded.
+fn cifar_graph(file: &str, many: bool) -> usize {
+    let g = Graph::new();
+    let q = g
+        .string_input_producer(
+            Strings::List(vec![file.to_owned()]),
+            ProducerOptions {
+                num_epochs: Some(1),
+                shuffle: false,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let reader = g
+        .reader(ReaderKind::FixedLength {
+            record_bytes: CIFAR_RECORD as u64,
+            header_bytes: 0,
+            footer_bytes: 0,
+            hop_bytes: 0,
+            compression: Compression::None,
+        })
+        .unwrap();
+    let (_, v) = if many {
+        g.read_up_to(reader, q, 1024).unwrap()
+    } else {
+        g.read(reader, q).unwrap()
+    };
+    let raw = g.decode_raw(v, DType::U8, true).unwrap();
+    let range = |start: i64, stop: Option<i64>| SliceDim::Range {
+        start: Some(start),
+        stop,
+        step: 1,
+    };
+    let all = SliceDim::Range {
+        start: None,
+        stop: None,
+        step: 1,
+    };
+    let lead: Vec<SliceDim> = if many { vec![all] } else { vec![] };
+    let at = |d: SliceDim| [lead.clone(), vec![d]].concat();
+    let label = g.strided_slice(raw, &at(range(0, Some(1)))).unwrap();
+    let label = g.cast(label, DType::I32).unwrap();
+    let image = g.strided_slice(raw, &at(range(1, None))).unwrap();
+    let (shape, perm): (&[i64], &[usize]) = if many {
+        (&[-1, 3, 32, 32], &[0, 2, 3, 1])
+    } else {
+        (&[3, 32, 32], &[1, 2, 0])
+    };
+    let image = g.reshape(image, shape).unwrap();
+    let image = g.transpose(image, perm).unwrap();
+    let sess = Session::new(&g);
+    let coord = Coordinator::new();
+    let threads = sess.start_queue_runners(&coord).unwrap();
+    let mut n = 0;
+    loop {
+        match sess.run(&[label, image], &[]) {
+            Ok(v) => {
+                let dims = v[1].dense().unwrap().dims().to_vec();
+                n += if many { dims[0] } else { 1 };
+            }
+            Err(e) if e.kind() == Kind::OutOfRange => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    coord.request_stop();
+    coord.join(threads, Duration::from_secs(30)).unwrap();
+    n
+}
+
+fn bench_cifar(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_cifar(dir.path());
+    let mut g = c.benchmark_group("cifar_graph_generic_ops");
+    g.throughput(Throughput::Elements(CIFAR_RECORDS as u64));
+    g.sample_size(10);
+    g.bench_function("per_record", |b| {
+        b.iter(|| assert_eq!(cifar_graph(&file, false), CIFAR_RECORDS))
+    });
+    g.bench_function("read_up_to_1024", |b| {
+        b.iter(|| assert_eq!(cifar_graph(&file, true), CIFAR_RECORDS))
+    });
+    g.finish();
+}
+
 mod group {
     #![allow(missing_docs)]
-    criterion::criterion_group!(benches, super::bench);
+    criterion::criterion_group!(benches, super::bench, super::bench_cifar);
 }
 criterion_main!(group::benches);

@@ -39,26 +39,11 @@ use crate::tensor::{DType, Data, Dims, Tensor};
 // the axis that is contiguous in the source and the output's innermost
 // axis (CHW to HWC). Nothing is allocated per element; an earlier version
 // listed every element's source offset first and was several times
-// slower (benches/ops.rs keeps it as its baseline).
-
-/// The elements of `data` at the flat positions `idx`, in that order: the
-/// general gather behind the graph layer's `strided_slice` (any strides,
-/// negative ones included), where the strided copy below does not apply.
-pub(crate) fn gather(data: &Data, idx: &[usize]) -> Data {
-    macro_rules! pick {
-        ($($var:ident),*) => {
-            match data {
-                $(Data::$var(v) => {
-                    Data::$var(idx.iter().map(|&i| v[i].clone()).collect())
-                })*
-            }
-        };
-    }
-    pick!(
-        Bool, U8, I8, U16, I16, U32, I32, U64, I64, F32, F64, F16, BF16, C64,
-        C128, String
-    )
-}
+// slower (benches/ops.rs keeps it as its baseline). Source strides may be
+// negative (the graph layer's `strided_slice` with a negative step): they
+// are carried as two's complement `usize` and every offset is computed
+// with wrapping arithmetic, which gives the true offset, in bounds, for
+// every element the output takes.
 
 /// Row-major strides of `dims`.
 fn strides(dims: &[usize]) -> Dims {
@@ -69,18 +54,20 @@ fn strides(dims: &[usize]) -> Dims {
     s
 }
 
-/// `dims` and `strides` without axes of extent one, and with each axis
-/// merged into the one before it where the two are contiguous in the
-/// source. Describes the same elements in the same order.
-fn coalesce(dims: &[usize], strides: &[usize]) -> (Dims, Dims) {
+/// `dims` and `strides` (two's complement where negative) without axes of
+/// extent one, and with each axis merged into the one before it where the
+/// two are contiguous in the source. Describes the same elements in the
+/// same order.
+fn coalesce(dims: &[usize], strides: &[isize]) -> (Dims, Dims) {
     let mut d = Dims::new();
     let mut s = Dims::new();
     for (&n, &st) in dims.iter().zip(strides) {
+        let st = st as usize;
         if n == 1 {
             continue;
         }
         if let (Some(ld), Some(ls)) = (d.last_mut(), s.last_mut()) {
-            if *ls == st * n {
+            if *ls == st.wrapping_mul(n) {
                 *ld *= n;
                 *ls = st;
                 continue;
@@ -94,7 +81,8 @@ fn coalesce(dims: &[usize], strides: &[usize]) -> (Dims, Dims) {
 
 /// Calls `f(src, dst)` for every multi-index over `dims`, with `src` and
 /// `dst` the offsets `sum(i[k] * a[k])` and `sum(i[k] * b[k])` added to
-/// the bases. The rank is small, so recursion is cheap.
+/// the bases (wrapping: a stride of `a` may be a negative one in two's
+/// complement). The rank is small, so recursion is cheap.
 fn walk(
     dims: &[usize],
     a: &[usize],
@@ -110,7 +98,7 @@ fn walk(
                     rest,
                     &a[1..],
                     &b[1..],
-                    (src + i * a[0], dst + i * b[0]),
+                    (src.wrapping_add(i.wrapping_mul(a[0])), dst + i * b[0]),
                     f,
                 );
             }
@@ -119,11 +107,12 @@ fn walk(
 }
 
 /// The elements of `src` an output of `out_dims` takes from the offsets
-/// `base + sum(i[k] * src_strides[k])`, in row-major output order.
+/// `base + sum(i[k] * src_strides[k])`, in row-major output order. The
+/// caller makes sure every such offset is within `src`.
 fn strided_vec<T: Clone + Default>(
     src: &[T],
     out_dims: &[usize],
-    src_strides: &[usize],
+    src_strides: &[isize],
     base: usize,
 ) -> Vec<T> {
     let total: usize = out_dims.iter().product();
@@ -189,7 +178,8 @@ fn strided_vec<T: Clone + Default>(
     out
 }
 
-/// Fills `out` with `r` source rows (starting at `p`, `step` apart)
+/// Fills `out` with `r` source rows (starting at `p`, `step` apart, a
+/// negative step in two's complement)
 /// interleaved: run `i` of `r` elements is `[row0[i], row1[i], ...]`, as
 /// a CHW-to-HWC transpose writes pixels from planes. Shared with the
 /// fixed-length image decoder.
@@ -221,7 +211,9 @@ fn interleave<T: Clone, const R: usize>(
     out: &mut [T],
 ) {
     let n = out.len() / R;
-    let rows: [&[T]; R] = std::array::from_fn(|c| &src[p + c * step..][..n]);
+    let rows: [&[T]; R] = std::array::from_fn(|c| {
+        &src[p.wrapping_add(c.wrapping_mul(step))..][..n]
+    });
     for (i, run) in out.chunks_exact_mut(R).enumerate() {
         for (d, row) in run.iter_mut().zip(rows) {
             *d = row[i].clone();
@@ -240,7 +232,7 @@ fn scatter_rows<T: Clone>(
     out: &mut [T],
 ) {
     for c in 0..r {
-        let row = &src[p + c * step..][..n];
+        let row = &src[p.wrapping_add(c.wrapping_mul(step))..][..n];
         let dst = out[c..].iter_mut().step_by(o_a);
         for (d, v) in dst.zip(row) {
             *d = v.clone();
@@ -248,11 +240,14 @@ fn scatter_rows<T: Clone>(
     }
 }
 
-/// The strided copy of [`strided_vec`] for any dtype.
-fn strided(
+/// The strided copy of [`strided_vec`] for any dtype: the elements of
+/// `data` at the offsets `base + sum(i[k] * src_strides[k])` over every
+/// multi-index `i` of `out_dims`, in row-major order. Strides may be
+/// negative; the caller makes sure every offset is within `data`.
+pub(crate) fn strided(
     data: &Data,
     out_dims: &[usize],
-    src_strides: &[usize],
+    src_strides: &[isize],
     base: usize,
 ) -> Data {
     macro_rules! pick {
@@ -291,7 +286,8 @@ pub fn transpose(t: &Tensor, perm: &[usize]) -> Result<Tensor> {
     }
     let src = strides(dims);
     let out_dims: Dims = perm.iter().map(|&p| dims[p]).collect();
-    let out_strides: Dims = perm.iter().map(|&p| src[p]).collect();
+    let out_strides: SmallVec<[isize; 8]> =
+        perm.iter().map(|&p| src[p] as isize).collect();
     let data = strided(t.data(), &out_dims, &out_strides, 0);
     Tensor::from_data(&out_dims[..], data)
 }
@@ -317,6 +313,7 @@ pub fn slice(t: &Tensor, begin: &[usize], size: &[usize]) -> Result<Tensor> {
     }
     let src = strides(dims);
     let base = begin.iter().zip(&src).map(|(b, s)| b * s).sum();
+    let src: SmallVec<[isize; 8]> = src.iter().map(|&s| s as isize).collect();
     Tensor::from_data(size, strided(t.data(), size, &src, base))
 }
 

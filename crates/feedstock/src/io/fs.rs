@@ -215,6 +215,25 @@ pub trait ReadAt: Send + Sync + Debug {
     fn merge_gap(&self) -> u64 {
         4 * 1024
     }
+
+    /// Reads each of `ranges` (offset, length) as [`read_at`](Self::read_at)
+    /// does, in the order given: what a caller with many ranges to read
+    /// at once (a block of a global shuffle) asks, so that a handle can
+    /// serve them better than one call each.
+    ///
+    /// The default makes one `read_at` call per range. A local file mapped
+    /// in memory overrides it: one size check per call, then a copy per
+    /// range, without a system call each.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_at`](Self::read_at).
+    fn read_ranges(&self, ranges: &[(u64, usize)]) -> Result<Vec<Bytes>> {
+        ranges
+            .iter()
+            .map(|&(o, len)| self.read_at(o, len))
+            .collect()
+    }
 }
 
 /// The file system readers, producers and the CLI use unless told
@@ -303,6 +322,8 @@ impl LocalFs {
             return Ok(None);
         }
         Ok(Some(Arc::new(LocalReadAt {
+            #[cfg(unix)]
+            map: map_file(&file, meta.len()),
             file,
             path: name.to_owned(),
             size: meta.len(),
@@ -402,6 +423,44 @@ struct LocalReadAt {
     /// Its size when opened: a read past it allocates no more than is
     /// there (a file that grew since is read up to this size).
     size: u64,
+    /// The file mapped in memory, `size` bytes, for
+    /// [`ReadAt::read_ranges`]; `None` where it could not be mapped (an
+    /// empty file, no address space), and those reads are `pread`s.
+    #[cfg(unix)]
+    map: Option<memmap2::Mmap>,
+}
+
+/// `file` (of `size` bytes) mapped read-only for random access, or
+/// `None` when it cannot be.
+///
+/// A page-cached record read from the mapping is a copy; a `pread` of it
+/// is a system call, which for records of a few hundred bytes costs
+/// several times the copy (`pread` of 800-byte records in random order:
+/// 1.8 M records/s on one thread, a copy from the mapping 6.2 M), and
+/// is what held the global shuffle to 0.3x the buffer shuffle. The mapping
+/// is read only by [`LocalReadAt::read_ranges`], which checks first that
+/// the file has not shrunk (a page past a file's end faults with SIGBUS).
+/// `memmap2` rather than `libc::mmap` by hand: it is the maintained
+/// crate for this, and unmaps on drop.
+#[cfg(unix)]
+fn map_file(file: &File, size: u64) -> Option<memmap2::Mmap> {
+    if size == 0 {
+        return None;
+    }
+    // SAFETY: the mapping is owned by this handle and read only after a
+    // check that the file is still at least `size` bytes long (see
+    // `read_ranges`), with its bytes copied out, never lent: a file
+    // rewritten in place meanwhile changes what is copied, as it would
+    // change what a `pread` returns. A truncation racing that check and
+    // the copy is the one case not covered (memmap2's caveat).
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    if map.len() as u64 != size {
+        return None;
+    }
+    // Records are read in random order: no read-around of the pages
+    // near each one on a cold file.
+    let _ = map.advise(memmap2::Advice::Random);
+    Some(map)
 }
 
 impl ReadAt for LocalReadAt {
@@ -423,6 +482,48 @@ impl ReadAt for LocalReadAt {
         }
         buf.truncate(got);
         Ok(Bytes::from(buf))
+    }
+
+    /// Copies the ranges from the file's mapping into one buffer (each
+    /// range a slice of it, which keeps it alive) after one check that
+    /// the file has not shrunk since it was opened; `pread`s them, as
+    /// the default does, when it has (their reads then end where the
+    /// file does) or when the file is not mapped.
+    fn read_ranges(&self, ranges: &[(u64, usize)]) -> Result<Vec<Bytes>> {
+        #[cfg(unix)]
+        if let Some(map) = &self.map {
+            let now =
+                self.file.metadata().map_err(|e| io_error(&self.path, e))?;
+            if now.len() >= self.size {
+                // One buffer for every range, each a slice of it: one
+                // allocation per call, not per range.
+                let spans: Vec<(usize, usize)> = ranges
+                    .iter()
+                    .map(|&(offset, len)| {
+                        let a = offset.min(self.size) as usize;
+                        (a, a + len.min(map.len() - a))
+                    })
+                    .collect();
+                let total = spans.iter().map(|(a, b)| b - a).sum();
+                let mut buf = Vec::with_capacity(total);
+                for &(a, b) in &spans {
+                    buf.extend_from_slice(&map[a..b]);
+                }
+                let buf = Bytes::from(buf);
+                let mut at = 0;
+                return Ok(spans
+                    .iter()
+                    .map(|(a, b)| {
+                        at += b - a;
+                        buf.slice(at - (b - a)..at)
+                    })
+                    .collect());
+            }
+        }
+        ranges
+            .iter()
+            .map(|&(o, len)| self.read_at(o, len))
+            .collect()
     }
 }
 
@@ -462,6 +563,82 @@ pub(crate) fn io_error(path: &str, err: io::Error) -> Error {
 mod tests {
     use super::*;
     use crate::error::Kind;
+
+    /// A file of `n` bytes, byte `i` being `i * 7 % 251`, and a handle on
+    /// it for positioned reads.
+    fn patterned(n: usize) -> (tempfile::TempDir, String, Arc<dyn ReadAt>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bin");
+        let bytes: Vec<u8> = (0..n).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, bytes).unwrap();
+        let path = path.to_str().unwrap().to_owned();
+        let file = LocalFs.open_read_at(&path).unwrap().unwrap();
+        (dir, path, file)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_local_file_is_mapped_unless_empty() {
+        let (_dir, path, _) = patterned(10);
+        let file = File::open(&path).unwrap();
+        assert_eq!(map_file(&file, 10).map(|m| m.len()), Some(10));
+        // A size that is not the file's is not mapped.
+        assert!(map_file(&file, 11).is_none());
+        let (_dir, path, _) = patterned(0);
+        assert!(map_file(&File::open(&path).unwrap(), 0).is_none());
+    }
+
+    #[test]
+    fn read_ranges_gives_what_read_at_gives_for_each_range() {
+        let (_dir, _path, file) = patterned(10_000);
+        let ranges = [
+            (0, 16),
+            (9_000, 800),
+            (10, 0),
+            (5, 30),
+            (9_990, 50),
+            (10_000, 4),
+            (20_000, 8),
+            (4_096, 4_096),
+        ];
+        let got = file.read_ranges(&ranges).unwrap();
+        assert_eq!(got.len(), ranges.len());
+        for (&(o, len), g) in ranges.iter().zip(&got) {
+            assert_eq!(g, &file.read_at(o, len).unwrap(), "range {o}+{len}");
+        }
+        assert_eq!(got[4].len(), 10, "cut at the file's end");
+        assert!(got[5].is_empty() && got[6].is_empty());
+        assert_eq!(file.read_ranges(&[]).unwrap(), Vec::<Bytes>::new());
+    }
+
+    #[test]
+    fn read_ranges_of_a_file_that_shrank_ends_where_it_ends() {
+        // Read through the mapping, a page past the file's end would
+        // raise SIGBUS: the size check sends these to pread instead.
+        let (_dir, path, file) = patterned(3 * 4096);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(100)
+            .unwrap();
+        let got = file.read_ranges(&[(50, 100), (8_192, 64)]).unwrap();
+        let want: Vec<u8> = (50..100).map(|i| (i * 7 % 251) as u8).collect();
+        assert_eq!(&got[0][..], &want[..]);
+        assert!(got[1].is_empty());
+    }
+
+    #[test]
+    fn read_ranges_of_a_file_that_grew_stop_at_its_size_when_opened() {
+        let (_dir, path, file) = patterned(100);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, &[1; 100]).unwrap();
+        let got = file.read_ranges(&[(90, 50)]).unwrap();
+        assert_eq!(got[0].len(), 10);
+    }
 
     #[test]
     fn permission_denied_maps_to_its_kind_and_names_the_file() {

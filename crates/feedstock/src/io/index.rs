@@ -624,8 +624,12 @@ pub(crate) fn read_ranges(
     let gap = file.map_or(0, ReadAt::merge_gap);
     let mut order: Vec<usize> = (0..ranges.len()).collect();
     order.sort_unstable_by_key(|&k| ranges[k].0);
-    let mut out = vec![Bytes::new(); ranges.len()];
-    let mut cursor: Option<(Box<dyn BufRead + Send>, u64)> = None;
+    // The runs first (each a range of `order` and of the file), then
+    // their bytes: with a handle, one `read_ranges` call for all of them
+    // (a mapped local file serves it with one size check and a copy per
+    // run); otherwise forward reads.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut spans: Vec<(u64, usize)> = Vec::new();
     let mut k = 0;
     while k < order.len() {
         let (start, len) = ranges[order[k]];
@@ -645,45 +649,68 @@ pub(crate) fn read_ranges(
                 .with_offset(start)
                 .with_file(path)
         })?;
-        let bytes = match file {
-            Some(file) => file.read_at(start, want)?,
-            None => {
-                let reopen = match &cursor {
-                    None => true,
-                    Some((_, at)) => {
-                        *at > start
-                            || (compression == Compression::None
-                                && start - at > REOPEN_GAP)
-                    }
-                };
-                if reopen {
-                    cursor = Some((
-                        open_stream_at(fs, path, compression, start)?,
-                        start,
-                    ));
-                }
-                let (src, at) = cursor.as_mut().expect("opened above");
-                skip_exactly(src, start - *at)
-                    .map_err(|e| ended_before(e, path, *at))?;
-                let mut buf = Vec::new();
-                let got = src
-                    .take(want as u64)
-                    .read_to_end(&mut buf)
-                    .map_err(|e| Error::io(e).with_offset(start))
-                    .map_err(|e| e.with_file(path))?;
-                *at = start + got as u64;
-                Bytes::from(buf)
-            }
-        };
+        runs.push((k, j));
+        spans.push((start, want));
+        k = j;
+    }
+    let read = match file {
+        Some(file) => file.read_ranges(&spans)?,
+        None => read_forward(fs, path, compression, &spans)?,
+    };
+    let mut out = vec![Bytes::new(); ranges.len()];
+    for ((&(k, j), &(start, _)), bytes) in runs.iter().zip(&spans).zip(read) {
         for &slot in &order[k..j] {
             let (at, len) = ranges[slot];
             let a = ((at - start) as usize).min(bytes.len());
             let b = (at - start).saturating_add(len).min(bytes.len() as u64);
             out[slot] = bytes.slice(a..b as usize);
         }
-        k = j;
     }
     Ok(out)
+}
+
+/// The bytes of `spans` (ascending), read forward through the
+/// (decompressed) stream of `path`: an uncompressed file is opened at
+/// the first span and reopened at a later one when the gap to it is over
+/// 256 KiB; a compressed one is inflated from its start (and again for a
+/// span that starts before the end of the one before).
+fn read_forward(
+    fs: &dyn FileSystem,
+    path: &str,
+    compression: Compression,
+    spans: &[(u64, usize)],
+) -> Result<Vec<Bytes>> {
+    let mut cursor: Option<(Box<dyn BufRead + Send>, u64)> = None;
+    spans
+        .iter()
+        .map(|&(start, want)| {
+            let reopen = match &cursor {
+                None => true,
+                Some((_, at)) => {
+                    *at > start
+                        || (compression == Compression::None
+                            && start - at > REOPEN_GAP)
+                }
+            };
+            if reopen {
+                cursor = Some((
+                    open_stream_at(fs, path, compression, start)?,
+                    start,
+                ));
+            }
+            let (src, at) = cursor.as_mut().expect("opened above");
+            skip_exactly(src, start - *at)
+                .map_err(|e| ended_before(e, path, *at))?;
+            let mut buf = Vec::new();
+            let got = src
+                .take(want as u64)
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io(e).with_offset(start))
+                .map_err(|e| e.with_file(path))?;
+            *at = start + got as u64;
+            Ok(Bytes::from(buf))
+        })
+        .collect()
 }
 
 /// The error of a stream that ended at `at`, before a range it was to
