@@ -38,6 +38,8 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 
+#[cfg(unix)]
+mod mapped;
 pub mod output;
 
 pub use output::{OutputFile, OutputOptions, STDIO};
@@ -324,6 +326,8 @@ impl LocalFs {
         Ok(Some(Arc::new(LocalReadAt {
             #[cfg(unix)]
             map: map_file(&file, meta.len()),
+            #[cfg(unix)]
+            poisoned: Default::default(),
             file,
             path: name.to_owned(),
             size: meta.len(),
@@ -428,6 +432,11 @@ struct LocalReadAt {
     /// empty file, no address space), and those reads are `pread`s.
     #[cfg(unix)]
     map: Option<memmap2::Mmap>,
+    /// Set once a copy from the mapping faulted (the file shrank under
+    /// it): its faulted pages read as zeros now, so it is never read
+    /// again.
+    #[cfg(unix)]
+    poisoned: std::sync::atomic::AtomicBool,
 }
 
 /// `file` (of `size` bytes) mapped read-only for random access, or
@@ -452,7 +461,8 @@ fn map_file(file: &File, size: u64) -> Option<memmap2::Mmap> {
     // `read_ranges`), with its bytes copied out, never lent: a file
     // rewritten in place meanwhile changes what is copied, as it would
     // change what a `pread` returns. A truncation racing that check and
-    // the copy is the one case not covered (memmap2's caveat).
+    // the copy faults, and `mapped::copy_guarded` turns the fault into
+    // an error instead of the end of the process.
     let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
     if map.len() as u64 != size {
         return None;
@@ -491,7 +501,9 @@ impl ReadAt for LocalReadAt {
     /// file does) or when the file is not mapped.
     fn read_ranges(&self, ranges: &[(u64, usize)]) -> Result<Vec<Bytes>> {
         #[cfg(unix)]
-        if let Some(map) = &self.map {
+        if let Some(map) = self.map.as_ref().filter(|_| {
+            !self.poisoned.load(std::sync::atomic::Ordering::Relaxed)
+        }) {
             let now =
                 self.file.metadata().map_err(|e| io_error(&self.path, e))?;
             if now.len() >= self.size {
@@ -506,8 +518,18 @@ impl ReadAt for LocalReadAt {
                     .collect();
                 let total = spans.iter().map(|(a, b)| b - a).sum();
                 let mut buf = Vec::with_capacity(total);
-                for &(a, b) in &spans {
-                    buf.extend_from_slice(&map[a..b]);
+                let whole = mapped::copy_guarded(map, || {
+                    for &(a, b) in &spans {
+                        buf.extend_from_slice(&map[a..b]);
+                    }
+                });
+                if !whole {
+                    self.poisoned
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Err(Error::data_loss(
+                        "the file shrank while it was read",
+                    )
+                    .with_file(&self.path));
                 }
                 let buf = Bytes::from(buf);
                 let mut at = 0;
