@@ -215,7 +215,7 @@ impl PyDataset {
         reader_options=None, features=None, arrays=None, map=None,
         names=None, batch_size=1, drop_remainder=false,
         num_epochs=Some(1), shuffle="none", buffer=0, seed=0, threads=1,
-        shard=None, remainder="drop", keys=false
+        shard=None, remainder="drop", keys=false, elastic=false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -238,6 +238,7 @@ impl PyDataset {
         shard: Option<(usize, usize)>,
         remainder: &str,
         keys: bool,
+        elastic: bool,
     ) -> PyResult<PyDataset> {
         let mut d = match (files, arrays) {
             (Some(files), None) => {
@@ -276,7 +277,8 @@ impl PyDataset {
             .seed(seed)
             .threads(threads)
             .remainder(self::remainder(remainder)?)
-            .keys(keys);
+            .keys(keys)
+            .elastic(elastic);
         d = match num_epochs {
             Some(n) => d.epochs(n),
             None => d.forever(),

@@ -158,6 +158,7 @@ class Pipeline:
         self._drop_remainder = bool(drop_remainder)
         self._with_keys = bool(keys)
         self._shard = None
+        self._elastic = False
         self._shard_counts = None
         self._last_shard_stats = _sum_shard_stats([])
         self._last_skip_stats = None
@@ -316,7 +317,9 @@ class Pipeline:
             "shuffle_buffer": self._min_after_dequeue if self._engine_shuffle() == "buffer" else 0,
             "drop_remainder": self._drop_remainder,
             "keys": self._with_keys,
-            "shard": None if self._shard is None else list(self._shard),
+            # An elastic state resumes on any host of any number of hosts.
+            "shard": None if self._shard is None else (
+                ["elastic", self._shard[2]] if self._elastic else list(self._shard)),
         }
 
     def _native_dataset(self):
@@ -328,6 +331,7 @@ class Pipeline:
         if self._shard is not None:
             args["shard"] = self._shard[:2]
             args["remainder"] = self._shard[2]
+            args["elastic"] = self._elastic
         if self._map_fn is not None:
             args["map"] = self._map_fn
             args["names"] = self._map_names
@@ -411,7 +415,7 @@ class Pipeline:
             return key, ops.parse_single_example(value, self._features)
         return key, value
 
-    def shard(self, index, count, remainder="drop"):
+    def shard(self, index, count, remainder="drop", elastic=False):
         """Reads only this host's part of the data: host ``index`` (its
         rank) of ``count`` (the world size). Every host's part is
         disjoint, together they are every record, every epoch, and every
@@ -426,6 +430,18 @@ class Pipeline:
         pipeline::
 
             pipe = fs.Pipeline(files, features=spec, seed=7).shard(rank, world)
+
+        ``elastic=True`` makes the parts interleaved (host ``index``
+        takes places ``index``, ``index + count``, ... of one order
+        every host computes), so that hosts which have taken as many
+        batches hold the same ``state_dict()``, and any host's state
+        resumes every host of a new world of any size: each calls
+        ``load_state_dict(state)`` on a Pipeline built with the same
+        arguments and ``shard(j, new_count, elastic=True)``, and the
+        rest of the epoch arrives exactly once across them. With a
+        shuffle buffer, the buffer is then one global buffer, simulated
+        over positions, drained at each epoch's end. Engine pipelines
+        only.
         """
         if self._session is not None or self._native is not None:
             raise RuntimeError("shard() must be called before the pipeline starts")
@@ -433,6 +449,10 @@ class Pipeline:
             raise ValueError(f'remainder must be "drop" or "pad", not {remainder!r}')
         _shard.check_index(index, count)
         self._shard = (int(index), int(count), remainder)
+        self._elastic = bool(elastic)
+        if self._elastic and self._why_not_engine() is not None:
+            raise errors.InvalidArgumentError(
+                None, None, f"an elastic shard needs a pipeline on the engine: {self._why_not_engine()}")
         if self._why_not_engine() is None:
             if self._files is not None and count > 1 and self._seed is None and self._engine_shuffle() != "none":
                 raise errors.InvalidArgumentError(
