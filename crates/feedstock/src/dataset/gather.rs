@@ -64,10 +64,18 @@ fn dense(first: &Tensor, runs: &[Run<'_>]) -> Result<Tensor> {
     let n: usize = runs.iter().map(|r| r.len).sum();
     let shape = row.prepend(n);
     let mut data = Data::try_with_capacity_as(first.dtype(), shape.dims())?;
+    let mut checked: *const Value = std::ptr::null();
     for run in runs {
         let t = run.value.dense()?;
-        if t.dtype() != first.dtype() || t.shape().row() != row {
-            return Err(mismatch(first, t));
+        // Runs of one block share its value: check each value once, and
+        // by its dims (no allocation).
+        if !std::ptr::eq(checked, run.value) {
+            if t.dtype() != first.dtype()
+                || t.dims().get(1..) != first.dims().get(1..)
+            {
+                return Err(mismatch(first, t));
+            }
+            checked = run.value;
         }
         data.extend_from(
             t.data(),
