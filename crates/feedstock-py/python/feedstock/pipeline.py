@@ -239,8 +239,8 @@ class Pipeline:
             cols = [(str(n), a, g.as_dtype(a.dtype)._native) for n, a in zip(names, arrays)]
             self._keys = None if _structure(self._arrays)[0] is None else list(names)
             return _native.Dataset(arrays=cols, **args)
-        order = list(ops._in_tf_order(self._features, [None] * len(self._features)))
-        self._keys = order + (["__key__"] if self._with_keys else [])
+        # The engine's components come in the spec's order (ops._spec's).
+        self._keys = list(self._features) + (["__key__"] if self._with_keys else [])
         return _native.Dataset(self._files, compression=self._compression or None,
                                features=ops._spec(self._features), **args)
 
