@@ -138,3 +138,23 @@ def s3_bucket(tmp_path_factory):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         log.close()
+
+
+# --- a real local Ray, started once for the session when a test asks ------
+
+
+@pytest.fixture(scope="session")
+def ray_local(tmp_path_factory):
+    """A local Ray of 2 CPUs on 127.0.0.1 (no dashboard, usage stats
+    off), shut down at the end of the session."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Ray Train's storage and Ray's session files under the test's tmp.
+    os.environ.setdefault("RAY_TMPDIR", str(tmp_path_factory.mktemp("ray")))
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             configure_logging=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
