@@ -4,7 +4,7 @@ shapes, schema and row counts from the spec and the record index, large
 files split by record range, damaged records and bad Examples reported
 by file and record."""
 
-import gzip
+import os
 import sys
 
 import numpy as np
@@ -202,3 +202,11 @@ def test_no_tensorflow_in_the_read_tasks(ray_local, files):
     ds = fray.read_tfrecords(files, features={"id": fs.FixedLenFeature([], fs.int64)})
     seen = ds.map_batches(lambda b: {"tf": np.array(["tensorflow" in sys.modules] * len(b["id"]))}).take_all()
     assert len(seen) == 312 and not any(r["tf"] for r in seen)
+
+
+def test_relative_paths_are_read_by_workers_elsewhere(ray_local, files, monkeypatch):
+    monkeypatch.chdir(os.path.dirname(files[0]))
+    ds = fray.read_tfrecords("*.tfrecord", features={"id": fs.FixedLenFeature([], fs.int64)}, keys=True)
+    rows = ds.take_all()
+    assert sorted(r["id"] for r in rows) == list(range(5)) + list(range(100, 107)) + list(range(1000, 1300))
+    assert all(r["__key__"].startswith(os.path.dirname(files[0]).encode() + b"/") for r in rows)

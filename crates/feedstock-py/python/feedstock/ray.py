@@ -15,8 +15,9 @@
 
 :func:`read_tfrecords` is a :class:`ray.data.Datasource` (Ray's public
 ``Datasource`` / ``ReadTask`` API): the driver indexes every file
-(:class:`feedstock._native` reads the index sidecar that ``feedstock index``
-writes, or scans the file once, checking it), so row counts, ``count()``
+(through the index sidecar ``feedstock index`` writes, or one scan of the
+file that checks every record; files indexed in parallel), so row counts,
+``count()``
 and Ray's splits need no read; each read task then runs the native
 TFRecord reader over a range of consecutive records, checking both CRCs
 of every record, and parses the range with the feature spec into
@@ -28,7 +29,8 @@ Columns (the schema comes from the spec, before any record is read):
   per record, each row of ``shape``: ``[]`` is a plain column, ``[16]``
   float32 reads back as a ``(n, 16)`` float32 array (Ray's tensor
   extension type). A string feature is a binary column (``bytes``); one
-  of shape ``[k]`` is a list of ``k`` bytes per row. A record whose
+  of shape ``[k]`` (or more dimensions) is a list of its ``bytes`` per row,
+row-major. A record whose
   feature has the wrong number of values is an error naming the record
   (``FILE:OFFSET``), as the native Pipeline's.
 - ``VarLenFeature(dtype)``: one row per record holding that record's
@@ -80,8 +82,9 @@ def read_tfrecords(paths, *, features, compression=None, override_num_blocks=Non
     ``paths`` (a path, URL or glob pattern, or a list of them), parsed
     with ``features`` (a dict of ``FixedLenFeature`` / ``VarLenFeature``).
     ``compression`` is ``None`` (from each file's extension), ``""``,
-    ``"GZIP"`` or ``"ZLIB"``. ``keys=True`` adds a ``"__key__"`` column
-    of record keys ``FILE:OFFSET`` (``bytes``, as the Pipeline's
+    ``"GZIP"`` or ``"ZLIB"``. Local paths are made absolute
+    (the read tasks run in other processes). ``keys=True`` adds a
+    ``"__key__"`` column of record keys ``FILE:OFFSET`` (``bytes``, as the Pipeline's
     ``keys=True`` gives them). ``index_threads`` files are indexed at
     once by the driver (default: the CPU count). The other arguments go
     to :func:`ray.data.read_datasource`."""
@@ -219,7 +222,8 @@ def _make_class():
             _check_features(features)
             if block_rows < 1:
                 raise ValueError(f"block_rows must be at least 1, got {block_rows}")
-            self._files = _expand(paths)
+            # Read tasks run elsewhere (another working directory, another host).
+            self._files = [f if "://" in f else os.path.abspath(f) for f in _expand(paths)]
             self._features = dict(features)
             self._spec = ops._spec(self._features)
             self._compression = compression
