@@ -210,3 +210,13 @@ def test_relative_paths_are_read_by_workers_elsewhere(ray_local, files, monkeypa
     rows = ds.take_all()
     assert sorted(r["id"] for r in rows) == list(range(5)) + list(range(100, 107)) + list(range(1000, 1300))
     assert all(r["__key__"].startswith(os.path.dirname(files[0]).encode() + b"/") for r in rows)
+
+
+def test_count_needs_no_read(ray_local, tmp_path):
+    path = write(tmp_path / "counted.tfrecord", range(10))
+    ds = fray.read_tfrecords(path, features=SPEC)
+    # Damaged after indexing: a read would fail, the count does not read.
+    data = bytearray(open(path, "rb").read())
+    data[len(data) // 2] ^= 0xFF
+    open(path, "wb").write(bytes(data))
+    assert ds.count() == 10
