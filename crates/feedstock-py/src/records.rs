@@ -41,7 +41,7 @@ use crate::graph::feature_spec;
 /// `"ZLIB"` or None (from the extension). The GIL is released meanwhile.
 #[pyfunction]
 #[pyo3(signature = (path, compression=None))]
-fn tfrecord_offsets<'py>(
+pub fn tfrecord_offsets<'py>(
     py: Python<'py>,
     path: &str,
     compression: Option<&str>,
