@@ -154,7 +154,9 @@ pub struct PyDataset {
     running: Mutex<Running>,
 }
 
-fn compression(name: Option<&str>) -> PyResult<Option<Compression>> {
+pub(crate) fn compression(
+    name: Option<&str>,
+) -> PyResult<Option<Compression>> {
     Ok(match name {
         None => None,
         Some("") => Some(Compression::None),

@@ -14,6 +14,8 @@
 //! - [`tfrecord`]: the TFRecord writer and record iterator.
 //! - [`dataset`]: the engine's `Dataset`, which `feedstock.Pipeline` runs
 //!   on: batches, checkpoints and resume.
+//! - [`records`]: record ranges of TFRecord files parsed into columns,
+//!   for other schedulers' read tasks (`feedstock.ray`).
 //!
 //! The library crate never depends on Python; everything Python-specific
 //! lives here and in the pure-Python package.
@@ -36,6 +38,7 @@ pub mod errors;
 pub mod example;
 pub mod graph;
 mod py_func;
+pub mod records;
 pub mod tfrecord;
 
 /// The extension module `feedstock._native`.
@@ -53,5 +56,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tfrecord::register(m)?;
     graph::register(m)?;
     py_func::register(m)?;
+    records::register(m)?;
     Ok(())
 }

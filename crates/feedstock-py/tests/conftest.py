@@ -138,3 +138,26 @@ def s3_bucket(tmp_path_factory):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         log.close()
+
+
+# --- a real local Ray, started once for the session when a test asks ------
+
+
+@pytest.fixture(scope="module")
+def ray_local(tmp_path_factory):
+    """A local Ray of 2 CPUs on 127.0.0.1 (no dashboard, usage stats
+    off), shut down at the end of the test module. One per module: a
+    Ray Train run leaves the session's resources reserved for training
+    (its autoscaling coordinator), where Ray Data's read tasks then wait
+    for a CPU forever."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Ray Train's storage and Ray's session files under the test's tmp.
+    os.environ["RAY_TMPDIR"] = str(tmp_path_factory.mktemp("ray"))
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             configure_logging=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()

@@ -244,3 +244,20 @@ def shutdown() -> None:
     """At exit: Python functions of ``tf.py_func`` nodes are no longer
     entered (their calls fail Cancelled); waits up to five seconds for
     the calls in flight."""
+
+# Record ranges of TFRecord files (src/records.rs), for feedstock.ray.
+def tfrecord_offsets(path: str, compression: Optional[str] = ...) -> np.ndarray: ...
+
+class TfRecordRange:
+    def __init__(
+        self,
+        path: str,
+        features: list[Any],
+        start: int,
+        offset: int,
+        count: int,
+        compression: Optional[str] = ...,
+        *,
+        keys: bool = ...,
+    ) -> None: ...
+    def next_block(self, rows: int) -> Optional[tuple[list[tuple[str, Any]], Optional[np.ndarray]]]: ...

@@ -258,7 +258,8 @@ impl StoreStats {
     }
 
     /// Operations that failed after their retries were spent (or at once,
-    /// for a failure that is not transient).
+    /// for a failure that is not transient). A missing object is an
+    /// answer, not a failure: it is not counted.
     pub fn failures(&self) -> u64 {
         self.failures.load(Ordering::Relaxed)
     }
@@ -484,7 +485,11 @@ impl Inner {
                     delay = delay.saturating_mul(2);
                 }
                 Err(e) => {
-                    self.stats.failures.fetch_add(1, Ordering::Relaxed);
+                    // A missing object is the store's answer (a sidecar
+                    // index looked for, say), not a failure.
+                    if !matches!(e, object_store::Error::NotFound { .. }) {
+                        self.stats.failures.fetch_add(1, Ordering::Relaxed);
+                    }
                     return Err(store_error(url, offset, attempt, e));
                 }
             }
