@@ -86,7 +86,7 @@ def test_torchrun_ranks_resume_exactly_after_a_kill(tmp_path, settings):
     assert counts[0] == counts[1] == -(-(N // 2) // 4)
 
 
-def test_a_checkpoint_of_another_world_size_is_handed_over_as_rank_0s_and_refused_today(tmp_path):
+def test_a_contiguous_checkpoint_of_another_world_size_is_refused(tmp_path):
     files = write_files(tmp_path)
     ckpt = tmp_path / "ckpt"
     settings = SETTINGS[0]
@@ -99,6 +99,35 @@ def test_a_checkpoint_of_another_world_size_is_handed_over_as_rank_0s_and_refuse
     three = fsd.sharded_pipeline(files, rank=2, world_size=3, **settings)
     with pytest.raises(errors.InvalidArgumentError, match="shard"):
         fsd.load_input_state(three, ckpt)
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=["global", "buffer"])
+@pytest.mark.parametrize(("old", "new"), [(2, 3), (3, 2)])
+def test_an_elastic_checkpoint_resumes_on_another_world_size(tmp_path, settings, old, new):
+    files = write_files(tmp_path)
+    ckpt = tmp_path / "ckpt"
+    settings = dict(settings, num_epochs=1)
+    before = []
+    for r in range(old):
+        pipe = fsd.sharded_pipeline(files, rank=r, world_size=old, elastic=True, remainder="pad", **settings)
+        it = iter(pipe)
+        for _ in range(2):
+            before.extend(next(it)["id"].tolist())
+        fsd.save_input_state(pipe, ckpt)
+        it.close()
+    after, counts = [], []
+    for r in range(new):
+        pipe = fsd.sharded_pipeline(files, rank=r, world_size=new, elastic=True, remainder="pad", **settings)
+        assert fsd.load_input_state(pipe, ckpt)
+        got = [b["id"].tolist() for b in pipe]
+        counts.append(len(got))
+        after.extend(i for b in got for i in b)
+    assert len(set(counts)) == 1, counts
+    # Every example of the epoch at least once; only padding repeats one
+    # (the pad remainder fills the last places with records again).
+    seen = before + after
+    assert set(seen) == set(range(N))
+    assert len(seen) - N < max(old, new)
 
 
 def test_an_incomplete_checkpoint_is_refused(tmp_path):

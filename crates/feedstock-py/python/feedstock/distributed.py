@@ -46,8 +46,9 @@ The states are files ``feedstock-input-rank{R}-of-{W}.pkl`` (pickles of
 plain values). A checkpoint taken with another number of ranks is handed
 to :meth:`feedstock.Pipeline.load_state_dict` as rank 0's state, the form
 an elastic resume takes (every rank of the new world loads the state of
-rank 0 of the old one); the Pipeline refuses it today, naming the shard
-that differs.
+rank 0 of the old one): a pipeline sharded with ``elastic=True`` resumes
+from it exactly (the rest of the epoch once across the new ranks); any
+other refuses it, naming the shard that differs.
 """
 
 from __future__ import annotations
@@ -105,18 +106,20 @@ def _in_ray_train_worker():
         return False
 
 
-def sharded_pipeline(files=None, *, seed, rank=None, world_size=None, remainder="drop", **pipeline_args):
+def sharded_pipeline(files=None, *, seed, rank=None, world_size=None, remainder="drop", elastic=False,
+                     **pipeline_args):
     """``Pipeline(files, seed=seed, **pipeline_args).shard(rank,
-    world_size, remainder)``, rank and world size defaulting to
+    world_size, remainder, elastic)``, rank and world size defaulting to
     :func:`rank_and_world`. ``seed`` is required: every rank must draw
-    the same order for the shards to be disjoint."""
+    the same order for the shards to be disjoint. ``elastic=True`` lets
+    a checkpoint resume on another number of ranks."""
     if seed is None:
         raise ValueError("sharded_pipeline needs a seed, the same on every rank")
     r, w = rank_and_world()
     rank = r if rank is None else rank
     world_size = w if world_size is None else world_size
     pipe = Pipeline(files, seed=seed, **pipeline_args) if files is not None else Pipeline(seed=seed, **pipeline_args)
-    return pipe.shard(rank, world_size, remainder=remainder)
+    return pipe.shard(rank, world_size, remainder=remainder, elastic=elastic)
 
 
 def state_file(directory, rank, world_size):
@@ -174,8 +177,9 @@ def load_input_state(pipeline, directory):
     world size, must have every rank's file (else
     FailedPreconditionError naming the missing ranks). With the states of
     another number of ranks, rank 0's is given to ``load_state_dict``
-    (the elastic form, which the Pipeline refuses today naming the
-    shard); states of several world sizes at once are refused."""
+    (the elastic form: an ``elastic=True`` pipeline resumes from it, any
+    other refuses it naming the shard); states of several world sizes at
+    once are refused."""
     rank, world = _shard(pipeline)
     saved = _saved(os.fspath(directory))
     if not saved:
