@@ -13,7 +13,7 @@
 //! one: each thread reads up to 64 records of a file with `read_batch`,
 //! parses them with one `parse_example` call and hands the rows over
 //! with one `enqueue_many` (in `benches/tf/side_by_side.py` the seed's
-//! pipeline runs 1.15× faster this way; the README has the table).
+//! pipeline runs 1.15× faster this way; docs/performance.md has the table).
 //!
 //! Run with `cargo run --example batching`.
 

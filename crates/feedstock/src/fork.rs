@@ -97,7 +97,7 @@ impl StartedIn {
              (process {}), which cannot use it: the threads that ran it did \
              not survive the fork, and a lock they held stays held. Build \
              the pipeline inside the child (a PyTorch DataLoader worker: \
-             in the dataset's __iter__; see the README, \"DataLoader \
+             in the dataset's __iter__; see docs/python.md, \"DataLoader \
              workers and fork\")",
             self.pid.load(Ordering::Relaxed),
             std::process::id()

@@ -35,3 +35,35 @@ pub mod tensor;
 
 pub use error::{Error, Kind, Result};
 pub use tensor::{DType, Data, Shape, SparseTensor, Tensor, Value};
+
+/// The README's and docs' code blocks, compiled and run as doctests
+/// (`cargo test -p feedstock --doc`), so that none can rot; the Python
+/// and shell blocks are run by `crates/feedstock-py/tests/test_docs.py`
+/// and the CLI's `docs` test.
+#[cfg(doctest)]
+mod docs {
+    #[doc = include_str!("../../../README.md")]
+    struct Readme;
+    #[doc = include_str!("../../../docs/README.md")]
+    struct DocIndex;
+    #[doc = include_str!("../../../docs/guide.md")]
+    struct DocGuide;
+    #[doc = include_str!("../../../docs/python.md")]
+    struct DocPython;
+    #[doc = include_str!("../../../docs/cli.md")]
+    struct DocCli;
+    #[doc = include_str!("../../../docs/resume.md")]
+    struct DocResume;
+    #[doc = include_str!("../../../docs/global-shuffle.md")]
+    struct DocGlobalShuffle;
+    #[doc = include_str!("../../../docs/many-hosts.md")]
+    struct DocManyHosts;
+    #[doc = include_str!("../../../docs/buckets.md")]
+    struct DocBuckets;
+    #[doc = include_str!("../../../docs/corrupt-records.md")]
+    struct DocCorruptRecords;
+    #[doc = include_str!("../../../docs/differences.md")]
+    struct DocDifferences;
+    #[doc = include_str!("../../../docs/performance.md")]
+    struct DocPerformance;
+}

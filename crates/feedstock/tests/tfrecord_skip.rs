@@ -480,7 +480,7 @@ fn two_nested_frames() -> (Vec<u8>, Vec<u64>, [Vec<u8>; 2]) {
 
 #[test]
 fn two_frames_nested_in_a_damaged_payload_pass_for_records_without_an_index() {
-    // The limit of the rule, as the README states it: the first inner
+    // The limit of the rule, as docs/corrupt-records.md states it: the first inner
     // frame is followed by a frame that checks (the second), so the scan
     // takes it; the frames after it are decoded as records. Both inner
     // frames are delivered: nothing in the stream tells them from

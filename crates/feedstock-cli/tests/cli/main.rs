@@ -14,6 +14,7 @@ mod bench;
 mod cat_count;
 mod convert;
 mod demo;
+mod docs;
 mod exits;
 mod index;
 mod inspect;

@@ -216,7 +216,7 @@ fn with_the_index_repair_passes_over_several_nested_frames() {
     std::fs::write(&bad, &clean).unwrap();
 
     // Without the index, two frames in a row inside the payload pass
-    // for records (the README says so).
+    // for records (docs/corrupt-records.md says so).
     let out_path = dir.path().join("fixed.tfrecord");
     let out = feedstock(&["repair", path_str(&bad), path_str(&out_path)]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");

@@ -562,7 +562,7 @@ class Pipeline:
                 f"this Pipeline was started in process {self._pid}; this is a forked child (process "
                 f"{os.getpid()}), which cannot use it: the threads that ran it did not survive the fork. "
                 "Build the pipeline inside the child (a PyTorch DataLoader worker: in the dataset's "
-                '__iter__; see the README, "DataLoader workers and fork")')
+                '__iter__; see docs/python.md, "DataLoader workers and fork")')
 
     # ------------------------------------------------------------ running
 

@@ -25,7 +25,7 @@ arrays). torch is imported when this module is, never by
 Each worker builds its pipeline in ``__iter__``, inside the worker: a
 DataLoader worker is a forked child, without the parent's threads, and a
 pipeline started before the fork raises ``FailedPreconditionError``
-there (the README's "DataLoader workers and ``fork``").
+there (docs/python.md, "DataLoader workers and ``fork``").
 
 Resuming: ``state_dict()`` / ``load_state_dict()`` are the pair
 torchdata's ``StatefulDataLoader`` calls on the dataset inside each

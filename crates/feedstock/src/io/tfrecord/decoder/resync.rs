@@ -6,7 +6,7 @@
 //! frame, then the frame after it). What it must never do is take a
 //! frame stored inside a damaged record's payload for a record: see
 //! [`Decoder::resync`] for the rules, and keep them in step with the
-//! README's "Corrupt records".
+//! rules in docs/corrupt-records.md.
 
 use super::{
     append, framed_len, le_u32, masked_crc32c, Decoded, Decoder, Error,
