@@ -674,7 +674,7 @@ fn dataset_stage(
         Parser::Raw => d.decode_raw(DType::U8),
     };
     let shuffle = if args.shuffle {
-        Shuffle::Buffer(args.min_after_dequeue.max(1) as usize)
+        Shuffle::Buffer(args.min_after_dequeue.max(1))
     } else {
         Shuffle::None
     };
