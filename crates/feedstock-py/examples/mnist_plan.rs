@@ -1,4 +1,4 @@
-//! The seed's MNIST-like pipeline, built with `feedstock::plan` from Rust
+//! The seed's MNIST-like pipeline, built with `feedstock_tf1` from Rust
 //! and run to its end: the Rust figure the Python benchmark
 //! (`benches/python/mnist_pipeline.py`) compares its layers against.
 //!
@@ -23,12 +23,12 @@ use std::time::Instant;
 use feedstock::coord::Coordinator;
 use feedstock::dataset::{Dataset, Shuffle};
 use feedstock::decode::example::FeatureSpec;
-use feedstock::plan::{
+use feedstock::queue::PartialShape;
+use feedstock::{DType, Kind, Tensor, Value};
+use feedstock_tf1::{
     BatchOptions, Graph, GraphFn, ProducerOptions, ReaderKind, Session,
     ShuffleOptions,
 };
-use feedstock::queue::PartialShape;
-use feedstock::{DType, Kind, Tensor, Value};
 
 /// The allocator the extension module uses (see `src/lib.rs`), so that
 /// this is the same engine the Python layers run.
@@ -127,7 +127,7 @@ fn main() -> Res<()> {
     let batch_size = 128;
     let g = Graph::new();
     let queue = g.string_input_producer(
-        files.into_iter().collect::<feedstock::plan::Strings>(),
+        files.into_iter().collect::<feedstock_tf1::Strings>(),
         ProducerOptions {
             num_epochs: Some(epochs),
             ..Default::default()

@@ -17,8 +17,8 @@ use feedstock::dataset::{
 use feedstock::input::shard::Remainder;
 use feedstock::io::compression::Compression;
 use feedstock::io::fs::default_fs;
-use feedstock::plan::GraphFn;
 use feedstock::{DType, Error, Kind, Tensor};
+use feedstock_tf1::GraphFn;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};

@@ -1,6 +1,6 @@
 //! The plan's [`Graph`], [`Session`] and [`Coordinator`] for Python.
 //!
-//! Each method stands for one builder call of [`feedstock::plan`]; the
+//! Each method stands for one builder call of [`feedstock_tf1`]; the
 //! Python layer (`feedstock.compat.v1`) turns TensorFlow's signatures
 //! into these. Symbolic tensors are [`PyOutput`] handles. Runs release
 //! the GIL; each wait of a run is cut into short slices between which
@@ -16,14 +16,14 @@ use feedstock::decode::image::{DecodeSpec, JpegOptions};
 use feedstock::decode::math::BinaryOp;
 use feedstock::decode::reduce::{CmpOp, ReduceOp, UnaryOp};
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
-use feedstock::plan::{
+use feedstock::queue::PartialShape;
+use feedstock::{DType, Error, Kind, Value};
+use feedstock_tf1::{
     AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
     ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef,
     ReaderStateOp, RunOptions, RunnerRef, Session, ShuffleOptions, SliceDim,
     SparsePart, Strings,
 };
-use feedstock::queue::PartialShape;
-use feedstock::{DType, Error, Kind, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -236,7 +236,7 @@ impl PyGraph {
             }
         };
         let opts = producer_opts(num_epochs, shuffle, seed, capacity, name);
-        let shard = feedstock::plan::ShardOptions {
+        let shard = feedstock_tf1::ShardOptions {
             index,
             count,
             remainder,
@@ -827,7 +827,7 @@ impl PyGraph {
         align_corners: bool,
         half_pixel_centers: bool,
     ) -> PyResult<PyOutput> {
-        let opts = feedstock::decode::resize::ResizeOptions {
+        let opts = feedstock_tf1::kernels::resize::ResizeOptions {
             bilinear,
             align_corners,
             half_pixel_centers,
@@ -852,7 +852,7 @@ impl PyGraph {
         use_image_if_no_bounding_boxes: bool,
         seed: Option<u64>,
     ) -> PyResult<Vec<PyOutput>> {
-        let sampling = feedstock::decode::bbox::BoxSampling {
+        let sampling = feedstock_tf1::kernels::bbox::BoxSampling {
             aspect_ratio_range,
             area_range,
             max_attempts,

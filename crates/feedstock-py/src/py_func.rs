@@ -9,8 +9,8 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use feedstock::plan::UserFn;
 use feedstock::{DType, Error, Kind, Value};
+use feedstock_tf1::UserFn;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 

@@ -53,7 +53,7 @@ fn watch() {
 /// Where (which process, which fork generation) something started its
 /// threads; `Default` is not started.
 #[derive(Debug)]
-pub(crate) struct StartedIn {
+pub struct StartedIn {
     generation: AtomicU64,
     pid: AtomicU32,
 }
@@ -70,7 +70,7 @@ impl Default for StartedIn {
 impl StartedIn {
     /// Records that threads start now, in this process (the first call
     /// counts; later ones in the same process change nothing).
-    pub(crate) fn mark(&self) {
+    pub fn mark(&self) {
         watch();
         let now = GENERATION.load(Ordering::Relaxed);
         if self.generation.load(Ordering::Relaxed) != now {
@@ -81,14 +81,14 @@ impl StartedIn {
 
     /// Whether this is a forked child of the process that started the
     /// threads.
-    pub(crate) fn forked(&self) -> bool {
+    pub fn forked(&self) -> bool {
         let started = self.generation.load(Ordering::Relaxed);
         started != UNSET && started != GENERATION.load(Ordering::Relaxed)
     }
 
     /// FailedPrecondition naming `what` (e.g. "queue 'q'") in a forked
     /// child of the process that started it.
-    pub(crate) fn check(&self, what: std::fmt::Arguments<'_>) -> Result<()> {
+    pub fn check(&self, what: std::fmt::Arguments<'_>) -> Result<()> {
         if !self.forked() {
             return Ok(());
         }

@@ -14,18 +14,21 @@
 //! 3. [`decode`]: records to tensors; pure functions of their input.
 //! 4. [`queue`], [`coord`]: threads and blocking; they know no formats.
 //! 5. [`reader`], [`input`] (producers and batching), [`summary`].
-//! 6. [`plan`]: a whole pipeline described as a graph of those parts and
-//!    run by a session, TensorFlow 1 style (what the Python package binds).
+//!
+//! TensorFlow 1's graph and session (a whole pipeline described as a
+//! graph of those parts and run by a session, what the Python package's
+//! `feedstock.compat.v1` binds) is the `feedstock-tf1` crate, which
+//! builds on this one. [`fork`] is shared with it: what started threads
+//! fails at once in a forked child.
 
 pub mod checkpoint;
 pub mod coord;
 pub mod dataset;
 pub mod decode;
 pub mod error;
-mod fork;
+pub mod fork;
 pub mod input;
 pub mod io;
-pub mod plan;
 pub mod proto;
 pub mod queue;
 pub mod reader;

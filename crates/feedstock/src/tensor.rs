@@ -424,7 +424,7 @@ impl Data {
 
     /// The bytes of the elements, in memory order, for every fixed-size
     /// dtype but bool; `None` for bool and strings.
-    pub(crate) fn pod_bytes(&self) -> Option<&[u8]> {
+    pub fn pod_bytes(&self) -> Option<&[u8]> {
         pod_data!(self, v => bytemuck::cast_slice(v.as_slice()))
     }
 
@@ -475,7 +475,7 @@ impl Data {
 }
 
 mod alloc;
-pub(crate) use alloc::{oom, try_vec};
+pub use alloc::{oom, try_vec};
 
 mod sealed {
     pub trait Sealed {}
@@ -569,8 +569,10 @@ impl Tensor {
     /// A marker left where a tensor was moved out of a slot that is never
     /// read again; it allocates nothing. It breaks the shape/element-count
     /// invariant (a scalar with no element), so it must never escape the
-    /// crate or be read.
-    pub(crate) const fn hollow() -> Tensor {
+    /// crate or be read. Public only for the TF1 crate's evaluator,
+    /// which moves values out of its slots the same way.
+    #[doc(hidden)]
+    pub const fn hollow() -> Tensor {
         Tensor {
             shape: Shape::scalar(),
             data: Data::Bool(Vec::new()),

@@ -37,7 +37,6 @@ run_examples! {
     front_door => "../examples/front_door.rs",
     global_shuffle => "../examples/global_shuffle.rs",
     multiple_pipelines => "../examples/multiple_pipelines.rs",
-    plan => "../examples/plan.rs",
     preloaded => "../examples/preloaded.rs",
     preprocessing => "../examples/preprocessing.rs",
     shuffle_batch_join => "../examples/shuffle_batch_join.rs",

@@ -510,7 +510,6 @@ fn reference_feature(
                 .unwrap(),
             )
         }
-        _ => unreachable!("a kind this test does not know"),
     })
 }
 
@@ -615,7 +614,6 @@ fn reference_batch(
                     }
                     Value::Sparse(s)
                 }
-                _ => unreachable!(),
             }
         })
         .collect())

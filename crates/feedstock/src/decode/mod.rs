@@ -10,13 +10,10 @@
 //! Example decoders return strings that share the record's buffer: a
 //! borrowed slice would force them to copy.
 
-pub mod adjust;
-pub mod bbox;
 mod bmp;
 pub mod csv;
 mod eigen;
 pub mod example;
-pub mod expand;
 pub mod fixed_image;
 mod gif;
 pub mod image;
@@ -27,7 +24,9 @@ pub mod ops;
 pub mod raw;
 mod records;
 pub mod reduce;
-pub mod resize;
 
-pub(crate) use number::{string_split, string_to_number};
+// For the TF1 crate's StringToNumber and StringSplit ops (TensorFlow's
+// error words); the engine's own is `raw::string_to_number`.
+#[doc(hidden)]
+pub use number::{string_split, string_to_number};
 pub use records::Records;

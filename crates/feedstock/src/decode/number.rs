@@ -365,7 +365,7 @@ pub(crate) fn parse_f64(s: &[u8]) -> Option<f64> {
 /// # Errors
 /// InvalidArgument for a string that does not parse (TensorFlow's
 /// words), a tensor that is not of strings, or another dtype.
-pub(crate) fn string_to_number(
+pub fn string_to_number(
     t: &crate::tensor::Tensor,
     dtype: crate::tensor::DType,
 ) -> crate::error::Result<crate::tensor::Tensor> {
@@ -416,7 +416,7 @@ pub(crate) fn string_to_number(
 ///
 /// # Errors
 /// InvalidArgument when `t` is not a vector of strings.
-pub(crate) fn string_split(
+pub fn string_split(
     t: &crate::tensor::Tensor,
     delimiter: &[u8],
     skip_empty: bool,

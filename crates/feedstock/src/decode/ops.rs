@@ -244,7 +244,11 @@ fn scatter_rows<T: Clone>(
 /// `data` at the offsets `base + sum(i[k] * src_strides[k])` over every
 /// multi-index `i` of `out_dims`, in row-major order. Strides may be
 /// negative; the caller makes sure every offset is within `data`.
-pub(crate) fn strided(
+///
+/// Public only for the TF1 crate's `strided_slice`, which checks the
+/// offsets first (an offset outside `data` panics).
+#[doc(hidden)]
+pub fn strided(
     data: &Data,
     out_dims: &[usize],
     src_strides: &[isize],
@@ -395,7 +399,7 @@ fn image_axes(t: &Tensor, op: &str) -> Result<(usize, usize)> {
 
 /// TensorFlow's run-time check of an image op (`_CheckAtLeast3DImage`):
 /// the height, width and channels must not be 0.
-pub(super) fn check_inner_dims(t: &Tensor) -> Result<()> {
+pub fn check_inner_dims(t: &Tensor) -> Result<()> {
     let d = t.dims();
     if d.len() >= 3 && d[d.len() - 3..].contains(&0) {
         return Err(Error::invalid_argument(

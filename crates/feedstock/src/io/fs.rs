@@ -572,7 +572,7 @@ fn is_a_directory(path: &str) -> Error {
 }
 
 /// Converts an I/O error about `path` into an [`Error`] naming it.
-pub(crate) fn io_error(path: &str, err: io::Error) -> Error {
+pub fn io_error(path: &str, err: io::Error) -> Error {
     let is_dir = err.kind() == io::ErrorKind::IsADirectory;
     let e = Error::io(err);
     if is_dir {

@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 /// cannot hold, in TensorFlow's words ("OOM when allocating tensor with
 /// shape[...] and type ..."), with the bytes asked for when they can be
 /// counted.
-pub(crate) fn oom(dims: &[usize], dtype: DType) -> Error {
+pub fn oom(dims: &[usize], dtype: DType) -> Error {
     let mut shape = String::new();
     for (k, d) in dims.iter().enumerate() {
         let sep = if k == 0 { "" } else { "," };
@@ -109,7 +109,7 @@ fn reserve<T>(
 /// # Errors
 /// ResourceExhausted ([`Error::is_out_of_memory`]) when memory cannot
 /// hold them.
-pub(crate) fn try_vec<T: Element>(dims: &[usize]) -> Result<Vec<T>> {
+pub fn try_vec<T: Element>(dims: &[usize]) -> Result<Vec<T>> {
     let n = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
     let Some(n) = n else {
         return Err(oom(dims, T::DTYPE));
@@ -187,7 +187,7 @@ impl Data {
     }
 
     /// [`Data::try_filled`], naming `dims` when memory cannot hold them.
-    pub(crate) fn try_filled_as(
+    pub fn try_filled_as(
         value: &Data,
         n: usize,
         dims: &[usize],
@@ -211,10 +211,7 @@ impl Data {
     /// An empty vector of `dtype` with room for the elements of `dims`,
     /// reserved fallibly, naming `dims` when memory cannot hold them
     /// (InvalidArgument when their element count overflows).
-    pub(crate) fn try_with_capacity_as(
-        dtype: DType,
-        dims: &[usize],
-    ) -> Result<Data> {
+    pub fn try_with_capacity_as(dtype: DType, dims: &[usize]) -> Result<Data> {
         let n = Shape::from(dims).checked_num_elements()?;
         let mut d = Data::zeros(dtype, 0);
         with_data!(&mut d, v => reserve(v, n, dims, dtype))?;

@@ -548,7 +548,7 @@ pub fn parse_sequence_example<'a>(
 /// `Fixed` and `VarLen`; in the feature lists anything but `FixedSequence`
 /// and `VarLen`, and a `FixedSequence` with a default (feature lists are
 /// padded with zeros or empty strings).
-pub(crate) fn check_sequence_specs(
+pub fn check_sequence_specs(
     context: &FeatureSpec,
     sequence: &FeatureSpec,
 ) -> Result<()> {

@@ -11,8 +11,11 @@ use crate::tensor::{DType, Shape, Tensor};
 /// The four kinds are TensorFlow's `FixedLenFeature`, `VarLenFeature`,
 /// `SparseFeature` and `FixedLenSequenceFeature`. Build them with
 /// [`FeatureSpecBuilder`], which checks them.
+///
+/// Exhaustive on purpose: the TF1 crate infers each kind's static shape
+/// with a `match`, so a new kind is a compile error there, not a silent
+/// guess.
 #[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
 pub enum FeatureKind {
     /// Exactly `shape.num_elements()` values, as a dense tensor of
     /// `shape` (`[batch, ..shape]` when batched). A missing feature takes

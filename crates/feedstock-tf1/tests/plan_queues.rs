@@ -5,11 +5,9 @@
 use std::time::{Duration, Instant};
 
 use feedstock::coord::Coordinator;
-use feedstock::plan::{
-    Graph, ProducerOptions, QueueKind, Session, StaticShape,
-};
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor};
+use feedstock_tf1::{Graph, ProducerOptions, QueueKind, Session, StaticShape};
 
 fn scalar() -> StaticShape {
     Some(PartialShape::new(Vec::new()))

@@ -1,5 +1,5 @@
 //! A graph as a pure function of one example: [`GraphFn`], which a
-//! [`Dataset`](crate::dataset::Dataset) runs per example in its reader
+//! [`Dataset`](feedstock::dataset::Dataset) runs per example in its reader
 //! threads (`feedstock.Pipeline(map=...)` builds one from the map
 //! function's graph).
 
@@ -8,9 +8,9 @@ use std::fmt;
 
 use super::graph::{Node, Op};
 use super::{Graph, Output, Session};
-use crate::dataset::source::Fnv;
-use crate::error::{Error, Result};
-use crate::tensor::{Data, Value};
+use feedstock::dataset::source::Fnv;
+use feedstock::error::{Error, Result};
+use feedstock::tensor::{Data, Value};
 
 /// The part of a graph between some placeholders (the example's
 /// components, fed) and some outputs (the new components), run as a
@@ -23,7 +23,7 @@ use crate::tensor::{Data, Value};
 /// first time, whichever reader thread runs which example.
 ///
 /// ```
-/// use feedstock::plan::{Graph, GraphFn};
+/// use feedstock_tf1::{Graph, GraphFn};
 /// use feedstock::queue::PartialShape;
 /// use feedstock::{DType, Tensor, Value};
 ///
@@ -59,10 +59,10 @@ impl GraphFn {
     ///
     /// # Errors
     ///
-    /// [`FailedPrecondition`](crate::Kind::FailedPrecondition) naming
+    /// [`FailedPrecondition`](feedstock::Kind::FailedPrecondition) naming
     /// the node when the outputs depend on state kept between runs (a
     /// queue, a reader, a producer, a variable, a random op) or on a
-    /// user function; [`InvalidArgument`](crate::Kind::InvalidArgument)
+    /// user function; [`InvalidArgument`](feedstock::Kind::InvalidArgument)
     /// for an input that is not a placeholder, or a placeholder the
     /// outputs read that is not among the inputs.
     pub fn new(
@@ -125,7 +125,7 @@ impl GraphFn {
     ///
     /// # Errors
     ///
-    /// [`InvalidArgument`](crate::Kind::InvalidArgument) for the wrong
+    /// [`InvalidArgument`](feedstock::Kind::InvalidArgument) for the wrong
     /// number of components, or one of the wrong dtype or shape; those
     /// of the ops.
     pub fn call(&self, example: Vec<Value>) -> Result<Vec<Value>> {
@@ -255,7 +255,7 @@ fn fingerprint_value(v: &Value, h: &mut Fnv) {
     }
 }
 
-fn fingerprint_tensor(t: &crate::Tensor, h: &mut Fnv) {
+fn fingerprint_tensor(t: &feedstock::Tensor, h: &mut Fnv) {
     h.bytes(t.dtype().name().as_bytes());
     h.bytes(format!("{:?}", t.dims()).as_bytes());
     match t.data() {
@@ -268,9 +268,9 @@ fn fingerprint_tensor(t: &crate::Tensor, h: &mut Fnv) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Graph;
-    use crate::queue::PartialShape;
-    use crate::{DType, Kind, Tensor};
+    use crate::Graph;
+    use feedstock::queue::PartialShape;
+    use feedstock::{DType, Kind, Tensor};
 
     fn doubler(factor: f64) -> (Graph, Output, Output) {
         let g = Graph::new();

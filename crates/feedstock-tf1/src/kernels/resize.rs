@@ -3,8 +3,8 @@
 //! compute them: the same `float32` scales, source positions and
 //! interpolation order, so the results are TensorFlow's bits.
 
-use crate::error::{Error, Result};
-use crate::tensor::{DType, Data, Tensor};
+use feedstock::error::{Error, Result};
+use feedstock::tensor::{DType, Data, Tensor};
 
 /// How a resize samples the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -69,7 +69,7 @@ pub fn resize(
     if opts.bilinear {
         let x = images.cast(DType::F32)?;
         let x = x.as_slice::<f32>()?;
-        let mut out = crate::tensor::try_vec::<f32>(&dims)?;
+        let mut out = feedstock::tensor::try_vec::<f32>(&dims)?;
         let ys = weights(in_h, out_h, opts);
         let xs = weights(in_w, out_w, opts);
         for img in x.chunks_exact(in_h * in_w * c) {

@@ -16,23 +16,24 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::decode::csv::CsvDecoder;
-use crate::decode::example::{
+use crate::kernels::expand;
+use crate::kernels::{adjust, bbox, resize};
+use feedstock::decode::csv::CsvDecoder;
+use feedstock::decode::example::{
     parse_example, parse_sequence_example, parse_single_example,
     parse_single_sequence_example, FeatureKind, FeatureSpec, ParsedSequence,
 };
-use crate::decode::expand;
-use crate::decode::math;
-use crate::decode::ops;
-use crate::decode::raw::{decode_raw, decode_raw_batch};
-use crate::decode::reduce;
-use crate::decode::Records;
-use crate::decode::{adjust, bbox, image, resize};
-use crate::error::{Error, Kind, Result};
-use crate::io::fs::{default_fs, io_error};
-use crate::queue::Queue;
-use crate::reader::{Reader, WorkQueue};
-use crate::tensor::{DType, Tensor, Value};
+use feedstock::decode::image;
+use feedstock::decode::math;
+use feedstock::decode::ops;
+use feedstock::decode::raw::{decode_raw, decode_raw_batch};
+use feedstock::decode::reduce;
+use feedstock::decode::Records;
+use feedstock::error::{Error, Kind, Result};
+use feedstock::io::fs::{default_fs, io_error};
+use feedstock::queue::Queue;
+use feedstock::reader::{Reader, WorkQueue};
+use feedstock::tensor::{DType, Tensor, Value};
 
 use super::graph::{
     AdjustOp, Graph, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim,
@@ -1167,7 +1168,7 @@ fn run_step<'a>(
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let sp = crate::SparseTensor::new_unvalidated(
+            let sp = feedstock::SparseTensor::new_unvalidated(
                 dense_in(ins, 0)?.clone(),
                 dense_in(ins, 1)?.clone(),
                 dims,
@@ -1297,14 +1298,15 @@ fn run_step<'a>(
         }
         Op::StringToNumber(dtype) => {
             let t = dense_in(ins, 0)?;
-            out.push(crate::decode::string_to_number(t, *dtype)?.into());
+            out.push(feedstock::decode::string_to_number(t, *dtype)?.into());
         }
         Op::StringSplit {
             delimiter,
             skip_empty,
         } => {
             let t = dense_in(ins, 0)?;
-            let sp = crate::decode::string_split(t, delimiter, *skip_empty)?;
+            let sp =
+                feedstock::decode::string_split(t, delimiter, *skip_empty)?;
             out.push(Value::Sparse(sp));
         }
         Op::Shape => {
@@ -1646,7 +1648,7 @@ mod tests {
     fn slice_reference(
         t: &Tensor,
         dims: &[SliceDim],
-    ) -> (Vec<usize>, crate::tensor::Data) {
+    ) -> (Vec<usize>, feedstock::tensor::Data) {
         let in_dims = t.dims();
         let mut axes: Vec<Vec<usize>> = Vec::new();
         let mut out_dims = Vec::new();

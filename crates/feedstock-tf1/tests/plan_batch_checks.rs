@@ -3,9 +3,9 @@
 
 use bytes::Bytes;
 use feedstock::decode::example::{FeatureSpec, Sparse};
-use feedstock::plan::{BatchOptions, Graph, Output, StaticShape};
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor};
+use feedstock_tf1::{BatchOptions, Graph, Output, StaticShape};
 
 fn opts(batch_size: usize) -> BatchOptions {
     BatchOptions {

@@ -16,14 +16,14 @@ use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::{FeatureSpec, FixedSequence};
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget, WriterBuilder};
 use feedstock::io::Compression;
-use feedstock::plan::{
+use feedstock::proto::ExampleBuilder;
+use feedstock::queue::PartialShape;
+use feedstock::{DType, Kind, Result, Tensor, Value};
+use feedstock_tf1::{
     BatchOptions, CsvOptions, Graph, Interrupt, Output, ProducerOptions,
     ReaderKind, ReaderStateOp, RunOptions, Session, ShuffleOptions, SliceDim,
     Strings,
 };
-use feedstock::proto::ExampleBuilder;
-use feedstock::queue::PartialShape;
-use feedstock::{DType, Kind, Result, Tensor, Value};
 
 const JOIN: Duration = Duration::from_secs(30);
 
@@ -428,7 +428,11 @@ struct GoldenSeq {
 /// The golden file written by TensorFlow and the records its sidecar
 /// `.json` describes.
 fn golden_sequences() -> (String, Vec<GoldenSeq>) {
-    let dir = format!("{}/tests/data/golden", env!("CARGO_MANIFEST_DIR"));
+    // The engine crate's golden files (crates/feedstock/tests/data).
+    let dir = format!(
+        "{}/../feedstock/tests/data/golden",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let file = format!("{dir}/sequence_examples.tfrecord");
     let text = std::fs::read_to_string(format!("{file}.json")).unwrap();
     let j: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -1160,7 +1164,7 @@ fn images_whole_files_and_dynamic_pad() -> Result<()> {
         let image = g.decode_image(
             contents,
             feedstock::decode::image::DecodeSpec::new(
-                feedstock::plan::ImageFormat::Png,
+                feedstock_tf1::ImageFormat::Png,
                 feedstock::decode::image::Channels::Rgb,
             ),
         )?;
@@ -1229,7 +1233,7 @@ fn images_whole_files_and_dynamic_pad() -> Result<()> {
     let image = g.decode_image(
         contents,
         feedstock::decode::image::DecodeSpec::new(
-            feedstock::plan::ImageFormat::Any,
+            feedstock_tf1::ImageFormat::Any,
             feedstock::decode::image::Channels::AsStored,
         ),
     )?;

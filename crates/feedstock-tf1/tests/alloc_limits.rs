@@ -10,8 +10,8 @@ use std::process::Command;
 use bytes::Bytes;
 use feedstock::decode::math::BinaryOp;
 use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
-use feedstock::plan::{Graph, Output, Session};
 use feedstock::{DType, Kind, Tensor};
+use feedstock_tf1::{Graph, Output, Session};
 
 /// Runs `out` of `g` and returns its error.
 fn run_err(g: &Graph, out: Output) -> feedstock::Error {

@@ -10,22 +10,24 @@ use parking_lot::{Mutex, RwLock};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::coord::{Coordinator, Pipeline, PipelineStats, ThreadHandle};
-use crate::error::{Error, Kind, Result};
-use crate::fork::StartedIn;
-use crate::input::shard::ShardStats;
-use crate::input::{
+use feedstock::coord::{Coordinator, Pipeline, PipelineStats, ThreadHandle};
+use feedstock::error::{Error, Kind, Result};
+use feedstock::fork::StartedIn;
+use feedstock::input::shard::ShardStats;
+use feedstock::input::{
     input_producer, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
     maybe_shuffle_batch_join, range_input_producer, slice_input_producer,
     string_input_producer, BatchSource, KeepInput, SliceProducer,
 };
-use crate::io::tfrecord::SkipLog;
-use crate::queue::{ComponentSpec, FifoQueue, Queue, QueueSpec, QueueStats};
-use crate::reader::{
+use feedstock::io::tfrecord::SkipLog;
+use feedstock::queue::{
+    ComponentSpec, FifoQueue, Queue, QueueSpec, QueueStats,
+};
+use feedstock::reader::{
     FixedLengthRecordReader, IdentityReader, Reader, TextLineReader,
     TfRecordReader, WholeFileReader,
 };
-use crate::tensor::{Tensor, Value};
+use feedstock::tensor::{Tensor, Value};
 
 use super::eval::{self, Compiled, Ctx};
 use super::graph::{
@@ -136,7 +138,7 @@ pub struct RunOptions {
 /// use std::sync::atomic::{AtomicBool, Ordering};
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use feedstock::plan::{Interrupt, RunOptions};
+/// use feedstock_tf1::{Interrupt, RunOptions};
 ///
 /// let stop = Arc::new(AtomicBool::new(false));
 /// let flag = Arc::clone(&stop);
@@ -415,7 +417,7 @@ impl Session {
 
     /// The remainder counters of every sharded producer the session has
     /// made, with the producer's name: records dropped and padding added
-    /// by [`Remainder`](crate::input::Remainder).
+    /// by [`Remainder`](feedstock::input::Remainder).
     pub fn shard_stats(&self) -> Vec<(String, Arc<ShardStats>)> {
         self.inner.shards.lock().clone()
     }

@@ -5,7 +5,7 @@
 //! with shape[...]", as TensorFlow words it) and never an abort.
 //!
 //! ```
-//! use feedstock::decode::expand::{one_hot, tile};
+//! use feedstock_tf1::kernels::expand::{one_hot, tile};
 //! use feedstock::tensor::Tensor;
 //! use feedstock::Kind;
 //!
@@ -19,8 +19,8 @@
 //! # Ok::<(), feedstock::Error>(())
 //! ```
 
-use crate::error::{Error, Result};
-use crate::tensor::{DType, Data, Shape, Tensor};
+use feedstock::error::{Error, Result};
+use feedstock::tensor::{DType, Data, Shape, Tensor};
 
 /// Runs `$body` with `$a` and `$b` bound to the vectors of two [`Data`] of
 /// one variant; `$other` for two of different variants.
@@ -66,7 +66,7 @@ fn tiled_dims(
             .zip(multiples)
             .map(|(&d, &m)| d.saturating_mul(m))
             .collect();
-        crate::tensor::oom(&shown, dtype)
+        feedstock::tensor::oom(&shown, dtype)
     })?;
     Ok(out)
 }
@@ -89,7 +89,7 @@ pub fn tile(t: &Tensor, multiples: &[usize]) -> Result<Tensor> {
     let dtype = t.dtype();
     let final_dims = tiled_dims(t.dims(), multiples, dtype)?;
     if Shape::from(&final_dims[..]).checked_num_elements().is_err() {
-        return Err(crate::tensor::oom(&final_dims, dtype));
+        return Err(feedstock::tensor::oom(&final_dims, dtype));
     }
     if final_dims.contains(&0) {
         return Tensor::zeros(dtype, final_dims);
@@ -107,7 +107,7 @@ pub fn tile(t: &Tensor, multiples: &[usize]) -> Result<Tensor> {
         let block: usize = dims[k..].iter().product();
         // A failure names the whole output, as TensorFlow's does.
         let mut data = Data::try_with_capacity_as(dtype, &next)
-            .map_err(|_| crate::tensor::oom(&final_dims, dtype))?;
+            .map_err(|_| feedstock::tensor::oom(&final_dims, dtype))?;
         same_variant!(&mut data, out.data(), (dst, src) => {
             for o in 0..outer {
                 let rows = &src[o * block..(o + 1) * block];
@@ -165,7 +165,7 @@ pub fn one_hot(
     out_dims.push(depth);
     out_dims.extend_from_slice(&dims[axis..]);
     let Ok(n) = Shape::from(&out_dims[..]).checked_num_elements() else {
-        return Err(crate::tensor::oom(&out_dims, on.dtype()));
+        return Err(feedstock::tensor::oom(&out_dims, on.dtype()));
     };
     let mut data = Data::try_filled_as(off.data(), n, &out_dims)?;
     let inner: usize = dims[axis..].iter().product();
@@ -184,7 +184,7 @@ pub fn one_hot(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Kind;
+    use feedstock::Kind;
 
     #[test]
     fn tile_and_one_hot_as_tensorflow() {

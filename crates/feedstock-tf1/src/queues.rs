@@ -13,13 +13,13 @@
 
 use std::sync::Arc;
 
-use crate::coord::QueueRunner;
-use crate::error::{Error, Kind, Result};
-use crate::queue::{
+use feedstock::coord::QueueRunner;
+use feedstock::error::{Error, Kind, Result};
+use feedstock::queue::{
     ComponentSpec, FifoQueue, PaddingFifoQueue, PartialShape, PriorityQueue,
     Queue, QueueSpec, RandomShuffleQueue,
 };
-use crate::tensor::DType;
+use feedstock::tensor::DType;
 
 use super::graph::{
     merge_dim, merge_static, Graph, Node, Op, OutInfo, Output, QueueRef,
@@ -97,7 +97,7 @@ impl Graph {
     /// ```
     /// use std::time::Duration;
     /// use feedstock::coord::Coordinator;
-    /// use feedstock::plan::{Graph, QueueKind, Session};
+    /// use feedstock_tf1::{Graph, QueueKind, Session};
     /// use feedstock::{DType, Kind, Tensor};
     ///
     /// let g = Graph::new();

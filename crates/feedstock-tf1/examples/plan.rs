@@ -1,6 +1,6 @@
 //! Seed guide, "Reading from files" and "Batching", as a graph: the
 //! seed's `input_pipeline` written TensorFlow 1 style with
-//! [`feedstock::plan`], the layer the Python package's
+//! [`feedstock_tf1`], the layer the Python package's
 //! `feedstock.compat.v1` maps `tf.*` calls onto.
 //!
 //! The graph names the whole pipeline (`match_filenames_once` →
@@ -19,11 +19,11 @@ use feedstock::coord::Coordinator;
 use feedstock::decode::example::FeatureSpec;
 use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
-use feedstock::plan::{
-    BatchOptions, Graph, ProducerOptions, ReaderKind, Session, ShuffleOptions,
-};
 use feedstock::proto::ExampleBuilder;
 use feedstock::{DType, Kind};
+use feedstock_tf1::{
+    BatchOptions, Graph, ProducerOptions, ReaderKind, Session, ShuffleOptions,
+};
 use prost::Message;
 
 const SIDE: usize = 4;

@@ -4,11 +4,11 @@
 
 use bytes::Bytes;
 use feedstock::decode::math::BinaryOp;
-use feedstock::plan::{Graph, Session};
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor};
+use feedstock_tf1::{Graph, Session};
 
-fn scalar(g: &Graph) -> Result<feedstock::plan::Output> {
+fn scalar(g: &Graph) -> Result<feedstock_tf1::Output> {
     g.constant(Tensor::scalar(1.0f32))
 }
 
@@ -180,7 +180,7 @@ fn names_go_under_the_name_scope() -> Result<()> {
     let c = scalar(&g)?;
     let var = g.variable(c, None)?;
     let q = g.queue(
-        feedstock::plan::QueueKind::Fifo,
+        feedstock_tf1::QueueKind::Fifo,
         4,
         &[(DType::F32, None)],
         Some("fifo"),

@@ -1,6 +1,12 @@
-//! A pipeline described as a graph and run by a session: TensorFlow 1's
-//! graph-and-session model over feedstock's producers, readers, decoders,
-//! ops and batching.
+//! feedstock-tf1: TensorFlow 1's graph-and-session model over the
+//! [`feedstock`] engine's producers, readers, decoders, ops and batching.
+//!
+//! The engine crate keeps the readers, decoders, queues, runners and
+//! batching; this crate builds on them: the graph ([`Graph`]), its
+//! evaluator, the [`Session`], and the TensorFlow-specific kernels that
+//! decode nothing ([`kernels`]: image adjustments, bounding boxes,
+//! resizing, tile / fill / one_hot), each computing TensorFlow's float
+//! order. The Python package's `feedstock.compat.v1` binds it.
 //!
 //! A [`Graph`] is a builder of nodes; each builder method stands for one
 //! `tf.*` call and returns symbolic tensors ([`Output`]: a `Copy` handle
@@ -15,7 +21,7 @@
 //! ```
 //! use std::time::Duration;
 //! use feedstock::coord::Coordinator;
-//! use feedstock::plan::{BatchOptions, Graph, ProducerOptions, Session};
+//! use feedstock_tf1::{BatchOptions, Graph, ProducerOptions, Session};
 //! use feedstock::{DType, Kind, Tensor};
 //!
 //! let g = Graph::new();
@@ -66,7 +72,7 @@
 //!   `.shape` / `get_shape()` is [`Graph::shape`] (`None`: unknown rank;
 //!   inner `None`: unknown dimension). `.name` is [`Graph::name`] plus
 //!   `:index`. Sparse outputs ([`Output::is_sparse`]) come back from runs
-//!   as [`Value::Sparse`](crate::Value::Sparse)
+//!   as [`Value::Sparse`](feedstock::Value::Sparse)
 //!   (`SparseTensorValue(indices, values, dense_shape)`).
 //! * **Python numbers.** Arithmetic with a number: make it a constant of
 //!   the tensor's dtype with [`Graph::scalar`] (TensorFlow converts to the
@@ -88,20 +94,20 @@
 //!   tensors directly. `limit_epochs` is [`Graph::limit_epochs`].
 //! * **Readers.** `tf.TextLineReader(skip_header_lines=1)` and friends are
 //!   [`Graph::reader`] with a [`ReaderKind`] (compression as
-//!   [`Compression`](crate::io::Compression): `""`, `"GZIP"`, `"ZLIB"`);
+//!   [`Compression`](feedstock::io::Compression): `""`, `"GZIP"`, `"ZLIB"`);
 //!   `reader.read(q)` / `reader.read_up_to(q, n)` are [`Graph::read`] /
 //!   [`Graph::read_up_to`], each returning `(key, value)`. Beyond
 //!   TensorFlow, a TFRecord reader may skip damaged records within a
-//!   budget ([`CorruptRecords`](crate::io::tfrecord::CorruptRecords));
+//!   budget ([`CorruptRecords`](feedstock::io::tfrecord::CorruptRecords));
 //!   the session's [`stats`](Session::stats) count every skip, by file.
 //! * **Decoders.** `tf.decode_csv(records, record_defaults, field_delim,
 //!   use_quote_delim, na_value, select_cols)`: each default `[x]` is
-//!   [`RecordDefault::from_tensor`](crate::decode::csv::RecordDefault::from_tensor)
+//!   [`RecordDefault::from_tensor`](feedstock::decode::csv::RecordDefault::from_tensor)
 //!   of a one-element tensor, `[]` (required) of an empty one, of the
 //!   column's dtype; the rest is [`CsvOptions`]. `tf.decode_raw(bytes,
 //!   out_type, little_endian)` is [`Graph::decode_raw`].
 //!   `parse_single_example` / `parse_example` take a
-//!   [`FeatureSpec`](crate::decode::example::FeatureSpec): build it from
+//!   [`FeatureSpec`](feedstock::decode::example::FeatureSpec): build it from
 //!   the features dict in the dict's order and return a dict of the
 //!   outputs in the same order (`FixedLenFeature(shape, dtype, default)`
 //!   is `fixed` / `fixed_with_default`, `VarLenFeature` `var_len`,
@@ -114,7 +120,7 @@
 //!   whose third list is the `feature_list_lengths` dict: one output per
 //!   `FixedLenSequenceFeature` list, in the dict's order. Images:
 //!   [`Graph::decode_image`] with [`ImageFormat`] and
-//!   [`Channels`](crate::decode::image::Channels),
+//!   [`Channels`](feedstock::decode::image::Channels),
 //!   [`Graph::flip_left_right`], [`Graph::flip_up_down`],
 //!   [`Graph::random_flip_left_right`], [`Graph::random_crop`],
 //!   [`Graph::crop_to_bounding_box`],
@@ -160,11 +166,11 @@
 //!   `(Output, Value)` feeds; [`Session::run_with`] adds a timeout.
 //!   Release the GIL around it: it blocks. `tf.train.start_queue_runners(
 //!   sess, coord)` is [`Session::start_queue_runners`]; `coord.join` is
-//!   [`Coordinator::join`](crate::coord::Coordinator::join).
+//!   [`Coordinator::join`](feedstock::coord::Coordinator::join).
 //!   [`Session::close`] wakes every blocked run with Cancelled (call it on
 //!   Ctrl-C or when the Python session closes).
-//! * **Errors** are [`Error`](crate::Error)s whose
-//!   [`Kind`](crate::Kind) names TensorFlow's exception class
+//! * **Errors** are [`Error`](feedstock::Error)s whose
+//!   [`Kind`](feedstock::Kind) names TensorFlow's exception class
 //!   (`OutOfRange` is `OutOfRangeError`, ...), with the file and record key.
 //! * **Summaries.** [`Session::queue_summaries`] gives TensorFlow's
 //!   `queue/<name>/fraction_of_<capacity>_full` scalars;
@@ -191,6 +197,7 @@
 mod eval;
 mod graph;
 mod graph_fn;
+pub mod kernels;
 mod queues;
 mod session;
 

@@ -2,8 +2,8 @@
 //! contrast (`AdjustContrastv2`), padding to a bounding box and the
 //! crop-or-pad of `resize_image_with_crop_or_pad`.
 
-use crate::error::{Error, Result};
-use crate::tensor::{Data, Tensor};
+use feedstock::error::{Error, Result};
+use feedstock::tensor::{Data, Tensor};
 
 /// Each channel of each image moved away from (or towards) its mean by
 /// `factor`: `(x - mean) * factor + mean`, as TensorFlow's
@@ -127,7 +127,7 @@ pub fn crop_or_pad(
     };
     let (crop_h, pad_h) = off(h, target_height);
     let (crop_w, pad_w) = off(w, target_width);
-    let cropped = super::ops::crop_to_bounding_box(
+    let cropped = feedstock::decode::ops::crop_to_bounding_box(
         image,
         crop_h,
         crop_w,
@@ -147,7 +147,7 @@ pub fn central_crop(image: &Tensor, fraction: f64) -> Result<Tensor> {
     let (_, h, w, _) = image_dims(image)?;
     let start = |d: usize| ((d as f64 - d as f64 * fraction) / 2.0) as usize;
     let (top, left) = (start(h), start(w));
-    super::ops::crop_to_bounding_box(
+    feedstock::decode::ops::crop_to_bounding_box(
         image,
         top,
         left,
@@ -170,7 +170,7 @@ fn image_dims(t: &Tensor) -> Result<(usize, usize, usize, usize)> {
             )))
         }
     };
-    super::ops::check_inner_dims(t)?;
+    feedstock::decode::ops::check_inner_dims(t)?;
     Ok((lead, rest[0], rest[1], rest[2]))
 }
 
@@ -375,7 +375,7 @@ mod tests {
         assert_eq!(p.as_slice::<u8>().unwrap(), &[0, 0, 0, 1, 2, 0, 3, 4, 0]);
         assert_eq!(
             pad_to_bounding_box(&t, 2, 0, 3, 3).unwrap_err().kind(),
-            crate::error::Kind::InvalidArgument
+            feedstock::error::Kind::InvalidArgument
         );
         // 3 wide to 2: crop offset 0 (TensorFlow's -1 // 2 = -1 → 0 for
         // the pad, 1 // 2 = 0 for the crop); 1 high to 4: pad 1 above.

@@ -22,13 +22,13 @@ use feedstock::decode::Records;
 use feedstock::input::{shuffle_batch, string_input_producer, BatchSource};
 use feedstock::io::tfrecord::WriterBuilder;
 use feedstock::io::Compression;
-use feedstock::plan::{
-    BatchOptions, Graph, ProducerOptions, ReaderKind, Session, ShuffleOptions,
-    SliceDim, Strings,
-};
 use feedstock::proto::ExampleBuilder;
 use feedstock::reader::{Reader, TfRecordReader};
 use feedstock::{DType, Kind, Tensor, Value};
+use feedstock_tf1::{
+    BatchOptions, Graph, ProducerOptions, ReaderKind, Session, ShuffleOptions,
+    SliceDim, Strings,
+};
 use prost::Message;
 
 const PIXELS: usize = 784;

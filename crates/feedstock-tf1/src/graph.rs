@@ -6,20 +6,22 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::decode::bbox::BoxSampling;
-use crate::decode::csv::{CsvDecoder, RecordDefault};
-use crate::decode::example::{check_sequence_specs, FeatureKind, FeatureSpec};
-use crate::decode::image::DecodeSpec;
-use crate::decode::math::{self, BinaryOp};
-use crate::decode::raw::ByteOrder;
-use crate::decode::reduce::{CmpOp, ReduceOp, UnaryOp};
-use crate::decode::resize::ResizeOptions;
-use crate::error::{Error, Result};
-use crate::input::shard::{Remainder, Shard};
-use crate::io::tfrecord::CorruptRecords;
-use crate::io::Compression;
-use crate::queue::PartialShape;
-use crate::tensor::{DType, Tensor, Value};
+use crate::kernels::bbox::BoxSampling;
+use crate::kernels::resize::ResizeOptions;
+use feedstock::decode::csv::{CsvDecoder, RecordDefault};
+use feedstock::decode::example::{
+    check_sequence_specs, FeatureKind, FeatureSpec,
+};
+use feedstock::decode::image::DecodeSpec;
+use feedstock::decode::math::{self, BinaryOp};
+use feedstock::decode::raw::ByteOrder;
+use feedstock::decode::reduce::{CmpOp, ReduceOp, UnaryOp};
+use feedstock::error::{Error, Result};
+use feedstock::input::shard::{Remainder, Shard};
+use feedstock::io::tfrecord::CorruptRecords;
+use feedstock::io::Compression;
+use feedstock::queue::PartialShape;
+use feedstock::tensor::{DType, Tensor, Value};
 
 use super::queues::{QueueKind, RunnerDef};
 
@@ -126,7 +128,7 @@ impl Default for ProducerOptions {
 /// Which part of the files a [`Graph::sharded_string_input_producer`]
 /// reads: host `index` of `count` (its rank and the world size), with a
 /// remainder policy; see
-/// [`StringInputProducerBuilder::shard`](crate::input::StringInputProducerBuilder::shard).
+/// [`StringInputProducerBuilder::shard`](feedstock::input::StringInputProducerBuilder::shard).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardOptions {
     /// This host's index (rank), below `count`.
@@ -280,7 +282,7 @@ impl Default for CsvOptions {
     }
 }
 
-pub use crate::decode::image::ImageFormat;
+pub use feedstock::decode::image::ImageFormat;
 
 /// One dimension of a [`Graph::strided_slice`], as Python's indexing
 /// writes it.
@@ -2295,7 +2297,7 @@ impl Graph {
     /// A `float32` image adjusted by a `float32` scalar `factor`:
     /// contrast (`(x - mean) * factor + mean` per channel, rank 3 or
     /// more), hue or saturation (RGB images); see
-    /// [`adjust`](crate::decode::adjust).
+    /// [`adjust`](crate::kernels::adjust).
     ///
     /// # Errors
     /// InvalidArgument for a known rank under 3, an image not `float32`
@@ -2959,7 +2961,7 @@ impl Graph {
 
     /// `a op b` elementwise with NumPy broadcasting (`tf.add`,
     /// `tf.subtract`, `tf.multiply`, `tf.divide` on floats, `tf.maximum`,
-    /// `tf.minimum`); see [`decode::math`](crate::decode::math).
+    /// `tf.minimum`); see [`decode::math`](feedstock::decode::math).
     ///
     /// # Errors
     /// InvalidArgument for differing dtypes, a dtype with no arithmetic,

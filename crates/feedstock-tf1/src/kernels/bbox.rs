@@ -4,7 +4,7 @@
 
 use rand::Rng;
 
-use crate::error::{Error, Result};
+use feedstock::error::{Error, Result};
 
 /// The settings of a bounding-box sample (the op's attributes).
 #[derive(Debug, Clone, PartialEq)]
