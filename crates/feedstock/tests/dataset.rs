@@ -685,3 +685,85 @@ fn a_batch_map_runs_on_whole_blocks_and_must_keep_the_rows() {
     let e = bad.batch(4).start().unwrap().next().unwrap().unwrap_err();
     assert!(e.to_string().contains("one row per example"), "{e}");
 }
+
+#[test]
+fn damaged_records_fail_the_start_or_are_skipped_within_a_budget() {
+    use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
+    let dir = tempfile::tempdir().unwrap();
+    let files = files(dir.path());
+    // Flip a bit in the data of the 11th record of a.tfrecord.
+    let a = &files[0];
+    let offset = feedstock::io::index::RecordIndex::open(
+        &feedstock::io::fs::LocalFs,
+        a,
+        None,
+    )
+    .unwrap()
+    .position(10)
+    .unwrap()
+    .offset;
+    let mut bytes = std::fs::read(a).unwrap();
+    bytes[offset as usize + 12 + 5] ^= 1;
+    std::fs::write(a, bytes).unwrap();
+
+    // By default the pipeline does not start, naming the file and offset.
+    let e = Dataset::tfrecord(files.clone())
+        .unwrap()
+        .parse(spec())
+        .start()
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::DataLoss, "{e}");
+    assert_eq!(e.file(), Some(a.as_str()), "{e}");
+    assert_eq!(e.offset(), Some(offset), "{e}");
+
+    // Skipping within a budget: every other example, once per epoch,
+    // the region counted, and an exact resume.
+    let d = Dataset::tfrecord(files.clone())
+        .unwrap()
+        .parse(spec())
+        .corrupt_records(CorruptRecords::Skip(
+            SkipBudget::new().max_per_file(1),
+        ))
+        .shuffle(Shuffle::Global)
+        .batch(16)
+        .epochs(2);
+    let l = d.start().unwrap();
+    let stats = l.skip_stats();
+    assert_eq!(stats.skipped, 1);
+    assert_eq!(stats.files[0].regions[0].offset, offset);
+    let all: Vec<i64> = ids(l).concat();
+    let mut counts = BTreeMap::new();
+    for id in &all {
+        *counts.entry(*id).or_insert(0) += 1;
+    }
+    assert_eq!(counts.len(), TOTAL - 1);
+    assert!(!counts.contains_key(&10));
+    assert!(counts.values().all(|&c| c == 2));
+    resumes_exactly(&d, 20);
+
+    // The index built around the damage lives in memory only.
+    let log = feedstock::io::tfrecord::SkipLog::new();
+    let ix = feedstock::io::index::RecordIndex::build_skipping(
+        &feedstock::io::fs::LocalFs,
+        a,
+        None,
+        &CorruptRecords::Skip(SkipBudget::new()),
+        &log,
+    )
+    .unwrap();
+    assert!(ix.has_gaps());
+    assert_eq!(ix.len(), PER_FILE as u64 - 1);
+    let e = ix.write_sidecar(true).unwrap_err();
+    assert_eq!(e.kind(), Kind::FailedPrecondition, "{e}");
+
+    // Past the budget it does not start either.
+    let e = Dataset::tfrecord(files)
+        .unwrap()
+        .parse(spec())
+        .corrupt_records(CorruptRecords::Skip(
+            SkipBudget::new().max_per_file(0),
+        ))
+        .start()
+        .unwrap_err();
+    assert!(e.to_string().contains("too many corrupt records"), "{e}");
+}

@@ -27,6 +27,7 @@ use crate::input::shard::{Remainder, Shard};
 use crate::input::Batch;
 use crate::io::compression::Compression;
 use crate::io::fs::{default_fs, FileSystem};
+use crate::io::tfrecord::{CorruptRecords, SkipLog, SkipStats};
 use crate::tensor::{DType, Tensor, Value};
 
 /// How a [`Dataset`] shuffles.
@@ -59,7 +60,19 @@ impl Shuffle {
 }
 
 /// Opens the source when the pipeline starts, with this many threads.
-type OpenSource = dyn Fn(usize) -> Result<Arc<dyn Source>> + Send + Sync;
+type OpenSource = dyn Fn(&Opening) -> Result<Arc<dyn Source>> + Send + Sync;
+
+/// What a source is opened with when its pipeline starts.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Opening {
+    /// Threads to open (index) the files with.
+    pub threads: usize,
+    /// What to do with a damaged record (TFRecord files).
+    pub corrupt: CorruptRecords,
+    /// Where skipped regions are counted.
+    pub skips: SkipLog,
+}
 
 /// A pipeline to run: where the records come from, how they are
 /// decoded, shuffled and batched. Start it with [`start`](Self::start)
@@ -112,6 +125,7 @@ pub struct Dataset {
     block_size: usize,
     keys: bool,
     elastic: bool,
+    corrupt: CorruptRecords,
 }
 
 impl fmt::Debug for Dataset {
@@ -202,7 +216,7 @@ impl Dataset {
     /// A pipeline over the records of `source`, opened when it starts.
     pub fn from_source<F>(open: F) -> Dataset
     where
-        F: Fn(usize) -> Result<Arc<dyn Source>> + Send + Sync + 'static,
+        F: Fn(&Opening) -> Result<Arc<dyn Source>> + Send + Sync + 'static,
     {
         Dataset {
             open: Arc::new(open),
@@ -221,6 +235,7 @@ impl Dataset {
             block_size: DEFAULT_BLOCK_SIZE,
             keys: false,
             elastic: false,
+            corrupt: CorruptRecords::Fail,
         }
     }
 
@@ -233,15 +248,15 @@ impl Dataset {
     ) -> Result<Dataset>
     where
         S: Source + 'static,
-        F: Fn(Arc<dyn FileSystem>, &[String], usize) -> Result<S>
+        F: Fn(Arc<dyn FileSystem>, &[String], &Opening) -> Result<S>
             + Send
             + Sync
             + 'static,
     {
         let files = files.into_files(&*fs)?;
         check_files(&files)?;
-        Ok(Dataset::from_source(move |threads| {
-            Ok(Arc::new(open(Arc::clone(&fs), &files, threads)?)
+        Ok(Dataset::from_source(move |opening| {
+            Ok(Arc::new(open(Arc::clone(&fs), &files, opening)?)
                 as Arc<dyn Source>)
         }))
     }
@@ -268,12 +283,12 @@ impl Dataset {
         files: impl IntoFiles,
         compression: Option<Compression>,
     ) -> Result<Dataset> {
-        Dataset::over_files(fs, files, move |fs, files, threads| {
-            TfRecordSource::open(
+        Dataset::over_files(fs, files, move |fs, files, opening| {
+            TfRecordSource::open_skipping(
                 fs,
                 files,
                 compression,
-                threads,
+                opening,
                 DEFAULT_MAX_OPEN_FILES,
             )
         })
@@ -293,8 +308,8 @@ impl Dataset {
         lines: &TextLineSourceBuilder,
     ) -> Result<Dataset> {
         let lines = lines.clone();
-        Dataset::over_files(default_fs(), files, move |fs, files, threads| {
-            lines.open(fs, files, threads, DEFAULT_MAX_OPEN_FILES)
+        Dataset::over_files(default_fs(), files, move |fs, files, opening| {
+            lines.open(fs, files, opening.threads, DEFAULT_MAX_OPEN_FILES)
         })
     }
 
@@ -311,8 +326,8 @@ impl Dataset {
         layout: &FixedLengthSourceBuilder,
     ) -> Result<Dataset> {
         let layout = layout.clone();
-        Dataset::over_files(default_fs(), files, move |fs, files, threads| {
-            layout.open(fs, files, threads, DEFAULT_MAX_OPEN_FILES)
+        Dataset::over_files(default_fs(), files, move |fs, files, opening| {
+            layout.open(fs, files, opening.threads, DEFAULT_MAX_OPEN_FILES)
         })
     }
 
@@ -323,8 +338,13 @@ impl Dataset {
     ///
     /// As [`tfrecord`](Self::tfrecord).
     pub fn whole_files(files: impl IntoFiles) -> Result<Dataset> {
-        Dataset::over_files(default_fs(), files, |fs, files, threads| {
-            WholeFileSource::open(fs, files, threads, DEFAULT_MAX_OPEN_FILES)
+        Dataset::over_files(default_fs(), files, |fs, files, opening| {
+            WholeFileSource::open(
+                fs,
+                files,
+                opening.threads,
+                DEFAULT_MAX_OPEN_FILES,
+            )
         })
     }
 
@@ -540,6 +560,19 @@ impl Dataset {
         self
     }
 
+    /// What to do with a damaged TFRecord record (default
+    /// [`CorruptRecords::Fail`]: the pipeline does not start, and the
+    /// error names the file and the offset). With
+    /// [`CorruptRecords::Skip`] each file's index is built around its
+    /// damaged regions within the budget, as a skipping reader reads
+    /// them: the pipeline delivers the intact records (every one exactly
+    /// once per epoch) and counts the regions in
+    /// [`Loader::skip_stats`]; past the budget it does not start.
+    pub fn corrupt_records(mut self, policy: CorruptRecords) -> Dataset {
+        self.corrupt = policy;
+        self
+    }
+
     /// Adds each example's record key (`FILE:N`, `<pad>:...` for
     /// padding) as a last string component named `__key__`.
     pub fn keys(mut self, yes: bool) -> Dataset {
@@ -547,8 +580,12 @@ impl Dataset {
         self
     }
 
-    fn config(&self) -> Result<Config> {
-        let source = (self.open)(self.threads)?;
+    fn config(&self, skips: &SkipLog) -> Result<Config> {
+        let source = (self.open)(&Opening {
+            threads: self.threads,
+            corrupt: self.corrupt.clone(),
+            skips: skips.clone(),
+        })?;
         let mut h = Fnv::default();
         h.u64(self.batch.map_or(0, |b| b as u64));
         h.u64(self.drop_remainder as u64);
@@ -596,7 +633,8 @@ impl Dataset {
     }
 
     fn launch(&self, checkpoint: Option<&Checkpoint>) -> Result<Loader> {
-        let cfg = self.config()?;
+        let skips = SkipLog::new();
+        let cfg = self.config(&skips)?;
         let engine = Engine::start(&cfg, checkpoint)?;
         let mut names = self.names.clone();
         if self.keys {
@@ -613,6 +651,7 @@ impl Dataset {
             names,
             batches: 0,
             ended: false,
+            skips,
         })
     }
 }
@@ -632,6 +671,7 @@ pub struct Loader {
     names: Option<Arc<[String]>>,
     batches: u64,
     ended: bool,
+    skips: SkipLog,
 }
 
 impl fmt::Debug for Loader {
@@ -726,6 +766,12 @@ impl Loader {
             .as_ref()
             .map(Engine::checkpoint)
             .ok_or_else(|| Error::cancelled("the loader was stopped"))
+    }
+
+    /// The damaged regions skipped when the files were indexed
+    /// ([`Dataset::corrupt_records`]).
+    pub fn skip_stats(&self) -> SkipStats {
+        self.skips.stats()
     }
 
     /// Examples handed out so far, over every run the checkpoints chain.

@@ -19,4 +19,4 @@ pub use files::{
 };
 
 mod front;
-pub use front::{Dataset, IntoFiles, Loader, Shuffle};
+pub use front::{Dataset, IntoFiles, Loader, Opening, Shuffle};

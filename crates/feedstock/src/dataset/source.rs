@@ -284,8 +284,53 @@ impl TfRecordSource {
         threads: usize,
         max_open_files: usize,
     ) -> Result<TfRecordSource> {
-        let indexes = open_all(files, threads, |f| {
-            RecordIndex::open(&*fs, f, compression)
+        let opening = super::Opening {
+            threads,
+            corrupt: crate::io::tfrecord::CorruptRecords::Fail,
+            skips: crate::io::tfrecord::SkipLog::new(),
+        };
+        TfRecordSource::open_skipping(
+            fs,
+            files,
+            compression,
+            &opening,
+            max_open_files,
+        )
+    }
+}
+
+impl TfRecordSource {
+    /// As [`open`](Self::open), with `opening`'s threads, building each
+    /// file's index around its damaged regions when its corrupt-record
+    /// policy skips them (a file with no damage loads or builds its
+    /// index as usual).
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open); a damaged file past the budget.
+    pub fn open_skipping(
+        fs: Arc<dyn FileSystem>,
+        files: &[String],
+        compression: Option<Compression>,
+        opening: &super::Opening,
+        max_open_files: usize,
+    ) -> Result<TfRecordSource> {
+        let indexes = open_all(files, opening.threads, |f| {
+            match RecordIndex::open(&*fs, f, compression) {
+                Err(e)
+                    if e.kind() == crate::Kind::DataLoss
+                        && opening.corrupt.skips() =>
+                {
+                    RecordIndex::build_skipping(
+                        &*fs,
+                        f,
+                        compression,
+                        &opening.corrupt,
+                        &opening.skips,
+                    )
+                }
+                other => other,
+            }
         })?;
         Ok(TfRecordSource {
             names: files.iter().map(|f| Arc::from(f.as_str())).collect(),

@@ -86,7 +86,8 @@ use bytes::Bytes;
 use super::compression::{Compression, Decompressor};
 use super::fs::{skip_exactly, FileSystem, ReadAt};
 use super::tfrecord::{
-    framed_len, Decoded, Decoder, Payload, Position, Record,
+    framed_len, CorruptRecords, Decoded, Decoder, Payload, Policy, Position,
+    Record, SkipLog,
 };
 use crate::error::{Error, Result};
 
@@ -158,6 +159,10 @@ pub struct RecordIndex {
     /// The offset of each record in the (decompressed) stream, then the
     /// stream's length: `len() + 1` entries.
     offsets: Vec<u64>,
+    /// Each record's data length, when damaged regions lie between
+    /// records ([`build_skipping`](Self::build_skipping)); otherwise
+    /// each follows from the next record's offset.
+    lens: Option<Vec<u64>>,
 }
 
 /// Passes reads through, keeping the CRC32C and count of the bytes read.
@@ -207,14 +212,48 @@ impl RecordIndex {
         path: &str,
         compression: Option<Compression>,
     ) -> Result<RecordIndex> {
+        RecordIndex::scan(fs, path, compression, None)
+    }
+
+    /// As [`build`](Self::build), skipping damaged regions as `policy`
+    /// allows (within its budget, each logged in `log`, as a skipping
+    /// reader does): the index lists the intact records only. Such an
+    /// index lives in memory: [`write_sidecar`](Self::write_sidecar)
+    /// refuses it when a region was skipped (repair the file instead).
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build); a damaged record is an error only
+    /// past the budget (naming the file and the regions).
+    pub fn build_skipping(
+        fs: &dyn FileSystem,
+        path: &str,
+        compression: Option<Compression>,
+        policy: &CorruptRecords,
+        log: &SkipLog,
+    ) -> Result<RecordIndex> {
+        let name: std::sync::Arc<str> = path.into();
+        let mut policy = Policy::new(policy, log.clone(), Some(&name), 0);
+        RecordIndex::scan(fs, path, compression, Some(&mut policy))
+    }
+
+    fn scan(
+        fs: &dyn FileSystem,
+        path: &str,
+        compression: Option<Compression>,
+        mut policy: Option<&mut Policy>,
+    ) -> Result<RecordIndex> {
         let c = compression.unwrap_or_else(|| Compression::from_path(path));
         let raw = fs.open(path)?;
         let mut src = BufReader::with_capacity(
             256 * 1024,
             Decompressor::new(c, Hashing::new(raw)),
         );
-        let mut decoder = Decoder::new();
+        let skips = policy.as_ref().is_some_and(|p| p.skips());
+        let mut decoder = Decoder::new().resync(skips);
         let mut offsets = Vec::new();
+        let mut lens = Vec::new();
+        let mut skipped = false;
         loop {
             let buf = match src.fill_buf() {
                 Ok(buf) => buf,
@@ -229,26 +268,38 @@ impl RecordIndex {
             match what {
                 Decoded::NeedMore => {}
                 Decoded::End => break,
-                // The decoder is strict (no resync): damage is an error
-                // above, never a region to index around.
-                Decoded::Skipped(skip) => {
-                    return Err(Error::data_loss(format!(
-                        "damaged region of {} bytes",
-                        skip.len
-                    ))
-                    .with_offset(skip.offset)
-                    .with_file(path));
-                }
-                Decoded::Record(frame) => {
-                    if let Payload::Buffered = frame.payload {
-                        decoder.take_buffered();
+                // Without a skipping policy the decoder is strict (no
+                // resync): damage is an error above.
+                Decoded::Skipped(skip) => match policy.as_deref_mut() {
+                    Some(p) if p.skips() => {
+                        p.on_skip(&skip).map_err(|e| e.with_file(path))?;
+                        skipped = true;
                     }
+                    _ => {
+                        return Err(Error::data_loss(format!(
+                            "damaged region of {} bytes",
+                            skip.len
+                        ))
+                        .with_offset(skip.offset)
+                        .with_file(path));
+                    }
+                },
+                Decoded::Record(frame) => {
+                    let len = match frame.payload {
+                        Payload::Buffered => decoder.take_buffered().len(),
+                        Payload::Input(ref r) => r.len(),
+                    };
                     offsets.push(frame.offset);
+                    lens.push(len as u64);
                 }
             }
             src.consume(used);
         }
         offsets.push(decoder.next_position().offset);
+        if let Some(p) = policy {
+            p.on_end(offsets.len() as u64 - 1)
+                .map_err(|e| e.with_file(path))?;
+        }
         // Bytes after a compressed stream's end still belong to the file.
         let hashing = src.get_mut().get_mut();
         io::copy(hashing, &mut io::sink())
@@ -275,6 +326,7 @@ impl RecordIndex {
                 file_crc,
             },
             offsets,
+            lens: skipped.then_some(lens),
         })
     }
 
@@ -416,8 +468,17 @@ impl RecordIndex {
     /// The data length of record `i`, if there is one.
     pub fn data_len(&self, i: u64) -> Option<u64> {
         let i = usize::try_from(i).ok()?;
+        if let Some(lens) = &self.lens {
+            return lens.get(i).copied();
+        }
         let (a, b) = (self.offsets.get(i)?, self.offsets.get(i + 1)?);
         Some(b - a - framed_len(0))
+    }
+
+    /// True when damaged regions were skipped between its records
+    /// ([`build_skipping`](Self::build_skipping)).
+    pub fn has_gaps(&self) -> bool {
+        self.lens.is_some()
     }
 
     /// Reads record `i`.

@@ -219,6 +219,7 @@ impl RecordIndex {
                 file_crc: msg.file_crc,
             },
             offsets,
+            lens: None,
         })
     }
 
@@ -228,10 +229,19 @@ impl RecordIndex {
     /// # Errors
     ///
     /// Those of [`OutputOptions::create`](crate::io::fs::OutputOptions::create)
-    /// and of writing.
+    /// and of writing; [`FailedPrecondition`](crate::Kind::FailedPrecondition)
+    /// for an index with damaged regions skipped.
     pub fn write_sidecar(&self, force: bool) -> Result<String> {
         use std::io::Write;
         let side = sidecar_path(&self.path);
+        if self.has_gaps() {
+            return Err(Error::failed_precondition(
+                "an index built around damaged regions is not written as a \
+                 sidecar (its format has no gaps): repair the file \
+                 (`feedstock repair`) and index that",
+            )
+            .with_file(&self.path));
+        }
         let mut out = crate::io::fs::OutputOptions::new()
             .force(force)
             .input(&self.path)

@@ -96,6 +96,7 @@ mod writer;
 pub use bytes_reader::BytesReader;
 pub use decoder::{Decoded, Decoder, Frame, Payload, Skip};
 pub use reader::{Reader, ReaderBuilder};
+pub(crate) use skip::Policy;
 pub use skip::{
     CorruptRecords, FileSkips, SkipBudget, SkipLog, SkipStats, SkippedRegion,
     DEFAULT_MAX_LISTED_REGIONS,

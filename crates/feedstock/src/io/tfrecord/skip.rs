@@ -292,7 +292,7 @@ const LISTED_IN_ERRORS: usize = 10;
 /// The policy applied to one stream: counts its skips, logs them, and
 /// enforces the budget.
 #[derive(Debug, Clone)]
-pub(super) struct Policy {
+pub(crate) struct Policy {
     /// `None` for [`CorruptRecords::Fail`].
     budget: Option<SkipBudget>,
     log: SkipLog,
@@ -307,7 +307,7 @@ pub(super) struct Policy {
 }
 
 impl Policy {
-    pub(super) fn new(
+    pub(crate) fn new(
         policy: &CorruptRecords,
         log: SkipLog,
         file: Option<&Arc<str>>,
@@ -327,7 +327,7 @@ impl Policy {
     }
 
     /// Whether damaged regions are skipped.
-    pub(super) fn skips(&self) -> bool {
+    pub(crate) fn skips(&self) -> bool {
         self.budget.is_some()
     }
 
@@ -362,7 +362,7 @@ impl Policy {
     }
 
     /// Counts a skipped region; fails once the budget is exceeded.
-    pub(super) fn on_skip(&mut self, skip: &Skip) -> Result<()> {
+    pub(crate) fn on_skip(&mut self, skip: &Skip) -> Result<()> {
         let budget = self.budget.unwrap_or_default();
         self.skipped += 1;
         if self.first.len() < LISTED_IN_ERRORS {
@@ -397,7 +397,7 @@ impl Policy {
 
     /// At the end of the stream, whose next record index is `next_index`:
     /// checks the fraction.
-    pub(super) fn on_end(&self, next_index: u64) -> Result<()> {
+    pub(crate) fn on_end(&self, next_index: u64) -> Result<()> {
         let Some(max) = self.budget.and_then(|b| b.max_fraction) else {
             return Ok(());
         };
