@@ -17,11 +17,12 @@ use feedstock::dataset::{
 use feedstock::input::shard::Remainder;
 use feedstock::io::compression::Compression;
 use feedstock::io::fs::default_fs;
+use feedstock::io::tfrecord::{CorruptRecords, SkipBudget, SkipStats};
 use feedstock::{DType, Error, Kind, Tensor};
 use feedstock_tf1::GraphFn;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::arrays::{numpy_to_tensor, value_to_py};
 use crate::errors::IntoPyResult;
@@ -40,6 +41,8 @@ struct Running {
     loader: Option<Loader>,
     /// The checkpoint taken when the loader stopped.
     last: Option<Vec<u8>>,
+    /// Its skipped regions, when it stopped.
+    last_skips: Option<SkipStats>,
 }
 
 /// A map function as the engine runs it: the part of a graph between
@@ -92,6 +95,10 @@ pub struct ReaderOptions {
     footer_bytes: u64,
     #[pyo3(item)]
     hop_bytes: u64,
+    /// TFRecord: skip damaged regions within this budget
+    /// (`max_per_file`, `max_per_run`, `max_fraction`), or fail.
+    #[pyo3(item)]
+    skip_corrupt: Option<(Option<u64>, Option<u64>, Option<f64>)>,
 }
 
 /// The dataset of `files` read as `format`.
@@ -108,10 +115,28 @@ fn file_dataset(
         header_bytes: 0,
         footer_bytes: 0,
         hop_bytes: 0,
+        skip_corrupt: None,
     });
     match format {
         "tfrecord" => {
-            Dataset::tfrecord_in(default_fs(), files, compression).py_err()
+            let d = Dataset::tfrecord_in(default_fs(), files, compression)
+                .py_err()?;
+            Ok(match opts.skip_corrupt {
+                None => d,
+                Some((per_file, per_run, fraction)) => {
+                    let mut b = SkipBudget::new();
+                    if let Some(n) = per_file {
+                        b = b.max_per_file(n);
+                    }
+                    if let Some(n) = per_run {
+                        b = b.max_per_run(n);
+                    }
+                    if let Some(f) = fraction {
+                        b = b.max_fraction(f);
+                    }
+                    d.corrupt_records(CorruptRecords::Skip(b))
+                }
+            })
         }
         "text" => {
             let mut b = TextLineSource::builder();
@@ -380,6 +405,23 @@ impl PyDataset {
         self.lock().loader.as_ref().map_or(0, Loader::records)
     }
 
+    /// The damaged regions skipped when the files were indexed (the
+    /// running loader's, or the last one's), as
+    /// `{"skipped", "skipped_bytes", "files": [...]}`; None before a run.
+    fn skip_stats<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let r = self.lock();
+        let stats = match (&r.loader, &r.last_skips) {
+            (Some(l), _) => Some(l.skip_stats()),
+            (None, s) => s.clone(),
+        };
+        stats
+            .map(|s| crate::graph::skip_stats_dict(py, &s))
+            .transpose()
+    }
+
     /// Examples delivered, over every run the checkpoints chain.
     fn examples(&self) -> u64 {
         self.lock().loader.as_ref().map_or(0, Loader::examples)
@@ -393,6 +435,7 @@ impl PyDataset {
             let taken = r.loader.take();
             if let Some(l) = &taken {
                 r.last = l.checkpoint().ok().map(|c| c.to_bytes());
+                r.last_skips = Some(l.skip_stats());
             }
             taken
         };

@@ -1644,20 +1644,7 @@ impl PySession {
         py: Python<'py>,
     ) -> PyResult<Bound<'py, PyDict>> {
         self.0.check_process().py_err()?;
-        let skips = self.0.stats().skips;
-        let d = PyDict::new(py);
-        d.set_item("skipped", skips.skipped)?;
-        d.set_item("skipped_bytes", skips.skipped_bytes)?;
-        let files = PyList::empty(py);
-        for f in &skips.files {
-            let fd = PyDict::new(py);
-            fd.set_item("file", &f.file)?;
-            fd.set_item("skipped", f.skipped)?;
-            fd.set_item("skipped_bytes", f.skipped_bytes)?;
-            files.append(fd)?;
-        }
-        d.set_item("files", files)?;
-        Ok(d)
+        skip_stats_dict(py, &self.0.stats().skips)
     }
 
     /// The counters of one queue (`size`, `enqueued`, `dequeued`,
@@ -1881,4 +1868,25 @@ fn skip_budget(d: &Bound<'_, PyDict>) -> PyResult<SkipBudget> {
         };
     }
     Ok(budget)
+}
+
+/// Skip counters as Python sees them: `{"skipped", "skipped_bytes",
+/// "files": [{"file", "skipped", "skipped_bytes"}, ...]}`.
+pub(crate) fn skip_stats_dict<'py>(
+    py: Python<'py>,
+    skips: &feedstock::io::tfrecord::SkipStats,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("skipped", skips.skipped)?;
+    d.set_item("skipped_bytes", skips.skipped_bytes)?;
+    let files = PyList::empty(py);
+    for f in &skips.files {
+        let fd = PyDict::new(py);
+        fd.set_item("file", &f.file)?;
+        fd.set_item("skipped", f.skipped)?;
+        fd.set_item("skipped_bytes", f.skipped_bytes)?;
+        files.append(fd)?;
+    }
+    d.set_item("files", files)?;
+    Ok(d)
 }

@@ -31,10 +31,12 @@ its checkpoint holds a hash of that graph, so a state is refused by a
 Pipeline whose map differs. A map that keeps state between examples (a
 random op such as ``random_flip_left_right`` or ``random_uniform``, a
 queue, a variable) or calls Python (``py_func``) cannot give the same
-values on a resume: such a pipeline, and TFRecord ``reader_options``
-(``skip_corrupt``, ``allow_empty_files``), are built as the graph the
+values on a resume: such a pipeline, and the TFRecord reader option
+``allow_empty_files``, are built as the graph the
 ``feedstock.compat.v1`` layer builds, run by queue runners; they cannot
-checkpoint exactly, and ``state_dict()`` says why. ``py_map`` is the
+checkpoint exactly, and ``state_dict()`` says why. (``skip_corrupt``
+runs on the engine: each file is indexed once around its damaged
+regions, counted once each in ``skip_stats``.) ``py_map`` is the
 slow path: a Python function per example, run in the iterating thread
 on each batch (on the engine too, where it must be a pure function of
 the example for a resume to give the same values); an exception it
@@ -199,8 +201,8 @@ class Pipeline:
         if self._arrays is not None:
             if self._shard is not None and self._shard[1] > 1 and self._seed is None and self._engine_shuffle() != "none":
                 return "a shuffled shard of arrays needs a seed, the same on every host"
-        elif self._format == "tfrecord" and self._reader_options:
-            extra = ", ".join(sorted(self._reader_options))
+        elif self._format == "tfrecord" and set(self._reader_options) - {"skip_corrupt"}:
+            extra = ", ".join(sorted(set(self._reader_options) - {"skip_corrupt"}))
             return f"reader_options {extra} are the graph TFRecord reader's options"
         if self._map is not None:
             self._engine_map()
@@ -232,6 +234,7 @@ class Pipeline:
             "header_bytes": int(o.get("header_bytes") or 0),
             "footer_bytes": int(o.get("footer_bytes") or 0),
             "hop_bytes": int(o.get("hop_bytes") or 0),
+            "skip_corrupt": _budget(o.get("skip_corrupt")),
         }
 
     def _engine_compression(self):
@@ -594,7 +597,10 @@ class Pipeline:
         if self._native is not None:
             native, self._native = self._native, None
             if self._pid == os.getpid():
-                native.stop()
+                try:
+                    native.stop()
+                finally:
+                    self._last_skip_stats = native.skip_stats()
             return
         if self._session is None:
             return
@@ -676,6 +682,8 @@ class Pipeline:
                     # The error that stopped it was raised by next().
                     if not failed:
                         raise
+                finally:
+                    self._last_skip_stats = native.skip_stats()
 
     # ------------------------------------------------------------ stats
 
@@ -700,6 +708,8 @@ class Pipeline:
         any run."""
         if self._session is not None:
             return self._session.skip_stats()
+        if self._native is not None:
+            return self._native.skip_stats()
         return self._last_skip_stats
 
     @property
@@ -738,6 +748,20 @@ def _sum_shard_stats(per_producer):
         for k in total:
             total[k] += s[k]
     return total
+
+
+def _budget(skip_corrupt):
+    """``reader_options["skip_corrupt"]`` as the native Dataset takes it:
+    ``(max_per_file, max_per_run, max_fraction)``, or None to fail at
+    the first damaged record."""
+    if skip_corrupt is None:
+        return None
+    unknown = set(skip_corrupt) - {"max_per_file", "max_per_run", "max_fraction"}
+    if unknown:
+        raise ValueError(f"skip_corrupt has unknown keys {sorted(unknown)}: max_per_file, max_per_run, max_fraction")
+    per_file, per_run, fraction = (skip_corrupt.get(k) for k in ("max_per_file", "max_per_run", "max_fraction"))
+    return (None if per_file is None else int(per_file), None if per_run is None else int(per_run),
+            None if fraction is None else float(fraction))
 
 
 def _count(name, value, minimum, none=False):
