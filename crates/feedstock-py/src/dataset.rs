@@ -101,6 +101,24 @@ pub struct ReaderOptions {
     skip_corrupt: Option<(Option<u64>, Option<u64>, Option<f64>)>,
 }
 
+/// A skip budget as Python gives it: `(max_per_file, max_per_run,
+/// max_fraction)`, each optional.
+pub(crate) fn budget(
+    (per_file, per_run, fraction): (Option<u64>, Option<u64>, Option<f64>),
+) -> SkipBudget {
+    let mut b = SkipBudget::new();
+    if let Some(n) = per_file {
+        b = b.max_per_file(n);
+    }
+    if let Some(n) = per_run {
+        b = b.max_per_run(n);
+    }
+    if let Some(f) = fraction {
+        b = b.max_fraction(f);
+    }
+    b
+}
+
 /// The dataset of `files` read as `format`.
 fn file_dataset(
     files: Vec<String>,
@@ -123,19 +141,7 @@ fn file_dataset(
                 .py_err()?;
             Ok(match opts.skip_corrupt {
                 None => d,
-                Some((per_file, per_run, fraction)) => {
-                    let mut b = SkipBudget::new();
-                    if let Some(n) = per_file {
-                        b = b.max_per_file(n);
-                    }
-                    if let Some(n) = per_run {
-                        b = b.max_per_run(n);
-                    }
-                    if let Some(f) = fraction {
-                        b = b.max_fraction(f);
-                    }
-                    d.corrupt_records(CorruptRecords::Skip(b))
-                }
+                Some(b) => d.corrupt_records(CorruptRecords::Skip(budget(b))),
             })
         }
         "text" => {

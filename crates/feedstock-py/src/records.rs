@@ -22,7 +22,10 @@ use feedstock::decode::example::{parse_example, FeatureSpec};
 use feedstock::decode::Records;
 use feedstock::io::fs::default_fs;
 use feedstock::io::index::RecordIndex;
-use feedstock::io::tfrecord::{Position, Reader, ReaderBuilder, Record};
+use feedstock::io::tfrecord::{
+    CorruptRecords, Position, Reader, ReaderBuilder, Record, SkipBudget,
+    SkipLog,
+};
 use feedstock::{Data, Error, Kind, Result, Tensor, Value};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -39,19 +42,45 @@ use crate::graph::feature_spec;
 /// the file) when it has one, else from one scan of the file that checks
 /// every record's framing and CRCs. `compression` is `""`, `"GZIP"`,
 /// `"ZLIB"` or None (from the extension). The GIL is released meanwhile.
+///
+/// With `skip_corrupt`, a `(max_per_file, max_per_run, max_fraction)`
+/// budget, a damaged file is indexed around its damaged regions within
+/// the budget (the starts are those of its intact records); the result
+/// is then `(starts, regions skipped, bytes skipped)`.
 #[pyfunction]
-#[pyo3(signature = (path, compression=None))]
+#[pyo3(signature = (path, compression=None, skip_corrupt=None))]
 pub fn tfrecord_offsets<'py>(
     py: Python<'py>,
     path: &str,
     compression: Option<&str>,
+    skip_corrupt: Option<(Option<u64>, Option<u64>, Option<f64>)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let c = self::compression(compression)?;
-    let starts = py
-        .detach(|| RecordIndex::open(&*default_fs(), path, c))
-        .py_err()?
-        .record_starts();
-    Ok(starts.to_vec().into_pyarray(py).into_any())
+    let Some(budget) = skip_corrupt else {
+        let starts = py
+            .detach(|| RecordIndex::open(&*default_fs(), path, c))
+            .py_err()?
+            .record_starts();
+        return Ok(starts.to_vec().into_pyarray(py).into_any());
+    };
+    let policy = CorruptRecords::Skip(crate::dataset::budget(budget));
+    let log = SkipLog::new();
+    let index = py
+        .detach(|| {
+            let fs = default_fs();
+            match RecordIndex::open(&*fs, path, c) {
+                Err(e) if e.kind() == feedstock::Kind::DataLoss => {
+                    RecordIndex::build_skipping(&*fs, path, c, &policy, &log)
+                }
+                other => other,
+            }
+        })
+        .py_err()?;
+    let stats = log.stats();
+    let starts = index.record_starts().to_vec().into_pyarray(py).into_any();
+    Ok((starts, stats.skipped, stats.skipped_bytes)
+        .into_pyobject(py)?
+        .into_any())
 }
 
 /// The TFRecord reader a range reads with: of a local file entered at an
@@ -118,10 +147,17 @@ fn open(
     compression: Option<feedstock::io::compression::Compression>,
     start: u64,
     offset: u64,
+    skip_corrupt: bool,
 ) -> Result<Source> {
     let mut b = ReaderBuilder::new();
     if let Some(c) = compression {
         b.compression(c);
+    }
+    if skip_corrupt {
+        // The driver indexed the file around its damaged regions within
+        // the budget; the range skips the same regions, found the same
+        // way, and reads the intact records the index counted.
+        b.corrupt_records(CorruptRecords::Skip(SkipBudget::new()));
     }
     if start > 0 && !path.contains("://") {
         let pos = Position {
@@ -202,7 +238,7 @@ impl TfRecordRange {
 #[pymethods]
 impl TfRecordRange {
     #[new]
-    #[pyo3(signature = (path, features, start, offset, count, compression=None, *, keys=false))]
+    #[pyo3(signature = (path, features, start, offset, count, compression=None, *, keys=false, skip_corrupt=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -213,10 +249,13 @@ impl TfRecordRange {
         count: u64,
         compression: Option<&str>,
         keys: bool,
+        skip_corrupt: bool,
     ) -> PyResult<TfRecordRange> {
         let spec = feature_spec(py, features)?;
         let c = self::compression(compression)?;
-        let source = py.detach(|| open(&path, c, start, offset)).py_err()?;
+        let source = py
+            .detach(|| open(&path, c, start, offset, skip_corrupt))
+            .py_err()?;
         Ok(TfRecordRange {
             path,
             spec,

@@ -169,6 +169,28 @@ def test_a_damaged_record_fails_the_read_naming_file_and_offset(ray_local, tmp_p
     assert "bad.tfrecord" in str(e.value)
 
 
+def test_damaged_regions_are_skipped_within_a_budget_and_counted(ray_local, tmp_path):
+    path = write(tmp_path / "bad.tfrecord", range(10))
+    good = write(tmp_path / "good.tfrecord", range(100, 110))
+    offsets = fs._native.tfrecord_offsets(path)
+    data = bytearray(open(path, "rb").read())
+    data[int(offsets[4]) + 12 + 3] ^= 0xFF  # the data of record 4
+    open(path, "wb").write(bytes(data))
+    # Cut into several tasks, record 4's damage inside one of them.
+    ds = fray.read_tfrecords([path, good], features=SPEC, skip_corrupt={"max_per_file": 1},
+                             override_num_blocks=4)
+    assert ds.count() == 19
+    ids = sorted(int(i) for i in ds.to_pandas()["id"])
+    assert ids == [i for i in range(10) if i != 4] + list(range(100, 110))
+    stats = fray.skip_stats(ds)
+    assert stats["skipped"] == 1 and stats["skipped_bytes"] > 0
+    assert [f["file"] for f in stats["files"]] == [path]
+    # Past the budget, the driver refuses the file, naming it.
+    with pytest.raises(fs.errors.DataLossError) as e:
+        fray.read_tfrecords(path, features=SPEC, skip_corrupt={"max_per_file": 0})
+    assert "bad.tfrecord" in str(e.value)
+
+
 def test_a_file_damaged_after_indexing_fails_the_task_naming_file_and_offset(ray_local, tmp_path):
     path = write(tmp_path / "late.tfrecord", range(10))
     ds = fray.read_tfrecords(path, features=SPEC)

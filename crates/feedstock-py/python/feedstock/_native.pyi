@@ -247,7 +247,11 @@ def shutdown() -> None:
     the calls in flight."""
 
 # Record ranges of TFRecord files (src/records.rs), for feedstock.ray.
-def tfrecord_offsets(path: str, compression: Optional[str] = ...) -> np.ndarray: ...
+def tfrecord_offsets(
+    path: str,
+    compression: Optional[str] = ...,
+    skip_corrupt: Optional[tuple[Optional[int], Optional[int], Optional[float]]] = ...,
+) -> Any: ...
 
 class TfRecordRange:
     def __init__(
@@ -260,5 +264,6 @@ class TfRecordRange:
         compression: Optional[str] = ...,
         *,
         keys: bool = ...,
+        skip_corrupt: bool = ...
     ) -> None: ...
     def next_block(self, rows: int) -> Optional[tuple[list[tuple[str, Any]], Optional[np.ndarray]]]: ...

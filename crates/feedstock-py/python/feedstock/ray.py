@@ -68,16 +68,16 @@ from . import _native
 from . import _graph as g
 from . import _ops as ops
 from . import _types
-from .pipeline import _expand
+from .pipeline import _budget, _expand
 
-__all__ = ["read_tfrecords", "TFRecordDatasource"]
+__all__ = ["read_tfrecords", "skip_stats", "TFRecordDatasource"]
 
 #: Records parsed per block a read task yields.
 DEFAULT_BLOCK_ROWS = 8192
 
 
 def read_tfrecords(paths, *, features, compression=None, override_num_blocks=None, block_rows=DEFAULT_BLOCK_ROWS,
-                   keys=False, index_threads=None, ray_remote_args=None):
+                   keys=False, index_threads=None, ray_remote_args=None, skip_corrupt=None):
     """A ``ray.data.Dataset`` of the ``tf.train.Example`` records of
     ``paths`` (a path, URL or glob pattern, or a list of them), parsed
     with ``features`` (a dict of ``FixedLenFeature`` / ``VarLenFeature``).
@@ -86,18 +86,42 @@ def read_tfrecords(paths, *, features, compression=None, override_num_blocks=Non
     (the read tasks run in other processes). ``keys=True`` adds a
     ``"__key__"`` column of record keys ``FILE:OFFSET`` (``bytes``, as the Pipeline's
     ``keys=True`` gives them). ``index_threads`` files are indexed at
-    once by the driver (default: the CPU count). The other arguments go
-    to :func:`ray.data.read_datasource`."""
+    once by the driver (default: the CPU count). ``skip_corrupt``, a
+    budget as ``Pipeline``'s (``{"max_per_file": n, "max_per_run": n,
+    "max_fraction": f}``, each optional), indexes a damaged file around
+    its damaged regions within the budget, as the driver indexes it: the
+    dataset holds its intact records, and ``skip_stats(ds)`` gives the
+    regions skipped (without it, a damaged file fails here, naming the
+    file and the offset). The other arguments go to
+    :func:`ray.data.read_datasource`."""
     import ray.data
 
     source = TFRecordDatasource(paths, features=features, compression=compression, block_rows=block_rows,
-                                keys=keys, index_threads=index_threads)
+                                keys=keys, index_threads=index_threads, skip_corrupt=skip_corrupt)
     kwargs = {}
     if override_num_blocks is not None:
         kwargs["override_num_blocks"] = override_num_blocks
     if ray_remote_args is not None:
         kwargs["ray_remote_args"] = ray_remote_args
-    return ray.data.read_datasource(source, **kwargs)
+    ds = ray.data.read_datasource(source, **kwargs)
+    _SKIPS[id(ds)] = (ds, source.skip_stats())
+    return ds
+
+
+# The skip counts of the datasets read_tfrecords made, by the dataset's id
+# (with the dataset, so that the id is not reused while the entry lives).
+_SKIPS = {}
+
+
+def skip_stats(ds):
+    """The damaged regions skipped when the files of ``ds`` (a dataset
+    :func:`read_tfrecords` made) were indexed: ``{"skipped": n,
+    "skipped_bytes": n, "files": [{"file", "skipped", "skipped_bytes"},
+    ...]}``."""
+    entry = _SKIPS.get(id(ds))
+    if entry is None or entry[0] is not ds:
+        raise ValueError("skip_stats takes a dataset read_tfrecords made")
+    return entry[1]
 
 
 def _check_features(features):
@@ -164,11 +188,11 @@ def _ragged(sparse):
     return col
 
 
-def _read_run(pieces, spec, features, compression, block_rows, keys):
+def _read_run(pieces, spec, features, compression, block_rows, keys, skip=False):
     """A read task: ``pieces`` is a list of ``(path, start, offset,
     count)``; yields Arrow blocks."""
     for path, start, offset, count in pieces:
-        r = _native.TfRecordRange(path, spec, start, offset, count, compression, keys=keys)
+        r = _native.TfRecordRange(path, spec, start, offset, count, compression, keys=keys, skip_corrupt=skip)
         while True:
             got = r.next_block(block_rows)
             if got is None:
@@ -199,11 +223,11 @@ def _plan(files, counts, offsets, cuttable, rows_per_task):
 
 
 def TFRecordDatasource(paths, *, features, compression=None, block_rows=DEFAULT_BLOCK_ROWS, keys=False,  # noqa: N802
-                       index_threads=None):
+                       index_threads=None, skip_corrupt=None):
     """The ``ray.data.Datasource`` :func:`read_tfrecords` reads (for
     ``ray.data.read_datasource``): indexes the files now."""
     return _make_class()(paths, features=features, compression=compression, block_rows=block_rows, keys=keys,
-                         index_threads=index_threads)
+                         index_threads=index_threads, skip_corrupt=skip_corrupt)
 
 
 _CLASS = None
@@ -217,7 +241,7 @@ def _make_class():
     from ray.data.block import BlockMetadata
 
     class _TFRecordDatasource(Datasource):
-        def __init__(self, paths, *, features, compression, block_rows, keys, index_threads):
+        def __init__(self, paths, *, features, compression, block_rows, keys, index_threads, skip_corrupt):
             super().__init__()
             _check_features(features)
             if block_rows < 1:
@@ -230,8 +254,19 @@ def _make_class():
             self._block_rows = int(block_rows)
             self._keys = bool(keys)
             threads = index_threads or os.cpu_count() or 1
+            budget = _budget(skip_corrupt)
+            self._skip = budget is not None
             with ThreadPoolExecutor(max_workers=min(threads, len(self._files))) as pool:
-                self._offsets = list(pool.map(lambda f: _native.tfrecord_offsets(f, compression), self._files))
+                got = list(pool.map(lambda f: _native.tfrecord_offsets(f, compression, budget), self._files))
+            if self._skip:
+                self._offsets = [o for o, _, _ in got]
+                files = [{"file": f, "skipped": int(n), "skipped_bytes": int(b)}
+                         for f, (_, n, b) in zip(self._files, got) if n]
+                self._skips = {"skipped": sum(f["skipped"] for f in files),
+                               "skipped_bytes": sum(f["skipped_bytes"] for f in files), "files": files}
+            else:
+                self._offsets = got
+                self._skips = {"skipped": 0, "skipped_bytes": 0, "files": []}
             self._counts = [len(o) - 1 for o in self._offsets]
             self._cuttable = [
                 "://" not in f and _compressed(f, compression) is False for f in self._files
@@ -240,6 +275,10 @@ def _make_class():
 
         def get_name(self):
             return "FeedstockTFRecord"
+
+        def skip_stats(self):
+            """The damaged regions skipped when the files were indexed."""
+            return self._skips
 
         def estimate_inmemory_data_size(self):
             return int(sum(int(o[-1]) for o in self._offsets))
@@ -254,7 +293,7 @@ def _make_class():
                 return []
             rows_per_task = max(1, -(-total // max(1, parallelism)))
             spec, features, compression = self._spec, self._features, self._compression
-            block_rows, keys = self._block_rows, self._keys
+            block_rows, keys, skip = self._block_rows, self._keys, self._skip
             tasks = []
             for run in _plan(self._files, self._counts, self._offsets, self._cuttable, rows_per_task):
                 pieces = [(self._files[i], start, int(self._offsets[i][start]), n) for i, start, n in run]
@@ -263,7 +302,7 @@ def _make_class():
                 meta = BlockMetadata(num_rows=rows, size_bytes=size, exec_stats=None,
                                      input_files=[p[0] for p in pieces])
                 tasks.append(ReadTask(
-                    lambda pieces=pieces: _read_run(pieces, spec, features, compression, block_rows, keys),
+                    lambda pieces=pieces: _read_run(pieces, spec, features, compression, block_rows, keys, skip),
                     meta, schema=self._schema, per_task_row_limit=per_task_row_limit,
                 ))
             return tasks
