@@ -29,7 +29,7 @@ use feedstock::io::tfrecord::{
 use feedstock::{Data, Error, Kind, Result, Tensor, Value};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList};
 
 use crate::arrays::value_to_py;
 use crate::dataset::compression;
@@ -299,7 +299,84 @@ impl TfRecordRange {
     }
 }
 
+/// One TFRecord file read by record number through its index (its
+/// sidecar, or one scan): `len()` records, `read(i)` the data of record
+/// `i`, both CRCs checked. An uncompressed local file is read by
+/// position (one positioned read per record); a compressed one is
+/// inflated from its start for each read.
+#[pyclass(module = "feedstock._native", frozen, name = "TfRecordIndex")]
+pub struct TfRecordIndex {
+    index: RecordIndex,
+    fs: std::sync::Arc<dyn feedstock::io::fs::FileSystem>,
+    handle: Option<std::sync::Arc<dyn feedstock::io::fs::ReadAt>>,
+}
+
+impl std::fmt::Debug for TfRecordIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TfRecordIndex")
+            .field("path", &self.index.path())
+            .field("records", &self.index.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[pymethods]
+impl TfRecordIndex {
+    #[new]
+    #[pyo3(signature = (path, compression=None))]
+    fn new(
+        py: Python<'_>,
+        path: &str,
+        compression: Option<&str>,
+    ) -> PyResult<TfRecordIndex> {
+        let c = self::compression(compression)?;
+        let fs = default_fs();
+        let (index, handle) = py
+            .detach(|| -> Result<_> {
+                let index = RecordIndex::open(&*fs, path, c)?;
+                let handle = match index.compression() {
+                    feedstock::io::compression::Compression::None => {
+                        fs.open_read_at(path)?
+                    }
+                    _ => None,
+                };
+                Ok((index, handle))
+            })
+            .py_err()?;
+        Ok(TfRecordIndex { index, fs, handle })
+    }
+
+    fn __len__(&self) -> usize {
+        self.index.len() as usize
+    }
+
+    /// The data of record `i` (IndexError past the end).
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        i: u64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        if i >= self.index.len() {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "record {i} of a file of {} records",
+                self.index.len()
+            )));
+        }
+        let rec = py
+            .detach(|| {
+                self.index.read_many_from(
+                    &*self.fs,
+                    self.handle.as_deref(),
+                    &[i],
+                )
+            })
+            .py_err()?;
+        Ok(PyBytes::new(py, &rec[0].data))
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TfRecordRange>()?;
+    m.add_class::<TfRecordIndex>()?;
     m.add_function(wrap_pyfunction!(tfrecord_offsets, m)?)
 }
