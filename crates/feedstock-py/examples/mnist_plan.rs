@@ -18,6 +18,8 @@
 //!   graph's decode-cast-scale ops, as `feedstock.Pipeline(map=...)`
 //!   runs it.
 
+use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::op::{Binary, Cast};
 use std::time::Instant;
 
 use feedstock::coord::Coordinator;
@@ -60,15 +62,21 @@ fn front_door(
         let label =
             g.placeholder(DType::I64, Some(PartialShape::scalar()), None)?;
         let pixels = g.reshape(g.decode_raw(raw, DType::U8, true)?, &[784])?;
-        let scaled = g.mul(
-            g.cast(pixels, DType::F32)?,
-            g.scalar(1.0 / 255.0, DType::F32)?,
+        let scaled = g.op1(
+            Binary { op: BinaryOp::Mul },
+            &[
+                g.op1(Cast { dtype: DType::F32 }, &[pixels])?,
+                g.scalar(1.0 / 255.0, DType::F32)?,
+            ],
         )?;
-        let image = g.sub(scaled, g.scalar(0.5, DType::F32)?)?;
+        let image = g.op1(
+            Binary { op: BinaryOp::Sub },
+            &[scaled, g.scalar(0.5, DType::F32)?],
+        )?;
         let f = GraphFn::new(
             &g,
             &[raw, label],
-            &[image, g.cast(label, DType::I32)?],
+            &[image, g.op1(Cast { dtype: DType::I32 }, &[label])?],
         )?;
         d.map("mnist-graph", move |ex| f.call(ex))
     } else {
@@ -138,12 +146,18 @@ fn main() -> Res<()> {
     let parsed = g.parse_single_example(value, spec()?)?;
     let pixels = g.decode_raw(parsed[0], DType::U8, true)?;
     let pixels = g.reshape(pixels, &[784])?;
-    let scaled = g.mul(
-        g.cast(pixels, DType::F32)?,
-        g.scalar(1.0 / 255.0, DType::F32)?,
+    let scaled = g.op1(
+        Binary { op: BinaryOp::Mul },
+        &[
+            g.op1(Cast { dtype: DType::F32 }, &[pixels])?,
+            g.scalar(1.0 / 255.0, DType::F32)?,
+        ],
     )?;
-    let image = g.sub(scaled, g.scalar(0.5, DType::F32)?)?;
-    let label = g.cast(parsed[1], DType::I32)?;
+    let image = g.op1(
+        Binary { op: BinaryOp::Sub },
+        &[scaled, g.scalar(0.5, DType::F32)?],
+    )?;
+    let label = g.op1(Cast { dtype: DType::I32 }, &[parsed[1]])?;
     let batch = g.batch(
         &[vec![image, label]],
         None,

@@ -13,11 +13,11 @@ use feedstock::coord::{Coordinator, ThreadHandle};
 use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
 use feedstock::decode::image::{DecodeSpec, JpegOptions};
-use feedstock::decode::math::BinaryOp;
-use feedstock::decode::reduce::{CmpOp, ReduceOp, UnaryOp};
+use feedstock::decode::reduce::ReduceOp;
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Error, Kind, Value};
+use feedstock_tf1::op::{self, Attr, Attrs};
 use feedstock_tf1::{
     AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
     ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef,
@@ -26,7 +26,7 @@ use feedstock_tf1::{
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList};
 
 use crate::arrays::{numpy_name, numpy_to_tensor, value_to_py};
 use crate::errors::{to_py, IntoPyResult};
@@ -115,6 +115,38 @@ fn producer_opts(
     }
 }
 
+/// A Python value as an op's attribute.
+fn attr(op_type: &str, v: &Bound<'_, PyAny>) -> PyResult<Attr> {
+    if v.is_none() {
+        return Ok(Attr::None);
+    }
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(Attr::Bool(b.is_true()));
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        return Ok(Attr::Int(i));
+    }
+    if let Ok(f) = v.cast::<PyFloat>() {
+        return Ok(Attr::Float(f.value()));
+    }
+    if let Ok(s) = v.extract::<String>() {
+        return Ok(Attr::Str(s));
+    }
+    if let Ok(b) = v.cast::<PyBytes>() {
+        return Ok(Attr::Bytes(b.as_bytes().to_vec()));
+    }
+    if let Ok(v) = v.extract::<Vec<i64>>() {
+        return Ok(Attr::Ints(v));
+    }
+    if let Ok(v) = v.extract::<Vec<f64>>() {
+        return Ok(Attr::Floats(v));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{op_type}: an attribute cannot be {}",
+        v.get_type().name()?
+    )))
+}
+
 /// A graph under construction (TensorFlow's `tf.Graph`).
 #[pyclass(module = "feedstock._native", name = "Graph")]
 #[derive(Debug, Clone, Default)]
@@ -130,6 +162,27 @@ impl PyGraph {
     /// The number of nodes.
     fn __len__(&self) -> usize {
         self.0.len()
+    }
+
+    /// Adds op `op_type` (a type of `feedstock_tf1::op`) reading
+    /// `inputs`, with the attributes in `attrs` (a dict of None, bools,
+    /// ints, floats, strings, bytes and lists of ints or floats; a dtype
+    /// by name); its outputs.
+    #[pyo3(signature = (op_type, inputs, attrs=None))]
+    fn op(
+        &self,
+        op_type: &str,
+        inputs: Vec<PyOutput>,
+        attrs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Vec<PyOutput>> {
+        let mut a = Attrs::new();
+        for (k, v) in attrs.into_iter().flatten() {
+            a.set(k.extract::<String>()?, attr(op_type, &v)?);
+        }
+        let def = op::from_attrs(op_type, &a).py_err()?;
+        let ins: Vec<Output> = inputs.iter().map(|o| o.0).collect();
+        let outs = self.0.op_dyn(def, &ins).py_err()?;
+        Ok(outs.into_iter().map(PyOutput).collect())
     }
 
     /// The static shape: `None` (unknown rank) or a list of dims
@@ -1091,30 +1144,6 @@ impl PyGraph {
             .map(PyOutput)
     }
 
-    /// `tf.equal` and the other comparisons: `op` is "equal",
-    /// "not_equal", "less", "less_equal", "greater" or "greater_equal".
-    fn compare(
-        &self,
-        op: &str,
-        a: PyOutput,
-        b: PyOutput,
-    ) -> PyResult<PyOutput> {
-        let op = match op {
-            "equal" => CmpOp::Equal,
-            "not_equal" => CmpOp::NotEqual,
-            "less" => CmpOp::Less,
-            "less_equal" => CmpOp::LessEqual,
-            "greater" => CmpOp::Greater,
-            "greater_equal" => CmpOp::GreaterEqual,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown comparison {op}"
-                )))
-            }
-        };
-        self.0.compare(op, a.0, b.0).py_err().map(PyOutput)
-    }
-
     /// `tf.py_func`'s node: `func` (a Python callable) is called with
     /// the inputs' values as numpy arrays, holding the GIL, in whichever
     /// thread evaluates the node; it returns `(None, [arrays])`, one per
@@ -1198,76 +1227,6 @@ impl PyGraph {
             .gather(params.0, indices.0, axis)
             .py_err()
             .map(PyOutput)
-    }
-
-    /// An exact elementwise function: "abs", "square", "sqrt", "floor",
-    /// "ceil" or "round".
-    fn unary(&self, op: &str, x: PyOutput) -> PyResult<PyOutput> {
-        let op = match op {
-            "abs" => UnaryOp::Abs,
-            "square" => UnaryOp::Square,
-            "sqrt" => UnaryOp::Sqrt,
-            "floor" => UnaryOp::Floor,
-            "ceil" => UnaryOp::Ceil,
-            "round" => UnaryOp::Round,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown operation {op}"
-                )))
-            }
-        };
-        self.0.unary(op, x.0).py_err().map(PyOutput)
-    }
-
-    /// `tf.one_hot`.
-    fn one_hot(
-        &self,
-        indices: PyOutput,
-        depth: usize,
-        on: PyOutput,
-        off: PyOutput,
-        axis: i64,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .one_hot(indices.0, depth, on.0, off.0, axis)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.cast`.
-    fn cast(&self, x: PyOutput, dtype_name: &str) -> PyResult<PyOutput> {
-        self.0.cast(x.0, dtype(dtype_name)?).py_err().map(PyOutput)
-    }
-
-    /// `a op b`: `op` is `"add"`, `"sub"`, `"mul"`, `"div"`,
-    /// `"floordiv"`, `"floormod"`, `"maximum"` or `"minimum"`.
-    fn binary(
-        &self,
-        op: &str,
-        a: PyOutput,
-        b: PyOutput,
-    ) -> PyResult<PyOutput> {
-        let op = match op {
-            "add" => BinaryOp::Add,
-            "sub" => BinaryOp::Sub,
-            "mul" => BinaryOp::Mul,
-            "div" => BinaryOp::Div,
-            "floordiv" => BinaryOp::FloorDiv,
-            "floormod" => BinaryOp::FloorMod,
-            "maximum" => BinaryOp::Maximum,
-            "minimum" => BinaryOp::Minimum,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown binary op {other:?}"
-                )))
-            }
-        };
-        self.0.binary(op, a.0, b.0).py_err().map(PyOutput)
-    }
-
-    /// `-x`.
-    fn neg(&self, x: PyOutput) -> PyResult<PyOutput> {
-        self.0.neg(x.0).py_err().map(PyOutput)
     }
 
     /// `tf.reshape`.

@@ -8,6 +8,8 @@
 //! `cargo bench -p feedstock --bench plan -- --warm-up-time 1
 //! --measurement-time 3`
 
+use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::op::{Binary, Cast};
 use std::path::Path;
 use std::time::Duration;
 
@@ -148,10 +150,9 @@ fn planned(files: &[String], many: bool) -> usize {
         g.parse_single_example(v, spec()).unwrap()
     };
     let img = g.decode_raw(f[0], DType::U8, true).unwrap();
-    let img = g.cast(img, DType::F32).unwrap();
-    let img = g
-        .mul(img, g.scalar(1.0 / 255.0, DType::F32).unwrap())
-        .unwrap();
+    let img = g.op1(Cast { dtype: DType::F32 }, &[img]).unwrap();
+    let scale = g.scalar(1.0 / 255.0, DType::F32).unwrap();
+    let img = g.op1(Binary { op: BinaryOp::Mul }, &[img, scale]).unwrap();
     let shape = if many {
         vec![-1, PIXELS as i64]
     } else {
@@ -272,7 +273,7 @@ fn cifar_graph(file: &str, many: bool) -> usize {
     let lead: Vec<SliceDim> = if many { vec![all] } else { vec![] };
     let at = |d: SliceDim| [lead.clone(), vec![d]].concat();
     let label = g.strided_slice(raw, &at(range(0, Some(1)))).unwrap();
-    let label = g.cast(label, DType::I32).unwrap();
+    let label = g.op1(Cast { dtype: DType::I32 }, &[label]).unwrap();
     let image = g.strided_slice(raw, &at(range(1, None))).unwrap();
     let (shape, perm): (&[i64], &[usize]) = if many {
         (&[-1, 3, 32, 32], &[0, 2, 3, 1])

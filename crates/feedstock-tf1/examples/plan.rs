@@ -11,6 +11,8 @@
 //!
 //! Run with `cargo run --example plan`.
 
+use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::op::{Binary, Cast};
 use std::collections::BTreeMap;
 use std::error::Error;
 use std::time::Duration;
@@ -67,10 +69,16 @@ pub fn main() -> Result<(), Box<dyn Error>> {
     let features = g.parse_single_example(serialized, spec)?;
     let image = g.decode_raw(features[0], DType::U8, true)?;
     let image = g.reshape(image, &[(SIDE * SIDE) as i64])?;
-    let image = g.cast(image, DType::F32)?;
-    let image = g.sub(
-        g.mul(image, g.scalar(1.0 / 255.0, DType::F32)?)?,
-        g.scalar(0.5, DType::F32)?,
+    let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
+    let image = g.op1(
+        Binary { op: BinaryOp::Sub },
+        &[
+            g.op1(
+                Binary { op: BinaryOp::Mul },
+                &[image, g.scalar(1.0 / 255.0, DType::F32)?],
+            )?,
+            g.scalar(0.5, DType::F32)?,
+        ],
     )?;
     let batch = g.batch(
         &[vec![image, features[1]]],

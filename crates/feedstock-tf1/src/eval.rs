@@ -24,7 +24,6 @@ use feedstock::decode::example::{
     parse_single_sequence_example, FeatureKind, FeatureSpec, ParsedSequence,
 };
 use feedstock::decode::image;
-use feedstock::decode::math;
 use feedstock::decode::ops;
 use feedstock::decode::raw::{decode_raw, decode_raw_batch};
 use feedstock::decode::reduce;
@@ -40,6 +39,7 @@ use super::graph::{
     SparsePart,
 };
 use super::session::{Inner, Interrupt, NodeState, Resource};
+use crate::op::Args;
 
 /// Where a step finds an input.
 #[derive(Debug, Clone)]
@@ -248,8 +248,11 @@ pub(crate) fn compile(
     outs.iter().for_each(&mut count);
     for st in &mut steps {
         if let Some(Src::Slot(p, i)) = st.inputs.first() {
-            st.movable = matches!(st.node.op, Op::Reshape(_) | Op::Identity)
-                && reads.get(&(*p, *i)) == Some(&1);
+            let forwards = match &st.node.op {
+                Op::Def(def) => def.forwards(),
+                op => matches!(op, Op::Reshape(_) | Op::Identity),
+            };
+            st.movable = forwards && reads.get(&(*p, *i)) == Some(&1);
         }
     }
     let shared = (0..outs.len())
@@ -349,6 +352,7 @@ impl Compiled {
 /// A reshape or identity of a value moved out of its slot.
 fn forward(step: &Step, v: Value, out: &mut Vec<Value>) -> Result<()> {
     match &step.node.op {
+        Op::Def(def) => out.push(def.forward(v)?),
         Op::Reshape(shape) => {
             let t = v.into_dense()?;
             let dims = resolve_reshape(shape, t.num_elements())?;
@@ -742,6 +746,14 @@ fn run_step<'a>(
             .map_or(Cow::Borrowed(""), |b| String::from_utf8_lossy(b))
     };
     match &node.op {
+        Op::Def(def) => {
+            let rng = match step.state.res.get() {
+                Some(Resource::Rng(rng)) => Some(rng),
+                _ => None,
+            };
+            let args = Args::new(ins, step.inputs.len(), key, rng);
+            def.run(&args, out)?;
+        }
         Op::Constant(v) => out.push(v.clone()),
         Op::Call(call) => {
             let args: Vec<Value> =
@@ -1114,12 +1126,6 @@ fn run_step<'a>(
             let [oh, ow, th, tw] = checked_box(t, box_inputs(ins)?)?;
             out.push(ops::crop_to_bounding_box(t, oh, ow, th, tw)?.into());
         }
-        Op::Cast(dtype) => out.push(dense_in(ins, 0)?.cast(*dtype)?.into()),
-        Op::Binary(op) => {
-            let r = math::binary(*op, dense_in(ins, 0)?, dense_in(ins, 1)?)?;
-            out.push(r.into());
-        }
-        Op::Neg => out.push(math::neg(dense_in(ins, 0)?)?.into()),
         Op::SparsePart(part) => {
             let sp = ins(0).sparse()?;
             out.push(
@@ -1215,10 +1221,6 @@ fn run_step<'a>(
             let t = dense_in(ins, 0)?;
             out.push(reduce::reduce(t, axes, *keep_dims, *op)?.into());
         }
-        Op::Compare(op) => {
-            let (a, b) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
-            out.push(reduce::compare(*op, a, b)?.into());
-        }
         Op::RandomUniform {
             dims,
             dtype,
@@ -1253,17 +1255,9 @@ fn run_step<'a>(
         Op::Tile(multiples) => {
             out.push(expand::tile(dense_in(ins, 0)?, multiples)?.into());
         }
-        Op::Unary(op) => {
-            out.push(reduce::unary(*op, dense_in(ins, 0)?)?.into());
-        }
         Op::Gather(axis) => {
             let (p, i) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
             out.push(reduce::gather(p, i, *axis)?.into());
-        }
-        Op::OneHot { depth, axis } => {
-            let (i, on, off) =
-                (dense_in(ins, 0)?, dense_in(ins, 1)?, dense_in(ins, 2)?);
-            out.push(expand::one_hot(i, *depth, on, off, *axis)?.into());
         }
         Op::SliceInputs => {
             let t = dense_in(ins, 0)?;

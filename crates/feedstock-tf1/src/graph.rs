@@ -13,9 +13,9 @@ use feedstock::decode::example::{
     check_sequence_specs, FeatureKind, FeatureSpec,
 };
 use feedstock::decode::image::DecodeSpec;
-use feedstock::decode::math::{self, BinaryOp};
+use feedstock::decode::math;
 use feedstock::decode::raw::ByteOrder;
-use feedstock::decode::reduce::{CmpOp, ReduceOp, UnaryOp};
+use feedstock::decode::reduce::ReduceOp;
 use feedstock::error::{Error, Result};
 use feedstock::input::shard::{Remainder, Shard};
 use feedstock::io::tfrecord::CorruptRecords;
@@ -24,6 +24,8 @@ use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 
 use super::queues::{QueueKind, RunnerDef};
+use crate::op::math::broadcast_static;
+use crate::op::{In, OpDef};
 
 /// The node id a builder uses for "the node being added".
 const SELF: u32 = u32::MAX;
@@ -402,6 +404,8 @@ impl fmt::Debug for UserCall {
 /// What a node computes.
 #[derive(Debug)]
 pub(crate) enum Op {
+    /// A stateless op defined once in [`crate::op`].
+    Def(Arc<dyn OpDef>),
     Constant(Value),
     /// A user's function ([`Graph::call`]).
     Call(UserCall),
@@ -529,9 +533,6 @@ pub(crate) enum Op {
     /// A crop whose box comes in as inputs 1..=4 (offset height and
     /// width, target height and width), checked when run.
     CropToBoxInputs,
-    Cast(DType),
-    Binary(BinaryOp),
-    Neg,
     /// The contents of the file its input names (`tf.io.read_file`).
     ReadFile,
     /// The files matching its input pattern, matched each run
@@ -585,8 +586,6 @@ pub(crate) enum Op {
         max: bool,
         dtype: DType,
     },
-    /// An elementwise comparison of inputs 0 and 1 (`tf.equal`, ...).
-    Compare(CmpOp),
     /// Uniform random values of a shape (`tf.random_uniform`): floats in
     /// `[min, max)`, integers in `min..max`.
     RandomUniform {
@@ -601,8 +600,6 @@ pub(crate) enum Op {
     RandomShuffle {
         seed: Option<u64>,
     },
-    /// An exact elementwise function of input 0 (`tf.abs`, `tf.sqrt`, ...).
-    Unary(UnaryOp),
     /// `tf.where(cond, x, y)`: inputs 0..=2.
     Select,
     /// `tf.where(cond)`: the coordinates of input 0's true elements.
@@ -612,11 +609,6 @@ pub(crate) enum Op {
     Tile(Vec<usize>),
     /// `tf.gather` of input 0 at the indices input 1 along an axis.
     Gather(usize),
-    /// `tf.one_hot` of input 0; inputs 1 and 2: the on and off values.
-    OneHot {
-        depth: usize,
-        axis: i64,
-    },
     StridedSlice(Vec<SliceDim>),
     Transpose(Vec<usize>),
     Stack(i64),
@@ -662,13 +654,16 @@ pub(crate) struct BatchSpec {
 
 /// Static facts about one output.
 #[derive(Debug, Clone)]
-pub(crate) struct OutInfo {
-    pub(crate) dtype: DType,
-    pub(crate) sparse: bool,
-    pub(crate) shape: StaticShape,
+pub struct OutInfo {
+    /// Its dtype.
+    pub dtype: DType,
+    /// Whether it is a sparse tensor.
+    pub sparse: bool,
+    /// Its static shape (of the dense form, for a sparse output).
+    pub shape: StaticShape,
     /// The output holding the record key(s) of the values here, named in
     /// decoder errors.
-    pub(crate) key: Option<Output>,
+    pub key: Option<Output>,
 }
 
 /// One node.
@@ -685,6 +680,9 @@ impl Node {
     /// Whether the node owns state built once per session (a queue, a
     /// reader, a batching stage, a random generator, ...).
     pub(crate) fn is_resource(&self) -> bool {
+        if let Op::Def(def) = &self.op {
+            return def.seed().is_some();
+        }
         matches!(
             self.op,
             Op::MatchFilenames { .. }
@@ -1131,6 +1129,63 @@ impl Graph {
             outputs,
         }));
         Ok(outs)
+    }
+
+    /// Adds the op `def` reading `inputs`: its [`OpDef::infer`] checks
+    /// them and gives the outputs. The node is named by the name set with
+    /// [`Graph::set_next_name`], else by the op's type.
+    ///
+    /// # Errors
+    /// What the op's inference refuses; InvalidArgument for an input not
+    /// of this graph.
+    pub fn op(
+        &self,
+        def: impl OpDef,
+        inputs: &[Output],
+    ) -> Result<Vec<Output>> {
+        self.op_dyn(Arc::new(def), inputs)
+    }
+
+    /// [`Graph::op`] for an op with one output.
+    ///
+    /// # Errors
+    /// As [`Graph::op`].
+    pub fn op1(&self, def: impl OpDef, inputs: &[Output]) -> Result<Output> {
+        Ok(self.op(def, inputs)?[0])
+    }
+
+    /// [`Graph::op`] of an op already made (by [`crate::op::from_attrs`]).
+    ///
+    /// # Errors
+    /// As [`Graph::op`].
+    pub fn op_dyn(
+        &self,
+        def: Arc<dyn OpDef>,
+        inputs: &[Output],
+    ) -> Result<Vec<Output>> {
+        let ins = inputs
+            .iter()
+            .map(|&o| {
+                let g = self.inner.read();
+                let node = g.nodes.get(o.node as usize);
+                let info = node
+                    .and_then(|n| n.outputs.get(o.index as usize))
+                    .cloned()
+                    .ok_or_else(|| invalid("output is not of this graph"))?;
+                let constant = match node.map(|n| &n.op) {
+                    Some(Op::Constant(v)) => Some(v.clone()),
+                    _ => None,
+                };
+                Ok(In {
+                    output: o,
+                    info,
+                    constant,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = def.infer(&ins)?;
+        let name = def.default_name();
+        self.add(None, name, Op::Def(def), inputs.to_vec(), outputs)
     }
 
     pub(super) fn add1(
@@ -2944,115 +2999,6 @@ impl Graph {
 
     // ----- tensor ops ------------------------------------------------------
 
-    /// Converts the elements to `dtype` (`tf.cast`).
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse input.
-    pub fn cast(&self, x: Output, dtype: DType) -> Result<Output> {
-        let info = self.check_dense(x, "cast")?;
-        self.add1(
-            None,
-            "Cast",
-            Op::Cast(dtype),
-            vec![x],
-            with_key(dense(info.shape, dtype), info.key),
-        )
-    }
-
-    /// `a op b` elementwise with NumPy broadcasting (`tf.add`,
-    /// `tf.subtract`, `tf.multiply`, `tf.divide` on floats, `tf.maximum`,
-    /// `tf.minimum`); see [`decode::math`](feedstock::decode::math).
-    ///
-    /// # Errors
-    /// InvalidArgument for differing dtypes, a dtype with no arithmetic,
-    /// sparse inputs, or known shapes that do not broadcast.
-    pub fn binary(
-        &self,
-        op: BinaryOp,
-        a: Output,
-        b: Output,
-    ) -> Result<Output> {
-        let ia = self.check_dense(a, op.name())?;
-        let ib = self.check_dense(b, op.name())?;
-        if ia.dtype != ib.dtype {
-            return Err(invalid_dtype(format!(
-                "{}: operands have different dtypes, {} and {}",
-                op.name(),
-                ia.dtype,
-                ib.dtype
-            )));
-        }
-        let concat = op == BinaryOp::Add && ia.dtype == DType::String;
-        if !math::is_arithmetic(ia.dtype) && !concat {
-            return Err(invalid_dtype(format!(
-                "{}: not defined for {}",
-                op.name(),
-                ia.dtype
-            )));
-        }
-        let shape = broadcast_static(&ia.shape, &ib.shape, op.name())?;
-        self.add1(
-            None,
-            op.name(),
-            Op::Binary(op),
-            vec![a, b],
-            with_key(dense(shape, ia.dtype), ia.key.or(ib.key)),
-        )
-    }
-
-    /// `a + b`; see [`Graph::binary`].
-    ///
-    /// # Errors
-    /// As [`Graph::binary`].
-    pub fn add_op(&self, a: Output, b: Output) -> Result<Output> {
-        self.binary(BinaryOp::Add, a, b)
-    }
-
-    /// `a - b`; see [`Graph::binary`].
-    ///
-    /// # Errors
-    /// As [`Graph::binary`].
-    pub fn sub(&self, a: Output, b: Output) -> Result<Output> {
-        self.binary(BinaryOp::Sub, a, b)
-    }
-
-    /// `a * b`; see [`Graph::binary`].
-    ///
-    /// # Errors
-    /// As [`Graph::binary`].
-    pub fn mul(&self, a: Output, b: Output) -> Result<Output> {
-        self.binary(BinaryOp::Mul, a, b)
-    }
-
-    /// `a / b`; see [`Graph::binary`].
-    ///
-    /// # Errors
-    /// As [`Graph::binary`].
-    pub fn div(&self, a: Output, b: Output) -> Result<Output> {
-        self.binary(BinaryOp::Div, a, b)
-    }
-
-    /// `-x` (`tf.negative`).
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse input or an unsigned, bool or string
-    /// dtype.
-    pub fn neg(&self, x: Output) -> Result<Output> {
-        let info = self.check_dense(x, "neg")?;
-        if !math::is_arithmetic(info.dtype)
-            || matches!(
-                info.dtype,
-                DType::U8 | DType::U16 | DType::U32 | DType::U64
-            )
-        {
-            return Err(invalid_dtype(format!(
-                "neg: not defined for {}",
-                info.dtype
-            )));
-        }
-        self.add1(None, "Neg", Op::Neg, vec![x], info)
-    }
-
     /// A part of the sparse output `sp` as a dense tensor
     /// (`sparse.indices`, `sparse.values`, `sparse.dense_shape`).
     ///
@@ -3562,41 +3508,6 @@ impl Graph {
         )
     }
 
-    /// `a op b` elementwise with broadcasting, as bools (`tf.equal`,
-    /// `tf.less`, ...); strings and bools only for (in)equality.
-    ///
-    /// # Errors
-    /// InvalidArgument for sparse operands, different dtypes, shapes that
-    /// do not broadcast or an ordering of strings or bools.
-    pub fn compare(&self, op: CmpOp, a: Output, b: Output) -> Result<Output> {
-        let ia = self.check_dense(a, "compare")?;
-        let ib = self.check_dense(b, "compare")?;
-        if ia.dtype != ib.dtype {
-            return Err(invalid_dtype(format!(
-                "compare: operands have different dtypes, {} and {}",
-                ia.dtype, ib.dtype
-            )));
-        }
-        let eq_only = matches!(op, CmpOp::Equal | CmpOp::NotEqual);
-        let ok = (math::is_arithmetic(ia.dtype)
-            && !matches!(ia.dtype, DType::C64 | DType::C128))
-            || (eq_only && matches!(ia.dtype, DType::Bool | DType::String));
-        if !ok {
-            return Err(invalid_dtype(format!(
-                "compare: not defined for {}",
-                ia.dtype
-            )));
-        }
-        let shape = broadcast_static(&ia.shape, &ib.shape, "compare")?;
-        self.add1(
-            None,
-            "Compare",
-            Op::Compare(op),
-            vec![a, b],
-            with_key(dense(shape, DType::Bool), ia.key.or(ib.key)),
-        )
-    }
-
     /// `tf.random_uniform(dims, min, max, dtype, seed)`: new values each
     /// run, from the node's own generator (seeded by `seed`).
     ///
@@ -3758,34 +3669,6 @@ impl Graph {
         )
     }
 
-    /// `op(x)` elementwise (`tf.abs`, `tf.square`, `tf.sqrt`, `tf.floor`,
-    /// `tf.ceil`, `tf.round`).
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse `x` or a dtype `op` does not take
-    /// (floats only, integers too for abs, square and round).
-    pub fn unary(&self, op: UnaryOp, x: Output) -> Result<Output> {
-        let info = self.check_dense(x, "unary")?;
-        let ints = matches!(
-            info.dtype,
-            DType::I8 | DType::I16 | DType::I32 | DType::I64
-        );
-        let floats = matches!(info.dtype, DType::F32 | DType::F64);
-        if !(floats || ints && op.takes_integers()) {
-            return Err(invalid_dtype(format!(
-                "{op:?}: not defined for {}",
-                info.dtype
-            )));
-        }
-        self.add1(
-            None,
-            "Unary",
-            Op::Unary(op),
-            vec![x],
-            with_key(dense(info.shape, info.dtype), info.key),
-        )
-    }
-
     /// `tf.gather(params, indices, axis)`: the shape is
     /// `params.shape[..axis] + indices.shape + params.shape[axis + 1..]`.
     ///
@@ -3828,58 +3711,6 @@ impl Graph {
             Op::Gather(axis),
             vec![params, indices],
             with_key(dense(shape, p.dtype), p.key.or(i.key)),
-        )
-    }
-
-    /// `tf.one_hot(indices, depth, on, off, axis)`: `depth` inserted as
-    /// axis `axis` (-1: last) of the indices' shape, of `on`'s dtype.
-    ///
-    /// # Errors
-    /// InvalidArgument for indices not integers, `on`/`off` not scalars
-    /// of one dtype, or an axis out of range.
-    pub fn one_hot(
-        &self,
-        indices: Output,
-        depth: usize,
-        on: Output,
-        off: Output,
-        axis: i64,
-    ) -> Result<Output> {
-        let ii = self.check_dense(indices, "one_hot")?;
-        let (io, if_) = (
-            self.check_dense(on, "one_hot")?,
-            self.check_dense(off, "one_hot")?,
-        );
-        if !matches!(ii.dtype, DType::U8 | DType::I32 | DType::I64) {
-            return Err(invalid_dtype(format!(
-                "one_hot: indices must be uint8, int32 or int64, not {}",
-                ii.dtype
-            )));
-        }
-        if io.dtype != if_.dtype {
-            return Err(invalid_dtype(
-                "one_hot: on_value and off_value differ in dtype",
-            ));
-        }
-        let shape = match dims_of(&ii.shape) {
-            Some(mut d) => {
-                // An axis out of range fails when run, as TensorFlow's.
-                let k = if axis == -1 { d.len() as i64 } else { axis };
-                if k < 0 || k as usize > d.len() {
-                    None
-                } else {
-                    d.insert(k as usize, Some(depth));
-                    partial(d)
-                }
-            }
-            None => None,
-        };
-        self.add1(
-            None,
-            "one_hot",
-            Op::OneHot { depth, axis },
-            vec![indices, on, off],
-            with_key(dense(shape, io.dtype), ii.key),
         )
     }
 
@@ -4524,44 +4355,4 @@ pub(super) fn merge_static(
         (Some(_), None) => Some(a.clone()),
         (None, _) => Some(b.clone()),
     }
-}
-
-fn broadcast_static(
-    a: &StaticShape,
-    b: &StaticShape,
-    what: &str,
-) -> Result<StaticShape> {
-    let (Some(x), Some(y)) = (dims_of(a), dims_of(b)) else {
-        return Ok(None);
-    };
-    let rank = x.len().max(y.len());
-    let at = |d: &Vec<Option<usize>>, k: usize| -> Option<usize> {
-        if k < d.len() {
-            d[d.len() - 1 - k]
-        } else {
-            Some(1)
-        }
-    };
-    let mut out = vec![None; rank];
-    for k in 0..rank {
-        out[rank - 1 - k] = match (at(&x, k), at(&y, k)) {
-            (Some(p), Some(q)) if p == q => Some(p),
-            (Some(1), q) => q,
-            (p, Some(1)) => p,
-            (Some(p), Some(q)) => {
-                return Err(invalid(format!(
-                    "{what}: incompatible shapes {x:?} and {y:?} ({p} vs {q})"
-                )))
-            }
-            (Some(p), None) | (None, Some(p)) => {
-                if p == 1 {
-                    None
-                } else {
-                    Some(p)
-                }
-            }
-            (None, None) => None,
-        };
-    }
-    Ok(partial(out))
 }

@@ -23,14 +23,16 @@ use feedstock::tensor::{Data, Value};
 /// first time, whichever reader thread runs which example.
 ///
 /// ```
+/// use feedstock_tf1::op::Binary;
 /// use feedstock_tf1::{Graph, GraphFn};
+/// use feedstock::decode::math::BinaryOp;
 /// use feedstock::queue::PartialShape;
 /// use feedstock::{DType, Tensor, Value};
 ///
 /// let g = Graph::new();
 /// let x = g.placeholder(DType::I64, Some(PartialShape::scalar()), Some("x"))?;
 /// let two = g.scalar(2.0, DType::I64)?;
-/// let y = g.mul(x, two)?;
+/// let y = g.op1(Binary { op: BinaryOp::Mul }, &[x, two])?;
 /// let f = GraphFn::new(&g, &[x], &[y])?;
 /// let out = f.call(vec![Value::Dense(Tensor::scalar(21i64))])?;
 /// assert_eq!(out[0].dense()?.scalar_value::<i64>()?, 42);
@@ -149,9 +151,14 @@ impl GraphFn {
     }
 }
 
+const RANDOM: &str = "draws random numbers from a generator shared by every \
+                      example, so its values depend on which examples came \
+                      before";
+
 /// Why a node cannot be part of a pure function, if it cannot.
 fn impure(node: &Node) -> Option<&'static str> {
-    Some(match node.op {
+    Some(match &node.op {
+        Op::Def(def) if def.seed().is_some() => RANDOM,
         Op::Call(_) => {
             "runs a user function, which the reader threads cannot run"
         }
@@ -159,10 +166,7 @@ fn impure(node: &Node) -> Option<&'static str> {
         | Op::RandomUniform { .. }
         | Op::RandomCrop { .. }
         | Op::RandomShuffle { .. }
-        | Op::SampleBox { .. } => {
-            "draws random numbers from a generator shared by every example, \
-             so its values depend on which examples came before"
-        }
+        | Op::SampleBox { .. } => RANDOM,
         Op::Variable | Op::Assign { .. } => "reads or sets a variable",
         Op::Batch(_)
         | Op::Queue { .. }
@@ -188,6 +192,9 @@ fn impure(node: &Node) -> Option<&'static str> {
 
 /// The op's variant name (its Debug form up to the first brace).
 fn op_name(op: &Op) -> String {
+    if let Op::Def(def) = op {
+        return def.op_type().to_owned();
+    }
     let s = format!("{op:?}");
     s.split(['(', ' ', '{']).next().unwrap_or("").to_owned()
 }
@@ -268,7 +275,9 @@ fn fingerprint_tensor(t: &feedstock::Tensor, h: &mut Fnv) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::op::Binary;
     use crate::Graph;
+    use feedstock::decode::math::BinaryOp;
     use feedstock::queue::PartialShape;
     use feedstock::{DType, Kind, Tensor};
 
@@ -278,7 +287,7 @@ mod tests {
             .placeholder(DType::I64, Some(PartialShape::scalar()), None)
             .unwrap();
         let k = g.scalar(factor, DType::I64).unwrap();
-        let y = g.mul(x, k).unwrap();
+        let y = g.op1(Binary { op: BinaryOp::Mul }, &[x, k]).unwrap();
         (g, x, y)
     }
 
@@ -314,7 +323,7 @@ mod tests {
         let r = g
             .random_uniform(&[4], DType::F32, 0.0, 1.0, Some(3))
             .unwrap();
-        let y = g.add_op(x, r).unwrap();
+        let y = g.op1(Binary { op: BinaryOp::Add }, &[x, r]).unwrap();
         let e = GraphFn::new(&g, &[x], &[y]).unwrap_err();
         assert_eq!(e.kind(), Kind::FailedPrecondition);
         assert!(e.to_string().contains("RandomUniform"), "{e}");

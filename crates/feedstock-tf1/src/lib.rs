@@ -21,7 +21,9 @@
 //! ```
 //! use std::time::Duration;
 //! use feedstock::coord::Coordinator;
+//! use feedstock_tf1::op::Binary;
 //! use feedstock_tf1::{BatchOptions, Graph, ProducerOptions, Session};
+//! use feedstock::decode::math::BinaryOp;
 //! use feedstock::{DType, Kind, Tensor};
 //!
 //! let g = Graph::new();
@@ -32,7 +34,8 @@
 //!     ProducerOptions { num_epochs: Some(2), shuffle: false,
 //!                       ..Default::default() },
 //! )?;
-//! let doubled = g.mul(row[0], g.scalar(2.0, DType::I64)?)?;
+//! let two = g.scalar(2.0, DType::I64)?;
+//! let doubled = g.op1(Binary { op: BinaryOp::Mul }, &[row[0], two])?;
 //! let batch = g.batch(
 //!     &[vec![doubled]],
 //!     None,
@@ -198,11 +201,12 @@ mod eval;
 mod graph;
 mod graph_fn;
 pub mod kernels;
+pub mod op;
 mod queues;
 mod session;
 
 pub use graph::{
-    AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Output,
+    AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, OutInfo, Output,
     ProducerOptions, QueueRef, ReaderKind, ReaderRef, ReaderStateOp,
     ShardOptions, ShuffleOptions, SliceDim, SparsePart, StaticShape, Strings,
     UserFn, Variable,

@@ -70,6 +70,17 @@ pub(crate) enum Resource {
     Counter(AtomicU64),
 }
 
+impl Resource {
+    /// A generator seeded by `seed`, or from entropy.
+    fn rng(seed: Option<u64>) -> Resource {
+        let rng = match seed {
+            Some(s) => ChaCha8Rng::seed_from_u64(s),
+            None => ChaCha8Rng::from_entropy(),
+        };
+        Resource::Rng(Mutex::new(rng))
+    }
+}
+
 /// One node's per-session state.
 #[derive(Default)]
 pub(crate) struct NodeState {
@@ -729,12 +740,9 @@ impl Inner {
             | Op::RandomCrop { seed, .. }
             | Op::RandomUniform { seed, .. }
             | Op::SampleBox { seed, .. }
-            | Op::RandomShuffle { seed } => {
-                let rng = match seed {
-                    Some(s) => ChaCha8Rng::seed_from_u64(*s),
-                    None => ChaCha8Rng::from_entropy(),
-                };
-                Resource::Rng(Mutex::new(rng))
+            | Op::RandomShuffle { seed } => Resource::rng(*seed),
+            Op::Def(def) if def.seed().is_some() => {
+                Resource::rng(def.seed().flatten())
             }
             Op::Batch(spec) => Resource::Batch(self.make_batch(spec)?),
             Op::Queue { kind, capacity } => {

@@ -5,6 +5,7 @@
 //! item 6). The same checks run again in a child process whose address
 //! space is limited, where a smaller request is already too much.
 
+use feedstock_tf1::op::{Binary, OneHot};
 use std::process::Command;
 
 use bytes::Bytes;
@@ -59,7 +60,15 @@ fn absurd_outputs_fail_cleanly() {
     let idx = g.constant(Tensor::vector(vec![1i64])).unwrap();
     let on = g.constant(Tensor::scalar(1.0f32)).unwrap();
     let off = g.constant(Tensor::scalar(0.0f32)).unwrap();
-    let t = g.one_hot(idx, 1 << 40, on, off, -1).unwrap();
+    let t = g
+        .op1(
+            OneHot {
+                depth: 1 << 40,
+                axis: -1,
+            },
+            &[idx, on, off],
+        )
+        .unwrap();
     assert_oom(&run_err(&g, t), "one_hot", "1,1099511627776");
 
     let g = Graph::new();
@@ -75,7 +84,7 @@ fn absurd_outputs_fail_cleanly() {
     let row = g
         .constant(Tensor::zeros(DType::F32, [1, 1 << 20]).unwrap())
         .unwrap();
-    let t = g.binary(BinaryOp::Add, col, row).unwrap();
+    let t = g.op1(Binary { op: BinaryOp::Add }, &[col, row]).unwrap();
     assert_oom(&run_err(&g, t), "add", "1048576,1048576");
 
     let e = Tensor::zeros(DType::I64, [1 << 40, 1 << 20]).unwrap_err();

@@ -3,6 +3,8 @@
 //! `num_epochs`, OutOfRange at the end, errors naming the file and
 //! record, and `close` waking blocked runs.
 
+use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::op::{Binary, Cast, Neg};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -185,7 +187,7 @@ fn csv_error_names_file_and_line() -> Result<()> {
         vec![RecordDefault::i32(0), RecordDefault::required(DType::I32)?],
         CsvOptions::default(),
     )?;
-    let sum = g.add_op(cols[0], cols[1])?;
+    let sum = g.op1(Binary { op: BinaryOp::Add }, &[cols[0], cols[1]])?;
     let sess = Session::new(&g);
     let coord = Coordinator::new();
     let threads = sess.start_queue_runners(&coord)?;
@@ -225,16 +227,16 @@ fn fixed_length_cifar_like() -> Result<()> {
     })?;
     let (_, value) = g.read(reader, q)?;
     let record = g.decode_raw(value, DType::U8, true)?;
-    let label = g.cast(
-        g.strided_slice_ranges(record, &[0], &[1], &[1])?,
-        DType::I32,
+    let label = g.op1(
+        Cast { dtype: DType::I32 },
+        &[g.strided_slice_ranges(record, &[0], &[1], &[1])?],
     )?;
     let major = g.reshape(
         g.strided_slice_ranges(record, &[1], &[1 + image_bytes as i64], &[1])?,
         &[depth as i64, height as i64, width as i64],
     )?;
     let image = g.transpose(major, &[1, 2, 0])?;
-    let image = g.cast(image, DType::F32)?;
+    let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     assert_eq!(
         g.shape(image).unwrap().dims(),
         &[Some(height), Some(width), Some(depth)]
@@ -322,10 +324,16 @@ fn tfrecord_shuffle_batch_exact_epochs() -> Result<()> {
     assert!(f[2].is_sparse());
     let image = g.decode_raw(f[0], DType::U8, true)?;
     let image = g.reshape(image, &[4])?;
-    let image = g.cast(image, DType::F32)?;
-    let image = g.sub(
-        g.mul(image, g.scalar(1.0 / 255.0, DType::F32)?)?,
-        g.scalar(0.5, DType::F32)?,
+    let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
+    let image = g.op1(
+        Binary { op: BinaryOp::Sub },
+        &[
+            g.op1(
+                Binary { op: BinaryOp::Mul },
+                &[image, g.scalar(1.0 / 255.0, DType::F32)?],
+            )?,
+            g.scalar(0.5, DType::F32)?,
+        ],
     )?;
     let batch = g.batch(
         &[vec![image, f[1]]],
@@ -795,9 +803,15 @@ fn feeding_and_once_per_run() -> Result<()> {
     let g = Graph::new();
     let x =
         g.placeholder(DType::F32, Some(vec![None, Some(2)].into()), None)?;
-    let y = g.div(
-        g.add_op(x, g.scalar(1.0, DType::F32)?)?,
-        g.scalar(2.0, DType::F32)?,
+    let y = g.op1(
+        Binary { op: BinaryOp::Div },
+        &[
+            g.op1(
+                Binary { op: BinaryOp::Add },
+                &[x, g.scalar(1.0, DType::F32)?],
+            )?,
+            g.scalar(2.0, DType::F32)?,
+        ],
     )?;
     let col = g.strided_slice(
         y,
@@ -828,7 +842,7 @@ fn feeding_and_once_per_run() -> Result<()> {
     // One dequeue per run, however many fetches read it.
     let q = g.range_input_producer(5, ordered(1))?;
     let d = g.dequeue(q)?[0];
-    let twice = g.add_op(d, d)?;
+    let twice = g.op1(Binary { op: BinaryOp::Add }, &[d, d])?;
     let coord = Coordinator::new();
     let threads = sess.start_queue_runners(&coord)?;
     let runs = drain(&sess, &[d, twice])?;
@@ -1323,14 +1337,16 @@ fn graph_checks_at_build_time() -> Result<()> {
         assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
         e.to_string()
     };
-    assert!(invalid(g.add_op(f, i)).contains("different dtypes"));
+    assert!(invalid(g.op1(Binary { op: BinaryOp::Add }, &[f, i]))
+        .contains("different dtypes"));
     let three = g.constant(Tensor::vector(vec![1.0f32, 2.0, 3.0]))?;
-    assert!(invalid(g.mul(f, three)).contains("incompatible"));
+    assert!(invalid(g.op1(Binary { op: BinaryOp::Mul }, &[f, three]))
+        .contains("incompatible"));
     invalid(g.reshape(f, &[3]));
     invalid(g.reshape(f, &[-1, -1]));
     invalid(g.transpose(f, &[1, 0]));
     invalid(g.decode_raw(f, DType::U8, true));
-    invalid(g.neg(s));
+    invalid(g.op1(Neg {}, &[s]));
     invalid(g.stack(&[f, i], 0));
     invalid(g.strided_slice(f, &[SliceDim::At(0), SliceDim::At(0)]));
     invalid(g.strided_slice(f, &[SliceDim::At(2)]));

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use feedstock::decode::math::BinaryOp;
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor};
+use feedstock_tf1::op::Binary;
 use feedstock_tf1::{Graph, Session};
 
 fn scalar(g: &Graph) -> Result<feedstock_tf1::Output> {
@@ -41,7 +42,7 @@ fn a_reserved_scope_name_is_taken_exactly() -> Result<()> {
     let y = scalar(&g)?;
     let x = scalar(&g)?;
     g.set_next_name(Some(scope.clone()), true);
-    let sum = g.binary(BinaryOp::Add, x, y)?;
+    let sum = g.op1(Binary { op: BinaryOp::Add }, &[x, y])?;
     assert_eq!(g.name(y), "add/y");
     assert_eq!(g.name(sum), "add");
     // The next node takes its default again.
@@ -93,7 +94,7 @@ fn strings_add_by_concatenating_with_broadcasting() -> Result<()> {
         Bytes::from_static(b"x"),
         Bytes::from_static(b"y"),
     ]))?;
-    let sum = g.binary(BinaryOp::Add, col, row)?;
+    let sum = g.op1(Binary { op: BinaryOp::Add }, &[col, row])?;
     assert_eq!(g.shape(sum).unwrap().dims(), &[Some(2), Some(2)]);
     let got = Session::new(&g).run(&[sum], &[])?;
     let t = got[0].dense()?;
@@ -104,7 +105,9 @@ fn strings_add_by_concatenating_with_broadcasting() -> Result<()> {
         .collect();
     assert_eq!(t.as_slice::<Bytes>()?, &want[..]);
     // Only `Add` takes strings.
-    let err = g.binary(BinaryOp::Sub, col, row).unwrap_err();
+    let err = g
+        .op1(Binary { op: BinaryOp::Sub }, &[col, row])
+        .unwrap_err();
     assert_eq!(err.kind(), Kind::InvalidArgument);
     Ok(())
 }

@@ -2,6 +2,8 @@
 //! enqueue, close and size ops, and queue runners over them; behaviour
 //! checked against TensorFlow 2.21's `tf.compat.v1`.
 
+use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::op::{Binary, Cast};
 use std::time::{Duration, Instant};
 
 use feedstock::coord::Coordinator;
@@ -82,7 +84,7 @@ fn a_runner_fills_a_queue_from_a_producer_and_closes_it_after_the_last_thread(
         },
     )?;
     let v = g.dequeue(src)?[0];
-    let sq = g.mul(v, v)?;
+    let sq = g.op1(Binary { op: BinaryOp::Mul }, &[v, v])?;
     let q = g.queue(
         QueueKind::Fifo,
         4,
@@ -127,7 +129,7 @@ fn a_runner_error_stops_the_coordinator_with_it() -> Result<()> {
     let g = Graph::new();
     let q = g.queue(QueueKind::Fifo, 2, &[(DType::F32, scalar())], None)?;
     let bad = g.constant(Tensor::string("x"))?;
-    let parsed = g.cast(bad, DType::F32)?;
+    let parsed = g.op1(Cast { dtype: DType::F32 }, &[bad])?;
     let put = g.enqueue(q, &[parsed], false)?;
     let runner = g.queue_runner(q, &[put], &[])?;
     let out = g.dequeue(q)?;

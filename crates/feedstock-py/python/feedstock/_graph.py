@@ -846,6 +846,18 @@ def _wrap(graph, outputs):
     return [_wrap1(graph, o) for o in outputs]
 
 
+def _op(g, op_type, inputs, const=None, **attrs):
+    """Adds the native op ``op_type`` (a type of ``feedstock_tf1::op``)
+    reading the tensors ``inputs``, with attributes ``attrs``; its only
+    output, wrapped (its constant value ``const`` if known)."""
+    return _wrap1(g, g._g.op(op_type, [t._o for t in inputs], attrs)[0], const)
+
+
+def _ops(g, op_type, inputs, **attrs):
+    """As :func:`_op`, for an op with several outputs: the list."""
+    return _wrap(g, g._g.op(op_type, [t._o for t in inputs], attrs))
+
+
 class Operation:
     """An operation run for its effect (``tf.group``, an initializer);
     its value in ``Session.run`` is ``None``."""
@@ -1271,7 +1283,7 @@ def _binary_of(op, a, b, scope):
     reserved name)."""
     g = a.graph
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.binary(op, a._o, b._o), _fold_int(op, a, b))
+        return _op(g, "Binary", [a, b], _fold_int(op, a, b), op=op)
 
 
 def add(x, y, name=None):
@@ -1413,7 +1425,7 @@ def negative(x, name=None):
     with _under(g, scope):
         x = convert_to_tensor(x, name="x")
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.neg(x._o))
+        return _op(g, "Neg", [x])
 
 
 def cast(x, dtype, name=None):
@@ -1438,7 +1450,7 @@ def cast(x, dtype, name=None):
         if const.nbytes > x._const.nbytes and const.nbytes >= 100 * 1024:
             const = None
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.cast(x._o, dtype._native), const)
+        return _op(g, "Cast", [x], const, dtype=dtype._native)
 
 
 to_float = lambda x, name="ToFloat": cast(x, float32, name=name)  # noqa: E731
@@ -1776,7 +1788,7 @@ def _comparison(op, default):
         scope = _scope(g, name, default)
         x, y = _operands(x, y, scope)
         with _next_name(g, scope, exact=True):
-            return _wrap1(g, g._g.compare(op, x._o, y._o))
+            return _op(g, "Compare", [x, y], op=op)
 
     compare.__name__ = op
     compare.__doc__ = f"``tf.{op}``: elementwise with broadcasting, a bool tensor."
@@ -1798,7 +1810,7 @@ def _unary(op, default, doc):
         with _under(g, scope):
             x = convert_to_tensor(x, name="x")
         with _next_name(g, scope, exact=True):
-            return _wrap1(g, g._g.unary(op, x._o))
+            return _op(g, "Unary", [x], op=op)
 
     apply.__name__ = op
     apply.__doc__ = doc
@@ -1966,7 +1978,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         off = convert_to_tensor(0 if off_value is None else off_value, dtype=dtype, name="off_value")
     depth = _one_hot_depth(depth)
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.one_hot(indices._o, depth, on._o, off._o, -1 if axis is None else int(axis)))
+        return _op(g, "OneHot", [indices, on, off], depth=depth, axis=-1 if axis is None else int(axis))
 
 
 def _one_hot_depth(depth):

@@ -1,0 +1,348 @@
+//! Ops defined once.
+//!
+//! An op of the graph that holds no state between runs (arithmetic,
+//! shapes, decoders, image kernels, random draws from its own generator)
+//! is one Rust type implementing [`OpDef`]: its attributes are the type's
+//! fields, [`OpDef::infer`] checks its inputs and says what its outputs
+//! are when the graph is built, and [`OpDef::run`] is its kernel. The
+//! builder adds it with [`Graph::op`](crate::Graph::op), the evaluator
+//! runs it through the trait, and the Python binding makes it by name
+//! from a dict of attributes through [`from_attrs`], so adding an op is:
+//!
+//! 1. declare its type with `op!` in the module of its kind (the
+//!    attributes), implement [`OpDef`] for it (inference and kernel);
+//! 2. list it in `registry!` below;
+//! 3. in Python, one call `_op(g, "Type", inputs, attr=value, ...)` in
+//!    the function that mirrors TensorFlow's signature.
+//!
+//! Ops that own state for the session's life (queues, readers,
+//! producers, variables, batching stages) stay variants of the graph's
+//! own op enum: the session builds their resources.
+
+pub mod array;
+pub mod attrs;
+pub mod math;
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use feedstock::error::{Error, Result};
+use feedstock::tensor::{DType, Tensor, Value};
+use parking_lot::{Mutex, MutexGuard};
+use rand_chacha::ChaCha8Rng;
+
+pub use crate::graph::OutInfo;
+use crate::graph::{Output, StaticShape};
+pub use array::*;
+pub use attrs::{Attr, Attrs, FromAttr};
+pub use math::*;
+
+/// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
+pub trait OpType {
+    /// The type name: the registry's key and the default node name.
+    fn op_type(&self) -> &'static str;
+}
+
+/// An op made from its attributes; `op!` writes this.
+pub trait FromAttrs: Sized {
+    /// The op's type name.
+    const TYPE: &'static str;
+    /// The op with the attributes in `a`.
+    ///
+    /// # Errors
+    /// InvalidArgument for a missing or ill-typed attribute.
+    fn from_attrs(a: &Attrs) -> Result<Self>;
+}
+
+impl<T: FromAttrs> OpType for T {
+    fn op_type(&self) -> &'static str {
+        T::TYPE
+    }
+}
+
+/// One stateless op: its build-time inference and its kernel.
+pub trait OpDef: OpType + fmt::Debug + Send + Sync + 'static {
+    /// Checks the inputs as TensorFlow's Python layer and shape functions
+    /// would, and returns the outputs' dtypes, sparseness, static shapes
+    /// and record-key sources.
+    ///
+    /// # Errors
+    /// InvalidArgument (or InvalidDtype) for inputs the op refuses.
+    fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>>;
+
+    /// Computes the outputs from the inputs, pushing them onto `out`.
+    ///
+    /// # Errors
+    /// What the kernel reports; the evaluator adds the node's name and the
+    /// record key.
+    fn run(&self, args: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()>;
+
+    /// The name its nodes get when none is given: TensorFlow's default
+    /// for the op's Python function, else its type.
+    fn default_name(&self) -> &'static str {
+        self.op_type()
+    }
+
+    /// For an op that draws random numbers, its seed (`Some(None)`:
+    /// unseeded): the session gives each such node its own generator.
+    fn seed(&self) -> Option<Option<u64>> {
+        None
+    }
+
+    /// Whether the op only reshapes or forwards input 0, so that the
+    /// evaluator may move the value into [`OpDef::forward`] instead of
+    /// copying it when no other step reads it.
+    fn forwards(&self) -> bool {
+        false
+    }
+
+    /// The output made from input 0 moved in; used when
+    /// [`OpDef::forwards`] says so.
+    ///
+    /// # Errors
+    /// As [`OpDef::run`].
+    fn forward(&self, input: Value) -> Result<Value> {
+        Ok(input)
+    }
+}
+
+/// One input of an op being added to the graph.
+#[derive(Debug, Clone)]
+pub struct In {
+    /// The output it is.
+    pub output: Output,
+    /// What is known of it.
+    pub info: OutInfo,
+    /// Its value, when it is a constant.
+    pub constant: Option<Value>,
+}
+
+impl In {
+    /// Its dtype.
+    pub fn dtype(&self) -> DType {
+        self.info.dtype
+    }
+
+    /// Its static dims, if the rank is known.
+    pub fn dims(&self) -> Option<Vec<Option<usize>>> {
+        self.info.shape.as_ref().map(|s| s.dims().to_vec())
+    }
+
+    /// Its static shape.
+    pub fn shape(&self) -> &StaticShape {
+        &self.info.shape
+    }
+
+    /// Its info, checking that it is dense.
+    ///
+    /// # Errors
+    /// InvalidArgument naming `what` for a sparse input.
+    pub fn dense(&self, what: &str) -> Result<&OutInfo> {
+        if self.info.sparse {
+            return Err(Error::invalid_argument(format!(
+                "{what}: expected a dense tensor"
+            )));
+        }
+        Ok(&self.info)
+    }
+
+    /// The constant dense value, if it is one.
+    pub fn constant_tensor(&self) -> Option<&Tensor> {
+        self.constant.as_ref().and_then(|v| v.dense().ok())
+    }
+}
+
+/// What a kernel gets when run: its inputs' values, the record key of
+/// the values (for errors) and, for a random op, its generator.
+pub struct Args<'s, 'a> {
+    ins: &'s dyn Fn(usize) -> &'a Value,
+    len: usize,
+    key: Option<&'s Value>,
+    rng: Option<&'s Mutex<ChaCha8Rng>>,
+}
+
+impl fmt::Debug for Args<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Args").field("len", &self.len).finish()
+    }
+}
+
+impl<'s, 'a> Args<'s, 'a> {
+    pub(crate) fn new(
+        ins: &'s dyn Fn(usize) -> &'a Value,
+        len: usize,
+        key: Option<&'s Value>,
+        rng: Option<&'s Mutex<ChaCha8Rng>>,
+    ) -> Args<'s, 'a> {
+        Args { ins, len, key, rng }
+    }
+
+    /// The number of inputs.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the op has no inputs.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Input `k`'s value.
+    pub fn value(&self, k: usize) -> &'a Value {
+        (self.ins)(k)
+    }
+
+    /// Input `k` as a dense tensor.
+    ///
+    /// # Errors
+    /// InvalidArgument if it is sparse.
+    pub fn dense(&self, k: usize) -> Result<&'a Tensor> {
+        (self.ins)(k).dense()
+    }
+
+    /// Every input as a dense tensor.
+    ///
+    /// # Errors
+    /// InvalidArgument if one is sparse.
+    pub fn all_dense(&self) -> Result<Vec<&'a Tensor>> {
+        (0..self.len).map(|k| self.dense(k)).collect()
+    }
+
+    /// The first record key of the values, or `""`: what decoders name in
+    /// their errors.
+    pub fn key(&self) -> Cow<'s, str> {
+        self.key
+            .and_then(|v| v.dense().ok())
+            .and_then(|t| t.as_slice::<Bytes>().ok())
+            .and_then(|s| s.first())
+            .map_or(Cow::Borrowed(""), |b| String::from_utf8_lossy(b))
+    }
+
+    /// The op's random generator.
+    ///
+    /// # Errors
+    /// Internal for an op whose [`OpDef::seed`] is `None`.
+    pub fn rng(&self) -> Result<MutexGuard<'s, ChaCha8Rng>> {
+        self.rng
+            .map(Mutex::lock)
+            .ok_or_else(|| Error::internal("not a random op"))
+    }
+}
+
+/// Declares an op's type: its fields are its attributes, read by name
+/// from [`Attrs`] (`op!(/// doc \n OneHot = "OneHot" { depth: usize,
+/// axis: i64 })`).
+macro_rules! op {
+    (
+        $(#[$m:meta])*
+        $ty:ident = $name:literal {
+            $($(#[$fm:meta])* $field:ident : $fty:ty),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $ty {
+            $($(#[$fm])* pub $field: $fty,)*
+        }
+
+        impl $crate::op::FromAttrs for $ty {
+            const TYPE: &'static str = $name;
+            #[allow(unused_variables)]
+            fn from_attrs(
+                a: &$crate::op::Attrs,
+            ) -> feedstock::error::Result<$ty> {
+                Ok($ty {
+                    $($field: a.get($name, stringify!($field))?,)*
+                })
+            }
+        }
+    };
+}
+pub(crate) use op;
+
+type Ctor = fn(&Attrs) -> Result<Arc<dyn OpDef>>;
+
+fn make<T: OpDef + FromAttrs>(a: &Attrs) -> Result<Arc<dyn OpDef>> {
+    Ok(Arc::new(T::from_attrs(a)?))
+}
+
+/// Every op the Python binding can make by name: one line per op.
+macro_rules! registry {
+    ($($ty:ty),* $(,)?) => {
+        /// The constructor of the op named `op_type`.
+        fn ctor(op_type: &str) -> Option<Ctor> {
+            $(
+                if op_type == <$ty as FromAttrs>::TYPE {
+                    return Some(make::<$ty>);
+                }
+            )*
+            None
+        }
+
+        /// Every registered type name.
+        pub fn op_types() -> Vec<&'static str> {
+            vec![$(<$ty as FromAttrs>::TYPE),*]
+        }
+    };
+}
+
+registry! {
+    math::Cast,
+    math::Binary,
+    math::Neg,
+    math::Unary,
+    math::Compare,
+    array::OneHot,
+}
+
+/// The op `op_type` with attributes `attrs`.
+///
+/// # Errors
+/// InvalidArgument for an unknown op type or a missing or ill-typed
+/// attribute.
+pub fn from_attrs(op_type: &str, attrs: &Attrs) -> Result<Arc<dyn OpDef>> {
+    let ctor = ctor(op_type).ok_or_else(|| {
+        Error::invalid_argument(format!("no op of type {op_type}"))
+    })?;
+    ctor(attrs)
+}
+
+/// A dense output with no record key.
+pub(crate) fn dense(shape: StaticShape, dtype: DType) -> OutInfo {
+    OutInfo {
+        dtype,
+        sparse: false,
+        shape,
+        key: None,
+    }
+}
+
+/// A dense output carrying the record key of `from`.
+pub(crate) fn dense_from(
+    shape: StaticShape,
+    dtype: DType,
+    from: &In,
+) -> OutInfo {
+    OutInfo {
+        key: from.info.key,
+        ..dense(shape, dtype)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_names_each_op_once() {
+        let mut names = op_types();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "a type name is registered twice");
+        let e = from_attrs("NoSuchOp", &Attrs::new()).unwrap_err();
+        assert!(e.to_string().contains("NoSuchOp"), "{e}");
+    }
+}
