@@ -621,7 +621,7 @@ fn stream_stage(
     let (mut records, mut bytes) = (0u64, 0u64);
     while let Some(r) = stream.next_record()? {
         records += 1;
-        bytes += r.data.len() as u64;
+        bytes += r.value.len() as u64;
     }
     Ok(Measure {
         records,
@@ -944,8 +944,8 @@ fn first_records<R: std::io::Read>(
     while records.len() < max_records && held < max_bytes {
         match reader.read_record()? {
             Some(r) => {
-                held += r.data.len() as u64;
-                records.push(r.data);
+                held += r.value.len() as u64;
+                records.push(r.value);
             }
             None => break,
         }

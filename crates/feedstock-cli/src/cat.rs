@@ -102,11 +102,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
                     return Err(e.into());
                 }
             };
-            let key = format!("{name}:{}", record.index);
-            let (payload, binary) = classify_keeping(&record.data, mode);
+            let key = format!("{name}:{}", record.position.index);
+            let (payload, binary) = classify_keeping(&record.value, mode);
             let line = Line {
                 key: &key,
-                data: &record.data,
+                data: &record.value,
                 payload: &payload,
                 binary: &binary,
             };

@@ -343,7 +343,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<()> {
     for path in &crate::files::inputs(&args.files)? {
         let mut reader = open_records(path, args.compression)?;
         while let Some(record) = reader.read_record()? {
-            sum.add(&record.data, mode);
+            sum.add(&record.value, mode);
         }
         sum.files.push(FileCount {
             file: path.display().to_string(),

@@ -208,8 +208,8 @@ impl TfRecordRange {
                 .source
                 .read_record()?
                 .ok_or_else(|| short(&self.path, at))?;
-            offsets.push(r.offset);
-            data.push(r.data);
+            offsets.push(r.position.offset);
+            data.push(r.value);
             left.next += 1;
         }
         left.count -= n;
@@ -371,7 +371,7 @@ impl TfRecordIndex {
                 )
             })
             .py_err()?;
-        Ok(PyBytes::new(py, &rec[0].data))
+        Ok(PyBytes::new(py, &rec[0].value))
     }
 }
 

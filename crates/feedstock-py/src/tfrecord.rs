@@ -194,7 +194,7 @@ impl RecordIterator {
             return Ok(None);
         };
         match py.detach(|| r.read_record()) {
-            Ok(Some(rec)) => Ok(Some(PyBytes::new(py, &rec.data))),
+            Ok(Some(rec)) => Ok(Some(PyBytes::new(py, &rec.value))),
             Ok(None) => {
                 *inner = None;
                 Ok(None)

@@ -247,7 +247,7 @@ fn tfrecord(c: &mut Criterion) {
             let mut r = ReaderBuilder::new().open(&path).unwrap();
             let mut n = 0;
             while let Some(rec) = r.read_record().unwrap() {
-                n += black_box(rec.data).len();
+                n += black_box(rec.value).len();
             }
             assert_eq!(n, data);
         })

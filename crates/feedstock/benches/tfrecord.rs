@@ -95,7 +95,7 @@ fn read(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0;
             for r in BytesReader::new(file.clone()) {
-                n += r.unwrap().data.len();
+                n += r.unwrap().value.len();
             }
             assert_eq!(n, RECORDS * RECORD_LEN);
         })
@@ -104,7 +104,7 @@ fn read(c: &mut Criterion) {
         b.iter(|| {
             let mut n = 0;
             for r in Reader::new(&file[..]) {
-                n += r.unwrap().data.len();
+                n += r.unwrap().value.len();
             }
             assert_eq!(n, RECORDS * RECORD_LEN);
         })

@@ -40,7 +40,7 @@ pub fn main() -> Result<(), Box<dyn Error>> {
         b.order(order).seed(1);
         let mut stream = b.build()?;
         let batch = stream.next_batch(200)?;
-        Ok(batch.iter().map(|r| number(&r.data)).collect())
+        Ok(batch.iter().map(|r| number(&r.value)).collect())
     };
     let spread = |v: &[u32]| v.iter().map(|n| n % 500).max().unwrap();
     let buffered = first(Order::Buffer(100))?;
@@ -61,7 +61,7 @@ pub fn main() -> Result<(), Box<dyn Error>> {
         b.order(Order::Global).seed(1).shard(Shard::new(host, 3)?);
         let mine: Vec<u32> = b
             .build()?
-            .map(|r| r.map(|r| number(&r.data)))
+            .map(|r| r.map(|r| number(&r.value)))
             .collect::<Result<_, _>>()?;
         assert_eq!(mine.len(), 666);
         for n in mine {

@@ -353,7 +353,7 @@ fn parse(dir: &str, kind: &str, passes: usize) -> Main {
     let mut records = Vec::new();
     for f in &files {
         for r in BytesReader::new(Bytes::from(std::fs::read(f)?)) {
-            records.push(r?.data);
+            records.push(r?.value);
         }
     }
     // The memory-bandwidth bound alongside: copy each batch's bytes into

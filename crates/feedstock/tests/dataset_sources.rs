@@ -39,8 +39,8 @@ fn all(source: &dyn Source) -> Vec<(String, Vec<u8>)> {
             panic!("rows from a file source")
         };
         for (k, r) in records.iter().enumerate() {
-            assert_eq!(r.index, k as u64);
-            out.push((source.key(file as u32, r), r.data.to_vec()));
+            assert_eq!(r.position.index, k as u64);
+            out.push((source.key(file as u32, r), r.value.to_vec()));
         }
     }
     out
@@ -77,7 +77,7 @@ fn check_random_reads(source: &dyn Source, want: &[(String, Vec<u8>)]) {
                     assert_eq!(records.len(), ordinals.len());
                     for (&k, r) in ordinals.iter().zip(&records) {
                         let (key, value) = &expect[k as usize];
-                        assert_eq!(&r.data[..], &value[..], "{key}");
+                        assert_eq!(&r.value[..], &value[..], "{key}");
                         assert_eq!(&source.key(file as u32, r), key);
                     }
                 });

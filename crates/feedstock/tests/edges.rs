@@ -38,7 +38,7 @@ fn from_bytes_decompresses_no_more_than_its_limit() {
     b.compression(Compression::Gzip).max_decompressed_len(1000);
     let mut r = b.from_bytes(gz.clone());
     for i in 0..8 {
-        assert_eq!(r.read_record().unwrap().unwrap().index, i);
+        assert_eq!(r.read_record().unwrap().unwrap().position.index, i);
     }
     let e = r.read_record().unwrap_err();
     assert_eq!(e.kind(), Kind::ResourceExhausted);

@@ -63,7 +63,7 @@ fn run_hosts(
                             let mut pads = 0;
                             for r in host.epoch(e).unwrap() {
                                 let r = r.unwrap();
-                                if r.pad {
+                                if r.is_pad() {
                                     assert!(r.value.is_empty());
                                     pads += 1;
                                 } else {
@@ -204,7 +204,7 @@ fn record_level_tfrecord_sharding_skips_other_hosts_records() {
     let values: Vec<&[u8]> = got.iter().map(|r| &r.value[..]).collect();
     // Records 2, 5, 8 are host 2's; 10 records over 3 hosts pad to 4.
     assert_eq!(values, [&b"rec2"[..], b"rec5", b"rec8", b""]);
-    assert!(got[3].pad && got[3].key == "<pad>");
+    assert!(got[3].is_pad() && got[3].key == "<pad>");
     assert_eq!(host.stats().passed_over(), 7);
     assert_eq!(host.stats().padded(), 1);
 }

@@ -95,14 +95,14 @@ fn data_globs_match_the_data_files_only_and_read_exactly_their_records() {
         let seq: Vec<Vec<u8>> = b
             .build()
             .unwrap()
-            .map(|r| r.unwrap().data.to_vec())
+            .map(|r| r.unwrap().value.to_vec())
             .collect();
         assert_eq!(seq, all, "{pattern}");
         b.order(Order::Global).seed(3);
         let mut global: Vec<Vec<u8>> = b
             .build()
             .unwrap()
-            .map(|r| r.unwrap().data.to_vec())
+            .map(|r| r.unwrap().value.to_vec())
             .collect();
         assert_ne!(global, all, "{pattern}: not shuffled");
         global.sort();

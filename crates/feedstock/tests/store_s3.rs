@@ -118,7 +118,7 @@ fn resuming_inside_an_object_reads_from_the_offset() {
         ReaderBuilder::new().from_reader(store.open_at(&url, at).unwrap());
     let mut got = Vec::new();
     while let Some(rec) = rest.read_record().unwrap() {
-        got.push(rec.data.to_vec());
+        got.push(rec.value.to_vec());
     }
     assert_eq!(got, recs[17..]);
 
@@ -302,12 +302,12 @@ fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly
         ReaderBuilder::new().from_reader(store.open(&url).unwrap());
     let mut delivered: Vec<Vec<u8>> = Vec::new();
     for _ in 0..100 {
-        delivered.push(reader.read_record().unwrap().unwrap().data.to_vec());
+        delivered.push(reader.read_record().unwrap().unwrap().value.to_vec());
     }
     server.stop();
     let err = loop {
         match reader.read_record() {
-            Ok(Some(r)) => delivered.push(r.data.to_vec()),
+            Ok(Some(r)) => delivered.push(r.value.to_vec()),
             Ok(None) => panic!("the whole object was read ahead"),
             Err(e) => break e,
         }
@@ -336,7 +336,7 @@ fn a_server_stopped_mid_read_fails_naming_object_and_offset_then_resumes_exactly
     let mut rest = ReaderBuilder::new()
         .from_reader(store.open_at(&url, resume_at).unwrap());
     while let Some(r) = rest.read_record().unwrap() {
-        delivered.push(r.data.to_vec());
+        delivered.push(r.value.to_vec());
     }
     assert_eq!(delivered.len(), recs.len());
     assert!(delivered == recs, "records lost, repeated or reordered");
@@ -483,14 +483,14 @@ fn sidecars_in_a_bucket_stay_out_of_data_globs() {
     let seq: Vec<Vec<u8>> = b
         .build()
         .unwrap()
-        .map(|r| r.unwrap().data.to_vec())
+        .map(|r| r.unwrap().value.to_vec())
         .collect();
     assert!(seq == all, "records lost, repeated or reordered");
     b.order(Order::Global).seed(5).threads(2).block_size(16);
     let mut global: Vec<Vec<u8>> = b
         .build()
         .unwrap()
-        .map(|r| r.unwrap().data.to_vec())
+        .map(|r| r.unwrap().value.to_vec())
         .collect();
     assert!(global != all, "not shuffled");
     global.sort();
@@ -549,12 +549,12 @@ fn an_object_overwritten_mid_read_fails_naming_it_and_never_mixes_versions() {
         ReaderBuilder::new().from_reader(store.open(&url).unwrap());
     let mut got: Vec<Vec<u8>> = Vec::new();
     for _ in 0..20 {
-        got.push(reader.read_record().unwrap().unwrap().data.to_vec());
+        got.push(reader.read_record().unwrap().unwrap().value.to_vec());
     }
     put(&store, &url, &tfrecord_bytes(&new));
     let err = loop {
         match reader.read_record() {
-            Ok(Some(r)) => got.push(r.data.to_vec()),
+            Ok(Some(r)) => got.push(r.value.to_vec()),
             Ok(None) => panic!(
                 "read to the end across an overwrite ({} records)",
                 got.len()

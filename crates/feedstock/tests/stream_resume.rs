@@ -52,14 +52,14 @@ fn drain(stream: RecordStream) -> Seen {
     stream
         .map(|r| {
             let r = r.unwrap();
-            (r.data, r.epoch)
+            (r.value, r.epoch)
         })
         .collect()
 }
 
 fn take(stream: &mut RecordStream, n: usize) -> Seen {
     let batch = stream.next_batch(n).unwrap();
-    batch.into_iter().map(|r| (r.data, r.epoch)).collect()
+    batch.into_iter().map(|r| (r.value, r.epoch)).collect()
 }
 
 fn counts(seen: &Seen) -> HashMap<(Bytes, u64), usize> {
@@ -139,10 +139,10 @@ fn shards_split_every_epoch_into_equal_disjoint_parts() {
                 for r in recs {
                     if r.is_pad() {
                         pads += 1;
-                        assert!(r.data.is_empty());
+                        assert!(r.value.is_empty());
                         assert_eq!(r.key(), "<pad>");
                     } else {
-                        union.push((r.data, r.epoch));
+                        union.push((r.value, r.epoch));
                     }
                 }
             }
@@ -439,7 +439,7 @@ fn child_streams_and_checkpoints() {
     let stdout = std::io::stdout();
     while let Some(r) = stream.next_record().unwrap() {
         let line =
-            format!("@@R {} {}\n", String::from_utf8_lossy(&r.data), r.epoch);
+            format!("@@R {} {}\n", String::from_utf8_lossy(&r.value), r.epoch);
         stdout.lock().write_all(line.as_bytes()).unwrap();
         if stream.delivered().is_multiple_of(37) {
             let mut out =

@@ -74,7 +74,7 @@ fn drain(
     let mut records = Vec::new();
     for r in it {
         match r {
-            Ok(r) => records.push(r.data.to_vec()),
+            Ok(r) => records.push(r.value.to_vec()),
             Err(e) => return (records, e),
         }
     }

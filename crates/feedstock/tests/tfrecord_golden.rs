@@ -92,11 +92,15 @@ fn check_records(name: &str) -> (Vec<Record>, Vec<Value>) {
     assert_eq!(records.len(), expected.len());
     let mut offset = 0;
     for (got, want) in records.iter().zip(&expected) {
-        assert_eq!(got.index, want["index"].as_u64().unwrap());
-        assert_eq!(got.offset, offset, "{name} record {}", got.index);
-        assert_eq!(got.data.len() as u64, want["length"].as_u64().unwrap());
-        assert_eq!(got.data[..], b64(&want["b64"])[..]);
-        offset += 16 + got.data.len() as u64;
+        assert_eq!(got.position.index, want["index"].as_u64().unwrap());
+        assert_eq!(
+            got.position.offset, offset,
+            "{name} record {}",
+            got.position.index
+        );
+        assert_eq!(got.value.len() as u64, want["length"].as_u64().unwrap());
+        assert_eq!(got.value[..], b64(&want["b64"])[..]);
+        offset += 16 + got.value.len() as u64;
     }
     (records, expected)
 }
@@ -178,7 +182,7 @@ fn examples_decode_as_tensorflow_read_them_for_every_compression() {
     ] {
         let (records, expected) = check_records(name);
         for (rec, want) in records.iter().zip(&expected) {
-            let ex = Example::decode(rec.data.clone()).unwrap();
+            let ex = Example::decode(rec.value.clone()).unwrap();
             assert_eq!(
                 features_json(&ex.features),
                 normalize(&want["example"]),
@@ -192,7 +196,7 @@ fn examples_decode_as_tensorflow_read_them_for_every_compression() {
 fn sequence_examples_decode_as_tensorflow_read_them() {
     let (records, expected) = check_records("sequence_examples.tfrecord");
     for (rec, want) in records.iter().zip(&expected) {
-        let se = SequenceExample::decode(rec.data.clone()).unwrap();
+        let se = SequenceExample::decode(rec.value.clone()).unwrap();
         assert_eq!(features_json(&se.context), normalize(&want["context"]));
         let lists: BTreeMap<&String, Vec<Value>> = se
             .feature_lists

@@ -51,13 +51,13 @@ proptest! {
             prop_assert_eq!(&streamed, &in_memory);
             prop_assert_eq!(&streamed, &small);
             let data: Vec<Vec<u8>> =
-                streamed.iter().map(|r| r.data.to_vec()).collect();
+                streamed.iter().map(|r| r.value.to_vec()).collect();
             prop_assert_eq!(&data, &records);
             let mut offset = 0;
             for (i, r) in streamed.iter().enumerate() {
-                prop_assert_eq!(r.index, i as u64);
-                prop_assert_eq!(r.offset, offset);
-                offset += framed_len(r.data.len() as u64);
+                prop_assert_eq!(r.position.index, i as u64);
+                prop_assert_eq!(r.position.offset, offset);
+                offset += framed_len(r.value.len() as u64);
             }
         }
     }
@@ -84,10 +84,10 @@ fn resuming_at_a_saved_position_reads_exactly_the_rest() {
                 b.from_reader_at(Cursor::new(&file[..]), saved).unwrap(),
             );
             let data: Vec<Vec<u8>> =
-                rest.iter().map(|r| r.data.to_vec()).collect();
+                rest.iter().map(|r| r.value.to_vec()).collect();
             assert_eq!(data, records[k..], "{c} resumed at {k}");
             if let Some(r) = rest.first() {
-                assert_eq!(r.position(), saved, "{c}");
+                assert_eq!(r.position, saved, "{c}");
             }
         }
     }
@@ -106,7 +106,7 @@ fn resuming_a_file_by_path_reads_the_rest() {
         w.finish().unwrap();
         let all = collect(ReaderBuilder::new().open(&path).unwrap());
         assert_eq!(all.len(), records.len());
-        let at = all[4].position();
+        let at = all[4].position;
         let rest = collect(ReaderBuilder::new().open_at(&path, at).unwrap());
         assert_eq!(rest, all[4..], "{name} (compressed: {c:?})");
     }
@@ -169,12 +169,12 @@ fn flushed_compressed_output_is_readable_before_finish() {
         let so_far = w.get_ref().clone();
         let mut r: Reader<&[u8]> =
             ReaderBuilder::new().compression(c).from_reader(&so_far[..]);
-        assert_eq!(&r.read_record().unwrap().unwrap().data[..], b"early");
+        assert_eq!(&r.read_record().unwrap().unwrap().value[..], b"early");
         let err = r.read_record().unwrap_err();
         assert_eq!(err.kind(), Kind::DataLoss, "{c}: {err}");
         let file = w.finish().unwrap();
         let mut r = ReaderBuilder::new().compression(c).from_reader(&file[..]);
-        assert_eq!(&r.read_record().unwrap().unwrap().data[..], b"early");
+        assert_eq!(&r.read_record().unwrap().unwrap().value[..], b"early");
         assert!(r.read_record().unwrap().is_none());
     }
 }

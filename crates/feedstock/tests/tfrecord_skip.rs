@@ -91,7 +91,7 @@ fn drain(
     let mut error = None;
     for r in it {
         match r {
-            Ok(r) => records.push((r.data.to_vec(), r.offset)),
+            Ok(r) => records.push((r.value.to_vec(), r.position.offset)),
             Err(e) => {
                 error = Some(e);
                 break;
@@ -686,7 +686,7 @@ fn a_broken_compressed_stream_is_one_skip_to_the_end() {
         let got: Vec<_> =
             b.from_reader(cut).collect::<Result<Vec<_>, _>>().unwrap();
         for (r, orig) in got.iter().zip(&recs) {
-            assert_eq!(&r.data[..], &orig[..]);
+            assert_eq!(&r.value[..], &orig[..]);
         }
         let stats = b.get_skip_log().stats();
         assert_eq!(stats.skipped, 1, "{c}");

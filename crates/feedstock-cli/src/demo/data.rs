@@ -379,7 +379,7 @@ mod tests {
                 .open(path)
                 .unwrap()
                 .map(|r| {
-                    let data = r.unwrap().data;
+                    let data = r.unwrap().value;
                     let p = parse_single_example(&data, &spec, "r").unwrap();
                     p[LABEL].dense().unwrap().scalar_value::<i64>().unwrap()
                 })

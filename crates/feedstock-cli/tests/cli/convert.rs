@@ -13,7 +13,7 @@ fn records(path: &Path) -> Vec<Vec<u8>> {
     ReaderBuilder::new()
         .open(path)
         .unwrap()
-        .map(|r| r.unwrap().data.to_vec())
+        .map(|r| r.unwrap().value.to_vec())
         .collect()
 }
 
@@ -114,7 +114,7 @@ fn examples_gz(path: &Path) -> Vec<Example> {
         .compression(feedstock::io::Compression::Gzip)
         .open(path)
         .unwrap()
-        .map(|r| Example::decode(&r.unwrap().data[..]).unwrap())
+        .map(|r| Example::decode(&r.unwrap().value[..]).unwrap())
         .collect()
 }
 

@@ -67,8 +67,8 @@ fn index_of_a_compressed_file_gives_decompressed_offsets() {
     assert_eq!(index.position(3), plain.position(3));
     let last = index.len() - 1;
     assert_eq!(
-        index.read(&LocalFs, last).unwrap().data,
-        plain.read(&LocalFs, last).unwrap().data
+        index.read(&LocalFs, last).unwrap().value,
+        plain.read(&LocalFs, last).unwrap().value
     );
     // Read as uncompressed, the index is refused.
     let e = RecordIndex::load(&LocalFs, &path, None, IndexCheck::Sampled)

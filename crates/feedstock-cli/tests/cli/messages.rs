@@ -429,7 +429,7 @@ fn column_defaults_convert_the_stations_golden_file() {
     let rows: Vec<Example> = ReaderBuilder::new()
         .open(&out)
         .unwrap()
-        .map(|r| Example::decode(&r.unwrap().data[..]).unwrap())
+        .map(|r| Example::decode(&r.unwrap().value[..]).unwrap())
         .collect();
     assert_eq!(rows.len(), 5);
     let f = |row: usize, name: &str| {

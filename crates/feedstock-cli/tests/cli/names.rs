@@ -114,7 +114,7 @@ fn convert_writes_to_and_reads_from_multibyte_names() {
             .open(path)
             .unwrap()
             .map(|r| {
-                let ex = Example::decode(&*r.unwrap().data).unwrap();
+                let ex = Example::decode(&*r.unwrap().value).unwrap();
                 let f = &ex.features.unwrap().feature["café"];
                 String::from_utf8(f.as_bytes().unwrap()[0].to_vec()).unwrap()
             })

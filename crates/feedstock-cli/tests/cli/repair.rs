@@ -15,7 +15,7 @@ fn records(path: &Path, c: Compression) -> Vec<Vec<u8>> {
     b.compression(c);
     b.open(path)
         .unwrap()
-        .map(|r| r.unwrap().data.to_vec())
+        .map(|r| r.unwrap().value.to_vec())
         .collect()
 }
 

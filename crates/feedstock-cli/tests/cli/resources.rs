@@ -27,7 +27,7 @@ fn values_of(path: &Path) -> Vec<i64> {
         .open(path_str(path))
         .unwrap()
         .map(|r| {
-            let ex = Example::decode(&*r.unwrap().data).unwrap();
+            let ex = Example::decode(&*r.unwrap().value).unwrap();
             let f = &ex.features.unwrap().feature["a"];
             f.as_int64().unwrap()[0]
         })
@@ -113,7 +113,7 @@ fn records_are_dealt_in_turn_whatever_the_number_of_shards() {
                 .open(path_str(&shard))
                 .unwrap()
                 .map(|r| {
-                    let ex = Example::decode(&*r.unwrap().data).unwrap();
+                    let ex = Example::decode(&*r.unwrap().value).unwrap();
                     ex.features.unwrap().feature["a"].as_int64().unwrap()[0]
                 })
                 .collect();

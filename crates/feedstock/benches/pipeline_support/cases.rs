@@ -156,7 +156,7 @@ fn on_disk(c: &mut Criterion) {
             for f in &files {
                 let mut r = ReaderBuilder::new().open(f).unwrap();
                 while let Some(rec) = r.read_record().unwrap() {
-                    let (img, label) = parse(&spec, f, &rec.data).unwrap();
+                    let (img, label) = parse(&spec, f, &rec.value).unwrap();
                     n += usize::from(img.len() == PIXELS && label < 10);
                 }
             }

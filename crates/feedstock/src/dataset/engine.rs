@@ -236,7 +236,7 @@ impl Context {
                         return Err(short(recs.len(), slots.len()));
                     }
                     for (k, rec) in slots.into_iter().zip(recs) {
-                        metas[k].offset = rec.offset;
+                        metas[k].offset = rec.position.offset;
                         records[k] = Some(rec);
                     }
                 }
@@ -262,7 +262,7 @@ impl Context {
         let columns = match &self.decode {
             None => {
                 let values: Vec<Bytes> =
-                    records.iter().map(|r| r.data.clone()).collect();
+                    records.iter().map(|r| r.value.clone()).collect();
                 vec![Column::Stacked(records_column(&values)?)]
             }
             Some(d) => self.decode_records(&**d, &metas, &records)?,
@@ -280,7 +280,7 @@ impl Context {
         records: &[Record],
     ) -> Result<Vec<Column>> {
         let values: Vec<Bytes> =
-            records.iter().map(|r| r.data.clone()).collect();
+            records.iter().map(|r| r.value.clone()).collect();
         match d.decode_columns(Records::new(&values)) {
             Ok(cols) => Ok(cols),
             Err(e) if e.key().is_some() || e.is_out_of_memory() => Err(e),
@@ -604,11 +604,7 @@ impl Engine {
     /// The key of the record in `row`.
     pub(crate) fn key_of(&self, row: &Row) -> String {
         let m = row.meta();
-        let rec = Record {
-            data: Bytes::new(),
-            offset: m.offset,
-            index: m.r.ordinal,
-        };
+        let rec = Record::new(Bytes::new(), m.offset, m.r.ordinal);
         self.ctx.key(m, &rec)
     }
 

@@ -23,7 +23,7 @@
 //! let Fetched::Records(records) = source.read(0, &[1, 0])? else {
 //!     unreachable!()
 //! };
-//! assert_eq!(&records[0].data[..], b"3,4");
+//! assert_eq!(&records[0].value[..], b"3,4");
 //! assert_eq!(source.key(0, &records[0]), format!("{path}:3"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -349,10 +349,8 @@ impl Source for TextLineSource {
         Ok(Fetched::Records(
             bufs.into_iter()
                 .zip(ordinals.iter().zip(&ranges))
-                .map(|(buf, (&k, &(offset, _)))| Record {
-                    data: strip_terminator(buf),
-                    offset,
-                    index: k,
+                .map(|(buf, (&k, &(offset, _)))| {
+                    Record::new(strip_terminator(buf), offset, k)
                 })
                 .collect(),
         ))
@@ -362,7 +360,7 @@ impl Source for TextLineSource {
         format!(
             "{}:{}",
             self.files.names[file as usize],
-            self.line(record.index)
+            self.line(record.position.index)
         )
     }
 }
@@ -517,11 +515,7 @@ impl Source for FixedLengthSource {
         Ok(Fetched::Records(
             bufs.into_iter()
                 .zip(ordinals.iter().zip(&ranges))
-                .map(|(data, (&k, &(offset, _)))| Record {
-                    data,
-                    offset,
-                    index: k,
-                })
+                .map(|(data, (&k, &(offset, _)))| Record::new(data, offset, k))
                 .collect(),
         ))
     }
@@ -588,11 +582,7 @@ impl Source for WholeFileSource {
         let bufs = self.files.read(file, &ranges, |_| name.to_owned())?;
         Ok(Fetched::Records(
             bufs.into_iter()
-                .map(|data| Record {
-                    data,
-                    offset: 0,
-                    index: 0,
-                })
+                .map(|data| Record::new(data, 0, 0))
                 .collect(),
         ))
     }

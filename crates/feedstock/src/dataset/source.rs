@@ -79,7 +79,7 @@ pub trait Source: Send + Sync + fmt::Debug {
     /// The key of record `record` of file `file`, as the classic readers
     /// spell it (`FILE:N`). Built only for errors and when asked.
     fn key(&self, file: u32, record: &Record) -> String {
-        format!("{}:{}", self.names()[file as usize], record.index)
+        format!("{}:{}", self.names()[file as usize], record.position.index)
     }
 }
 
@@ -385,7 +385,7 @@ impl Source for TfRecordSource {
 
     /// `FILE:OFFSET`, as TensorFlow's `TFRecordReader` keys a record.
     fn key(&self, file: u32, record: &Record) -> String {
-        format!("{}:{}", self.names[file as usize], record.offset)
+        format!("{}:{}", self.names[file as usize], record.position.offset)
     }
 }
 
@@ -463,7 +463,7 @@ impl Source for ArraySource {
     }
 
     fn key(&self, _file: u32, record: &Record) -> String {
-        format!("<arrays>:{}", record.index)
+        format!("<arrays>:{}", record.position.index)
     }
 }
 

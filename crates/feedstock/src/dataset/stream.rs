@@ -33,13 +33,13 @@
 //! let mut builder = RecordStream::builder([path]);
 //! builder.num_epochs(2).seed(7).order(Order::Buffer(16));
 //!
-//! let all: Vec<_> = builder.build()?.map(|r| r.unwrap().data).collect();
+//! let all: Vec<_> = builder.build()?.map(|r| r.unwrap().value).collect();
 //! assert_eq!(all.len(), 100);
 //!
 //! // Stop after 30 records, keep only the checkpoint's bytes ...
 //! let mut stream = builder.build()?;
 //! let mut seen: Vec<_> = (0..30)
-//!     .map(|_| stream.next_record().unwrap().unwrap().data)
+//!     .map(|_| stream.next_record().unwrap().unwrap().value)
 //!     .collect();
 //! let saved = stream.checkpoint().to_bytes();
 //! drop(stream);
@@ -47,7 +47,7 @@
 //! // ... and continue in a fresh stream: the same records, in order.
 //! let checkpoint = Checkpoint::from_bytes(&saved)?;
 //! let rest = builder.restore(checkpoint).build()?;
-//! seen.extend(rest.map(|r| r.unwrap().data));
+//! seen.extend(rest.map(|r| r.unwrap().value));
 //! assert_eq!(seen, all);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -153,8 +153,8 @@ use crate::io::tfrecord::Position;
 /// One record handed out by a [`RecordStream`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamRecord {
-    /// The record's data; empty for a padding record.
-    pub data: Bytes,
+    /// The record's bytes; empty for a padding record.
+    pub value: Bytes,
     /// The file it came from; `None` for a padding record
     /// ([`Remainder::Pad`]).
     pub file: Option<Arc<str>>,
@@ -175,7 +175,7 @@ impl StreamRecord {
     pub fn key(&self) -> String {
         match &self.file {
             Some(f) => format!("{f}:{}", self.position.index),
-            None => "<pad>".to_owned(),
+            None => crate::reader::PAD_KEY_PREFIX.to_owned(),
         }
     }
 }
@@ -493,7 +493,7 @@ impl RecordStream {
             }
         };
         Ok(StreamRecord {
-            data,
+            value: data,
             file: (!pad).then(|| Arc::clone(&self.names[m.r.file as usize])),
             position: Position {
                 offset: if pad { 0 } else { m.offset },

@@ -28,7 +28,7 @@
 //! hence the same number of batches of any size. The [`Remainder`] policy
 //! says how: [`Remainder::Drop`] cuts every host to the smallest host's
 //! count, [`Remainder::Pad`] fills every host up to the largest with
-//! records marked [`ShardRecord::pad`]. Both are counted
+//! padding records ([`Record::is_pad`]). Both are counted
 //! ([`ShardStats`]). At file level the per-file record counts are needed
 //! for this: they are counted once, by reading every file once when the
 //! reader is built (or given with [`ShardedReaderBuilder::record_counts`]). At
@@ -71,7 +71,7 @@ use rand::seq::SliceRandom;
 
 use super::producer::epoch_order_rng;
 use crate::error::{Error, Result};
-use crate::reader::{Reader, WorkQueue, WorkUnit};
+use crate::reader::{Reader, Record, WorkQueue, WorkUnit, PAD_KEY_PREFIX};
 
 /// Which part of the data this host reads: host `index` of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -118,21 +118,11 @@ pub enum Remainder {
     /// Every host stops at the smallest host's count; the rest is left out
     /// (counted in [`ShardStats::dropped`]).
     Drop,
-    /// Every host is filled up to the largest host's count with records
-    /// marked [`ShardRecord::pad`] (counted in [`ShardStats::padded`]),
-    /// whose value is empty and whose key is `<pad>`.
+    /// Every host is filled up to the largest host's count with padding
+    /// records (counted in [`ShardStats::padded`]): key
+    /// [`PAD_KEY_PREFIX`](crate::reader::PAD_KEY_PREFIX) alone, empty value
+    /// ([`Record::is_pad`]).
     Pad,
-}
-
-/// One record of this host's part.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShardRecord {
-    /// Where it came from (`FILE:N`), or `<pad>`.
-    pub key: String,
-    /// Its bytes; empty for a padding record.
-    pub value: Bytes,
-    /// True for a padding record added by [`Remainder::Pad`].
-    pub pad: bool,
 }
 
 /// Counters of a [`ShardedReader`], over every epoch read so far.
@@ -395,7 +385,7 @@ pub struct EpochRecords {
     emitted: u64,
     /// Record level: this host's latest record, held until the next one
     /// or the end of the epoch shows whether it is within the target.
-    held: Option<ShardRecord>,
+    held: Option<Record>,
     /// Padding records still to yield at the end.
     pads_left: Option<u64>,
     done: bool,
@@ -412,16 +402,15 @@ impl fmt::Debug for EpochRecords {
     }
 }
 
-fn pad() -> ShardRecord {
-    ShardRecord {
-        key: "<pad>".to_owned(),
+fn pad() -> Record {
+    Record {
+        key: PAD_KEY_PREFIX.to_owned(),
         value: Bytes::new(),
-        pad: true,
     }
 }
 
 impl EpochRecords {
-    fn next_record(&mut self) -> Result<Option<ShardRecord>> {
+    fn next_record(&mut self) -> Result<Option<Record>> {
         if let Some(left) = &mut self.pads_left {
             if *left == 0 {
                 return Ok(None);
@@ -438,11 +427,6 @@ impl EpochRecords {
             };
             let g = self.seen;
             self.seen += 1;
-            let rec = ShardRecord {
-                key: rec.key,
-                value: rec.value,
-                pad: false,
-            };
             if self.record_level {
                 if g % self.shard.count as u64 != self.shard.index as u64 {
                     self.stats.passed_over.fetch_add(1, Ordering::Relaxed);
@@ -466,7 +450,7 @@ impl EpochRecords {
     }
 
     /// The end of this host's input: settle the held record and padding.
-    fn finish(&mut self) -> Result<Option<ShardRecord>> {
+    fn finish(&mut self) -> Result<Option<Record>> {
         let count = self.shard.count as u64;
         let (own, target) = if self.record_level {
             let n = self.seen;
@@ -503,7 +487,7 @@ impl EpochRecords {
 }
 
 impl Iterator for EpochRecords {
-    type Item = Result<ShardRecord>;
+    type Item = Result<Record>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {

@@ -37,7 +37,7 @@
 //!
 //! let index = RecordIndex::open(&LocalFs, path, None)?;
 //! assert_eq!(index.len(), 100);
-//! assert_eq!(&index.read(&LocalFs, 42)?.data[..], b"record 42");
+//! assert_eq!(&index.read(&LocalFs, 42)?.value[..], b"record 42");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -604,11 +604,7 @@ impl RecordIndex {
                         "a whole frame was buffered by the decoder",
                     ));
                 };
-                Ok(Record {
-                    data: buf.slice(range),
-                    offset: pos.offset,
-                    index: pos.index,
-                })
+                Ok(Record::new(buf.slice(range), pos.offset, pos.index))
             }
             _ => {
                 let header_len = buf
@@ -844,8 +840,8 @@ mod tests {
             let ask: Vec<u64> = vec![299, 0, 17, 17, 150, 1, 298];
             let got = index.read_many(&LocalFs, &ask).unwrap();
             for (i, r) in ask.iter().zip(&got) {
-                assert_eq!(r.data, records[*i as usize], "{name} {i}");
-                assert_eq!(r.index, *i);
+                assert_eq!(r.value, records[*i as usize], "{name} {i}");
+                assert_eq!(r.position.index, *i);
             }
             let e = index.read(&LocalFs, 300).unwrap_err();
             assert_eq!(e.kind(), Kind::InvalidArgument);
@@ -920,8 +916,8 @@ mod tests {
             let got = index.read_many_from(&LocalFs, Some(&h), ask).unwrap();
             assert_eq!(reads(&h), want_reads, "{gap} {ask:?}");
             for (i, r) in ask.iter().zip(&got) {
-                assert_eq!(r.data, records[*i as usize], "{ask:?} {i}");
-                assert_eq!(r.index, *i);
+                assert_eq!(r.value, records[*i as usize], "{ask:?} {i}");
+                assert_eq!(r.position.index, *i);
             }
             let forward = index.read_many_from(&LocalFs, None, ask).unwrap();
             assert_eq!(got, forward, "{ask:?}");

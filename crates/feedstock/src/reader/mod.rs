@@ -130,6 +130,15 @@ pub struct Record {
     pub value: Bytes,
 }
 
+impl Record {
+    /// Whether this is a padding record, added so that every host gets
+    /// as many records ([`Remainder::Pad`](crate::input::shard::Remainder::Pad)):
+    /// its key starts with [`PAD_KEY_PREFIX`].
+    pub fn is_pad(&self) -> bool {
+        self.key.starts_with(PAD_KEY_PREFIX)
+    }
+}
+
 impl fmt::Debug for Record {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Record")

@@ -291,7 +291,10 @@ impl RecordReader for TfRecordReader {
         let file = self.file.as_mut().ok_or_else(not_started)?;
         let offset = file.base.offset;
         Ok(file.records.read_record()?.map(|r| {
-            RawRecord::new(RecordKey::Index(offset + r.offset), r.data)
+            RawRecord::new(
+                RecordKey::Index(offset + r.position.offset),
+                r.value,
+            )
         }))
     }
 

@@ -196,10 +196,10 @@ pub fn read_events(path: impl AsRef<Path>) -> Result<Vec<Event>> {
     let mut reader = ReaderBuilder::new().file_name(&name).open(path)?;
     let mut events = Vec::new();
     while let Some(record) = reader.read_record()? {
-        let event = Event::decode(&record.data[..]).map_err(|e| {
+        let event = Event::decode(&record.value[..]).map_err(|e| {
             Error::data_loss(format!("not an Event: {e}"))
                 .with_file(&name)
-                .with_offset(record.offset)
+                .with_offset(record.position.offset)
         })?;
         events.push(event);
     }

@@ -23,9 +23,9 @@ use crate::error::{Error, Result};
 /// let file = bytes::Bytes::from(w.finish()?);
 ///
 /// let rec = BytesReader::new(file.clone()).next().unwrap()?;
-/// assert_eq!(&rec.data[..], b"zero copy");
+/// assert_eq!(&rec.value[..], b"zero copy");
 /// // The record's data points into the file's buffer.
-/// assert_eq!(rec.data.as_ptr(), file[12..].as_ptr());
+/// assert_eq!(rec.value.as_ptr(), file[12..].as_ptr());
 /// # Ok::<(), feedstock::Error>(())
 /// ```
 #[derive(Debug)]
@@ -136,11 +136,11 @@ impl BytesReader {
                             Bytes::from(self.decoder.take_buffered())
                         }
                     };
-                    return Ok(Some(Record {
+                    return Ok(Some(Record::new(
                         data,
-                        offset: frame.offset,
-                        index: frame.index,
-                    }));
+                        frame.offset,
+                        frame.index,
+                    )));
                 }
             }
         }

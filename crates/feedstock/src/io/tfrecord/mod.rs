@@ -38,9 +38,9 @@
 //!
 //! let records: Vec<_> = BytesReader::new(file.into())
 //!     .collect::<Result<_, _>>()?;
-//! assert_eq!(&records[1].data[..], b"second");
-//! assert_eq!(records[1].index, 1);
-//! assert_eq!(records[1].offset, 12 + 5 + 4);
+//! assert_eq!(&records[1].value[..], b"second");
+//! assert_eq!(records[1].position.index, 1);
+//! assert_eq!(records[1].position.offset, 12 + 5 + 4);
 //! # Ok::<(), feedstock::Error>(())
 //! ```
 //!
@@ -158,32 +158,29 @@ pub struct Position {
     pub index: u64,
 }
 
-/// One record: its data and where it was found.
+/// One record: its bytes and where it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
-    /// The record's data (the bytes between header and footer).
-    pub data: Bytes,
-    /// The byte offset of the record's header in the (decompressed)
-    /// stream.
-    pub offset: u64,
-    /// The record's 0-based index in the stream.
-    pub index: u64,
+    /// The record's bytes (those between header and footer).
+    pub value: Bytes,
+    /// Where it sits in its (decompressed) stream.
+    pub position: Position,
 }
 
 impl Record {
-    /// The record's position: its offset and index.
-    pub fn position(&self) -> Position {
-        Position {
-            offset: self.offset,
-            index: self.index,
+    /// A record of `value` at byte offset `offset`, record number `index`.
+    pub fn new(value: Bytes, offset: u64, index: u64) -> Record {
+        Record {
+            value,
+            position: Position { offset, index },
         }
     }
 
     /// The position just after this record, where the next one starts.
     pub fn next_position(&self) -> Position {
         Position {
-            offset: self.offset + framed_len(self.data.len() as u64),
-            index: self.index + 1,
+            offset: self.position.offset + framed_len(self.value.len() as u64),
+            index: self.position.index + 1,
         }
     }
 }

@@ -31,7 +31,7 @@ use crate::io::compression::{Compression, Decompressor};
 /// builder.compression(Compression::Gzip).max_record_len(64 << 20);
 /// for record in builder.open("train-0.tfrecord.gz")? {
 ///     let record = record?;
-///     println!("{}: {} bytes", record.index, record.data.len());
+///     println!("{}: {} bytes", record.position.index, record.value.len());
 /// }
 /// # Ok::<(), feedstock::Error>(())
 /// ```
@@ -203,7 +203,7 @@ impl ReaderBuilder {
     /// let records: Vec<_> = ReaderBuilder::new()
     ///     .from_reader_ahead(file)
     ///     .collect::<feedstock::Result<_>>()?;
-    /// assert_eq!(&records[1].data[..], b"bc");
+    /// assert_eq!(&records[1].value[..], b"bc");
     /// # Ok::<(), feedstock::Error>(())
     /// ```
     pub fn from_reader_ahead<R: Read + Send + 'static>(
@@ -513,9 +513,9 @@ impl ReaderBuilder {
 /// let file = w.finish()?;
 ///
 /// let mut r = Reader::new(&file[..]);
-/// assert_eq!(&r.read_record()?.unwrap().data[..], b"a");
+/// assert_eq!(&r.read_record()?.unwrap().value[..], b"a");
 /// assert_eq!(r.next_position().index, 1);
-/// assert_eq!(&r.read_record()?.unwrap().data[..], b"bc");
+/// assert_eq!(&r.read_record()?.unwrap().value[..], b"bc");
 /// assert!(r.read_record()?.is_none());
 /// # Ok::<(), feedstock::Error>(())
 /// ```
@@ -626,11 +626,7 @@ impl<R: Read> Reader<R> {
                             Bytes::from(self.decoder.take_buffered())
                         }
                     };
-                    Some(Record {
-                        data,
-                        offset: frame.offset,
-                        index: frame.index,
-                    })
+                    Some(Record::new(data, frame.offset, frame.index))
                 }
             };
             self.src.consume(used);

@@ -331,16 +331,16 @@ mod tests {
         assert_eq!(read.len(), records.len());
         let mut shared = 0;
         for (pair, r) in read.windows(2).zip(&records) {
-            assert_eq!(&pair[0].data[..], &r[..]);
+            assert_eq!(&pair[0].value[..], &r[..]);
             // The next record's data starts right after this one's footer
             // and the next header when both lie in the same chunk.
-            let next = pair[0].data.as_ptr() as usize
-                + pair[0].data.len()
+            let next = pair[0].value.as_ptr() as usize
+                + pair[0].value.len()
                 + 4
                 + HEADER_LEN;
-            shared += usize::from(pair[1].data.as_ptr() as usize == next);
+            shared += usize::from(pair[1].value.as_ptr() as usize == next);
         }
-        assert_eq!(&read[39].data[..], &records[39][..]);
+        assert_eq!(&read[39].value[..], &records[39][..]);
         // 512-byte chunks hold about ten records each: most share one.
         assert!(shared >= 25, "only {shared} records shared a chunk");
     }

@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 /// let mut reader = builder.from_reader(&file[..]);
 /// let kept: Vec<_> = reader.by_ref().collect::<Result<_, _>>()?;
 /// assert_eq!(kept.len(), 2);
-/// assert_eq!(&kept[1].data[..], b"two");
+/// assert_eq!(&kept[1].value[..], b"two");
 ///
 /// let stats = reader.skip_log().stats();
 /// assert_eq!(stats.skipped, 1);
@@ -349,11 +349,11 @@ impl Policy {
         loop {
             match decoder.decode_held()? {
                 Some(Decoded::Record(frame)) => {
-                    return Ok(Some(Record {
-                        data: Bytes::from(decoder.take_buffered()),
-                        offset: frame.offset,
-                        index: frame.index,
-                    }));
+                    return Ok(Some(Record::new(
+                        Bytes::from(decoder.take_buffered()),
+                        frame.offset,
+                        frame.index,
+                    )));
                 }
                 Some(Decoded::Skipped(skip)) => self.on_skip(&skip)?,
                 _ => return Ok(None),

@@ -28,7 +28,7 @@ use crate::io::fs::{OutputFile, OutputOptions};
 /// let mut r = ReaderBuilder::new()
 ///     .compression(Compression::Zlib)
 ///     .from_reader(&file[..]);
-/// assert_eq!(&r.read_record()?.unwrap().data[..], b"squeezed");
+/// assert_eq!(&r.read_record()?.unwrap().value[..], b"squeezed");
 /// # Ok::<(), feedstock::Error>(())
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -111,7 +111,7 @@ impl WriterBuilder {
     /// w.write_record(b"one")?;
     /// w.commit()?;
     /// let mut r = ReaderBuilder::new().open(path)?;
-    /// assert_eq!(&r.read_record()?.unwrap().data[..], b"one");
+    /// assert_eq!(&r.read_record()?.unwrap().value[..], b"one");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
