@@ -120,7 +120,7 @@ pub enum Remainder {
     Drop,
     /// Every host is filled up to the largest host's count with padding
     /// records (counted in [`ShardStats::padded`]): key
-    /// [`PAD_KEY_PREFIX`](crate::reader::PAD_KEY_PREFIX) alone, empty value
+    /// [`PAD_KEY_PREFIX`] alone, empty value
     /// ([`Record::is_pad`]).
     Pad,
 }
@@ -593,7 +593,7 @@ impl EpochPlan {
 /// smallest host's count (a host with more stops early in its last
 /// files), with [`Remainder::Pad`] the largest's (a host with fewer reads
 /// some of its own records again, marked as padding: their keys start
-/// with [`PAD_KEY_PREFIX`](crate::reader::PAD_KEY_PREFIX)).
+/// with [`PAD_KEY_PREFIX`]).
 ///
 /// ```
 /// use feedstock::input::shard::{plan_epoch, Remainder, Shard};
