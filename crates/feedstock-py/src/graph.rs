@@ -13,7 +13,6 @@ use feedstock::coord::{Coordinator, ThreadHandle};
 use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
 use feedstock::decode::image::{DecodeSpec, JpegOptions};
-use feedstock::decode::reduce::ReduceOp;
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Error, Kind, Value};
@@ -22,7 +21,7 @@ use feedstock_tf1::{
     AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
     ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef,
     ReaderStateOp, RunOptions, RunnerRef, Session, ShuffleOptions, SliceDim,
-    SparsePart, Strings,
+    Strings,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -125,6 +124,9 @@ fn attr(op_type: &str, v: &Bound<'_, PyAny>) -> PyResult<Attr> {
     }
     if let Ok(i) = v.extract::<i64>() {
         return Ok(Attr::Int(i));
+    }
+    if let Ok(u) = v.extract::<u64>() {
+        return Ok(Attr::UInt(u));
     }
     if let Ok(f) = v.cast::<PyFloat>() {
         return Ok(Attr::Float(f.value()));
@@ -550,59 +552,6 @@ impl PyGraph {
         Ok((PyOutput(k), PyOutput(v)))
     }
 
-    /// `tf.io.read_file(path)`.
-    fn read_file(&self, path: PyOutput) -> PyResult<PyOutput> {
-        self.0.read_file(path.0).py_err().map(PyOutput)
-    }
-
-    /// `tf.io.matching_files(pattern)`.
-    fn matching_files(&self, pattern: PyOutput) -> PyResult<PyOutput> {
-        self.0.matching_files(pattern.0).py_err().map(PyOutput)
-    }
-
-    /// A part of a sparse tensor as a dense one: `part` is `indices`,
-    /// `values` or `dense_shape`.
-    fn sparse_part(&self, sp: PyOutput, part: &str) -> PyResult<PyOutput> {
-        let part = match part {
-            "indices" => SparsePart::Indices,
-            "values" => SparsePart::Values,
-            "dense_shape" => SparsePart::DenseShape,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "no sparse part {other:?}"
-                )))
-            }
-        };
-        self.0.sparse_part(sp.0, part).py_err().map(PyOutput)
-    }
-
-    /// `tf.sparse.to_dense(sp, default, validate_indices)`.
-    #[pyo3(signature = (sp, default, validate=true))]
-    fn sparse_to_dense(
-        &self,
-        sp: PyOutput,
-        default: PyOutput,
-        validate: bool,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .sparse_to_dense(sp.0, default.0, validate)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.SparseTensor(indices, values, dense_shape)`.
-    fn make_sparse(
-        &self,
-        indices: PyOutput,
-        values: PyOutput,
-        dense_shape: PyOutput,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .make_sparse(indices.0, values.0, dense_shape.0)
-            .py_err()
-            .map(PyOutput)
-    }
-
     /// A reader's counter or an action on it: `op` is one of
     /// `num_records_produced`, `num_work_units_completed`, `reset`,
     /// `serialize_state`, `restore_state` (which takes `state`).
@@ -817,20 +766,6 @@ impl PyGraph {
     ) -> PyResult<PyOutput> {
         self.0
             .random_flip_up_down(image.0, seed)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// A `float32` scalar uniform in `[lo, hi)`, drawn each run.
-    #[pyo3(signature = (lo, hi, seed=None))]
-    fn random_uniform_scalar(
-        &self,
-        lo: f32,
-        hi: f32,
-        seed: Option<u64>,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .random_uniform_scalar(lo, hi, seed)
             .py_err()
             .map(PyOutput)
     }
@@ -1069,31 +1004,6 @@ impl PyGraph {
             .map(PyOutput)
     }
 
-    /// `tf.string_to_number`.
-    fn string_to_number(
-        &self,
-        x: PyOutput,
-        dtype_name: &str,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .string_to_number(x.0, dtype(dtype_name)?)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.string_split` of TensorFlow 1.
-    fn string_split(
-        &self,
-        x: PyOutput,
-        delimiter: &[u8],
-        skip_empty: bool,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .string_split(x.0, delimiter, skip_empty)
-            .py_err()
-            .map(PyOutput)
-    }
-
     /// `tf.shape`: the run-time shape as an int32 vector.
     fn shape_of(&self, x: PyOutput) -> PyResult<PyOutput> {
         self.0.shape_of(x.0).py_err().map(PyOutput)
@@ -1102,46 +1012,6 @@ impl PyGraph {
     /// `tf.fill` of a shape computed when run.
     fn fill(&self, dims: PyOutput, value: PyOutput) -> PyResult<PyOutput> {
         self.0.fill(dims.0, value.0).py_err().map(PyOutput)
-    }
-
-    /// `tf.reduce_*`: `op` is "sum", "prod", "max", "min" or "mean".
-    fn reduce(
-        &self,
-        x: PyOutput,
-        op: &str,
-        axes: Vec<usize>,
-        keep_dims: bool,
-    ) -> PyResult<PyOutput> {
-        let op = match op {
-            "sum" => ReduceOp::Sum,
-            "prod" => ReduceOp::Prod,
-            "max" => ReduceOp::Max,
-            "min" => ReduceOp::Min,
-            "mean" => ReduceOp::Mean,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown reduction {op}"
-                )))
-            }
-        };
-        self.0
-            .reduce(x.0, op, &axes, keep_dims)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.argmax` (`max`) or `tf.argmin` along `axis`, as `dtype_name`.
-    fn arg_reduce(
-        &self,
-        x: PyOutput,
-        axis: usize,
-        max: bool,
-        dtype_name: &str,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .arg_reduce(x.0, axis, max, dtype(dtype_name)?)
-            .py_err()
-            .map(PyOutput)
     }
 
     /// `tf.py_func`'s node: `func` (a Python callable) is called with
@@ -1168,47 +1038,6 @@ impl PyGraph {
             .call(f, &inputs, &dtypes, name.as_deref())
             .py_err()
             .map(|outs| outs.into_iter().map(PyOutput).collect())
-    }
-
-    /// `tf.random_uniform` of a known shape.
-    #[pyo3(signature = (dims, dtype_name, min, max, seed=None))]
-    fn random_uniform(
-        &self,
-        dims: Vec<usize>,
-        dtype_name: &str,
-        min: f64,
-        max: f64,
-        seed: Option<u64>,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .random_uniform(&dims, dtype(dtype_name)?, min, max, seed)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.random_shuffle`.
-    #[pyo3(signature = (x, seed=None))]
-    fn random_shuffle(
-        &self,
-        x: PyOutput,
-        seed: Option<u64>,
-    ) -> PyResult<PyOutput> {
-        self.0.random_shuffle(x.0, seed).py_err().map(PyOutput)
-    }
-
-    /// `tf.where(cond, x, y)`.
-    fn select(
-        &self,
-        cond: PyOutput,
-        x: PyOutput,
-        y: PyOutput,
-    ) -> PyResult<PyOutput> {
-        self.0.select(cond.0, x.0, y.0).py_err().map(PyOutput)
-    }
-
-    /// `tf.where(cond)`.
-    fn where_true(&self, cond: PyOutput) -> PyResult<PyOutput> {
-        self.0.where_true(cond.0).py_err().map(PyOutput)
     }
 
     /// `tf.tile` with known multiples.

@@ -9,7 +9,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,14 +28,13 @@ use feedstock::decode::raw::{decode_raw, decode_raw_batch};
 use feedstock::decode::reduce;
 use feedstock::decode::Records;
 use feedstock::error::{Error, Kind, Result};
-use feedstock::io::fs::{default_fs, io_error};
+use feedstock::io::fs::default_fs;
 use feedstock::queue::Queue;
 use feedstock::reader::{Reader, WorkQueue};
 use feedstock::tensor::{DType, Tensor, Value};
 
 use super::graph::{
     AdjustOp, Graph, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim,
-    SparsePart,
 };
 use super::session::{Inner, Interrupt, NodeState, Resource};
 use crate::op::Args;
@@ -617,17 +615,6 @@ pub(super) fn matching_files(pattern: &str) -> Result<Value> {
     Ok(Tensor::vector::<Bytes>(found).into())
 }
 
-/// A path or pattern given as a string scalar.
-fn string_scalar(t: &Tensor) -> Result<String> {
-    let b = t.scalar_value::<Bytes>()?;
-    String::from_utf8(b.to_vec()).map_err(|_| {
-        Error::invalid_argument(format!(
-            "a file name is not UTF-8: {:?}",
-            String::from_utf8_lossy(&b)
-        ))
-    })
-}
-
 /// The error for serialized records of the wrong rank at run time (a
 /// placeholder of unknown shape fed another rank), in TensorFlow's words.
 fn serialized_rank(t: &Tensor, batched: bool) -> Error {
@@ -1126,61 +1113,6 @@ fn run_step<'a>(
             let [oh, ow, th, tw] = checked_box(t, box_inputs(ins)?)?;
             out.push(ops::crop_to_bounding_box(t, oh, ow, th, tw)?.into());
         }
-        Op::SparsePart(part) => {
-            let sp = ins(0).sparse()?;
-            out.push(
-                match part {
-                    SparsePart::Indices => sp.indices().clone(),
-                    SparsePart::Values => sp.values().clone(),
-                    SparsePart::DenseShape => {
-                        let dims =
-                            sp.dims().iter().map(|&d| d as i64).collect();
-                        Tensor::vector::<i64>(dims)
-                    }
-                }
-                .into(),
-            );
-        }
-        Op::ReadFile => {
-            let path = string_scalar(dense_in(ins, 0)?)?;
-            let fs = default_fs();
-            let mut contents = Vec::new();
-            fs.open(&path)?
-                .read_to_end(&mut contents)
-                .map_err(|e| io_error(&path, e))?;
-            out.push(Tensor::string(Bytes::from(contents)).into());
-        }
-        Op::MatchingFiles => {
-            let pattern = string_scalar(dense_in(ins, 0)?)?;
-            out.push(matching_files(&pattern)?);
-        }
-        Op::SparseToDense { validate } => {
-            let sp = ins(0).sparse()?;
-            if *validate {
-                sp.validate_order()?;
-            }
-            out.push(sp.to_dense(dense_in(ins, 1)?)?.into());
-        }
-        Op::MakeSparse => {
-            let shape = dense_in(ins, 2)?;
-            let dims = shape
-                .as_slice::<i64>()?
-                .iter()
-                .map(|&d| {
-                    usize::try_from(d).map_err(|_| {
-                        Error::invalid_argument(format!(
-                            "SparseTensor: dense_shape {d} is negative"
-                        ))
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let sp = feedstock::SparseTensor::new_unvalidated(
-                dense_in(ins, 0)?.clone(),
-                dense_in(ins, 1)?.clone(),
-                dims,
-            )?;
-            out.push(Value::Sparse(sp));
-        }
         Op::Reshape(shape) => {
             let t = dense_in(ins, 0)?;
             let dims = resolve_reshape(shape, t.num_elements())?;
@@ -1208,49 +1140,6 @@ fn run_step<'a>(
                 })
                 .collect();
             out.push(ops::slice(t, begin, &size)?.into());
-        }
-        Op::ArgReduce { axis, max, dtype } => {
-            let t = dense_in(ins, 0)?;
-            out.push(reduce::arg_reduce(t, *axis, *max, *dtype)?.into());
-        }
-        Op::Reduce {
-            op,
-            axes,
-            keep_dims,
-        } => {
-            let t = dense_in(ins, 0)?;
-            out.push(reduce::reduce(t, axes, *keep_dims, *op)?.into());
-        }
-        Op::RandomUniform {
-            dims,
-            dtype,
-            min,
-            max,
-            ..
-        } => {
-            let Some(Resource::Rng(rng)) = step.state.res.get() else {
-                return Err(Error::internal("not a random op"));
-            };
-            let mut rng = rng.lock();
-            let r =
-                reduce::random_uniform(dims, *dtype, *min, *max, &mut *rng)?;
-            out.push(r.into());
-        }
-        Op::RandomShuffle { .. } => {
-            let Some(Resource::Rng(rng)) = step.state.res.get() else {
-                return Err(Error::internal("not a random op"));
-            };
-            let mut rng = rng.lock();
-            let r = reduce::random_shuffle(dense_in(ins, 0)?, &mut *rng)?;
-            out.push(r.into());
-        }
-        Op::Select => {
-            let (c, x, y) =
-                (dense_in(ins, 0)?, dense_in(ins, 1)?, dense_in(ins, 2)?);
-            out.push(reduce::select(c, x, y)?.into());
-        }
-        Op::WhereTrue => {
-            out.push(reduce::where_true(dense_in(ins, 0)?)?.into());
         }
         Op::Tile(multiples) => {
             out.push(expand::tile(dense_in(ins, 0)?, multiples)?.into());
@@ -1289,19 +1178,6 @@ fn run_step<'a>(
                 })
                 .collect();
             out.push(strided_slice(t, &dims)?.into());
-        }
-        Op::StringToNumber(dtype) => {
-            let t = dense_in(ins, 0)?;
-            out.push(feedstock::decode::string_to_number(t, *dtype)?.into());
-        }
-        Op::StringSplit {
-            delimiter,
-            skip_empty,
-        } => {
-            let t = dense_in(ins, 0)?;
-            let sp =
-                feedstock::decode::string_split(t, delimiter, *skip_empty)?;
-            out.push(Value::Sparse(sp));
         }
         Op::Shape => {
             let t = dense_in(ins, 0)?;

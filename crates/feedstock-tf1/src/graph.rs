@@ -15,7 +15,6 @@ use feedstock::decode::example::{
 use feedstock::decode::image::DecodeSpec;
 use feedstock::decode::math;
 use feedstock::decode::raw::ByteOrder;
-use feedstock::decode::reduce::ReduceOp;
 use feedstock::error::{Error, Result};
 use feedstock::input::shard::{Remainder, Shard};
 use feedstock::io::tfrecord::CorruptRecords;
@@ -24,7 +23,6 @@ use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 
 use super::queues::{QueueKind, RunnerDef};
-use crate::op::math::broadcast_static;
 use crate::op::{In, OpDef};
 
 /// The node id a builder uses for "the node being added".
@@ -228,7 +226,8 @@ impl ReaderKind {
     }
 }
 
-/// A part of a sparse tensor, as [`Graph::sparse_part`] gives it.
+/// A part of a sparse tensor, as
+/// [`op::SparsePart`](crate::op::SparsePart) gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SparsePart {
     /// `[nnz, rank]` int64: the position of each stored value.
@@ -533,22 +532,6 @@ pub(crate) enum Op {
     /// A crop whose box comes in as inputs 1..=4 (offset height and
     /// width, target height and width), checked when run.
     CropToBoxInputs,
-    /// The contents of the file its input names (`tf.io.read_file`).
-    ReadFile,
-    /// The files matching its input pattern, matched each run
-    /// (`tf.io.matching_files`).
-    MatchingFiles,
-    /// One part of a sparse input, as a dense tensor.
-    SparsePart(SparsePart),
-    /// A sparse input made dense; input 1: the default, a scalar.
-    /// The dense form of sparse input 0, default input 1; with
-    /// `validate`, the indices checked for order as TensorFlow does.
-    SparseToDense {
-        validate: bool,
-    },
-    /// A sparse tensor from its parts: inputs indices (`int64 [nnz,
-    /// rank]`), values (`[nnz]`) and dense shape (`int64 [rank]`).
-    MakeSparse,
     Reshape(Vec<i64>),
     Slice {
         begin: Vec<usize>,
@@ -562,48 +545,9 @@ pub(crate) enum Op {
     StridedSliceInputs,
     /// The run-time shape of input 0 as an int32 vector (`tf.shape`).
     Shape,
-    /// Input 0's strings parsed as numbers (`tf.string_to_number`).
-    StringToNumber(DType),
-    /// Input 0's strings split into a sparse matrix of tokens
-    /// (`tf.string_split`).
-    StringSplit {
-        delimiter: Vec<u8>,
-        skip_empty: bool,
-    },
     /// A tensor of the shape input 0 gives (an integer vector) filled with
     /// the scalar input 1 (`tf.fill`, `tf.ones` of a computed shape).
     Fill,
-    /// A reduction over the given axes (`tf.reduce_sum`, ...).
-    Reduce {
-        op: ReduceOp,
-        axes: Vec<usize>,
-        keep_dims: bool,
-    },
-    /// The index of the largest or smallest value along an axis
-    /// (`tf.argmax`, `tf.argmin`), as `dtype`.
-    ArgReduce {
-        axis: usize,
-        max: bool,
-        dtype: DType,
-    },
-    /// Uniform random values of a shape (`tf.random_uniform`): floats in
-    /// `[min, max)`, integers in `min..max`.
-    RandomUniform {
-        dims: Vec<usize>,
-        dtype: DType,
-        min: f64,
-        max: f64,
-        seed: Option<u64>,
-    },
-    /// Input 0 with its rows (axis 0) in a random order
-    /// (`tf.random_shuffle`).
-    RandomShuffle {
-        seed: Option<u64>,
-    },
-    /// `tf.where(cond, x, y)`: inputs 0..=2.
-    Select,
-    /// `tf.where(cond)`: the coordinates of input 0's true elements.
-    WhereTrue,
     /// Input 0 repeated `multiples[k]` times along each axis `k`
     /// (`tf.tile`).
     Tile(Vec<usize>),
@@ -693,10 +637,8 @@ impl Node {
                 | Op::LimitEpochs { .. }
                 | Op::Reader(_)
                 | Op::RandomFlip { .. }
-                | Op::RandomUniform { .. }
                 | Op::SampleBox { .. }
                 | Op::RandomCrop { .. }
-                | Op::RandomShuffle { .. }
                 | Op::Batch(_)
                 | Op::Queue { .. }
         )
@@ -1396,39 +1338,6 @@ impl Graph {
             vec![],
             dense(partial(vec![None]), DType::String),
         )
-    }
-
-    /// The files matching the glob `pattern` (a string scalar), sorted,
-    /// matched each time the output is run; none is an empty vector
-    /// (`tf.io.matching_files`).
-    ///
-    /// # Errors
-    /// InvalidArgument for a `pattern` that is not a string scalar.
-    pub fn matching_files(&self, pattern: Output) -> Result<Output> {
-        let info = self.string_scalar(pattern, "matching_files")?;
-        let out =
-            with_key(dense(partial(vec![None]), DType::String), info.key);
-        self.add1(None, "MatchingFiles", Op::MatchingFiles, vec![pattern], out)
-    }
-
-    /// The whole contents of the file named by `path` (a string scalar),
-    /// as a string scalar (`tf.io.read_file`): a local path or an object
-    /// URL. A missing file is NotFound naming it.
-    ///
-    /// # Errors
-    /// InvalidArgument for a `path` that is not a string scalar.
-    pub fn read_file(&self, path: Output) -> Result<Output> {
-        let info = self.string_scalar(path, "read_file")?;
-        let out = with_key(dense(known(&[]), DType::String), info.key);
-        self.add1(None, "ReadFile", Op::ReadFile, vec![path], out)
-    }
-
-    fn string_scalar(&self, o: Output, what: &str) -> Result<OutInfo> {
-        let info = self.string_input(o, what)?;
-        if info.shape.as_ref().is_some_and(|s| s.rank() != 0) {
-            return Err(invalid(format!("{what} takes a string scalar")));
-        }
-        Ok(info)
     }
 
     // ----- producers -------------------------------------------------------
@@ -2317,38 +2226,6 @@ impl Graph {
         )
     }
 
-    /// A `float32` scalar drawn uniformly from `[lo, hi)` on each run
-    /// (`tf.random_uniform([], lo, hi)`); seeded, the session draws the
-    /// same sequence every time.
-    ///
-    /// # Errors
-    /// InvalidArgument unless `lo < hi` (both finite).
-    pub fn random_uniform_scalar(
-        &self,
-        lo: f32,
-        hi: f32,
-        seed: Option<u64>,
-    ) -> Result<Output> {
-        if !(lo < hi && lo.is_finite() && hi.is_finite()) {
-            return Err(invalid(format!(
-                "random_uniform: need minval < maxval, got {lo} and {hi}"
-            )));
-        }
-        self.add1(
-            None,
-            "random_uniform",
-            Op::RandomUniform {
-                dims: Vec::new(),
-                dtype: DType::F32,
-                min: f64::from(lo),
-                max: f64::from(hi),
-                seed,
-            },
-            vec![],
-            dense(known(&[]), DType::F32),
-        )
-    }
-
     /// A `float32` image adjusted by a `float32` scalar `factor`:
     /// contrast (`(x - mean) * factor + mean` per channel, rank 3 or
     /// more), hue or saturation (RGB images); see
@@ -2999,119 +2876,6 @@ impl Graph {
 
     // ----- tensor ops ------------------------------------------------------
 
-    /// A part of the sparse output `sp` as a dense tensor
-    /// (`sparse.indices`, `sparse.values`, `sparse.dense_shape`).
-    ///
-    /// # Errors
-    /// InvalidArgument for a dense `sp` or one of another graph.
-    pub fn sparse_part(&self, sp: Output, part: SparsePart) -> Result<Output> {
-        let info = self.sparse_input(sp)?;
-        let rank = info.shape.as_ref().map(PartialShape::rank);
-        let (name, dtype, dims) = match part {
-            SparsePart::Indices => {
-                ("SparseIndices", DType::I64, vec![None, rank])
-            }
-            SparsePart::Values => ("SparseValues", info.dtype, vec![None]),
-            SparsePart::DenseShape => {
-                ("SparseDenseShape", DType::I64, vec![rank])
-            }
-        };
-        let out = dense(partial(dims), dtype);
-        self.add1(None, name, Op::SparsePart(part), vec![sp], out)
-    }
-
-    /// The dense form of the sparse output `sp`, `default` (a scalar of
-    /// its dtype) where nothing is stored (`tf.sparse.to_dense`).
-    ///
-    /// # Errors
-    /// InvalidArgument for a dense `sp`, or a `default` that is not a
-    /// scalar of its dtype.
-    pub fn sparse_to_dense(
-        &self,
-        sp: Output,
-        default: Output,
-        validate: bool,
-    ) -> Result<Output> {
-        let info = self.sparse_input(sp)?;
-        let d = self.info(default)?;
-        if d.dtype != info.dtype
-            || d.sparse
-            || d.shape.as_ref().is_some_and(|s| s.rank() != 0)
-        {
-            return Err(invalid(format!(
-                "sparse_to_dense: the default must be a {} scalar",
-                info.dtype
-            )));
-        }
-        let out = dense(info.shape.clone(), info.dtype);
-        self.add1(
-            None,
-            "SparseToDense",
-            Op::SparseToDense { validate },
-            vec![sp, default],
-            out,
-        )
-    }
-
-    /// A sparse tensor from its parts (`tf.SparseTensor(indices, values,
-    /// dense_shape)`): `indices` an `int64` matrix, `values` a vector,
-    /// `dense_shape` an `int64` vector. Like TensorFlow's, it is not
-    /// validated until an op needs it to be.
-    ///
-    /// # Errors
-    /// InvalidArgument for parts of other dtypes or ranks.
-    pub fn make_sparse(
-        &self,
-        indices: Output,
-        values: Output,
-        dense_shape: Output,
-    ) -> Result<Output> {
-        let ii = self.check_dense(indices, "SparseTensor indices")?;
-        let vi = self.check_dense(values, "SparseTensor values")?;
-        let si = self.check_dense(dense_shape, "SparseTensor dense_shape")?;
-        let rank_of = |i: &OutInfo| i.shape.as_ref().map(|s| s.rank());
-        if ii.dtype != DType::I64
-            || si.dtype != DType::I64
-            || rank_of(&ii).is_some_and(|r| r != 2)
-            || rank_of(&vi).is_some_and(|r| r != 1)
-            || rank_of(&si).is_some_and(|r| r != 1)
-        {
-            return Err(invalid(
-                "SparseTensor: indices must be an int64 matrix, values a \
-                 vector and dense_shape an int64 vector",
-            ));
-        }
-        // The dense shape: known when it is a constant (as in TensorFlow),
-        // else its rank when its length is known.
-        let known = self.constant_dims(dense_shape);
-        let rank =
-            dims_of(&si.shape).and_then(|d| d.first().copied().flatten());
-        let shape = known
-            .or_else(|| rank.map(|r| vec![None; r]))
-            .map(PartialShape::new);
-        let info = OutInfo {
-            dtype: vi.dtype,
-            sparse: true,
-            shape,
-            key: None,
-        };
-        self.add1(
-            None,
-            "SparseTensor",
-            Op::MakeSparse,
-            vec![indices, values, dense_shape],
-            info,
-        )
-    }
-
-    fn sparse_input(&self, sp: Output) -> Result<OutInfo> {
-        let info = self.info(sp)?;
-        if !info.sparse {
-            return Err(invalid("expected a sparse tensor, got a dense one"));
-        }
-        Ok(info)
-    }
-
     /// The same elements in a new shape; one entry may be -1, inferred
     /// (`tf.reshape`).
     ///
@@ -3300,74 +3064,6 @@ impl Graph {
         )
     }
 
-    /// `tf.string_to_number(x, out_type)`: each string parsed as
-    /// `dtype` (int32, int64, float32 or float64) when run.
-    ///
-    /// # Errors
-    /// InvalidArgument for `x` not of strings or another dtype.
-    pub fn string_to_number(&self, x: Output, dtype: DType) -> Result<Output> {
-        let info = self.check_dense(x, "string_to_number")?;
-        if info.dtype != DType::String {
-            return Err(invalid_dtype(format!(
-                "string_to_number: expected strings, got {}",
-                info.dtype
-            )));
-        }
-        if !matches!(dtype, DType::I32 | DType::I64 | DType::F32 | DType::F64)
-        {
-            return Err(invalid_dtype(format!(
-                "string_to_number: out_type must be int32, int64, float32 \
-                 or float64, not {dtype}"
-            )));
-        }
-        self.add1(
-            None,
-            "StringToNumber",
-            Op::StringToNumber(dtype),
-            vec![x],
-            with_key(dense(info.shape, dtype), info.key),
-        )
-    }
-
-    /// `tf.string_split(x, delimiter, skip_empty)` of TensorFlow 1: a
-    /// sparse `[len(x), most tokens]` string matrix of the tokens.
-    ///
-    /// # Errors
-    /// InvalidArgument for `x` not of strings or of a known rank other
-    /// than 1.
-    pub fn string_split(
-        &self,
-        x: Output,
-        delimiter: &[u8],
-        skip_empty: bool,
-    ) -> Result<Output> {
-        let info = self.check_dense(x, "string_split")?;
-        if info.dtype != DType::String {
-            return Err(invalid_dtype("string_split: expected strings"));
-        }
-        if let Some(d) = dims_of(&info.shape).filter(|d| d.len() != 1) {
-            return Err(invalid(format!(
-                "Shape must be rank 1 but is rank {} for 'StringSplit'",
-                d.len()
-            )));
-        }
-        self.add1(
-            None,
-            "StringSplit",
-            Op::StringSplit {
-                delimiter: delimiter.to_vec(),
-                skip_empty,
-            },
-            vec![x],
-            OutInfo {
-                dtype: DType::String,
-                sparse: true,
-                shape: partial(vec![None, None]),
-                key: info.key,
-            },
-        )
-    }
-
     /// `tf.shape(x)`: `x`'s run-time shape as an int32 vector of `x`'s
     /// rank.
     ///
@@ -3407,231 +3103,6 @@ impl Graph {
             Op::Fill,
             vec![dims, value],
             dense(shape, v.dtype),
-        )
-    }
-
-    /// `x` reduced over `axes` (each in `0..rank`; the rank must be
-    /// known), the reduced dimensions kept as 1 with `keep_dims`.
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse `x`, an unknown rank, an axis out of
-    /// range or a dtype other than integers, float32 and float64.
-    pub fn reduce(
-        &self,
-        x: Output,
-        op: ReduceOp,
-        axes: &[usize],
-        keep_dims: bool,
-    ) -> Result<Output> {
-        let info = self.check_dense(x, "reduce")?;
-        let dims = dims_of(&info.shape)
-            .ok_or_else(|| invalid("reduce: the rank must be known"))?;
-        if let Some(&a) = axes.iter().find(|&&a| a >= dims.len()) {
-            return Err(invalid(format!(
-                "Invalid reduction dimension ({a} for input with {} \
-                 dimension(s)",
-                dims.len()
-            )));
-        }
-        if !math::is_arithmetic(info.dtype)
-            || matches!(info.dtype, DType::F16 | DType::BF16)
-        {
-            return Err(invalid_dtype(format!(
-                "reduce: not defined for {}",
-                info.dtype
-            )));
-        }
-        let out: Vec<Option<usize>> = dims
-            .iter()
-            .enumerate()
-            .filter_map(|(k, &d)| match (axes.contains(&k), keep_dims) {
-                (false, _) => Some(d),
-                (true, true) => Some(Some(1)),
-                (true, false) => None,
-            })
-            .collect();
-        self.add1(
-            None,
-            "Reduce",
-            Op::Reduce {
-                op,
-                axes: axes.to_vec(),
-                keep_dims,
-            },
-            vec![x],
-            dense(partial(out), info.dtype),
-        )
-    }
-
-    /// `tf.argmax` (`max`) or `tf.argmin` of `x` along `axis`, as `dtype`
-    /// (`int32` or `int64`).
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse `x`, an unknown rank, an axis out of
-    /// range, a string or complex `x` or another output dtype.
-    pub fn arg_reduce(
-        &self,
-        x: Output,
-        axis: usize,
-        max: bool,
-        dtype: DType,
-    ) -> Result<Output> {
-        let info = self.check_dense(x, "argmax")?;
-        let dims = dims_of(&info.shape)
-            .ok_or_else(|| invalid("argmax: the rank must be known"))?;
-        if axis >= dims.len() {
-            return Err(invalid(format!(
-                "Dimension ({axis}) must be in the range [{}, {}), where {} \
-                 is the number of dimensions in the input",
-                -(dims.len() as i64),
-                dims.len(),
-                dims.len()
-            )));
-        }
-        if !(math::is_arithmetic(info.dtype) || info.dtype == DType::Bool)
-            || matches!(info.dtype, DType::F16 | DType::BF16)
-            || !matches!(dtype, DType::I32 | DType::I64)
-        {
-            return Err(invalid_dtype(format!(
-                "argmax of {} as {dtype}: not defined",
-                info.dtype
-            )));
-        }
-        let mut out = dims.clone();
-        out.remove(axis);
-        self.add1(
-            None,
-            if max { "ArgMax" } else { "ArgMin" },
-            Op::ArgReduce { axis, max, dtype },
-            vec![x],
-            dense(partial(out), dtype),
-        )
-    }
-
-    /// `tf.random_uniform(dims, min, max, dtype, seed)`: new values each
-    /// run, from the node's own generator (seeded by `seed`).
-    ///
-    /// # Errors
-    /// InvalidArgument for a dtype other than float32, float64, int32 and
-    /// int64 (integers with `min >= max` fail when run, as TensorFlow's).
-    pub fn random_uniform(
-        &self,
-        dims: &[usize],
-        dtype: DType,
-        min: f64,
-        max: f64,
-        seed: Option<u64>,
-    ) -> Result<Output> {
-        let ints = matches!(dtype, DType::I32 | DType::I64);
-        if !ints && !matches!(dtype, DType::F32 | DType::F64) {
-            return Err(invalid_dtype(format!(
-                "random_uniform: not defined for {dtype}"
-            )));
-        }
-        let shape = partial(dims.iter().map(|&d| Some(d)).collect());
-        self.add1(
-            None,
-            "RandomUniform",
-            Op::RandomUniform {
-                dims: dims.to_vec(),
-                dtype,
-                min,
-                max,
-                seed,
-            },
-            vec![],
-            dense(shape, dtype),
-        )
-    }
-
-    /// `tf.random_shuffle(x, seed)`: `x`'s rows in a new random order
-    /// each run.
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse `x`.
-    pub fn random_shuffle(
-        &self,
-        x: Output,
-        seed: Option<u64>,
-    ) -> Result<Output> {
-        let info = self.check_dense(x, "random_shuffle")?;
-        self.add1(
-            None,
-            "RandomShuffle",
-            Op::RandomShuffle { seed },
-            vec![x],
-            with_key(dense(info.shape, info.dtype), info.key),
-        )
-    }
-
-    /// `tf.where(cond, x, y)` of TensorFlow 1 (`cond` of `x`'s shape or
-    /// a vector of its rows), shaped as `x`.
-    ///
-    /// # Errors
-    /// InvalidArgument for sparse inputs, a `cond` that is not bool, or
-    /// `x` and `y` of different dtypes.
-    pub fn select(
-        &self,
-        cond: Output,
-        x: Output,
-        y: Output,
-    ) -> Result<Output> {
-        let c = self.check_dense(cond, "where")?;
-        let ix = self.check_dense(x, "where")?;
-        let iy = self.check_dense(y, "where")?;
-        if c.dtype != DType::Bool {
-            return Err(invalid_dtype("where: cond must be bool"));
-        }
-        if ix.dtype != iy.dtype {
-            return Err(invalid_dtype(format!(
-                "where: x and y differ in dtype, {} and {}",
-                ix.dtype, iy.dtype
-            )));
-        }
-        let shape = broadcast_static(&ix.shape, &iy.shape, "where")?;
-        if let (Some(cd), Some(xd)) = (dims_of(&c.shape), dims_of(&ix.shape)) {
-            let compatible = |a: &[Option<usize>], b: &[Option<usize>]| {
-                a.len() == b.len()
-                    && a.iter()
-                        .zip(b)
-                        .all(|(p, q)| p.is_none() || q.is_none() || p == q)
-            };
-            let rows =
-                cd.len() == 1 && !xd.is_empty() && compatible(&cd, &xd[..1]);
-            if !compatible(&cd, &xd) && !rows {
-                return Err(invalid(format!(
-                    "Shapes must be equal rank, but are {} and {} for \
-                     'Select'",
-                    cd.len(),
-                    xd.len()
-                )));
-            }
-        }
-        self.add1(
-            None,
-            "Select",
-            Op::Select,
-            vec![cond, x, y],
-            with_key(dense(shape, ix.dtype), ix.key.or(c.key)),
-        )
-    }
-
-    /// `tf.where(cond)`: an `int64 [None, rank]` matrix of coordinates.
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse or non-bool `cond`.
-    pub fn where_true(&self, cond: Output) -> Result<Output> {
-        let c = self.check_dense(cond, "where")?;
-        if c.dtype != DType::Bool {
-            return Err(invalid_dtype("where: cond must be bool"));
-        }
-        let rank = dims_of(&c.shape).map(|d| d.len());
-        self.add1(
-            None,
-            "Where",
-            Op::WhereTrue,
-            vec![cond],
-            with_key(dense(partial(vec![None, rank]), DType::I64), c.key),
         )
     }
 

@@ -163,9 +163,7 @@ fn impure(node: &Node) -> Option<&'static str> {
             "runs a user function, which the reader threads cannot run"
         }
         Op::RandomFlip { .. }
-        | Op::RandomUniform { .. }
         | Op::RandomCrop { .. }
-        | Op::RandomShuffle { .. }
         | Op::SampleBox { .. } => RANDOM,
         Op::Variable | Op::Assign { .. } => "reads or sets a variable",
         Op::Batch(_)
@@ -275,7 +273,7 @@ fn fingerprint_tensor(t: &feedstock::Tensor, h: &mut Fnv) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::op::Binary;
+    use crate::op::{Binary, RandomUniform};
     use crate::Graph;
     use feedstock::decode::math::BinaryOp;
     use feedstock::queue::PartialShape;
@@ -320,9 +318,14 @@ mod tests {
         let x = g
             .placeholder(DType::F32, Some(PartialShape::new([Some(4)])), None)
             .unwrap();
-        let r = g
-            .random_uniform(&[4], DType::F32, 0.0, 1.0, Some(3))
-            .unwrap();
+        let uniform = RandomUniform {
+            dims: vec![4],
+            dtype: DType::F32,
+            min: 0.0,
+            max: 1.0,
+            seed: Some(3),
+        };
+        let r = g.op1(uniform, &[]).unwrap();
         let y = g.op1(Binary { op: BinaryOp::Add }, &[x, r]).unwrap();
         let e = GraphFn::new(&g, &[x], &[y]).unwrap_err();
         assert_eq!(e.kind(), Kind::FailedPrecondition);

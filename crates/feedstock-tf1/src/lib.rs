@@ -129,7 +129,7 @@
 //!   [`Graph::crop_to_bounding_box`],
 //!   [`Graph::per_image_standardization`]; adjustments by a factor
 //!   tensor ([`Graph::adjust`]: contrast, hue, saturation, with
-//!   [`Graph::random_uniform_scalar`] for the random ones),
+//!   [`op::RandomUniform`] for the random ones),
 //!   [`Graph::random_flip_up_down`], [`Graph::pad_to_bounding_box`],
 //!   [`Graph::resize_with_crop_or_pad`], [`Graph::central_crop`],
 //!   [`Graph::resize`] (bilinear, nearest neighbour) and

@@ -738,9 +738,7 @@ impl Inner {
             )?),
             Op::RandomFlip { seed, .. }
             | Op::RandomCrop { seed, .. }
-            | Op::RandomUniform { seed, .. }
-            | Op::SampleBox { seed, .. }
-            | Op::RandomShuffle { seed } => Resource::rng(*seed),
+            | Op::SampleBox { seed, .. } => Resource::rng(*seed),
             Op::Def(def) if def.seed().is_some() => {
                 Resource::rng(def.seed().flatten())
             }

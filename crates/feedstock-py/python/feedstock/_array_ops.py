@@ -18,12 +18,12 @@ from ._graph import (
     Tensor,
     _graph_of,
     _name_scope,
+    _op,
     add,
     bool_,
     _binary_of,
     _operands,
     _scope,
-    _wrap1,
     as_dtype,
     cast,
     concat,
@@ -381,8 +381,8 @@ def _arg_reduce(max_, input, axis, name, dimension, output_type, default):  # no
                 f"Dimension ({axis}) must be in the range [{-rank}, {rank}), where {rank} is the number of "
                 "dimensions in the input."
             )
-        out = g._g.arg_reduce(x._o, axis % rank if rank else axis, max_, as_dtype(output_type)._native)
-        return identity(_wrap1(g, out), name=scope)
+        out = _op(g, "ArgReduce", [x], axis=axis % rank if rank else axis, max=max_, dtype=as_dtype(output_type)._native)
+        return identity(out, name=scope)
 
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=int64):  # noqa: A002 (TensorFlow's name)

@@ -769,11 +769,11 @@ class SparseTensor(Tensor):
             i = convert_to_tensor(indices, dtype=int64, name="indices")
             v = convert_to_tensor(values, name="values")
             d = convert_to_tensor(dense_shape, dtype=int64, name="dense_shape")
-            out = g._g.make_sparse(i._o, v._o, d._o)
+            out = g._g.op("MakeSparse", [i._o, v._o, d._o], {})[0]
         super().__init__(g, out)
 
     def _part(self, part):
-        return Tensor(self.graph, self.graph._g.sparse_part(self._o, part))
+        return _op(self.graph, "SparsePart", [self], part=part)
 
     @property
     def indices(self):
@@ -805,7 +805,7 @@ def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices=True, 
         default_value = b"" if sp_input.dtype == string else 0
     with g.as_default():
         default = convert_to_tensor(default_value, dtype=sp_input.dtype)
-    return Tensor(g, g._g.sparse_to_dense(sp_input._o, default._o, bool(validate_indices)))
+    return _op(g, "SparseToDense", [sp_input, default], validate=bool(validate_indices))
 
 
 def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0, validate_indices=True,
@@ -1766,7 +1766,7 @@ def _reduction(op, default):
                 raise ValueError(f"Invalid reduction dimension {a} for input with {rank} dimensions.")
         axes = sorted({a % rank for a in axes})
         with _next_name(g, scope, exact=True):
-            return _wrap1(g, g._g.reduce(x._o, op, axes, keep))
+            return _op(g, "Reduce", [x], op=op, axes=axes, keep_dims=keep)
 
     reduce.__name__ = f"reduce_{op}"
     reduce.__doc__ = f"""``tf.reduce_{op}`` over ``axis`` (all axes if ``None``; negative
@@ -1884,7 +1884,10 @@ def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=
     # for floats in [0, 1), else the scope's final op.
     op = f"{scope}/RandomUniform" if not dtype.is_integer and bounds == [0.0, 1.0] else scope
     with _next_name(g, op, exact=True):
-        return _wrap1(g, g._g.random_uniform(dims, dtype._native, bounds[0], bounds[1], _random_seed(g, seed)))
+        return _op(
+            g, "RandomUniform", [], dims=list(dims), dtype=dtype._native, min=bounds[0], max=bounds[1],
+            seed=_random_seed(g, seed),
+        )
 
 
 def random_shuffle(value, seed=None, name=None):
@@ -1895,7 +1898,7 @@ def random_shuffle(value, seed=None, name=None):
     with _under(g, scope):
         x = convert_to_tensor(value, name="value")
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.random_shuffle(x._o, _random_seed(g, seed)))
+        return _op(g, "RandomShuffle", [x], seed=_random_seed(g, seed))
 
 
 def where(condition, x=None, y=None, name=None):
@@ -1911,13 +1914,13 @@ def where(condition, x=None, y=None, name=None):
         with _under(g, scope):
             c = convert_to_tensor(condition, name="condition")
         with _next_name(g, scope, exact=True):
-            return _wrap1(g, g._g.where_true(c._o))
+            return _op(g, "WhereTrue", [c])
     scope = _scope(g, name, "Select")
     with _under(g, scope):
         c = convert_to_tensor(condition, name="condition")
         x, y = _operands(x, y)
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.select(c._o, x._o, y._o))
+        return _op(g, "Select", [c, x, y])
 
 
 def tile(input, multiples, name=None):  # noqa: A002 (TensorFlow's name)
@@ -2125,7 +2128,7 @@ def string_to_number(string_tensor, out_type=None, name=None):
     with _under(g, scope):
         x = convert_to_tensor(string_tensor, name="string_tensor")
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.string_to_number(x._o, out_type._native))
+        return _op(g, "StringToNumber", [x], dtype=out_type._native)
 
 
 def string_split(source, sep=None, skip_empty=True, delimiter=None, result_type="SparseTensor", name=None):
@@ -2151,7 +2154,7 @@ def string_split(source, sep=None, skip_empty=True, delimiter=None, result_type=
     with _under(g, scope):
         x = convert_to_tensor(source, dtype=string)
         with _next_name(g, "StringSplit"):
-            return _wrap1(g, g._g.string_split(x._o, bytes(delimiter), bool(skip_empty)))
+            return _op(g, "StringSplit", [x], delimiter=bytes(delimiter), skip_empty=bool(skip_empty))
 
 
 def strided_slice(input_, begin, end, strides=None, name=None, **masks):

@@ -5,6 +5,7 @@ and returns symbolic tensors, with TensorFlow 1's signature."""
 from __future__ import annotations
 
 import collections
+import math
 import operator
 
 import numpy as np
@@ -18,7 +19,9 @@ from ._graph import (
     SparseTensor,
     Tensor,
     TensorShape,
+    InvalidArgumentValueError,
     _next_name,
+    _op,
     _random_seed,
     _wrap,
     _wrap1,
@@ -466,7 +469,7 @@ def read_file(filename, name=None):
     string scalar) names, read each time the tensor is run."""
     t = convert_to_tensor(filename, dtype=string)
     with _next_name(t.graph, name):
-        return _wrap1(t.graph, t.graph._g.read_file(t._o))
+        return _op(t.graph, "ReadFile", [t])
 
 
 def matching_files(pattern, name=None):
@@ -474,7 +477,7 @@ def matching_files(pattern, name=None):
     scalar), sorted, matched each time the tensor is run; none is an
     empty vector."""
     t = convert_to_tensor(pattern, dtype=string)
-    return _wrap1(t.graph, t.graph._g.matching_files(t._o))
+    return _op(t.graph, "MatchingFiles", [t])
 
 
 # ---------------------------------------------------------------- decoders
@@ -1015,7 +1018,10 @@ def _random_uniform(g, lo, hi, seed):
     if not lo < hi:
         with g.as_default():
             return constant(lo, dtype=float32)
-    return _wrap1(g, g._g.random_uniform_scalar(lo, hi, _random_seed(g, seed)))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise InvalidArgumentValueError(None, None, f"random_uniform: need minval < maxval, got {lo} and {hi}")
+    with _next_name(g, "random_uniform"):
+        return _op(g, "RandomUniform", [], dims=[], dtype="float32", min=lo, max=hi, seed=_random_seed(g, seed))
 
 
 def adjust_contrast(images, contrast_factor):

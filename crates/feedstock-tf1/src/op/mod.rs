@@ -22,6 +22,10 @@
 pub mod array;
 pub mod attrs;
 pub mod math;
+pub mod random;
+pub mod select;
+pub mod sparse;
+pub mod strings;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -38,6 +42,10 @@ use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
 pub use math::*;
+pub use random::*;
+pub use select::*;
+pub use sparse::*;
+pub use strings::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
 pub trait OpType {
@@ -295,6 +303,19 @@ registry! {
     math::Unary,
     math::Compare,
     array::OneHot,
+    select::Select,
+    select::WhereTrue,
+    select::Reduce,
+    select::ArgReduce,
+    random::RandomUniform,
+    random::RandomShuffle,
+    sparse::SparsePart,
+    sparse::SparseToDense,
+    sparse::MakeSparse,
+    strings::StringToNumber,
+    strings::StringSplit,
+    strings::ReadFile,
+    strings::MatchingFiles,
 }
 
 /// The op `op_type` with attributes `attrs`.
