@@ -21,6 +21,7 @@
 
 pub mod array;
 pub mod attrs;
+pub mod decode;
 pub mod math;
 
 use std::borrow::Cow;
@@ -37,6 +38,7 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
+pub use decode::*;
 pub use math::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
@@ -295,6 +297,8 @@ registry! {
     math::Unary,
     math::Compare,
     array::OneHot,
+    decode::DecodeRaw,
+    decode::DecodeImage,
 }
 
 /// The op `op_type` with attributes `attrs`.
