@@ -19,7 +19,7 @@
 //!   runs it.
 
 use feedstock::decode::math::BinaryOp;
-use feedstock_tf1::op::{Binary, Cast};
+use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse};
 use std::time::Instant;
 
 use feedstock::coord::Coordinator;
@@ -61,7 +61,16 @@ fn front_door(
             g.placeholder(DType::String, Some(PartialShape::scalar()), None)?;
         let label =
             g.placeholder(DType::I64, Some(PartialShape::scalar()), None)?;
-        let pixels = g.reshape(g.decode_raw(raw, DType::U8, true)?, &[784])?;
+        let pixels = g.reshape(
+            g.op1(
+                DecodeRaw {
+                    out_type: DType::U8,
+                    little_endian: true,
+                },
+                &[raw],
+            )?,
+            &[784],
+        )?;
         let scaled = g.op1(
             Binary { op: BinaryOp::Mul },
             &[
@@ -143,8 +152,20 @@ fn main() -> Res<()> {
     )?;
     let reader = g.reader(ReaderKind::tf_record(Default::default()))?;
     let (_key, value) = g.read(reader, queue)?;
-    let parsed = g.parse_single_example(value, spec()?)?;
-    let pixels = g.decode_raw(parsed[0], DType::U8, true)?;
+    let parsed = g.op(
+        Parse {
+            spec: spec()?,
+            batched: false,
+        },
+        &[value],
+    )?;
+    let pixels = g.op1(
+        DecodeRaw {
+            out_type: DType::U8,
+            little_endian: true,
+        },
+        &[parsed[0]],
+    )?;
     let pixels = g.reshape(pixels, &[784])?;
     let scaled = g.op1(
         Binary { op: BinaryOp::Mul },

@@ -12,13 +12,12 @@ use std::time::{Duration, Instant};
 use feedstock::coord::{Coordinator, ThreadHandle};
 use feedstock::decode::csv::RecordDefault;
 use feedstock::decode::example::{FeatureSpec, FixedSequence, Sparse};
-use feedstock::decode::image::{DecodeSpec, JpegOptions};
 use feedstock::io::tfrecord::{CorruptRecords, SkipBudget};
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Error, Kind, Value};
 use feedstock_tf1::op::{self, Attr, Attrs};
 use feedstock_tf1::{
-    AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
+    AdjustOp, BatchOptions, CsvOptions, Graph, Interrupt, Output,
     ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef,
     ReaderStateOp, RunOptions, RunnerRef, Session, ShuffleOptions, SliceDim,
     Strings,
@@ -580,8 +579,9 @@ impl PyGraph {
             .map(PyOutput)
     }
 
-    /// `tf.decode_csv`: `defaults` a list of `(dtype, array)` where the
-    /// array holds one value (a default) or none (a required column).
+    /// `tf.decode_csv` (a `DecodeCsv` op): `defaults` a list of
+    /// `(dtype, array)` where the array holds one value (a default) or
+    /// none (a required column).
     #[pyo3(signature = (records, defaults, field_delim=",", use_quote_delim=true, na_value=None, select_cols=None))]
     #[allow(clippy::too_many_arguments)]
     fn decode_csv(
@@ -615,24 +615,15 @@ impl PyGraph {
             na_value,
             select_cols,
         };
-        self.0.decode_csv(records.0, rd, opts).py_err().map(outs)
-    }
-
-    /// `tf.decode_raw`.
-    fn decode_raw(
-        &self,
-        bytes: PyOutput,
-        out_type: &str,
-        little_endian: bool,
-    ) -> PyResult<PyOutput> {
+        let def = op::DecodeCsv::new(rd, opts).py_err()?;
         self.0
-            .decode_raw(bytes.0, dtype(out_type)?, little_endian)
+            .op_dyn(Arc::new(def), &[records.0])
             .py_err()
-            .map(PyOutput)
+            .map(outs)
     }
 
     /// `tf.parse_single_example` (`batched` false) or
-    /// `tf.parse_example`: `features` a list of entries
+    /// `tf.parse_example` (a `Parse` op): `features` a list of entries
     /// `("fixed", name, dtype, shape, default_or_None)`,
     /// `("var_len", name, dtype)`,
     /// `("sparse", name, index_keys, value_key, dtype, size,
@@ -645,17 +636,19 @@ impl PyGraph {
         features: &Bound<'_, PyList>,
         batched: bool,
     ) -> PyResult<Vec<PyOutput>> {
-        let spec = feature_spec(py, features)?;
-        let r = if batched {
-            self.0.parse_example(serialized.0, spec)
-        } else {
-            self.0.parse_single_example(serialized.0, spec)
+        let def = op::Parse {
+            spec: feature_spec(py, features)?,
+            batched,
         };
-        r.py_err().map(outs)
+        self.0
+            .op_dyn(Arc::new(def), &[serialized.0])
+            .py_err()
+            .map(outs)
     }
 
     /// `tf.parse_single_sequence_example` (`batched` false) or
-    /// `tf.io.parse_sequence_example`: `context` and `sequence` are
+    /// `tf.io.parse_sequence_example` (a `ParseSequence` op): `context`
+    /// and `sequence` are
     /// feature entries as for `parse_example`. Returns the context
     /// outputs, the feature-list outputs and the lengths of the
     /// `fixed_sequence` lists (empty when not `batched`), each in spec
@@ -668,62 +661,13 @@ impl PyGraph {
         sequence: &Bound<'_, PyList>,
         batched: bool,
     ) -> PyResult<(Vec<PyOutput>, Vec<PyOutput>, Vec<PyOutput>)> {
-        let context = feature_spec(py, context)?;
-        let sequence = feature_spec(py, sequence)?;
-        let (c, f, l) = if batched {
-            self.0
-                .parse_sequence_example(serialized.0, context, sequence)
-        } else {
-            self.0
-                .parse_single_sequence_example(serialized.0, context, sequence)
-                .map(|(c, f)| (c, f, Vec::new()))
-        }
-        .py_err()?;
-        Ok((outs(c), outs(f), outs(l)))
-    }
-
-    /// `tf.image.decode_{jpeg,png,image}`: `format` `"jpeg"`, `"png"`
-    /// or `"any"`; `dtype` `"uint8"`, `"uint16"` or `"float32"`; the
-    /// other arguments are `decode_jpeg`'s (`ratio` .. `dct_method`) and
-    /// `decode_image`'s (`expand_animations`), checked when run.
-    #[pyo3(signature = (
-        contents, format, channels, dtype, expand_animations, ratio,
-        fancy_upscaling, try_recover_truncated, acceptable_fraction,
-        dct_method
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    fn decode_image(
-        &self,
-        contents: PyOutput,
-        format: &str,
-        channels: i64,
-        dtype: &str,
-        expand_animations: bool,
-        ratio: i64,
-        fancy_upscaling: bool,
-        try_recover_truncated: bool,
-        acceptable_fraction: f32,
-        dct_method: String,
-    ) -> PyResult<PyOutput> {
-        let op = match format {
-            "jpeg" => ImageFormat::Jpeg,
-            "png" => ImageFormat::Png,
-            _ => ImageFormat::Any,
+        let def = op::ParseSequence {
+            context: feature_spec(py, context)?,
+            sequence: feature_spec(py, sequence)?,
+            batched,
         };
-        let spec = DecodeSpec {
-            op,
-            channels,
-            dtype: self::dtype(dtype)?,
-            expand_animations,
-            jpeg: JpegOptions {
-                ratio,
-                dct_method,
-                fancy_upscaling,
-                try_recover_truncated,
-                acceptable_fraction,
-            },
-        };
-        self.0.decode_image(contents.0, spec).py_err().map(PyOutput)
+        let o = op::parse_sequence(&self.0, serialized.0, def).py_err()?;
+        Ok((outs(o.context), outs(o.feature_lists), outs(o.lengths)))
     }
 
     /// An image op of no settings: `"flip_left_right"`,

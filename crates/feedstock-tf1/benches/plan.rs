@@ -9,7 +9,7 @@
 //! --measurement-time 3`
 
 use feedstock::decode::math::BinaryOp;
-use feedstock_tf1::op::{Binary, Cast};
+use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse};
 use std::path::Path;
 use std::time::Duration;
 
@@ -144,12 +144,34 @@ fn planned(files: &[String], many: bool) -> usize {
     let reader = g.reader(ReaderKind::tf_record(Compression::None)).unwrap();
     let f = if many {
         let (_, v) = g.read_up_to(reader, q, CHUNK).unwrap();
-        g.parse_example(v, spec()).unwrap()
+        g.op(
+            Parse {
+                spec: spec(),
+                batched: true,
+            },
+            &[v],
+        )
+        .unwrap()
     } else {
         let (_, v) = g.read(reader, q).unwrap();
-        g.parse_single_example(v, spec()).unwrap()
+        g.op(
+            Parse {
+                spec: spec(),
+                batched: false,
+            },
+            &[v],
+        )
+        .unwrap()
     };
-    let img = g.decode_raw(f[0], DType::U8, true).unwrap();
+    let img = g
+        .op1(
+            DecodeRaw {
+                out_type: DType::U8,
+                little_endian: true,
+            },
+            &[f[0]],
+        )
+        .unwrap();
     let img = g.op1(Cast { dtype: DType::F32 }, &[img]).unwrap();
     let scale = g.scalar(1.0 / 255.0, DType::F32).unwrap();
     let img = g.op1(Binary { op: BinaryOp::Mul }, &[img, scale]).unwrap();
@@ -259,7 +281,15 @@ fn cifar_graph(file: &str, many: bool) -> usize {
     } else {
         g.read(reader, q).unwrap()
     };
-    let raw = g.decode_raw(v, DType::U8, true).unwrap();
+    let raw = g
+        .op1(
+            DecodeRaw {
+                out_type: DType::U8,
+                little_endian: true,
+            },
+            &[v],
+        )
+        .unwrap();
     let range = |start: i64, stop: Option<i64>| SliceDim::Range {
         start: Some(start),
         stop,

@@ -12,7 +12,7 @@
 //! Run with `cargo run --example plan`.
 
 use feedstock::decode::math::BinaryOp;
-use feedstock_tf1::op::{Binary, Cast};
+use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse};
 use std::collections::BTreeMap;
 use std::error::Error;
 use std::time::Duration;
@@ -66,8 +66,20 @@ pub fn main() -> Result<(), Box<dyn Error>> {
         .fixed("image_raw", DType::String, [])
         .fixed("label", DType::I64, [])
         .build()?;
-    let features = g.parse_single_example(serialized, spec)?;
-    let image = g.decode_raw(features[0], DType::U8, true)?;
+    let features = g.op(
+        Parse {
+            spec,
+            batched: false,
+        },
+        &[serialized],
+    )?;
+    let image = g.op1(
+        DecodeRaw {
+            out_type: DType::U8,
+            little_endian: true,
+        },
+        &[features[0]],
+    )?;
     let image = g.reshape(image, &[(SIDE * SIDE) as i64])?;
     let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     let image = g.op1(

@@ -7,7 +7,6 @@
 //! step allocates nothing but the tensors the kernels make. Inputs are
 //! read by reference; outputs leave the slots by move.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -17,16 +16,9 @@ use bytes::Bytes;
 
 use crate::kernels::expand;
 use crate::kernels::{adjust, bbox, resize};
-use feedstock::decode::csv::CsvDecoder;
-use feedstock::decode::example::{
-    parse_example, parse_sequence_example, parse_single_example,
-    parse_single_sequence_example, FeatureKind, FeatureSpec, ParsedSequence,
-};
 use feedstock::decode::image;
 use feedstock::decode::ops;
-use feedstock::decode::raw::{decode_raw, decode_raw_batch};
 use feedstock::decode::reduce;
-use feedstock::decode::Records;
 use feedstock::error::{Error, Kind, Result};
 use feedstock::io::fs::default_fs;
 use feedstock::queue::Queue;
@@ -384,29 +376,6 @@ fn first_key(v: &Value) -> Option<String> {
     Some(String::from_utf8_lossy(s).into_owned())
 }
 
-fn keys_of(key: Option<&Value>) -> Vec<Cow<'_, str>> {
-    match key.and_then(|v| v.dense().ok()) {
-        Some(t) => t
-            .as_slice::<Bytes>()
-            .map(|s| s.iter().map(|b| String::from_utf8_lossy(b)).collect())
-            .unwrap_or_default(),
-        None => Vec::new(),
-    }
-}
-
-/// Records named by their keys when there is one key per record.
-fn records<'a>(
-    values: &'a [Bytes],
-    keys: &'a [Cow<'a, str>],
-) -> Result<Records<'a>> {
-    let r = Records::new(values);
-    if keys.len() == values.len() {
-        r.with_keys(keys)
-    } else {
-        Ok(r)
-    }
-}
-
 fn dense_in<'a>(
     ins: &dyn Fn(usize) -> &'a Value,
     k: usize,
@@ -615,20 +584,6 @@ pub(super) fn matching_files(pattern: &str) -> Result<Value> {
     Ok(Tensor::vector::<Bytes>(found).into())
 }
 
-/// The error for serialized records of the wrong rank at run time (a
-/// placeholder of unknown shape fed another rank), in TensorFlow's words.
-fn serialized_rank(t: &Tensor, batched: bool) -> Error {
-    let want = if batched {
-        "a scalar or vector"
-    } else {
-        "a scalar"
-    };
-    Error::invalid_argument(format!(
-        "expected serialized to be {want}, got shape {:?}",
-        t.dims()
-    ))
-}
-
 /// Carries out a [`ReaderStateOp`] on `reader`; `ins(0)` is the state to
 /// restore.
 fn reader_state<'v>(
@@ -726,12 +681,6 @@ fn run_step<'a>(
     ctx: &Ctx<'_>,
 ) -> Result<()> {
     let node = &step.node;
-    let key_str = || -> Cow<'_, str> {
-        key.and_then(|v| v.dense().ok())
-            .and_then(|t| t.as_slice::<Bytes>().ok())
-            .and_then(|s| s.first())
-            .map_or(Cow::Borrowed(""), |b| String::from_utf8_lossy(b))
-    };
     match &node.op {
         Op::Def(def) => {
             let rng = match step.state.res.get() {
@@ -922,64 +871,6 @@ fn run_step<'a>(
                 return Err(Error::internal("not a reader"));
             };
             out.push(reader_state(reader, *op, ins)?);
-        }
-        Op::DecodeCsv(decoder) => {
-            decode_csv(decoder, dense_in(ins, 0)?, key, out)?;
-        }
-        Op::DecodeRaw { dtype, order } => {
-            let t = dense_in(ins, 0)?;
-            let s = t.as_slice::<Bytes>()?;
-            let r = match t.rank() {
-                0 => decode_raw(&s[0], *dtype, *order)?,
-                1 => decode_raw_batch(s, *dtype, *order)?,
-                _ => {
-                    // Decoded as one batch, then given the input's dims.
-                    let r = decode_raw_batch(s, *dtype, *order)?;
-                    let mut dims = t.dims().to_vec();
-                    dims.push(r.dims()[1]);
-                    r.reshape(dims)?
-                }
-            };
-            out.push(r.into());
-        }
-        Op::Parse { spec, batched } => {
-            let t = dense_in(ins, 0)?;
-            let s = t.as_slice::<Bytes>()?;
-            let parsed = match (*batched, t.rank()) {
-                (true, 1) => {
-                    let keys = keys_of(key);
-                    parse_example(records(s, &keys)?, spec)?
-                }
-                // One record: its outputs have no batch dim (TensorFlow's
-                // parse_example of a scalar).
-                (_, 0) => parse_single_example(&s[0], spec, &key_str())?,
-                (_, _) => return Err(serialized_rank(t, *batched)),
-            };
-            out.extend(parsed.into_values());
-        }
-        Op::ParseSequence {
-            context,
-            sequence,
-            batched,
-        } => {
-            let t = dense_in(ins, 0)?;
-            let s = t.as_slice::<Bytes>()?;
-            if t.rank() != usize::from(*batched) {
-                return Err(serialized_rank(t, *batched));
-            }
-            let parsed = if *batched {
-                let keys = keys_of(key);
-                parse_sequence_example(records(s, &keys)?, context, sequence)?
-            } else {
-                let k = key_str();
-                parse_single_sequence_example(&s[0], context, sequence, &k)?
-            };
-            push_sequence(parsed, sequence, *batched, out)?;
-        }
-        Op::DecodeImage(spec) => {
-            let t = dense_in(ins, 0)?;
-            let b = t.scalar_value::<Bytes>()?;
-            out.push(image::decode(&b, spec, &key_str())?.into());
         }
         Op::Image(op) => {
             let t = dense_in(ins, 0)?;
@@ -1231,49 +1122,6 @@ impl Step {
     fn uses_var(&self) -> &NodeState {
         &self.uses[0]
     }
-}
-
-/// Pushes the outputs of `Op::ParseSequence`: the context features, the
-/// feature lists and, `batched`, the lengths of the `FixedSequence`
-/// lists, each in spec order, as the node declares them.
-fn push_sequence(
-    parsed: ParsedSequence,
-    sequence: &FeatureSpec,
-    batched: bool,
-    out: &mut Vec<Value>,
-) -> Result<()> {
-    out.extend(parsed.context.into_values());
-    out.extend(parsed.feature_lists.into_values());
-    if !batched {
-        // TensorFlow's single parse has no lengths output.
-        return Ok(());
-    }
-    // `lengths` is keyed by name; the node's outputs follow the spec.
-    let mut lengths = parsed.lengths;
-    for (name, kind) in sequence.iter() {
-        if let FeatureKind::FixedSequence { .. } = kind {
-            let l = lengths.remove(name).ok_or_else(|| {
-                Error::internal(format!("no length for {name:?}"))
-            })?;
-            out.push(l.into());
-        }
-    }
-    Ok(())
-}
-
-fn decode_csv(
-    decoder: &CsvDecoder,
-    t: &Tensor,
-    key: Option<&Value>,
-    out: &mut Vec<Value>,
-) -> Result<()> {
-    let records = t.as_slice::<Bytes>()?;
-    let keys = keys_of(key);
-    let cols = decoder.decode_batch(self::records(records, &keys)?)?;
-    for c in cols {
-        out.push(c.reshape(t.dims().to_vec())?.into());
-    }
-    Ok(())
 }
 
 /// The dims of a reshape, its -1 resolved.

@@ -207,29 +207,6 @@ fn fingerprint_node(node: &Node, graph: &Graph, h: &mut Fnv) {
             h.bytes(b"Constant");
             fingerprint_value(v, h);
         }
-        Op::Parse { spec, batched } => {
-            h.bytes(b"Parse");
-            h.u64(u64::from(*batched));
-            for (name, kind) in spec.iter() {
-                h.bytes(name.as_bytes());
-                h.bytes(format!("{kind:?}").as_bytes());
-            }
-        }
-        Op::ParseSequence {
-            context,
-            sequence,
-            batched,
-        } => {
-            h.bytes(b"ParseSequence");
-            h.u64(u64::from(*batched));
-            for spec in [context, sequence] {
-                h.u64(spec.len() as u64);
-                for (name, kind) in spec.iter() {
-                    h.bytes(name.as_bytes());
-                    h.bytes(format!("{kind:?}").as_bytes());
-                }
-            }
-        }
         op => h.bytes(format!("{op:?}").as_bytes()),
     }
     for i in &node.inputs {
@@ -273,8 +250,11 @@ fn fingerprint_tensor(t: &feedstock::Tensor, h: &mut Fnv) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::op::{Binary, RandomUniform};
+    use crate::op::{
+        parse_sequence, Binary, Parse, ParseSequence, RandomUniform,
+    };
     use crate::Graph;
+    use feedstock::decode::example::FeatureSpec;
     use feedstock::decode::math::BinaryOp;
     use feedstock::queue::PartialShape;
     use feedstock::{DType, Kind, Tensor};
@@ -310,6 +290,59 @@ mod tests {
         };
         assert_eq!(fp(&a), fp(&b));
         assert_ne!(fp(&a), fp(&c));
+    }
+
+    /// A parse of a string scalar with features `f0..f15`, the last with
+    /// default `default`, and a sequence parse whose feature list is
+    /// `steps`.
+    fn parser(default: i64, steps: &str) -> (Graph, Output, Vec<Output>) {
+        let mut b = FeatureSpec::builder();
+        for k in 0..15 {
+            b.var_len(format!("f{k}"), DType::I64);
+        }
+        b.fixed_with_default("f15", DType::I64, [], Tensor::scalar(default));
+        let spec = b.build().unwrap();
+        let g = Graph::new();
+        let s = g
+            .placeholder(DType::String, Some(PartialShape::scalar()), None)
+            .unwrap();
+        let mut outs = g
+            .op(
+                Parse {
+                    spec,
+                    batched: false,
+                },
+                &[s],
+            )
+            .unwrap();
+        let lists = FeatureSpec::builder()
+            .var_len(steps, DType::F32)
+            .build()
+            .unwrap();
+        let context = FeatureSpec::builder()
+            .fixed("id", DType::I64, [])
+            .build()
+            .unwrap();
+        let def = ParseSequence {
+            context,
+            sequence: lists,
+            batched: false,
+        };
+        outs.extend(parse_sequence(&g, s, def).unwrap().context);
+        (g, s, outs)
+    }
+
+    #[test]
+    fn the_fingerprint_of_a_parse_is_of_its_specs_in_full() {
+        let fp = |(g, s, outs): &(Graph, Output, Vec<Output>)| {
+            GraphFn::new(g, &[*s], outs).unwrap().fingerprint()
+        };
+        // Equal specs built apart (their lookup tables hashed apart).
+        let a = fp(&parser(7, "steps"));
+        assert_eq!(a, fp(&parser(7, "steps")));
+        assert_eq!(a, fp(&parser(7, "steps")));
+        assert_ne!(a, fp(&parser(8, "steps")));
+        assert_ne!(a, fp(&parser(7, "frames")));
     }
 
     #[test]

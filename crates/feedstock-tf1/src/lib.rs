@@ -104,25 +104,26 @@
 //!   budget ([`CorruptRecords`](feedstock::io::tfrecord::CorruptRecords));
 //!   the session's [`stats`](Session::stats) count every skip, by file.
 //! * **Decoders.** `tf.decode_csv(records, record_defaults, field_delim,
-//!   use_quote_delim, na_value, select_cols)`: each default `[x]` is
+//!   use_quote_delim, na_value, select_cols)` is [`op::DecodeCsv::new`]:
+//!   each default `[x]` is
 //!   [`RecordDefault::from_tensor`](feedstock::decode::csv::RecordDefault::from_tensor)
 //!   of a one-element tensor, `[]` (required) of an empty one, of the
 //!   column's dtype; the rest is [`CsvOptions`]. `tf.decode_raw(bytes,
-//!   out_type, little_endian)` is [`Graph::decode_raw`].
-//!   `parse_single_example` / `parse_example` take a
+//!   out_type, little_endian)` is [`op::DecodeRaw`].
+//!   `parse_single_example` / `parse_example` are [`op::Parse`] with a
 //!   [`FeatureSpec`](feedstock::decode::example::FeatureSpec): build it from
 //!   the features dict in the dict's order and return a dict of the
 //!   outputs in the same order (`FixedLenFeature(shape, dtype, default)`
 //!   is `fixed` / `fixed_with_default`, `VarLenFeature` `var_len`,
 //!   `SparseFeature` `sparse`, `FixedLenSequenceFeature`
 //!   `fixed_sequence`). `tf.parse_single_sequence_example(serialized,
-//!   context_features, sequence_features)` is
-//!   [`Graph::parse_single_sequence_example`] with one spec for each dict
-//!   (its two lists of outputs are the two dicts), and
-//!   `tf.io.parse_sequence_example` [`Graph::parse_sequence_example`],
-//!   whose third list is the `feature_list_lengths` dict: one output per
-//!   `FixedLenSequenceFeature` list, in the dict's order. Images:
-//!   [`Graph::decode_image`] with [`ImageFormat`] and
+//!   context_features, sequence_features)` and
+//!   `tf.io.parse_sequence_example` are [`op::ParseSequence`], added by
+//!   [`op::parse_sequence`] with one spec for each dict: its context and
+//!   feature-list outputs are the two dicts, and its lengths the
+//!   `feature_list_lengths` dict (one output per
+//!   `FixedLenSequenceFeature` list, in the dict's order). Images:
+//!   [`op::DecodeImage`] with [`ImageFormat`] and
 //!   [`Channels`](feedstock::decode::image::Channels),
 //!   [`Graph::flip_left_right`], [`Graph::flip_up_down`],
 //!   [`Graph::random_flip_left_right`], [`Graph::random_crop`],

@@ -4,7 +4,10 @@
 //! record, and `close` waking blocked runs.
 
 use feedstock::decode::math::BinaryOp;
-use feedstock_tf1::op::{Binary, Cast, Neg};
+use feedstock_tf1::op::{
+    parse_sequence, Binary, Cast, DecodeCsv, DecodeImage, DecodeRaw, Neg,
+    Parse, ParseSequence, SequenceOutputs,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -85,7 +88,8 @@ fn csv_read_in_the_main_thread() -> Result<()> {
     let reader = g.reader(ReaderKind::text_line(0))?;
     let (key, value) = g.read(reader, q)?;
     let defaults = (0..5).map(|_| RecordDefault::i32(1)).collect();
-    let cols = g.decode_csv(value, defaults, CsvOptions::default())?;
+    let cols =
+        g.op(DecodeCsv::new(defaults, CsvOptions::default())?, &[value])?;
     let features = g.stack(&cols[..4], 0)?;
     assert_eq!(g.shape(features).unwrap().dims(), &[Some(4)]);
     assert_eq!(features.dtype(), DType::I32);
@@ -182,10 +186,12 @@ fn csv_error_names_file_and_line() -> Result<()> {
         g.string_input_producer(Strings::List(vec![f.clone()]), ordered(1))?;
     let reader = g.reader(ReaderKind::text_line(0))?;
     let (_, value) = g.read(reader, q)?;
-    let cols = g.decode_csv(
-        value,
-        vec![RecordDefault::i32(0), RecordDefault::required(DType::I32)?],
-        CsvOptions::default(),
+    let cols = g.op(
+        DecodeCsv::new(
+            vec![RecordDefault::i32(0), RecordDefault::required(DType::I32)?],
+            CsvOptions::default(),
+        )?,
+        &[value],
     )?;
     let sum = g.op1(Binary { op: BinaryOp::Add }, &[cols[0], cols[1]])?;
     let sess = Session::new(&g);
@@ -226,7 +232,13 @@ fn fixed_length_cifar_like() -> Result<()> {
         compression: Compression::None,
     })?;
     let (_, value) = g.read(reader, q)?;
-    let record = g.decode_raw(value, DType::U8, true)?;
+    let record = g.op1(
+        DecodeRaw {
+            out_type: DType::U8,
+            little_endian: true,
+        },
+        &[value],
+    )?;
     let label = g.op1(
         Cast { dtype: DType::I32 },
         &[g.strided_slice_ranges(record, &[0], &[1], &[1])?],
@@ -320,9 +332,21 @@ fn tfrecord_shuffle_batch_exact_epochs() -> Result<()> {
     )?;
     let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, value) = g.read(reader, q)?;
-    let f = g.parse_single_example(value, mnist_spec())?;
+    let f = g.op(
+        Parse {
+            spec: mnist_spec(),
+            batched: false,
+        },
+        &[value],
+    )?;
     assert!(f[2].is_sparse());
-    let image = g.decode_raw(f[0], DType::U8, true)?;
+    let image = g.op1(
+        DecodeRaw {
+            out_type: DType::U8,
+            little_endian: true,
+        },
+        &[f[0]],
+    )?;
     let image = g.reshape(image, &[4])?;
     let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     let image = g.op1(
@@ -390,8 +414,20 @@ fn read_up_to_parse_example_enqueue_many() -> Result<()> {
     let q = g.string_input_producer(Strings::List(files), ordered(2))?;
     let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, values) = g.read_up_to(reader, q, 4)?;
-    let f = g.parse_example(values, mnist_spec())?;
-    let image = g.decode_raw(f[0], DType::U8, true)?;
+    let f = g.op(
+        Parse {
+            spec: mnist_spec(),
+            batched: true,
+        },
+        &[values],
+    )?;
+    let image = g.op1(
+        DecodeRaw {
+            out_type: DType::U8,
+            little_endian: true,
+        },
+        &[f[0]],
+    )?;
     assert_eq!(g.shape(image).unwrap().dims(), &[None, None]);
     let batch = g.batch(
         &[vec![f[1], f[2]]],
@@ -533,7 +569,19 @@ fn tfrecord_parse_single_sequence_example() -> Result<()> {
     let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, value) = g.read(reader, q)?;
     let (context, sequence) = sequence_specs(None);
-    let (c, f) = g.parse_single_sequence_example(value, context, sequence)?;
+    let SequenceOutputs {
+        context: c,
+        feature_lists: f,
+        ..
+    } = parse_sequence(
+        &g,
+        value,
+        ParseSequence {
+            context,
+            sequence,
+            batched: false,
+        },
+    )?;
     assert_eq!((c.len(), f.len()), (2, 2));
     assert_eq!(g.shape(c[0]).unwrap().dims(), &[] as &[Option<usize>]);
     assert_eq!((c[0].dtype(), c[1].dtype()), (DType::String, DType::I64));
@@ -579,7 +627,19 @@ fn read_up_to_parse_sequence_example_pads_and_gives_lengths() -> Result<()> {
     let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, values) = g.read_up_to(reader, q, 2)?;
     let (context, sequence) = sequence_specs(None);
-    let (c, f, l) = g.parse_sequence_example(values, context, sequence)?;
+    let SequenceOutputs {
+        context: c,
+        feature_lists: f,
+        lengths: l,
+    } = parse_sequence(
+        &g,
+        values,
+        ParseSequence {
+            context,
+            sequence,
+            batched: true,
+        },
+    )?;
     // Only the FixedSequence list (`scores`) has a length.
     assert_eq!((c.len(), f.len(), l.len()), (2, 2, 1));
     assert_eq!(g.shape(c[1]).unwrap().dims(), &[None]);
@@ -664,10 +724,28 @@ fn parse_sequence_example_error_names_the_record() -> Result<()> {
         let (context, sequence) = sequence_specs(Some("user_id"));
         let fetch = if batched {
             let (_, values) = g.read_up_to(reader, q, 2)?;
-            g.parse_sequence_example(values, context, sequence)?.0
+            parse_sequence(
+                &g,
+                values,
+                ParseSequence {
+                    context,
+                    sequence,
+                    batched: true,
+                },
+            )?
+            .context
         } else {
             let (_, value) = g.read(reader, q)?;
-            g.parse_single_sequence_example(value, context, sequence)?.0
+            parse_sequence(
+                &g,
+                value,
+                ParseSequence {
+                    context,
+                    sequence,
+                    batched: false,
+                },
+            )?
+            .context
         };
         let sess = Session::new(&g);
         let coord = Coordinator::new();
@@ -694,7 +772,13 @@ fn join_and_keep_input() -> Result<()> {
     for _ in 0..2 {
         let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
         let (_, value) = g.read(reader, q)?;
-        let f = g.parse_single_example(value, mnist_spec())?;
+        let f = g.op(
+            Parse {
+                spec: mnist_spec(),
+                batched: false,
+            },
+            &[value],
+        )?;
         lists.push(vec![f[1]]);
     }
     let joined = g.batch(
@@ -1064,7 +1148,13 @@ fn corrupt_file_and_unstarted_runners() -> Result<()> {
         g.string_input_producer(Strings::List(files.clone()), ordered(1))?;
     let reader = g.reader(ReaderKind::tf_record(Compression::None))?;
     let (_, value) = g.read(reader, q)?;
-    let f = g.parse_single_example(value, mnist_spec())?;
+    let f = g.op(
+        Parse {
+            spec: mnist_spec(),
+            batched: false,
+        },
+        &[value],
+    )?;
     let batch = g.batch(
         &[vec![f[1]]],
         None,
@@ -1116,7 +1206,13 @@ fn a_reader_node_that_skips_corrupt_records_counts_them() -> Result<()> {
             allow_empty_files: false,
         })?;
         let (_, value) = g.read(reader, q)?;
-        let f = g.parse_single_example(value, mnist_spec())?;
+        let f = g.op(
+            Parse {
+                spec: mnist_spec(),
+                batched: false,
+            },
+            &[value],
+        )?;
         let sess = Session::new(&g);
         let coord = Coordinator::new();
         let threads = sess.start_queue_runners(&coord)?;
@@ -1175,12 +1271,14 @@ fn images_whole_files_and_dynamic_pad() -> Result<()> {
             g.string_input_producer(Strings::List(files.clone()), ordered(1))?;
         let reader = g.reader(ReaderKind::WholeFile)?;
         let (key, contents) = g.read(reader, q)?;
-        let image = g.decode_image(
-            contents,
-            feedstock::decode::image::DecodeSpec::new(
-                feedstock_tf1::ImageFormat::Png,
-                feedstock::decode::image::Channels::Rgb,
-            ),
+        let image = g.op1(
+            DecodeImage {
+                spec: feedstock::decode::image::DecodeSpec::new(
+                    feedstock_tf1::ImageFormat::Png,
+                    feedstock::decode::image::Channels::Rgb,
+                ),
+            },
+            &[contents],
         )?;
         Ok((key, image))
     };
@@ -1244,12 +1342,14 @@ fn images_whole_files_and_dynamic_pad() -> Result<()> {
         g.string_input_producer(Strings::List(vec![bad.clone()]), ordered(1))?;
     let reader = g.reader(ReaderKind::WholeFile)?;
     let (_, contents) = g.read(reader, q)?;
-    let image = g.decode_image(
-        contents,
-        feedstock::decode::image::DecodeSpec::new(
-            feedstock_tf1::ImageFormat::Any,
-            feedstock::decode::image::Channels::AsStored,
-        ),
+    let image = g.op1(
+        DecodeImage {
+            spec: feedstock::decode::image::DecodeSpec::new(
+                feedstock_tf1::ImageFormat::Any,
+                feedstock::decode::image::Channels::AsStored,
+            ),
+        },
+        &[contents],
     )?;
     let sess = Session::new(&g);
     let coord = Coordinator::new();
@@ -1345,7 +1445,13 @@ fn graph_checks_at_build_time() -> Result<()> {
     invalid(g.reshape(f, &[3]));
     invalid(g.reshape(f, &[-1, -1]));
     invalid(g.transpose(f, &[1, 0]));
-    invalid(g.decode_raw(f, DType::U8, true));
+    invalid(g.op1(
+        DecodeRaw {
+            out_type: DType::U8,
+            little_endian: true,
+        },
+        &[f],
+    ));
     invalid(g.op1(Neg {}, &[s]));
     invalid(g.stack(&[f, i], 0));
     invalid(g.strided_slice(f, &[SliceDim::At(0), SliceDim::At(0)]));
@@ -1359,13 +1465,32 @@ fn graph_checks_at_build_time() -> Result<()> {
     let none = FeatureSpec::builder().build()?;
     let fixed = FeatureSpec::builder().fixed("x", DType::I64, []).build()?;
     let seq = |c: &FeatureSpec, f: &FeatureSpec| {
-        g.parse_single_sequence_example(s, c.clone(), f.clone())
-            .map(|_| s)
+        parse_sequence(
+            &g,
+            s,
+            ParseSequence {
+                context: c.clone(),
+                sequence: f.clone(),
+                batched: false,
+            },
+        )
+        .map(|_| s)
     };
     invalid(seq(&none, &none));
     assert!(invalid(seq(&none, &fixed)).contains("\"x\""));
     assert!(seq(&fixed, &none).is_ok());
-    invalid(g.parse_sequence_example(s, fixed, none).map(|_| s));
+    invalid(
+        parse_sequence(
+            &g,
+            s,
+            ParseSequence {
+                context: fixed,
+                sequence: none,
+                batched: true,
+            },
+        )
+        .map(|_| s),
+    );
     let e = g
         .batch(
             &[vec![f]],

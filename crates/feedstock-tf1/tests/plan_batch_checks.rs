@@ -5,6 +5,7 @@ use bytes::Bytes;
 use feedstock::decode::example::{FeatureSpec, Sparse};
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor};
+use feedstock_tf1::op::Parse;
 use feedstock_tf1::{BatchOptions, Graph, Output, StaticShape};
 
 fn opts(batch_size: usize) -> BatchOptions {
@@ -178,7 +179,13 @@ fn sparse_outputs_have_unknown_dims() -> Result<()> {
         b.build()?
     };
     let two = g.constant(Tensor::vector(vec![Bytes::new(); 2]))?;
-    let parsed = g.parse_example(two, spec.clone())?;
+    let parsed = g.op(
+        Parse {
+            spec: spec.clone(),
+            batched: true,
+        },
+        &[two],
+    )?;
     let dims: Vec<StaticShape> = parsed.iter().map(|&o| g.shape(o)).collect();
     assert_eq!(
         dims,
@@ -189,7 +196,13 @@ fn sparse_outputs_have_unknown_dims() -> Result<()> {
         ]
     );
     let one = g.constant(Tensor::vector(vec![Bytes::new()]))?;
-    let single = g.parse_single_example(g.reshape(one, &[])?, spec)?;
+    let single = g.op(
+        Parse {
+            spec,
+            batched: false,
+        },
+        &[g.reshape(one, &[])?],
+    )?;
     assert_eq!(g.shape(single[1]), shape(&[Some(5)]));
     let batched = g.batch(&[single], None, opts(2))?;
     let dims: Vec<StaticShape> = batched.iter().map(|&o| g.shape(o)).collect();

@@ -560,7 +560,7 @@ def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None, b
     """Reinterprets the bytes of each string as a vector of ``out_type``."""
     x = convert_to_tensor(input_bytes if input_bytes is not None else bytes)
     with _next_name(x.graph, name):
-        return _wrap1(x.graph, x.graph._g.decode_raw(x._o, as_dtype(out_type)._native, bool(little_endian)))
+        return _op(x.graph, "DecodeRaw", [x], out_type=as_dtype(out_type)._native, little_endian=bool(little_endian))
 
 
 class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
@@ -840,10 +840,10 @@ def _decode_image(contents, fmt, channels, dtype=uint8, expand_animations=True, 
     if x.dtype != string:
         raise TypeError(f"Input 'contents' of '{_DECODE_OPS[fmt]}' Op has type {x.dtype.name} that does not "
                         "match expected type of string.")
-    out = x.graph._g.decode_image(
-        x._o, fmt, operator.index(channels or 0), dtype.name, bool(expand_animations), operator.index(ratio),
-        bool(fancy_upscaling), bool(try_recover_truncated), float(acceptable_fraction), str(dct_method))
-    return _wrap1(x.graph, out)
+    return _op(x.graph, "DecodeImage", [x], format=fmt, channels=operator.index(channels or 0), dtype=dtype.name,
+               expand_animations=bool(expand_animations), ratio=operator.index(ratio),
+               fancy_upscaling=bool(fancy_upscaling), try_recover_truncated=bool(try_recover_truncated),
+               acceptable_fraction=float(acceptable_fraction), dct_method=str(dct_method))
 
 
 def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,

@@ -21,6 +21,7 @@
 
 pub mod array;
 pub mod attrs;
+pub mod decode;
 pub mod math;
 pub mod random;
 pub mod select;
@@ -41,6 +42,7 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
+pub use decode::*;
 pub use math::*;
 pub use random::*;
 pub use select::*;
@@ -316,6 +318,8 @@ registry! {
     strings::StringSplit,
     strings::ReadFile,
     strings::MatchingFiles,
+    decode::DecodeRaw,
+    decode::DecodeImage,
 }
 
 /// The op `op_type` with attributes `attrs`.
