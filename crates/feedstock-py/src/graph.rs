@@ -19,7 +19,7 @@ use feedstock::queue::PartialShape;
 use feedstock::{DType, Error, Kind, Value};
 use feedstock_tf1::op::{self, Attr, Attrs};
 use feedstock_tf1::{
-    AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
+    BatchOptions, CsvOptions, Graph, ImageFormat, Interrupt, Output,
     ProducerOptions, QueueKind, QueueRef, ReaderKind, ReaderRef,
     ReaderStateOp, RunOptions, RunnerRef, Session, ShuffleOptions, SliceDim,
     SparsePart, Strings,
@@ -125,6 +125,9 @@ fn attr(op_type: &str, v: &Bound<'_, PyAny>) -> PyResult<Attr> {
     }
     if let Ok(i) = v.extract::<i64>() {
         return Ok(Attr::Int(i));
+    }
+    if let Ok(u) = v.extract::<u64>() {
+        return Ok(Attr::UInt(u));
     }
     if let Ok(f) = v.cast::<PyFloat>() {
         return Ok(Attr::Float(f.value()));
@@ -777,50 +780,6 @@ impl PyGraph {
         self.0.decode_image(contents.0, spec).py_err().map(PyOutput)
     }
 
-    /// An image op of no settings: `"flip_left_right"`,
-    /// `"flip_up_down"`, `"per_image_standardization"`.
-    fn image_op(&self, op: &str, image: PyOutput) -> PyResult<PyOutput> {
-        let r = match op {
-            "flip_left_right" => self.0.flip_left_right(image.0),
-            "flip_up_down" => self.0.flip_up_down(image.0),
-            "per_image_standardization" => {
-                self.0.per_image_standardization(image.0)
-            }
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown image op {other:?}"
-                )))
-            }
-        };
-        r.py_err().map(PyOutput)
-    }
-
-    /// `tf.image.random_flip_left_right`.
-    #[pyo3(signature = (image, seed=None))]
-    fn random_flip_left_right(
-        &self,
-        image: PyOutput,
-        seed: Option<u64>,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .random_flip_left_right(image.0, seed)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.image.random_flip_up_down`.
-    #[pyo3(signature = (image, seed=None))]
-    fn random_flip_up_down(
-        &self,
-        image: PyOutput,
-        seed: Option<u64>,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .random_flip_up_down(image.0, seed)
-            .py_err()
-            .map(PyOutput)
-    }
-
     /// A `float32` scalar uniform in `[lo, hi)`, drawn each run.
     #[pyo3(signature = (lo, hi, seed=None))]
     fn random_uniform_scalar(
@@ -831,213 +790,6 @@ impl PyGraph {
     ) -> PyResult<PyOutput> {
         self.0
             .random_uniform_scalar(lo, hi, seed)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// TensorFlow's `AdjustContrastv2`, `AdjustHue` or
-    /// `AdjustSaturation` (`op`: "contrast", "hue", "saturation") on a
-    /// `float32` image.
-    fn adjust(
-        &self,
-        op: &str,
-        image: PyOutput,
-        factor: PyOutput,
-    ) -> PyResult<PyOutput> {
-        let op = match op {
-            "contrast" => AdjustOp::Contrast,
-            "hue" => AdjustOp::Hue,
-            "saturation" => AdjustOp::Saturation,
-            _ => {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "unknown adjustment {op}"
-                )))
-            }
-        };
-        self.0.adjust(op, image.0, factor.0).py_err().map(PyOutput)
-    }
-
-    /// `tf.image.pad_to_bounding_box`.
-    fn pad_to_bounding_box(
-        &self,
-        image: PyOutput,
-        offset: [usize; 2],
-        size: [usize; 2],
-    ) -> PyResult<PyOutput> {
-        self.0
-            .pad_to_bounding_box(image.0, offset, size)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `ResizeBilinear` / `ResizeNearestNeighbor`.
-    fn resize(
-        &self,
-        images: PyOutput,
-        size: PyOutput,
-        static_size: [Option<usize>; 2],
-        bilinear: bool,
-        align_corners: bool,
-        half_pixel_centers: bool,
-    ) -> PyResult<PyOutput> {
-        let opts = feedstock_tf1::kernels::resize::ResizeOptions {
-            bilinear,
-            align_corners,
-            half_pixel_centers,
-        };
-        self.0
-            .resize(images.0, size.0, static_size, opts)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.image.sample_distorted_bounding_box`.
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (image_size, boxes, min_object_covered, aspect_ratio_range, area_range, max_attempts, use_image_if_no_bounding_boxes, seed=None))]
-    fn sample_distorted_bounding_box(
-        &self,
-        image_size: PyOutput,
-        boxes: PyOutput,
-        min_object_covered: PyOutput,
-        aspect_ratio_range: [f32; 2],
-        area_range: [f32; 2],
-        max_attempts: u32,
-        use_image_if_no_bounding_boxes: bool,
-        seed: Option<u64>,
-    ) -> PyResult<Vec<PyOutput>> {
-        let sampling = feedstock_tf1::kernels::bbox::BoxSampling {
-            aspect_ratio_range,
-            area_range,
-            max_attempts,
-            use_image_if_no_bounding_boxes,
-        };
-        self.0
-            .sample_distorted_bounding_box(
-                image_size.0,
-                boxes.0,
-                min_object_covered.0,
-                sampling,
-                seed,
-            )
-            .py_err()
-            .map(outs)
-    }
-
-    /// `tf.image.central_crop`.
-    fn central_crop(
-        &self,
-        image: PyOutput,
-        fraction: f64,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .central_crop(image.0, fraction)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.image.pad_to_bounding_box` with its box given as tensors.
-    fn pad_to_bounding_box_tensors(
-        &self,
-        image: PyOutput,
-        bounding_box: [PyOutput; 4],
-    ) -> PyResult<PyOutput> {
-        self.0
-            .pad_to_bounding_box_tensors(image.0, bounding_box.map(|b| b.0))
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.image.resize_image_with_crop_or_pad` with its target given as
-    /// tensors.
-    fn resize_with_crop_or_pad_tensors(
-        &self,
-        image: PyOutput,
-        target: [PyOutput; 2],
-    ) -> PyResult<PyOutput> {
-        self.0
-            .resize_with_crop_or_pad_tensors(image.0, target.map(|b| b.0))
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.image.extract_jpeg_shape`.
-    fn extract_jpeg_shape(
-        &self,
-        contents: PyOutput,
-        dtype_name: &str,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .extract_jpeg_shape(contents.0, dtype(dtype_name)?)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.image.resize_image_with_crop_or_pad`.
-    fn resize_with_crop_or_pad(
-        &self,
-        image: PyOutput,
-        size: [usize; 2],
-    ) -> PyResult<PyOutput> {
-        self.0
-            .resize_with_crop_or_pad(image.0, size)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.random_crop`.
-    #[pyo3(signature = (t, size, seed=None))]
-    fn random_crop(
-        &self,
-        t: PyOutput,
-        size: Vec<usize>,
-        seed: Option<u64>,
-    ) -> PyResult<PyOutput> {
-        self.0.random_crop(t.0, &size, seed).py_err().map(PyOutput)
-    }
-
-    /// `tf.random_crop` with a size computed when run (an int vector).
-    #[pyo3(signature = (t, size, seed=None))]
-    fn random_crop_sized(
-        &self,
-        t: PyOutput,
-        size: PyOutput,
-        seed: Option<u64>,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .random_crop_sized(t.0, size.0, seed)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.image.crop_to_bounding_box`.
-    fn crop_to_bounding_box(
-        &self,
-        image: PyOutput,
-        offset_height: usize,
-        offset_width: usize,
-        target_height: usize,
-        target_width: usize,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .crop_to_bounding_box(
-                image.0,
-                offset_height,
-                offset_width,
-                target_height,
-                target_width,
-            )
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.image.crop_to_bounding_box` with its box given as tensors.
-    fn crop_to_bounding_box_tensors(
-        &self,
-        image: PyOutput,
-        bounding_box: [PyOutput; 4],
-    ) -> PyResult<PyOutput> {
-        self.0
-            .crop_to_bounding_box_tensors(image.0, bounding_box.map(|b| b.0))
             .py_err()
             .map(PyOutput)
     }

@@ -162,11 +162,7 @@ fn impure(node: &Node) -> Option<&'static str> {
         Op::Call(_) => {
             "runs a user function, which the reader threads cannot run"
         }
-        Op::RandomFlip { .. }
-        | Op::RandomUniform { .. }
-        | Op::RandomCrop { .. }
-        | Op::RandomShuffle { .. }
-        | Op::SampleBox { .. } => RANDOM,
+        Op::RandomUniform { .. } | Op::RandomShuffle { .. } => RANDOM,
         Op::Variable | Op::Assign { .. } => "reads or sets a variable",
         Op::Batch(_)
         | Op::Queue { .. }

@@ -736,11 +736,9 @@ impl Inner {
                 kind,
                 Some(self.pipeline.lock().skip_log()),
             )?),
-            Op::RandomFlip { seed, .. }
-            | Op::RandomCrop { seed, .. }
-            | Op::RandomUniform { seed, .. }
-            | Op::SampleBox { seed, .. }
-            | Op::RandomShuffle { seed } => Resource::rng(*seed),
+            Op::RandomUniform { seed, .. } | Op::RandomShuffle { seed } => {
+                Resource::rng(*seed)
+            }
             Op::Def(def) if def.seed().is_some() => {
                 Resource::rng(def.seed().flatten())
             }

@@ -16,6 +16,8 @@ pub enum Attr {
     Bool(bool),
     /// An integer.
     Int(i64),
+    /// An integer above `i64::MAX` (a 64-bit seed).
+    UInt(u64),
     /// A float.
     Float(f64),
     /// A string (also a dtype's or an enum's name).
@@ -107,7 +109,10 @@ impl FromAttr for usize {
 impl FromAttr for u64 {
     const WANT: &'static str = "a non-negative integer";
     fn from_attr(a: &Attr) -> Option<u64> {
-        i64::from_attr(a).and_then(|i| u64::try_from(i).ok())
+        match a {
+            Attr::UInt(u) => Some(*u),
+            a => i64::from_attr(a).and_then(|i| u64::try_from(i).ok()),
+        }
     }
 }
 
@@ -235,6 +240,14 @@ mod tests {
         assert_eq!(a.get::<DType>("Cast", "dtype").unwrap(), DType::F32);
         assert_eq!(a.get::<Option<u64>>("R", "seed").unwrap(), None);
         assert_eq!(a.get::<Option<u64>>("R", "absent").unwrap(), None);
+        let big: Attrs =
+            [("seed", Attr::UInt(u64::MAX))].into_iter().collect();
+        assert_eq!(a.get::<u64>("R", "depth").unwrap(), 3);
+        assert_eq!(
+            big.get::<Option<u64>>("R", "seed").unwrap(),
+            Some(u64::MAX)
+        );
+        assert!(big.get::<i64>("R", "seed").is_err());
         assert_eq!(a.get::<Vec<i64>>("R", "dims").unwrap(), vec![2, -1]);
         let e = a.get::<Vec<usize>>("Reshape", "dims").unwrap_err();
         assert!(e.to_string().contains("Reshape: attribute dims"), "{e}");

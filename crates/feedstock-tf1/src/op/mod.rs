@@ -21,6 +21,8 @@
 
 pub mod array;
 pub mod attrs;
+pub mod crop;
+pub mod image;
 pub mod math;
 
 use std::borrow::Cow;
@@ -37,6 +39,8 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
+pub use crop::*;
+pub use image::*;
 pub use math::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
@@ -295,6 +299,22 @@ registry! {
     math::Unary,
     math::Compare,
     array::OneHot,
+    image::FlipLeftRight,
+    image::FlipUpDown,
+    image::PerImageStandardization,
+    image::RandomFlip,
+    image::Adjust,
+    image::Resize,
+    image::ExtractJpegShape,
+    image::SampleBox,
+    crop::PadToBox,
+    crop::PadToBoxInputs,
+    crop::CropOrPad,
+    crop::CropOrPadInputs,
+    crop::CentralCrop,
+    crop::RandomCrop,
+    crop::CropToBox,
+    crop::CropToBoxInputs,
 }
 
 /// The op `op_type` with attributes `attrs`.
