@@ -575,3 +575,68 @@ fn checked_box(image: &Tensor, b: [i64; 4]) -> Result<[usize; 4]> {
     // Every part is now a non-negative value no larger than a dimension.
     Ok(b.map(|v| v as usize))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::op::{from_attrs, Attr, Attrs, SampleBox};
+    use crate::{Graph, Session};
+
+    fn image(g: &Graph) -> crate::Output {
+        let t = Tensor::new([2, 3, 1], (0..6u8).collect()).unwrap();
+        g.constant(t).unwrap()
+    }
+
+    #[test]
+    fn too_few_inputs_are_refused_when_built() {
+        let g = Graph::new();
+        let img = image(&g);
+        let e = g.op1(CropToBoxInputs {}, &[img]).unwrap_err();
+        assert!(e.to_string().contains("CropToBoxInputs: takes 5"), "{e}");
+        let sized = RandomCrop {
+            size: None,
+            seed: Some(1),
+        };
+        let e = g.op1(sized, &[img]).unwrap_err();
+        assert!(e.to_string().contains("RandomCrop: takes 2"), "{e}");
+    }
+
+    #[test]
+    fn made_by_name_from_attributes() -> Result<()> {
+        let g = Graph::new();
+        let img = image(&g);
+        let a: Attrs = [
+            ("offset_height", Attr::Int(1)),
+            ("offset_width", Attr::Int(1)),
+            ("target_height", Attr::Int(1)),
+            ("target_width", Attr::Int(2)),
+        ]
+        .into_iter()
+        .collect();
+        let crop = g.op_dyn(from_attrs("CropToBox", &a)?, &[img])?[0];
+        assert_eq!(
+            g.shape(crop).unwrap().dims(),
+            &[Some(1), Some(2), Some(1)]
+        );
+        let got = Session::new(&g).run(&[crop], &[])?;
+        assert_eq!(got[0].dense()?.as_slice::<u8>()?, [4, 5]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_sampling_range_of_another_length_is_refused() {
+        let g = Graph::new();
+        let size = g.constant(Tensor::vector(vec![4i32, 4, 1])).unwrap();
+        let boxes = g.constant(Tensor::new([1, 0, 4], vec![0f32; 0]).unwrap());
+        let covered = g.scalar(0.1, DType::F32).unwrap();
+        let op = SampleBox {
+            aspect_ratio_range: vec![0.75],
+            area_range: vec![0.05, 1.0],
+            max_attempts: 100,
+            use_image_if_no_bounding_boxes: true,
+            seed: None,
+        };
+        let e = g.op(op, &[size, boxes.unwrap(), covered]).unwrap_err();
+        assert!(e.to_string().contains("aspect_ratio_range"), "{e}");
+    }
+}
