@@ -15,8 +15,6 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use crate::kernels::expand;
-use crate::kernels::{adjust, bbox, resize};
-use feedstock::decode::image;
 use feedstock::decode::ops;
 use feedstock::decode::reduce;
 use feedstock::error::{Error, Kind, Result};
@@ -25,9 +23,7 @@ use feedstock::queue::Queue;
 use feedstock::reader::{Reader, WorkQueue};
 use feedstock::tensor::{DType, Tensor, Value};
 
-use super::graph::{
-    AdjustOp, Graph, ImageOp, Node, Op, Output, ReaderStateOp, SliceDim,
-};
+use super::graph::{Graph, Node, Op, Output, ReaderStateOp, SliceDim};
 use super::session::{Inner, Interrupt, NodeState, Resource};
 use crate::op::Args;
 
@@ -409,7 +405,7 @@ pub(super) fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
 
 /// A crop size computed when run (an int32 or int64 vector) as sizes;
 /// a negative one is InvalidArgument.
-fn crop_size(t: &Tensor) -> Result<Vec<usize>> {
+pub(crate) fn crop_size(t: &Tensor) -> Result<Vec<usize>> {
     let v = t.cast(DType::I64)?;
     let v = v.as_slice::<i64>()?;
     v.iter()
@@ -420,51 +416,6 @@ fn crop_size(t: &Tensor) -> Result<Vec<usize>> {
                 "the crop size {v:?} holds a negative value"
             ))
         })
-}
-
-/// The `[height, width]` of a resize, checked as TensorFlow's kernels
-/// check it.
-fn resize_size(t: &Tensor) -> Result<[usize; 2]> {
-    let v = t.cast(DType::I64)?;
-    let v = v.as_slice::<i64>()?;
-    if t.rank() != 1 {
-        return Err(Error::invalid_argument("shape_t must be 1-dimensional"));
-    }
-    let [h, w] = v else {
-        return Err(Error::invalid_argument("shape_t must have two elements"));
-    };
-    match (usize::try_from(*h), usize::try_from(*w)) {
-        (Ok(h), Ok(w)) if h > 0 && w > 0 => Ok([h, w]),
-        _ => Err(Error::invalid_argument(
-            "output dimensions must be positive",
-        )),
-    }
-}
-
-/// A padding box given as tensors, checked in the order of TensorFlow's
-/// assertions (offsets, then the room left on each side).
-fn checked_pad(t: &Tensor, b: [i64; 4]) -> Result<[usize; 4]> {
-    let [oh, ow, th, tw] = b;
-    let fail = |m: &str| {
-        Err(Error::invalid_argument(format!("assertion failed: [{m}]")))
-    };
-    if oh < 0 {
-        return fail("offset_height must be >= 0");
-    }
-    if ow < 0 {
-        return fail("offset_width must be >= 0");
-    }
-    let d = t.dims();
-    if d.len() >= 3 {
-        let (h, w) = (d[d.len() - 3] as i64, d[d.len() - 2] as i64);
-        if tw - ow - w < 0 {
-            return fail("width must be <= target - offset");
-        }
-        if th - oh - h < 0 {
-            return fail("height must be <= target - offset");
-        }
-    }
-    Ok([oh as usize, ow as usize, th as usize, tw as usize])
 }
 
 /// An int32 or int64 vector's values.
@@ -515,61 +466,6 @@ fn slice_bounds(
         s.push(len as usize);
     }
     Ok((b, s))
-}
-
-/// An int32 or int64 scalar's value.
-/// A bounding box given as inputs 1 to 4 (offsets, then sizes), each an
-/// int32 or int64 scalar.
-fn box_inputs<'a>(ins: &dyn Fn(usize) -> &'a Value) -> Result<[i64; 4]> {
-    let mut b = [0; 4];
-    for (k, v) in b.iter_mut().enumerate() {
-        *v = int_scalar(dense_in(ins, k + 1)?)?;
-    }
-    Ok(b)
-}
-
-fn int_scalar(t: &Tensor) -> Result<i64> {
-    match t.dtype() {
-        DType::I32 => t.scalar_value::<i32>().map(i64::from),
-        _ => t.scalar_value::<i64>(),
-    }
-}
-
-/// A crop box (offset height and width, target height and width) checked
-/// against `image` as TensorFlow's `crop_to_bounding_box` asserts it, in
-/// its order and words.
-fn checked_box(image: &Tensor, b: [i64; 4]) -> Result<[usize; 4]> {
-    let d = image.dims();
-    if !(3..=4).contains(&d.len()) {
-        return Err(Error::invalid_argument(format!(
-            "crop_to_bounding_box: the image (shape {}) must have 3 or 4 \
-             dimensions",
-            image.shape()
-        )));
-    }
-    let (h, w) = (d[d.len() - 3] as i64, d[d.len() - 2] as i64);
-    let [oh, ow, th, tw] = b;
-    let checks = [
-        (ow >= 0, "offset_width must be >= 0."),
-        (oh >= 0, "offset_height must be >= 0."),
-        (tw > 0, "target_width must be > 0."),
-        (th > 0, "target_height must be > 0."),
-        (
-            w >= tw.saturating_add(ow),
-            "width must be >= target + offset.",
-        ),
-        (
-            h >= th.saturating_add(oh),
-            "height must be >= target + offset.",
-        ),
-    ];
-    if let Some((_, why)) = checks.iter().find(|(ok, _)| !ok) {
-        return Err(Error::invalid_argument(format!(
-            "assertion failed: [{why}]"
-        )));
-    }
-    // Every part is now a non-negative value no larger than a dimension.
-    Ok(b.map(|v| v as usize))
 }
 
 /// The files matching `pattern`, sorted, as a string vector; as in
@@ -871,138 +767,6 @@ fn run_step<'a>(
                 return Err(Error::internal("not a reader"));
             };
             out.push(reader_state(reader, *op, ins)?);
-        }
-        Op::Image(op) => {
-            let t = dense_in(ins, 0)?;
-            let r = match op {
-                ImageOp::FlipLeftRight => ops::flip_left_right(t)?,
-                ImageOp::FlipUpDown => ops::flip_up_down(t)?,
-                ImageOp::Standardize => ops::per_image_standardization(t)?,
-            };
-            out.push(r.into());
-        }
-        Op::Adjust(op) => {
-            let t = dense_in(ins, 0)?;
-            let f = dense_in(ins, 1)?.scalar_value::<f32>()?;
-            let r = match op {
-                AdjustOp::Contrast => adjust::adjust_contrast(t, f)?,
-                AdjustOp::Hue => adjust::adjust_hue(t, f)?,
-                AdjustOp::Saturation => adjust::adjust_saturation(t, f)?,
-            };
-            out.push(r.into());
-        }
-        Op::PadToBox { offset, size } => {
-            let t = dense_in(ins, 0)?;
-            let r = adjust::pad_to_bounding_box(
-                t, offset[0], offset[1], size[0], size[1],
-            )?;
-            out.push(r.into());
-        }
-        Op::Resize(opts) => {
-            let t = dense_in(ins, 0)?;
-            let [h, w] = resize_size(dense_in(ins, 1)?)?;
-            out.push(resize::resize(t, h, w, *opts)?.into());
-        }
-        Op::SampleBox { sampling, .. } => {
-            let Some(Resource::Rng(rng)) = step.state.res.get() else {
-                return Err(Error::internal("not a random op"));
-            };
-            bbox::check_sampling(sampling)?;
-            let size_in = dense_in(ins, 0)?;
-            let size = size_in.cast(DType::I64)?;
-            let boxes = dense_in(ins, 1)?;
-            if boxes.rank() != 3 || boxes.dims()[2] != 4 {
-                return Err(Error::invalid_argument(format!(
-                    "input boxes must be 3-dimensional [batch, num_boxes, \
-                     coords]: {}",
-                    boxes.shape()
-                )));
-            }
-            let covered = dense_in(ins, 2)?.scalar_value::<f32>()?;
-            let (begin, size, frac) = bbox::sample_distorted_bounding_box(
-                size.as_slice::<i64>()?,
-                boxes.as_slice::<f32>()?,
-                covered,
-                sampling,
-                &mut *rng.lock(),
-            )?;
-            let ints =
-                |v: [i64; 3]| Tensor::vector(v.to_vec()).cast(size_in.dtype());
-            out.push(ints(begin)?.into());
-            out.push(ints(size)?.into());
-            out.push(Tensor::new([1, 1, 4], frac.to_vec())?.into());
-        }
-        Op::CentralCrop { fraction } => {
-            let t = dense_in(ins, 0)?;
-            out.push(adjust::central_crop(t, *fraction)?.into());
-        }
-        Op::PadToBoxInputs => {
-            let t = dense_in(ins, 0)?;
-            let [oh, ow, th, tw] = checked_pad(t, box_inputs(ins)?)?;
-            let r = adjust::pad_to_bounding_box(t, oh, ow, th, tw)?;
-            out.push(r.into());
-        }
-        Op::CropOrPadInputs => {
-            let t = dense_in(ins, 0)?;
-            let th = int_scalar(dense_in(ins, 1)?)?;
-            let tw = int_scalar(dense_in(ins, 2)?)?;
-            if tw <= 0 {
-                return Err(Error::invalid_argument(
-                    "assertion failed: [target_width must be > 0.]",
-                ));
-            }
-            if th <= 0 {
-                return Err(Error::invalid_argument(
-                    "assertion failed: [target_height must be > 0.]",
-                ));
-            }
-            let r = adjust::crop_or_pad(t, th as usize, tw as usize)?;
-            out.push(r.into());
-        }
-        Op::ExtractJpegShape(dtype) => {
-            let t = dense_in(ins, 0)?;
-            let b = t.scalar_value::<Bytes>()?;
-            let shape = image::extract_jpeg_shape(&b)?.map(|d| d as i64);
-            out.push(Tensor::vector(shape.to_vec()).cast(*dtype)?.into());
-        }
-        Op::CropOrPad { size } => {
-            let t = dense_in(ins, 0)?;
-            out.push(adjust::crop_or_pad(t, size[0], size[1])?.into());
-        }
-        Op::RandomFlip { .. } | Op::RandomCrop { .. } => {
-            let Some(Resource::Rng(rng)) = step.state.res.get() else {
-                return Err(Error::internal("not a random op"));
-            };
-            let t = dense_in(ins, 0)?;
-            let mut rng = rng.lock();
-            let r = match &node.op {
-                Op::RandomCrop {
-                    size: Some(size), ..
-                } => ops::random_crop(t, size, &mut *rng)?,
-                Op::RandomCrop { size: None, .. } => {
-                    let size = crop_size(dense_in(ins, 1)?)?;
-                    ops::random_crop(t, &size, &mut *rng)?
-                }
-                Op::RandomFlip { up_down: true, .. } => {
-                    ops::random_flip_up_down(t, &mut *rng)?
-                }
-                _ => ops::random_flip_left_right(t, &mut *rng)?,
-            };
-            out.push(r.into());
-        }
-        Op::CropToBox { offset, size } => {
-            let t = dense_in(ins, 0)?;
-            out.push(
-                ops::crop_to_bounding_box(
-                    t, offset[0], offset[1], size[0], size[1],
-                )?
-                .into(),
-            );
-        }
-        Op::CropToBoxInputs => {
-            let t = dense_in(ins, 0)?;
-            let [oh, ow, th, tw] = checked_box(t, box_inputs(ins)?)?;
-            out.push(ops::crop_to_bounding_box(t, oh, ow, th, tw)?.into());
         }
         Op::Reshape(shape) => {
             let t = dense_in(ins, 0)?;

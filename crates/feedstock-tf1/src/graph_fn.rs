@@ -162,9 +162,6 @@ fn impure(node: &Node) -> Option<&'static str> {
         Op::Call(_) => {
             "runs a user function, which the reader threads cannot run"
         }
-        Op::RandomFlip { .. }
-        | Op::RandomCrop { .. }
-        | Op::SampleBox { .. } => RANDOM,
         Op::Variable | Op::Assign { .. } => "reads or sets a variable",
         Op::Batch(_)
         | Op::Queue { .. }

@@ -125,16 +125,15 @@
 //!   `FixedLenSequenceFeature` list, in the dict's order). Images:
 //!   [`op::DecodeImage`] with [`ImageFormat`] and
 //!   [`Channels`](feedstock::decode::image::Channels),
-//!   [`Graph::flip_left_right`], [`Graph::flip_up_down`],
-//!   [`Graph::random_flip_left_right`], [`Graph::random_crop`],
-//!   [`Graph::crop_to_bounding_box`],
-//!   [`Graph::per_image_standardization`]; adjustments by a factor
-//!   tensor ([`Graph::adjust`]: contrast, hue, saturation, with
+//!   the ops of [`op::image`] ([`op::FlipLeftRight`], [`op::FlipUpDown`],
+//!   [`op::RandomFlip`], [`op::PerImageStandardization`], adjustments by
+//!   a factor tensor ([`op::Adjust`]: contrast, hue, saturation, with
 //!   [`op::RandomUniform`] for the random ones),
-//!   [`Graph::random_flip_up_down`], [`Graph::pad_to_bounding_box`],
-//!   [`Graph::resize_with_crop_or_pad`], [`Graph::central_crop`],
-//!   [`Graph::resize`] (bilinear, nearest neighbour) and
-//!   [`Graph::sample_distorted_bounding_box`].
+//!   [`op::Resize`] (bilinear, nearest neighbour),
+//!   [`op::ExtractJpegShape`] and [`op::SampleBox`]) and of [`op::crop`]
+//!   ([`op::RandomCrop`], [`op::CropToBox`], [`op::PadToBox`],
+//!   [`op::CropOrPad`], [`op::CentralCrop`], and the forms taking the box
+//!   as tensors).
 //! * **Tensor ops.** `tf.cast`, `tf.reshape` (with -1), `tf.transpose`,
 //!   `tf.stack`, `tf.concat`, `tf.identity`: the methods of those names
 //!   ([`Graph::add_op`] is `tf.add`).
@@ -207,7 +206,7 @@ mod queues;
 mod session;
 
 pub use graph::{
-    AdjustOp, BatchOptions, CsvOptions, Graph, ImageFormat, OutInfo, Output,
+    BatchOptions, CsvOptions, Graph, ImageFormat, OutInfo, Output,
     ProducerOptions, QueueRef, ReaderKind, ReaderRef, ReaderStateOp,
     ShardOptions, ShuffleOptions, SliceDim, SparsePart, StaticShape, Strings,
     UserFn, Variable,

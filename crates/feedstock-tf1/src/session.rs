@@ -736,9 +736,6 @@ impl Inner {
                 kind,
                 Some(self.pipeline.lock().skip_log()),
             )?),
-            Op::RandomFlip { seed, .. }
-            | Op::RandomCrop { seed, .. }
-            | Op::SampleBox { seed, .. } => Resource::rng(*seed),
             Op::Def(def) if def.seed().is_some() => {
                 Resource::rng(def.seed().flatten())
             }

@@ -5,8 +5,9 @@
 
 use feedstock::decode::math::BinaryOp;
 use feedstock_tf1::op::{
-    parse_sequence, Binary, Cast, DecodeCsv, DecodeImage, DecodeRaw, Neg,
-    Parse, ParseSequence, SequenceOutputs,
+    parse_sequence, Binary, Cast, CropToBox, CropToBoxInputs, DecodeCsv,
+    DecodeImage, DecodeRaw, FlipLeftRight, FlipUpDown, Neg, Parse,
+    ParseSequence, PerImageStandardization, SequenceOutputs,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -1285,9 +1286,18 @@ fn images_whole_files_and_dynamic_pad() -> Result<()> {
     let g = Graph::new();
     let (_, image) = images(&g)?;
     assert_eq!(g.shape(image).unwrap().dims(), &[None, None, Some(3)]);
-    let flipped = g.flip_up_down(g.flip_left_right(image)?)?;
-    let corner = g.crop_to_bounding_box(image, 0, 0, 1, 1)?;
-    let std = g.per_image_standardization(image)?;
+    let flipped =
+        g.op1(FlipUpDown {}, &[g.op1(FlipLeftRight {}, &[image])?])?;
+    let corner = g.op1(
+        CropToBox {
+            offset_height: 0,
+            offset_width: 0,
+            target_height: 1,
+            target_width: 1,
+        },
+        &[image],
+    )?;
+    let std = g.op1(PerImageStandardization {}, &[image])?;
     let sess = Session::new(&g);
     let coord = Coordinator::new();
     let threads = sess.start_queue_runners(&coord)?;
@@ -1567,7 +1577,7 @@ fn crop_box_from_tensors() -> Result<()> {
         g.placeholder(DType::I32, Some(PartialShape::new(vec![])), None)?;
     let two = g.constant(Tensor::scalar(2i32))?;
     let three = g.constant(Tensor::scalar(3i64))?;
-    let crop = g.crop_to_bounding_box_tensors(img, [at, two, three, three])?;
+    let crop = g.op1(CropToBoxInputs {}, &[img, at, two, three, three])?;
     assert_eq!(g.shape(crop).unwrap().dims(), &[Some(3), Some(3), Some(1)]);
     let sess = Session::new(&g);
     let got = sess.run(&[crop], &[(at, Tensor::scalar(1i32).into())])?;
@@ -1585,7 +1595,7 @@ fn crop_box_from_tensors() -> Result<()> {
     );
     let f = g.constant(Tensor::scalar(1.0f32))?;
     assert!(g
-        .crop_to_bounding_box_tensors(img, [f, two, three, three])
+        .op1(CropToBoxInputs {}, &[img, f, two, three, three])
         .is_err());
     Ok(())
 }

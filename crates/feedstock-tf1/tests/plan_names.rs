@@ -6,7 +6,7 @@ use bytes::Bytes;
 use feedstock::decode::math::BinaryOp;
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor};
-use feedstock_tf1::op::Binary;
+use feedstock_tf1::op::{Binary, RandomCrop};
 use feedstock_tf1::{Graph, Session};
 
 fn scalar(g: &Graph) -> Result<feedstock_tf1::Output> {
@@ -151,7 +151,13 @@ fn random_crop_takes_a_size_computed_when_run() -> Result<()> {
         Some(PartialShape::new(vec![Some(3)])),
         None,
     )?;
-    let crop = g.random_crop_sized(image, size, Some(7))?;
+    let crop = g.op1(
+        RandomCrop {
+            size: None,
+            seed: Some(7),
+        },
+        &[image, size],
+    )?;
     assert_eq!(g.shape(crop).unwrap().dims(), &[None, None, None]);
     let sess = Session::new(&g);
     let got =
@@ -168,9 +174,25 @@ fn random_crop_takes_a_size_computed_when_run() -> Result<()> {
         Some(PartialShape::new(vec![Some(2)])),
         None,
     )?;
-    assert!(g.random_crop_sized(image, two, None).is_err());
+    assert!(g
+        .op1(
+            RandomCrop {
+                size: None,
+                seed: None
+            },
+            &[image, two]
+        )
+        .is_err());
     let floats = g.placeholder(DType::F32, None, None)?;
-    assert!(g.random_crop_sized(image, floats, None).is_err());
+    assert!(g
+        .op1(
+            RandomCrop {
+                size: None,
+                seed: None
+            },
+            &[image, floats]
+        )
+        .is_err());
     Ok(())
 }
 

@@ -22,6 +22,7 @@ from ._graph import (
     InvalidArgumentValueError,
     _next_name,
     _op,
+    _ops,
     _random_seed,
     _wrap,
     _wrap1,
@@ -816,9 +817,9 @@ def parse_sequence_example(serialized, context_features=None, sequence_features=
 # ---------------------------------------------------------------- images
 
 
-def _image(op, image):
+def _image(op_type, image):
     x = convert_to_tensor(image)
-    return _wrap1(x.graph, x.graph._g.image_op(op, x._o))
+    return _op(x.graph, op_type, [x])
 
 
 _DECODE_DTYPES = {"jpeg": ("uint8",), "png": ("uint8", "uint16"), "any": ("uint8", "uint16", "float32")}
@@ -876,7 +877,7 @@ def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upsca
         known = _static_ints(window)
         parts = ([convert_to_tensor(v, dtype=int32) for v in known] if known is not None
                  else [window[k] for k in range(4)])
-    return _wrap1(g, g._g.crop_to_bounding_box_tensors(image._o, [p._o for p in parts]))
+    return _op(g, "CropToBoxInputs", [image, *parts])
 
 
 def extract_jpeg_shape(contents, output_type=int32, name=None):
@@ -891,7 +892,7 @@ def extract_jpeg_shape(contents, output_type=int32, name=None):
     if x.dtype != string:
         raise TypeError(f"Input 'contents' of 'ExtractJpegShape' Op has type {x.dtype.name} that does not "
                         "match expected type of string.")
-    return _wrap1(x.graph, x.graph._g.extract_jpeg_shape(x._o, dtype.name))
+    return _op(x.graph, "ExtractJpegShape", [x], dtype=dtype.name)
 
 
 def decode_png(contents, channels=0, dtype=uint8, name=None):
@@ -1036,7 +1037,7 @@ def adjust_contrast(images, contrast_factor):
         raise TypeError("adjust_contrast: a float16 image is not supported by feedstock")
     g = flt.graph
     factor = _factor(g, contrast_factor, "contrast_factor", "AdjustContrastv2")
-    adjusted = _wrap1(g, g._g.adjust("contrast", flt._o, factor._o))
+    adjusted = _op(g, "Adjust", [flt, factor], op="contrast")
     return convert_image_dtype(adjusted, images.dtype, saturate=True)
 
 
@@ -1074,7 +1075,7 @@ def _adjust_hsv(op, image, factor):
         raise TypeError(f"adjust_{op}: a float16 image is not supported by feedstock")
     g = flt.graph
     factor = _factor(g, factor, *{"hue": ("delta", "AdjustHue"), "saturation": ("scale", "AdjustSaturation")}[op])
-    adjusted = _wrap1(g, g._g.adjust(op, flt._o, factor._o))
+    adjusted = _op(g, "Adjust", [flt, factor], op=op)
     return convert_image_dtype(adjusted, image.dtype)
 
 
@@ -1135,7 +1136,7 @@ def _static_box_int(v, what):
 def _box_tensors(g, values):
     """Box arguments as int32 scalar tensors (tensors kept as they are)."""
     with g.as_default():
-        return [(v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=int32))._o for v in values]
+        return [v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=int32) for v in values]
 
 
 def _image_rank_3_or_4(image):
@@ -1167,10 +1168,10 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
         raise ValueError("height must be <= target - offset")
     g = image.graph
     if None in (oh, ow, th, tw):
-        return _wrap1(g, g._g.pad_to_bounding_box_tensors(image._o, _box_tensors(g, box)))
+        return _op(g, "PadToBoxInputs", [image, *_box_tensors(g, box)])
     if th < 0 or tw < 0:
         raise ValueError("width must be <= target - offset")
-    return _wrap1(g, g._g.pad_to_bounding_box(image._o, [oh, ow], [th, tw]))
+    return _op(g, "PadToBox", [image], offset_height=oh, offset_width=ow, target_height=th, target_width=tw)
 
 
 def resize_image_with_crop_or_pad(image, target_height, target_width):
@@ -1187,8 +1188,8 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
     g = image.graph
     if th is None or tw is None:
         parts = _box_tensors(g, (target_height, target_width))
-        return _wrap1(g, g._g.resize_with_crop_or_pad_tensors(image._o, parts))
-    return _wrap1(g, g._g.resize_with_crop_or_pad(image._o, [th, tw]))
+        return _op(g, "CropOrPadInputs", [image, *parts])
+    return _op(g, "CropOrPad", [image], target_height=th, target_width=tw)
 
 
 def central_crop(image, central_fraction):
@@ -1212,7 +1213,7 @@ def central_crop(image, central_fraction):
         raise ValueError("`image` should either be a Tensor with rank = 3 or rank = 4. "
                          f"Had rank = {None if shape is None else len(shape)}.")
     g = image.graph
-    return _wrap1(g, g._g.central_crop(image._o, f))
+    return _op(g, "CentralCrop", [image], fraction=float(f))
 
 
 def transpose_image(image):
@@ -1259,7 +1260,7 @@ def random_flip_up_down(image, seed=None):
     """``tf.image.random_flip_up_down``: each image flipped top to bottom
     with probability 1/2, drawn each run."""
     x = convert_to_tensor(image)
-    return _wrap1(x.graph, x.graph._g.random_flip_up_down(x._o, _random_seed(x.graph, seed)))
+    return _op(x.graph, "RandomFlip", [x], up_down=True, seed=_random_seed(x.graph, seed))
 
 
 class ResizeMethod:
@@ -1297,8 +1298,8 @@ def _resize_op(images, size, bilinear, align_corners, half_pixel_centers):
     if known is not None:
         static = known
     static = [v if v is not None and v > 0 else None for v in static]
-    return _wrap1(g, g._g.resize(images._o, size._o, static, bilinear, bool(align_corners),
-                                 bool(half_pixel_centers)))
+    return _op(g, "Resize", [images, size], bilinear=bilinear, align_corners=bool(align_corners),
+               half_pixel_centers=bool(half_pixel_centers), static_height=static[0], static_width=static[1])
 
 
 def _rank4_images(images):
@@ -1380,12 +1381,13 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
         boxes = convert_to_tensor(bounding_boxes, dtype=float32)
         covered = convert_to_tensor(min_object_covered, dtype=float32)
     attempts = 100 if max_attempts is None else int(max_attempts)
-    outs = g._g.sample_distorted_bounding_box(
-        size._o, boxes._o, covered._o,
-        _pair_attr([0.75, 1.33] if aspect_ratio_range is None else aspect_ratio_range),
-        _pair_attr([0.05, 1.0] if area_range is None else area_range),
-        max(attempts, 0), bool(use_image_if_no_bounding_boxes), _random_seed(g, seed))
-    return tuple(_wrap(g, outs))
+    outs = _ops(g, "SampleBox", [size, boxes, covered],
+                aspect_ratio_range=_pair_attr([0.75, 1.33] if aspect_ratio_range is None else aspect_ratio_range),
+                area_range=_pair_attr([0.05, 1.0] if area_range is None else area_range),
+                max_attempts=max(attempts, 0),
+                use_image_if_no_bounding_boxes=bool(use_image_if_no_bounding_boxes),
+                seed=_random_seed(g, seed))
+    return tuple(outs)
 
 
 _RGB_WEIGHTS = (0.2989, 0.5870, 0.1140)
@@ -1427,20 +1429,20 @@ def grayscale_to_rgb(images, name=None):
 
 
 def flip_left_right(image):
-    return _image("flip_left_right", image)
+    return _image("FlipLeftRight", image)
 
 
 def flip_up_down(image):
-    return _image("flip_up_down", image)
+    return _image("FlipUpDown", image)
 
 
 def per_image_standardization(image):
-    return _image("per_image_standardization", image)
+    return _image("PerImageStandardization", image)
 
 
 def random_flip_left_right(image, seed=None):
     x = convert_to_tensor(image)
-    return _wrap1(x.graph, x.graph._g.random_flip_left_right(x._o, _random_seed(x.graph, seed)))
+    return _op(x.graph, "RandomFlip", [x], up_down=False, seed=_random_seed(x.graph, seed))
 
 
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
@@ -1460,11 +1462,13 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
         if isinstance(v, int) and v <= 0:
             raise ValueError(f"{name} must be > 0.")
     if all(isinstance(v, int) for v in box):
-        return _wrap1(x.graph, x.graph._g.crop_to_bounding_box(x._o, *box))
+        oh, ow, th, tw = box
+        return _op(x.graph, "CropToBox", [x], offset_height=oh, offset_width=ow, target_height=th,
+                   target_width=tw)
     # The rest is checked when run, as TensorFlow's assertions are.
     with x.graph.as_default():
-        parts = [(v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=int32))._o for v in box]
-    return _wrap1(x.graph, x.graph._g.crop_to_bounding_box_tensors(x._o, parts))
+        parts = [v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=int32) for v in box]
+    return _op(x.graph, "CropToBoxInputs", [x, *parts])
 
 
 def random_crop(value, size, seed=None, name=None):
@@ -1477,12 +1481,12 @@ def random_crop(value, size, seed=None, name=None):
     sizes = _static_ints(size)
     with _next_name(g, name):
         if sizes is not None:
-            return _wrap1(g, g._g.random_crop(x._o, sizes, _random_seed(g, seed)))
+            return _op(g, "RandomCrop", [x], size=list(sizes), seed=_random_seed(g, seed))
         with g.as_default():
             # As TensorFlow converts it: an int32 vector (another dtype is
             # a ValueError).
             size = convert_to_tensor(size if isinstance(size, Tensor) else stack(list(size)), dtype=int32)
-        return _wrap1(g, g._g.random_crop_sized(x._o, size._o, _random_seed(g, seed)))
+        return _op(g, "RandomCrop", [x, size], size=None, seed=_random_seed(g, seed))
 
 
 def _static_ints(values):

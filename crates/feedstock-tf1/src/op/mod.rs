@@ -21,7 +21,9 @@
 
 pub mod array;
 pub mod attrs;
+pub mod crop;
 pub mod decode;
+pub mod image;
 pub mod math;
 pub mod random;
 pub mod select;
@@ -42,7 +44,9 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
+pub use crop::*;
 pub use decode::*;
+pub use image::*;
 pub use math::*;
 pub use random::*;
 pub use select::*;
@@ -320,6 +324,22 @@ registry! {
     strings::MatchingFiles,
     decode::DecodeRaw,
     decode::DecodeImage,
+    image::FlipLeftRight,
+    image::FlipUpDown,
+    image::PerImageStandardization,
+    image::RandomFlip,
+    image::Adjust,
+    image::Resize,
+    image::ExtractJpegShape,
+    image::SampleBox,
+    crop::PadToBox,
+    crop::PadToBoxInputs,
+    crop::CropOrPad,
+    crop::CropOrPadInputs,
+    crop::CentralCrop,
+    crop::RandomCrop,
+    crop::CropToBox,
+    crop::CropToBoxInputs,
 }
 
 /// The op `op_type` with attributes `attrs`.
