@@ -21,6 +21,7 @@
 
 pub mod array;
 pub mod attrs;
+pub mod masks;
 pub mod math;
 pub mod random;
 pub mod select;
@@ -41,6 +42,7 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
+pub use masks::*;
 pub use math::*;
 pub use random::*;
 pub use select::*;
@@ -316,6 +318,9 @@ registry! {
     strings::StringSplit,
     strings::ReadFile,
     strings::MatchingFiles,
+    strings::StringToHashBucketFast,
+    masks::SequenceMask,
+    masks::BooleanMask,
 }
 
 /// The op `op_type` with attributes `attrs`.
