@@ -24,6 +24,7 @@ pub mod attrs;
 pub mod crop;
 pub mod decode;
 pub mod image;
+pub mod masks;
 pub mod math;
 pub mod random;
 pub mod select;
@@ -47,6 +48,7 @@ pub use attrs::{Attr, Attrs, FromAttr};
 pub use crop::*;
 pub use decode::*;
 pub use image::*;
+pub use masks::*;
 pub use math::*;
 pub use random::*;
 pub use select::*;
@@ -340,6 +342,9 @@ registry! {
     crop::RandomCrop,
     crop::CropToBox,
     crop::CropToBoxInputs,
+    strings::StringToHashBucketFast,
+    masks::SequenceMask,
+    masks::BooleanMask,
 }
 
 /// The op `op_type` with attributes `attrs`.

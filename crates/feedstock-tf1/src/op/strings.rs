@@ -168,3 +168,100 @@ impl OpDef for MatchingFiles {
         Ok(())
     }
 }
+
+op! {
+    /// `tf.strings.to_hash_bucket_fast`: each string of input 0 hashed
+    /// into `[0, num_buckets)` as TensorFlow hashes it, farmhash's
+    /// `Fingerprint64` of its bytes modulo `num_buckets`; int64, of the
+    /// input's shape.
+    StringToHashBucketFast = "StringToHashBucketFast" {
+        /// The number of buckets, at least 1.
+        num_buckets: i64,
+    }
+}
+
+impl OpDef for StringToHashBucketFast {
+    fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        const OP: &str = "StringToHashBucketFast";
+        let info = ins[0].dense(OP)?;
+        if info.dtype != DType::String {
+            return Err(Error::invalid_dtype(format!(
+                "Input 'input' of '{OP}' Op has type {} that does not match \
+                 expected type of string.",
+                info.dtype
+            )));
+        }
+        if self.num_buckets < 1 {
+            return Err(Error::invalid_argument(format!(
+                "Attr 'num_buckets' of '{OP}' Op passed {} less than \
+                 minimum 1.",
+                self.num_buckets
+            )));
+        }
+        Ok(vec![dense_from(info.shape.clone(), DType::I64, &ins[0])])
+    }
+
+    fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
+        let t = a.dense(0)?;
+        // `infer` made sure of at least one bucket.
+        let n = self.num_buckets.max(1).unsigned_abs();
+        let mut hashed = feedstock::tensor::try_vec::<i64>(t.dims())?;
+        hashed.extend(t.as_slice::<Bytes>()?.iter().map(|s| {
+            // Below `num_buckets`, so within i64.
+            (farmhash2::fingerprint64(s) % n) as i64
+        }));
+        out.push(Tensor::new(t.dims().to_vec(), hashed)?.into());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buckets(strs: &[&[u8]], num_buckets: i64) -> Vec<i64> {
+        let strs = strs.iter().map(|s| Bytes::copy_from_slice(s)).collect();
+        let v: Value = Tensor::vector::<Bytes>(strs).into();
+        let ins = |_: usize| &v;
+        let mut out = Vec::new();
+        let op = StringToHashBucketFast { num_buckets };
+        op.run(&Args::new(&ins, 1, None, None), &mut out).unwrap();
+        out[0].dense().unwrap().as_slice::<i64>().unwrap().to_vec()
+    }
+
+    #[test]
+    fn hash_buckets_are_tensorflows() {
+        // TensorFlow 2.21's StringToHashBucketFast (graph mode). At 128
+        // and 256 bytes the `farmhash` crate's Fingerprint64 differs
+        // (hence `farmhash2`).
+        let all: Vec<u8> = (0..=255).collect();
+        let long = b"0123456789".repeat(100);
+        let strs: [&[u8]; 9] = [
+            b"",
+            b"a",
+            b"hello world",
+            &[b'q'; 32],
+            &[b'e'; 64],
+            &[b'x'; 128],
+            &all,
+            &long,
+            "h\u{e9}llo w\u{f6}rld".as_bytes(),
+        ];
+        assert_eq!(
+            buckets(&strs, i64::MAX),
+            [
+                1936946117179621456,
+                3694432073954588132,
+                6381520714923946011,
+                1941001213046687810,
+                4428901352157416282,
+                5868382771906808855,
+                5291657088564336415,
+                6263194838949673994,
+                9001971122424596627,
+            ]
+        );
+        assert_eq!(buckets(&strs, 10), [3, 9, 1, 7, 9, 5, 5, 1, 7]);
+        assert_eq!(buckets(&strs, 1), [0; 9]);
+    }
+}

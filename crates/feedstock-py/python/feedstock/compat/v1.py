@@ -43,6 +43,7 @@ from .._array_ops import (
     unstack,
 )
 from .._script_ops import Print, numpy_function, py_func
+from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
 from .._graph import (
     DType,
     Graph,
@@ -341,7 +342,8 @@ math = _NS("tf.math",
 
 random = _NS("tf.random", uniform=random_uniform, shuffle=random_shuffle)
 
-strings = _NS("tf.strings", to_number=string_to_number, split=string_split)
+strings = _NS("tf.strings", to_number=string_to_number, split=string_split,
+              to_hash_bucket_fast=string_to_hash_bucket_fast)
 
 sparse = _NS("tf.sparse", to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
 
