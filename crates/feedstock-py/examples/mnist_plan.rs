@@ -19,6 +19,7 @@
 //!   runs it.
 
 use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::op::Reshape;
 use feedstock_tf1::op::{Binary, Cast};
 use std::time::Instant;
 
@@ -61,7 +62,10 @@ fn front_door(
             g.placeholder(DType::String, Some(PartialShape::scalar()), None)?;
         let label =
             g.placeholder(DType::I64, Some(PartialShape::scalar()), None)?;
-        let pixels = g.reshape(g.decode_raw(raw, DType::U8, true)?, &[784])?;
+        let pixels = g.op1(
+            Reshape { shape: vec![784] },
+            &[g.decode_raw(raw, DType::U8, true)?],
+        )?;
         let scaled = g.op1(
             Binary { op: BinaryOp::Mul },
             &[
@@ -145,7 +149,7 @@ fn main() -> Res<()> {
     let (_key, value) = g.read(reader, queue)?;
     let parsed = g.parse_single_example(value, spec()?)?;
     let pixels = g.decode_raw(parsed[0], DType::U8, true)?;
-    let pixels = g.reshape(pixels, &[784])?;
+    let pixels = g.op1(Reshape { shape: vec![784] }, &[pixels])?;
     let scaled = g.op1(
         Binary { op: BinaryOp::Mul },
         &[

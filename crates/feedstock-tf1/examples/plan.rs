@@ -12,6 +12,7 @@
 //! Run with `cargo run --example plan`.
 
 use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::op::Reshape;
 use feedstock_tf1::op::{Binary, Cast};
 use std::collections::BTreeMap;
 use std::error::Error;
@@ -68,7 +69,12 @@ pub fn main() -> Result<(), Box<dyn Error>> {
         .build()?;
     let features = g.parse_single_example(serialized, spec)?;
     let image = g.decode_raw(features[0], DType::U8, true)?;
-    let image = g.reshape(image, &[(SIDE * SIDE) as i64])?;
+    let image = g.op1(
+        Reshape {
+            shape: vec![(SIDE * SIDE) as i64],
+        },
+        &[image],
+    )?;
     let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     let image = g.op1(
         Binary { op: BinaryOp::Sub },

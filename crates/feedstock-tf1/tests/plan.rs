@@ -5,6 +5,7 @@
 
 use feedstock::decode::math::BinaryOp;
 use feedstock_tf1::op::{Binary, Cast, Neg};
+use feedstock_tf1::op::{Concat, Reshape, Stack, StridedSlice, Transpose};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -86,7 +87,7 @@ fn csv_read_in_the_main_thread() -> Result<()> {
     let (key, value) = g.read(reader, q)?;
     let defaults = (0..5).map(|_| RecordDefault::i32(1)).collect();
     let cols = g.decode_csv(value, defaults, CsvOptions::default())?;
-    let features = g.stack(&cols[..4], 0)?;
+    let features = g.op1(Stack { axis: 0 }, &cols[..4])?;
     assert_eq!(g.shape(features).unwrap().dims(), &[Some(4)]);
     assert_eq!(features.dtype(), DType::I32);
 
@@ -229,19 +230,29 @@ fn fixed_length_cifar_like() -> Result<()> {
     let record = g.decode_raw(value, DType::U8, true)?;
     let label = g.op1(
         Cast { dtype: DType::I32 },
-        &[g.strided_slice_ranges(record, &[0], &[1], &[1])?],
+        &[g.op1(StridedSlice::ranges(&[0], &[1], &[1]), &[record])?],
     )?;
-    let major = g.reshape(
-        g.strided_slice_ranges(record, &[1], &[1 + image_bytes as i64], &[1])?,
-        &[depth as i64, height as i64, width as i64],
+    let major = g.op1(
+        Reshape {
+            shape: vec![depth as i64, height as i64, width as i64],
+        },
+        &[g.op1(
+            StridedSlice::ranges(&[1], &[1 + image_bytes as i64], &[1]),
+            &[record],
+        )?],
     )?;
-    let image = g.transpose(major, &[1, 2, 0])?;
+    let image = g.op1(
+        Transpose {
+            perm: vec![1, 2, 0],
+        },
+        &[major],
+    )?;
     let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     assert_eq!(
         g.shape(image).unwrap().dims(),
         &[Some(height), Some(width), Some(depth)]
     );
-    let label = g.reshape(label, &[])?;
+    let label = g.op1(Reshape { shape: vec![] }, &[label])?;
     let batch = g.batch(
         &[vec![image, label]],
         None,
@@ -323,7 +334,7 @@ fn tfrecord_shuffle_batch_exact_epochs() -> Result<()> {
     let f = g.parse_single_example(value, mnist_spec())?;
     assert!(f[2].is_sparse());
     let image = g.decode_raw(f[0], DType::U8, true)?;
-    let image = g.reshape(image, &[4])?;
+    let image = g.op1(Reshape { shape: vec![4] }, &[image])?;
     let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     let image = g.op1(
         Binary { op: BinaryOp::Sub },
@@ -813,16 +824,16 @@ fn feeding_and_once_per_run() -> Result<()> {
             g.scalar(2.0, DType::F32)?,
         ],
     )?;
-    let col = g.strided_slice(
-        y,
-        &[
+    let col = g.op1(
+        StridedSlice::index(&[
             SliceDim::Range {
                 start: None,
                 stop: None,
                 step: 1,
             },
             SliceDim::At(1),
-        ],
+        ]),
+        &[y],
     )?;
     assert_eq!(g.shape(col).unwrap().dims(), &[None]);
     let sess = Session::new(&g);
@@ -1270,7 +1281,7 @@ fn queues_limits_and_timeouts() -> Result<()> {
     let q = g.input_producer(rows, ordered(2))?;
     let two = g.dequeue_many(q, 3, true)?[0];
     assert_eq!(g.shape(two).unwrap().dims(), &[None, Some(2)]);
-    let joined = g.concat(&[two, two], 1)?;
+    let joined = g.op1(Concat { axis: 1 }, &[two, two])?;
     let sess = Session::new(&g);
     let coord = Coordinator::new();
     let threads = sess.start_queue_runners(&coord)?;
@@ -1342,16 +1353,26 @@ fn graph_checks_at_build_time() -> Result<()> {
     let three = g.constant(Tensor::vector(vec![1.0f32, 2.0, 3.0]))?;
     assert!(invalid(g.op1(Binary { op: BinaryOp::Mul }, &[f, three]))
         .contains("incompatible"));
-    invalid(g.reshape(f, &[3]));
-    invalid(g.reshape(f, &[-1, -1]));
-    invalid(g.transpose(f, &[1, 0]));
+    invalid(g.op1(Reshape { shape: vec![3] }, &[f]));
+    invalid(g.op1(
+        Reshape {
+            shape: vec![-1, -1],
+        },
+        &[f],
+    ));
+    invalid(g.op1(Transpose { perm: vec![1, 0] }, &[f]));
     invalid(g.decode_raw(f, DType::U8, true));
     invalid(g.op1(Neg {}, &[s]));
-    invalid(g.stack(&[f, i], 0));
-    invalid(g.strided_slice(f, &[SliceDim::At(0), SliceDim::At(0)]));
-    invalid(g.strided_slice(f, &[SliceDim::At(2)]));
+    invalid(g.op1(Stack { axis: 0 }, &[f, i]));
+    invalid(g.op1(
+        StridedSlice::index(&[SliceDim::At(0), SliceDim::At(0)]),
+        &[f],
+    ));
+    invalid(g.op1(StridedSlice::index(&[SliceDim::At(2)]), &[f]));
     assert_eq!(
-        g.shape(g.reshape(i, &[-1, 1])?).unwrap().dims(),
+        g.shape(g.op1(Reshape { shape: vec![-1, 1] }, &[i])?)
+            .unwrap()
+            .dims(),
         &[Some(3), Some(1)]
     );
     // Sequence specs TensorFlow refuses when the op is built: both empty,

@@ -5,6 +5,7 @@ use bytes::Bytes;
 use feedstock::decode::example::{FeatureSpec, Sparse};
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor};
+use feedstock_tf1::op::Reshape;
 use feedstock_tf1::{BatchOptions, Graph, Output, StaticShape};
 
 fn opts(batch_size: usize) -> BatchOptions {
@@ -189,7 +190,10 @@ fn sparse_outputs_have_unknown_dims() -> Result<()> {
         ]
     );
     let one = g.constant(Tensor::vector(vec![Bytes::new()]))?;
-    let single = g.parse_single_example(g.reshape(one, &[])?, spec)?;
+    let single = g.parse_single_example(
+        g.op1(Reshape { shape: vec![] }, &[one])?,
+        spec,
+    )?;
     assert_eq!(g.shape(single[1]), shape(&[Some(5)]));
     let batched = g.batch(&[single], None, opts(2))?;
     let dims: Vec<StaticShape> = batched.iter().map(|&o| g.shape(o)).collect();

@@ -22,6 +22,8 @@
 pub mod array;
 pub mod attrs;
 pub mod math;
+pub mod shape;
+pub mod slice;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -38,6 +40,8 @@ use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
 pub use math::*;
+pub use shape::*;
+pub use slice::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
 pub trait OpType {
@@ -295,6 +299,19 @@ registry! {
     math::Unary,
     math::Compare,
     array::OneHot,
+    shape::Reshape,
+    shape::Transpose,
+    shape::Stack,
+    shape::Concat,
+    shape::Identity,
+    shape::Shape,
+    shape::Fill,
+    shape::Tile,
+    shape::Gather,
+    slice::Slice,
+    slice::SliceInputs,
+    slice::StridedSlice,
+    slice::StridedSliceInputs,
 }
 
 /// The op `op_type` with attributes `attrs`.
