@@ -63,7 +63,9 @@ fn front_door(
         let label =
             g.placeholder(DType::I64, Some(PartialShape::scalar()), None)?;
         let pixels = g.op1(
-            Reshape { shape: vec![784] },
+            Reshape {
+                shape: Some(vec![784]),
+            },
             &[g.decode_raw(raw, DType::U8, true)?],
         )?;
         let scaled = g.op1(
@@ -149,7 +151,12 @@ fn main() -> Res<()> {
     let (_key, value) = g.read(reader, queue)?;
     let parsed = g.parse_single_example(value, spec()?)?;
     let pixels = g.decode_raw(parsed[0], DType::U8, true)?;
-    let pixels = g.op1(Reshape { shape: vec![784] }, &[pixels])?;
+    let pixels = g.op1(
+        Reshape {
+            shape: Some(vec![784]),
+        },
+        &[pixels],
+    )?;
     let scaled = g.op1(
         Binary { op: BinaryOp::Mul },
         &[

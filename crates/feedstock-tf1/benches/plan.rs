@@ -162,7 +162,7 @@ fn planned(files: &[String], many: bool) -> usize {
     let img = g
         .op1(
             Reshape {
-                shape: shape.to_vec(),
+                shape: Some(shape.to_vec()),
             },
             &[img],
         )
@@ -295,7 +295,7 @@ fn cifar_graph(file: &str, many: bool) -> usize {
     let image = g
         .op1(
             Reshape {
-                shape: shape.to_vec(),
+                shape: Some(shape.to_vec()),
             },
             &[image],
         )

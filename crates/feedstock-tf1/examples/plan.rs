@@ -71,7 +71,7 @@ pub fn main() -> Result<(), Box<dyn Error>> {
     let image = g.decode_raw(features[0], DType::U8, true)?;
     let image = g.op1(
         Reshape {
-            shape: vec![(SIDE * SIDE) as i64],
+            shape: Some(vec![(SIDE * SIDE) as i64]),
         },
         &[image],
     )?;

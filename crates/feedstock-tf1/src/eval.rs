@@ -311,7 +311,10 @@ impl Compiled {
                         &mut done[*p as usize][*k as usize],
                         Value::Dense(Tensor::hollow()),
                     );
-                    if let Err(e) = forward(step, v, out) {
+                    let done: &[Vec<Value>] = done;
+                    let ins =
+                        |k: usize| value_of(&step.inputs[k], done, ctx.feeds);
+                    if let Err(e) = forward(step, v, &ins, out) {
                         return Err(annotate(e, None, &step.node));
                     }
                     continue;
@@ -347,10 +350,19 @@ impl Compiled {
     }
 }
 
-/// A reshape or identity of a value moved out of its slot.
-fn forward(step: &Step, v: Value, out: &mut Vec<Value>) -> Result<()> {
+/// A reshape or identity of a value moved out of its slot; `ins` gives
+/// the step's other inputs.
+fn forward<'a>(
+    step: &Step,
+    v: Value,
+    ins: &dyn Fn(usize) -> &'a Value,
+    out: &mut Vec<Value>,
+) -> Result<()> {
     match &step.node.op {
-        Op::Def(def) => out.push(def.forward(v)?),
+        Op::Def(def) => {
+            let args = Args::new(ins, step.inputs.len(), None, None);
+            out.push(def.forward(v, &args)?);
+        }
         _ => out.push(v),
     }
     Ok(())

@@ -25,7 +25,7 @@ use feedstock::tensor::{DType, Tensor, Value};
 
 use super::queues::{QueueKind, RunnerDef};
 use crate::op::math::broadcast_static;
-use crate::op::{Identity, In, OpDef};
+use crate::op::{value_as_shape, Identity, In, OpDef};
 
 /// The node id a builder uses for "the node being added".
 const SELF: u32 = u32::MAX;
@@ -1154,6 +1154,7 @@ impl Graph {
                     output: o,
                     info,
                     constant,
+                    as_shape: value_as_shape(&g.nodes, o),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -3472,6 +3473,7 @@ impl Graph {
         let components = (0..first.len())
             .map(|k| self.batch_component(lists, k, &opts))
             .collect::<Result<Vec<_>>>()?;
+        check_fully_defined(&components, &opts)?;
         let default = if opts.shuffle.is_some() {
             "shuffle_batch"
         } else {
@@ -3632,6 +3634,44 @@ impl Graph {
         }
         Ok((first.dtype, first.sparse, merged))
     }
+}
+
+/// Refuses, as TensorFlow's queue does when building, an example shape
+/// with an unknown dimension unless `dynamic_pad` pads it (a component
+/// of unknown rank is left to the run). TensorFlow's words: a sparse
+/// component is listed as the handle it queues.
+fn check_fully_defined(
+    components: &[(DType, bool, StaticShape)],
+    opts: &BatchOptions,
+) -> Result<()> {
+    let dense = || components.iter().filter(|c| !c.1).map(|c| &c.2);
+    if opts.dynamic_pad
+        || dense().any(Option::is_none)
+        || dense()
+            .flatten()
+            .all(|s| s.dims().iter().all(Option::is_some))
+    {
+        return Ok(());
+    }
+    let shapes: Vec<String> = components
+        .iter()
+        .map(|(_, sparse, shape)| {
+            let dims: Vec<String> = match (sparse, shape) {
+                (true, _) if opts.enqueue_many => vec![],
+                (true, _) => vec!["1".to_owned()],
+                (false, s) => (dims_of(s).unwrap_or_default().iter())
+                    .map(|d| {
+                        d.map_or_else(|| "None".to_owned(), |d| d.to_string())
+                    })
+                    .collect(),
+            };
+            format!("TensorShape([{}])", dims.join(", "))
+        })
+        .collect();
+    Err(invalid(format!(
+        "All shapes must be fully defined: [{}]",
+        shapes.join(", ")
+    )))
 }
 
 /// The checks of a batching stage's options alone.

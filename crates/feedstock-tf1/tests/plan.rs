@@ -234,7 +234,7 @@ fn fixed_length_cifar_like() -> Result<()> {
     )?;
     let major = g.op1(
         Reshape {
-            shape: vec![depth as i64, height as i64, width as i64],
+            shape: Some(vec![depth as i64, height as i64, width as i64]),
         },
         &[g.op1(
             StridedSlice::ranges(&[1], &[1 + image_bytes as i64], &[1]),
@@ -252,7 +252,12 @@ fn fixed_length_cifar_like() -> Result<()> {
         g.shape(image).unwrap().dims(),
         &[Some(height), Some(width), Some(depth)]
     );
-    let label = g.op1(Reshape { shape: vec![] }, &[label])?;
+    let label = g.op1(
+        Reshape {
+            shape: Some(vec![]),
+        },
+        &[label],
+    )?;
     let batch = g.batch(
         &[vec![image, label]],
         None,
@@ -334,7 +339,12 @@ fn tfrecord_shuffle_batch_exact_epochs() -> Result<()> {
     let f = g.parse_single_example(value, mnist_spec())?;
     assert!(f[2].is_sparse());
     let image = g.decode_raw(f[0], DType::U8, true)?;
-    let image = g.op1(Reshape { shape: vec![4] }, &[image])?;
+    let image = g.op1(
+        Reshape {
+            shape: Some(vec![4]),
+        },
+        &[image],
+    )?;
     let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     let image = g.op1(
         Binary { op: BinaryOp::Sub },
@@ -1353,10 +1363,15 @@ fn graph_checks_at_build_time() -> Result<()> {
     let three = g.constant(Tensor::vector(vec![1.0f32, 2.0, 3.0]))?;
     assert!(invalid(g.op1(Binary { op: BinaryOp::Mul }, &[f, three]))
         .contains("incompatible"));
-    invalid(g.op1(Reshape { shape: vec![3] }, &[f]));
     invalid(g.op1(
         Reshape {
-            shape: vec![-1, -1],
+            shape: Some(vec![3]),
+        },
+        &[f],
+    ));
+    invalid(g.op1(
+        Reshape {
+            shape: Some(vec![-1, -1]),
         },
         &[f],
     ));
@@ -1370,9 +1385,14 @@ fn graph_checks_at_build_time() -> Result<()> {
     ));
     invalid(g.op1(StridedSlice::index(&[SliceDim::At(2)]), &[f]));
     assert_eq!(
-        g.shape(g.op1(Reshape { shape: vec![-1, 1] }, &[i])?)
-            .unwrap()
-            .dims(),
+        g.shape(g.op1(
+            Reshape {
+                shape: Some(vec![-1, 1])
+            },
+            &[i]
+        )?)
+        .unwrap()
+        .dims(),
         &[Some(3), Some(1)]
     );
     // Sequence specs TensorFlow refuses when the op is built: both empty,

@@ -191,7 +191,12 @@ fn sparse_outputs_have_unknown_dims() -> Result<()> {
     );
     let one = g.constant(Tensor::vector(vec![Bytes::new()]))?;
     let single = g.parse_single_example(
-        g.op1(Reshape { shape: vec![] }, &[one])?,
+        g.op1(
+            Reshape {
+                shape: Some(vec![]),
+            },
+            &[one],
+        )?,
         spec,
     )?;
     assert_eq!(g.shape(single[1]), shape(&[Some(5)]));

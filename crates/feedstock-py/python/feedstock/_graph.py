@@ -572,6 +572,20 @@ def _graph_of(*values):
     return get_default_graph()
 
 
+def _incompatible(have, want):
+    """TensorFlow's message for static shapes (lists of dims, ``None``
+    unknown) that do not merge: ranks first, then the first dimension."""
+    if len(have) != len(want):
+        return f"Shapes must be equal rank, but are {len(have)} and {len(want)}"
+    k = next(k for k, (a, b) in enumerate(zip(have, want)) if a is not None and b is not None and a != b)
+
+    def show(dims):
+        return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+
+    return (f"Dimension {k} in both shapes must be equal, but are {have[k]} and {want[k]}. "
+            f"Shapes are {show(have)} and {show(want)}.")
+
+
 # ---------------------------------------------------------------- tensors
 
 
@@ -616,7 +630,7 @@ class Tensor:
         if want is None:
             return
         if not _compatible(have, want):
-            raise ValueError(f"Shapes {have} and {want} are incompatible")
+            raise ValueError(_incompatible(have, want))
         if have == want or sum(d is None for d in want) > 1:
             return
         # The tensor keeps its name, as TensorFlow's does.
@@ -1499,14 +1513,22 @@ def _named_op(g, name, build):
 
 
 def reshape(tensor, shape, name=None):
-    """``tf.reshape`` (one entry may be -1)."""
-    g = _graph_of(tensor)
+    """``tf.reshape`` (one entry may be -1). ``shape`` may be computed
+    when run (an int32 or int64 vector, or a list holding scalar tensors,
+    packed as TensorFlow packs it); its static shape is then what
+    TensorFlow infers: the entries known while building (constants of a
+    ``tf.stack``, ``tf.shape`` of a tensor of known dimensions), else
+    unknown dimensions as many as the vector is long."""
+    g = _graph_of(tensor, shape)
     scope = _scope(g, name, "Reshape")
     with _under(g, scope):
         tensor = convert_to_tensor(tensor, name="tensor")
+        if _holds_tensor(shape):
+            shape = convert_to_tensor(shape, name="shape")
+    if isinstance(shape, Tensor) and shape._const is None:
+        with _next_name(g, scope, exact=True):
+            return _op(g, "Reshape", [tensor, shape], shape=None)
     shape = _const_or_tensor(g, shape)
-    if isinstance(shape, Tensor):
-        raise TypeError("tf.reshape: the shape must be known when the graph is built")
     with _next_name(g, scope, exact=True):
         out = g._g.op("Reshape", [tensor._o], {"shape": shape})[0]
     const = None if tensor._const is None else tensor._const.reshape(g._g.shape(out))
@@ -1528,7 +1550,13 @@ def transpose(a, perm=None, name=None):
 
 
 def _tensor_list(values):
-    ts = [convert_to_tensor(v) for v in values]
+    """``values`` as tensors: one that is not a tensor is converted to the
+    dtype of the first that is, as TensorFlow converts an op's list of
+    inputs of one type (``tf.stack([h, w, 3])`` of int64 ``h`` and ``w``
+    is int64)."""
+    first = _first_tensor(values)
+    dtype = None if first is None else first.dtype
+    ts = [v if isinstance(v, Tensor) else convert_to_tensor(v, preferred_dtype=dtype) for v in values]
     if not ts:
         raise ValueError("needs at least one tensor")
     return ts

@@ -102,12 +102,14 @@ pub trait OpDef: OpType + fmt::Debug + Send + Sync + 'static {
         false
     }
 
-    /// The output made from input 0 moved in; used when
+    /// The output made from input 0 moved in (`input`), any other
+    /// inputs read from `args` (where input 0 is gone); used when
     /// [`OpDef::forwards`] says so.
     ///
     /// # Errors
     /// As [`OpDef::run`].
-    fn forward(&self, input: Value) -> Result<Value> {
+    fn forward(&self, input: Value, args: &Args<'_, '_>) -> Result<Value> {
+        let _ = args;
         Ok(input)
     }
 }
@@ -121,6 +123,12 @@ pub struct In {
     pub info: OutInfo,
     /// Its value, when it is a constant.
     pub constant: Option<Value>,
+    /// What is known of its value read as a shape, for an int32 or int64
+    /// vector, as TensorFlow's `constant_value_as_shape` knows it: a
+    /// constant's values, the constant scalars of a `tf.stack`, the
+    /// static shape `tf.shape(x)` gives, a `tf.concat` of those (a
+    /// negative or computed entry unknown); `None` otherwise.
+    pub as_shape: StaticShape,
 }
 
 impl In {

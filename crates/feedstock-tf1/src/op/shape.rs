@@ -2,6 +2,8 @@
 //! tensors: reshape, transpose, stack, concat, identity, shape, fill,
 //! tile and gather.
 
+use std::sync::Arc;
+
 use feedstock::decode::ops;
 use feedstock::decode::reduce;
 use feedstock::error::{Error, Result};
@@ -10,7 +12,7 @@ use feedstock::tensor::{DType, Tensor, Value};
 
 use super::slice::int_vector_len;
 use super::{dense, dense_from, op, Args, In, OpDef, OutInfo};
-use crate::graph::{merge_dim, merge_static};
+use crate::graph::{merge_dim, merge_static, Node, Op, Output, StaticShape};
 use crate::kernels::expand;
 
 fn invalid(msg: impl Into<String>) -> Error {
@@ -18,67 +20,40 @@ fn invalid(msg: impl Into<String>) -> Error {
 }
 
 op! {
-    /// `tf.reshape` of input 0 to `shape` (one entry may be -1: what the
-    /// element count leaves).
+    /// `tf.reshape` of input 0 to `shape` when it is known while
+    /// building, else to the value of input 1 (an int32 or int64 vector
+    /// computed when run); one entry may be -1: what the element count
+    /// leaves. The static shape of a computed shape is what TensorFlow
+    /// infers: the entries known of it ([`In::as_shape`]), else its
+    /// length, refined against input 0's static shape.
     Reshape = "Reshape" {
-        /// The new dimensions; -1 once at most.
-        shape: Vec<i64>,
+        /// The new dimensions, -1 once at most; `None`: input 1 gives
+        /// them when run.
+        shape: Option<Vec<i64>>,
     }
 }
 
 impl OpDef for Reshape {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        let shape = &self.shape;
         let info = ins[0].dense("reshape")?;
-        if shape.iter().filter(|&&d| d == -1).count() > 1
-            || shape.iter().any(|&d| d < -1)
-        {
-            return Err(invalid(format!("reshape: bad shape {shape:?}")));
-        }
-        let total = info
-            .shape
-            .as_ref()
-            .and_then(PartialShape::to_shape)
-            .map(|s| s.num_elements());
-        let product: usize = shape
-            .iter()
-            .filter(|&&d| d >= 0)
-            .map(|&d| d as usize)
-            .product();
-        let out: Vec<Option<usize>> = shape
-            .iter()
-            .map(|&d| {
-                if d >= 0 {
-                    Ok(Some(d as usize))
-                } else {
-                    match total {
-                        Some(t) if product > 0 && t % product == 0 => {
-                            Ok(Some(t / product))
-                        }
-                        Some(t) if product == 0 && t == 0 => Ok(Some(0)),
-                        Some(t) => Err(invalid(format!(
-                            "reshape: cannot reshape {t} elements to \
-                             {shape:?}"
-                        ))),
-                        None => Ok(None),
-                    }
-                }
-            })
-            .collect::<Result<_>>()?;
-        if let (Some(t), false) = (total, shape.contains(&-1)) {
-            if t != product {
-                return Err(invalid(format!(
-                    "reshape: cannot reshape {t} elements to {shape:?}"
-                )));
+        let out = match &self.shape {
+            Some(shape) => Some(static_reshape(shape, &info.shape)?),
+            None => {
+                let shape = ins.get(1).ok_or_else(|| {
+                    invalid(
+                        "reshape: no shape, neither an attribute nor input 1",
+                    )
+                })?;
+                computed_reshape(shape, &info.shape)?
             }
-        }
-        let out = Some(PartialShape::new(out));
+        };
+        let out = out.map(PartialShape::new);
         Ok(vec![dense_from(out, info.dtype, &ins[0])])
     }
 
     fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
         let t = a.dense(0)?;
-        let dims = resolve_reshape(&self.shape, t.num_elements())?;
+        let dims = self.dims(a, t.dims())?;
         out.push(t.clone().reshape(dims)?.into());
         Ok(())
     }
@@ -87,11 +62,232 @@ impl OpDef for Reshape {
         true
     }
 
-    fn forward(&self, input: Value) -> Result<Value> {
+    fn forward(&self, input: Value, a: &Args<'_, '_>) -> Result<Value> {
         let t = input.into_dense()?;
-        let dims = resolve_reshape(&self.shape, t.num_elements())?;
+        let dims = self.dims(a, t.dims())?;
         Ok(t.reshape(dims)?.into())
     }
+}
+
+impl Reshape {
+    /// The dims a value of `dims` is reshaped to when run.
+    fn dims(&self, a: &Args<'_, '_>, dims: &[usize]) -> Result<Vec<usize>> {
+        match &self.shape {
+            Some(shape) => resolve_reshape(shape, dims),
+            None => {
+                let s = a.dense(1)?;
+                if s.rank() != 1 {
+                    return Err(invalid(format!(
+                        "sizes input must be 1-D, not {}",
+                        s.shape()
+                    )));
+                }
+                resolve_reshape(s.cast(DType::I64)?.as_slice::<i64>()?, dims)
+            }
+        }
+    }
+}
+
+/// The static dims of a reshape of a value of static shape `input` to
+/// `shape`, known while building.
+fn static_reshape(
+    shape: &[i64],
+    input: &StaticShape,
+) -> Result<Vec<Option<usize>>> {
+    if shape.iter().filter(|&&d| d == -1).count() > 1
+        || shape.iter().any(|&d| d < -1)
+    {
+        return Err(invalid(format!("reshape: bad shape {shape:?}")));
+    }
+    let total = input
+        .as_ref()
+        .and_then(PartialShape::to_shape)
+        .map(|s| s.num_elements());
+    let product: usize = shape
+        .iter()
+        .filter(|&&d| d >= 0)
+        .map(|&d| d as usize)
+        .product();
+    let out: Vec<Option<usize>> = shape
+        .iter()
+        .map(|&d| {
+            if d >= 0 {
+                Ok(Some(d as usize))
+            } else {
+                match total {
+                    Some(t) if product > 0 && t % product == 0 => {
+                        Ok(Some(t / product))
+                    }
+                    Some(t) if product == 0 && t == 0 => Ok(Some(0)),
+                    Some(t) => Err(invalid(format!(
+                        "reshape: cannot reshape {t} elements to {shape:?}"
+                    ))),
+                    None => Ok(None),
+                }
+            }
+        })
+        .collect::<Result<_>>()?;
+    if let (Some(t), false) = (total, shape.contains(&-1)) {
+        if t != product {
+            return Err(invalid(format!(
+                "reshape: cannot reshape {t} elements to {shape:?}"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// The static dims of a reshape of a value of static shape `input` to
+/// the shape `shape` computes, as TensorFlow's shape function infers
+/// them: what is known of `shape`'s value, else its length (else an
+/// unknown rank), then a single unknown dimension inferred from a fully
+/// known input, and known element counts checked.
+fn computed_reshape(
+    shape: &In,
+    input: &StaticShape,
+) -> Result<Option<Vec<Option<usize>>>> {
+    let info = shape.dense("reshape")?;
+    if !matches!(info.dtype, DType::I32 | DType::I64) {
+        return Err(Error::invalid_dtype(format!(
+            "Value passed to parameter 'shape' has DataType {} not in list \
+             of allowed values: int32, int64",
+            info.dtype
+        )));
+    }
+    let len = match shape.dims() {
+        Some(d) if d.len() != 1 => {
+            return Err(invalid(format!(
+                "Shape must be rank 1 but is rank {} for 'Reshape'",
+                d.len()
+            )))
+        }
+        d => d.and_then(|d| d[0]),
+    };
+    let out = match shape.constant_tensor() {
+        Some(t) => {
+            let v = t.cast(DType::I64)?;
+            let v = v.as_slice::<i64>()?;
+            if let Some(bad) = v.iter().find(|&&d| d < -1) {
+                return Err(invalid(format!(
+                    "Invalid value in tensor used for shape: {bad}"
+                )));
+            }
+            Some(v.iter().map(|&d| usize::try_from(d).ok()).collect())
+        }
+        None => (shape.as_shape.as_ref().map(|s| s.dims().to_vec()))
+            .or_else(|| len.map(|n| vec![None; n])),
+    };
+    let (Some(mut out), Some(input)) = (out.clone(), input.as_ref()) else {
+        return Ok(out);
+    };
+    let input = input.dims();
+    // Each side's product of known dims and its one unknown dim.
+    let side = |d: &[Option<usize>]| -> Option<(usize, Option<usize>)> {
+        let mut unknown = None;
+        let mut product = 1usize;
+        for (k, x) in d.iter().enumerate() {
+            match x {
+                Some(n) => product = product.checked_mul(*n)?,
+                None if unknown.is_some() => return None,
+                None => unknown = Some(k),
+            }
+        }
+        Some((product, unknown))
+    };
+    let (Some((p_out, u_out)), Some((p_in, u_in))) = (side(&out), side(input))
+    else {
+        return Ok(Some(out));
+    };
+    let show = |d: &[Option<usize>]| {
+        let d: Vec<String> = d
+            .iter()
+            .map(|x| x.map_or_else(|| "?".to_owned(), |n| n.to_string()))
+            .collect();
+        format!("[{}]", d.join(","))
+    };
+    let uneven = |by: usize, n: usize| {
+        invalid(format!(
+            "Dimension size must be evenly divisible by {by} but is {n} for \
+             'Reshape' with input shapes: {}, and the shape computed as {}",
+            show(input),
+            show(&out)
+        ))
+    };
+    match (u_in, u_out) {
+        (None, None) if p_in != p_out => {
+            return Err(invalid(format!(
+                "Cannot reshape a tensor with {p_in} elements to shape {} \
+                 ({p_out} elements) for 'Reshape'",
+                show(&out)
+            )))
+        }
+        (None, Some(k)) if p_out > 0 => {
+            if p_in % p_out != 0 {
+                return Err(uneven(p_out, p_in));
+            }
+            out[k] = Some(p_in / p_out);
+        }
+        (Some(_), None) if p_in != 0 && p_out % p_in != 0 => {
+            return Err(uneven(p_in, p_out));
+        }
+        _ => {}
+    }
+    Ok(Some(out))
+}
+
+/// What is known of output `o`'s value read as a shape ([`In::as_shape`]).
+pub(crate) fn value_as_shape(nodes: &[Arc<Node>], o: Output) -> StaticShape {
+    let node = nodes.get(o.node as usize)?;
+    let info = node.outputs.get(o.index as usize)?;
+    if info.sparse || !matches!(info.dtype, DType::I32 | DType::I64) {
+        return None;
+    }
+    let dim = |d: i64| usize::try_from(d).ok();
+    let dims: Vec<Option<usize>> = match &node.op {
+        Op::Constant(Value::Dense(t)) if t.rank() == 1 => {
+            let v = t.cast(DType::I64).ok()?;
+            v.as_slice::<i64>().ok()?.iter().map(|&d| dim(d)).collect()
+        }
+        Op::Def(def) => match def.op_type() {
+            "Stack" => (node.inputs.iter())
+                .map(|i| {
+                    let n = nodes.get(i.node as usize)?;
+                    let shape =
+                        n.outputs.get(i.index as usize)?.shape.as_ref();
+                    if shape.is_some_and(|s| s.rank() != 0) {
+                        return None;
+                    }
+                    Some(match &n.op {
+                        Op::Constant(Value::Dense(t)) => {
+                            let v = t.cast(DType::I64).ok()?;
+                            v.scalar_value::<i64>().ok().and_then(dim)
+                        }
+                        _ => None,
+                    })
+                })
+                .collect::<Option<_>>()?,
+            "Shape" => {
+                let i = node.inputs.first()?;
+                let n = nodes.get(i.node as usize)?;
+                n.outputs
+                    .get(i.index as usize)?
+                    .shape
+                    .as_ref()?
+                    .dims()
+                    .to_vec()
+            }
+            "Concat" => {
+                let mut out = Vec::new();
+                for &i in &node.inputs {
+                    out.extend_from_slice(value_as_shape(nodes, i)?.dims());
+                }
+                out
+            }
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(PartialShape::new(dims))
 }
 
 op! {
@@ -465,36 +661,69 @@ impl OpDef for Gather {
     }
 }
 
-/// The dims of a reshape, its -1 resolved.
-fn resolve_reshape(shape: &[i64], total: usize) -> Result<Vec<usize>> {
-    let known: usize = shape
-        .iter()
-        .filter(|&&d| d >= 0)
-        .map(|&d| d as usize)
-        .product();
-    let bad = || {
-        invalid(format!(
-            "cannot reshape a tensor of {total} elements to {shape:?}"
-        ))
-    };
-    shape
-        .iter()
-        .map(|&d| {
-            if d >= 0 {
-                Ok(d as usize)
-            } else if known == 0 {
-                if total == 0 {
-                    Ok(0)
-                } else {
-                    Err(bad())
-                }
-            } else if total.is_multiple_of(known) {
-                Ok(total / known)
-            } else {
-                Err(bad())
+/// The dims of a reshape of a value of `dims` to `sizes`, its -1
+/// resolved, checked as TensorFlow's kernel checks them (its words).
+fn resolve_reshape(sizes: &[i64], dims: &[usize]) -> Result<Vec<usize>> {
+    let total: usize = dims.iter().product();
+    let mut out = Vec::with_capacity(sizes.len());
+    let (mut product, mut unknown, mut has_zero) = (1i64, None, false);
+    for (k, &s) in sizes.iter().enumerate() {
+        if s == -1 {
+            if let Some(u) = unknown {
+                return Err(invalid(format!(
+                    "Only one input size may be -1, not both {u} and {k}"
+                )));
             }
-        })
-        .collect()
+            unknown = Some(k);
+            out.push(1);
+        } else if s < 0 {
+            return Err(invalid(format!(
+                "Size {k} must be non-negative, not {s}"
+            )));
+        } else {
+            has_zero |= s == 0;
+            if s > 0 {
+                product = product.checked_mul(s).ok_or_else(|| {
+                    invalid(format!(
+                        "Size of output shape would overflow: {product} * \
+                         {s} > {}",
+                        i64::MAX
+                    ))
+                })?;
+            }
+            out.push(s as usize);
+        }
+    }
+    let product = product as usize;
+    if let Some(u) = unknown {
+        // A zero dimension of the input counts only when the shape has
+        // none, so that the others can still be inferred.
+        let (mut elems, mut in_zero) = (1usize, false);
+        for &d in dims {
+            if d > 0 || !has_zero {
+                elems *= d;
+            } else {
+                in_zero = true;
+            }
+        }
+        let missing = elems / product;
+        if !in_zero && product * missing != elems {
+            return Err(invalid(format!(
+                "Input to reshape is a tensor with {total} values, but the \
+                 requested shape requires a multiple of {product}"
+            )));
+        }
+        out[u] = missing;
+    }
+    let n = out.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    if n != Some(total) {
+        return Err(invalid(format!(
+            "Input to reshape is a tensor with {total} values, but the \
+             requested shape has {}",
+            n.map_or_else(|| "more".to_owned(), |n| n.to_string())
+        )));
+    }
+    Ok(out)
 }
 
 /// Stacks (new axis) or concatenates (existing axis) along `axis`.
@@ -565,8 +794,40 @@ mod tests {
     }
 
     #[test]
-    fn reshape_infers_minus_one() {
-        assert_eq!(resolve_reshape(&[-1, 4], 12).unwrap(), vec![3, 4]);
-        assert!(resolve_reshape(&[-1, 5], 12).is_err());
+    fn reshape_resolves_as_tensorflow() {
+        let msg = |sizes: &[i64], dims: &[usize]| {
+            resolve_reshape(sizes, dims)
+                .unwrap_err()
+                .message()
+                .to_owned()
+        };
+        assert_eq!(resolve_reshape(&[-1, 4], &[12]).unwrap(), vec![3, 4]);
+        assert_eq!(resolve_reshape(&[0, -1, 3], &[0]).unwrap(), [0, 0, 3]);
+        assert_eq!(resolve_reshape(&[-1, 3], &[0, 3]).unwrap(), [0, 3]);
+        // The messages of TensorFlow 2.21's Reshape kernel.
+        assert_eq!(
+            msg(&[-1, 5], &[12]),
+            "Input to reshape is a tensor with 12 values, but the requested \
+             shape requires a multiple of 5"
+        );
+        assert_eq!(
+            msg(&[2, 3, 3], &[24]),
+            "Input to reshape is a tensor with 24 values, but the requested \
+             shape has 18"
+        );
+        assert_eq!(
+            msg(&[0, -1, 3], &[24]),
+            "Input to reshape is a tensor with 24 values, but the requested \
+             shape has 0"
+        );
+        assert_eq!(
+            msg(&[-1, -1, 3], &[24]),
+            "Only one input size may be -1, not both 0 and 1"
+        );
+        assert_eq!(
+            msg(&[2, -2, 3], &[24]),
+            "Size 1 must be non-negative, not -2"
+        );
+        assert!(msg(&[1 << 40, 1 << 40], &[1]).contains("would overflow"));
     }
 }
