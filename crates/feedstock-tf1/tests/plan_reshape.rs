@@ -64,7 +64,10 @@ fn a_shape_of_the_wrong_kind_is_refused_while_building() -> Result<()> {
     let e = g.op1(Reshape { shape: None }, &[x, m]).unwrap_err();
     assert!(e.to_string().contains("Shape must be rank 1"), "{e}");
     let e = g.op1(Reshape { shape: None }, &[x]).unwrap_err();
-    assert!(e.to_string().contains("no shape"), "{e}");
+    assert!(
+        e.to_string().contains("Reshape takes 2 input(s), got 1"),
+        "{e}"
+    );
     // A constant shape input is read while building.
     let c = g.constant(Tensor::vector(vec![-1i32, 2]))?;
     let r = g.op1(Reshape { shape: None }, &[x, c])?;
@@ -74,5 +77,42 @@ fn a_shape_of_the_wrong_kind_is_refused_while_building() -> Result<()> {
     assert!(e
         .to_string()
         .contains("Invalid value in tensor used for shape: -2"));
+    Ok(())
+}
+
+#[test]
+fn a_wrong_number_of_inputs_is_refused_not_a_panic() -> Result<()> {
+    use feedstock_tf1::op::{
+        Concat, Fill, Gather, Shape, Slice, SliceInputs, StridedSlice,
+        StridedSliceInputs, Tile, Transpose,
+    };
+    let g = Graph::new();
+    let x = g.constant(Tensor::vector(vec![1i32, 2]))?;
+    let refused = |r: Result<feedstock_tf1::Output>| {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
+    };
+    refused(g.op1(
+        Reshape {
+            shape: Some(vec![2]),
+        },
+        &[],
+    ));
+    refused(g.op1(Transpose { perm: vec![0] }, &[]));
+    refused(g.op1(Identity {}, &[]));
+    refused(g.op1(Shape {}, &[]));
+    refused(g.op1(Fill {}, &[x]));
+    refused(g.op1(Tile { multiples: vec![1] }, &[]));
+    refused(g.op1(Gather { axis: 0 }, &[x]));
+    refused(g.op1(Stack { axis: 0 }, &[]));
+    refused(g.op1(Concat { axis: 0 }, &[]));
+    let slice = Slice {
+        begin: vec![0],
+        size: vec![1],
+    };
+    refused(g.op1(slice, &[]));
+    refused(g.op1(SliceInputs {}, &[x, x]));
+    refused(g.op1(StridedSlice::ranges(&[0], &[1], &[1]), &[]));
+    refused(g.op1(StridedSliceInputs {}, &[x]));
     Ok(())
 }

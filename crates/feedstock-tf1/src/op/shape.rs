@@ -10,7 +10,7 @@ use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 
-use super::slice::int_vector_len;
+use super::slice::{arity, int_vector_len};
 use super::{dense, dense_from, op, Args, In, OpDef, OutInfo};
 use crate::graph::{merge_dim, merge_static, Node, Op, Output, StaticShape};
 use crate::kernels::expand;
@@ -35,17 +35,11 @@ op! {
 
 impl OpDef for Reshape {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 1 + usize::from(self.shape.is_none()), "Reshape")?;
         let info = ins[0].dense("reshape")?;
         let out = match &self.shape {
             Some(shape) => Some(static_reshape(shape, &info.shape)?),
-            None => {
-                let shape = ins.get(1).ok_or_else(|| {
-                    invalid(
-                        "reshape: no shape, neither an attribute nor input 1",
-                    )
-                })?;
-                computed_reshape(shape, &info.shape)?
-            }
+            None => computed_reshape(&ins[1], &info.shape)?,
         };
         let out = out.map(PartialShape::new);
         Ok(vec![dense_from(out, info.dtype, &ins[0])])
@@ -301,6 +295,7 @@ op! {
 
 impl OpDef for Transpose {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 1, "Transpose")?;
         let perm = &self.perm;
         let info = ins[0].dense("transpose")?;
         let mut sorted = perm.clone();
@@ -477,6 +472,7 @@ op! {
 
 impl OpDef for Identity {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 1, "Identity")?;
         Ok(vec![ins[0].info.clone()])
     }
 
@@ -498,6 +494,7 @@ op! {
 
 impl OpDef for Shape {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 1, "Shape")?;
         ins[0].dense("shape")?;
         let rank = ins[0].dims().map(|d| d.len());
         let shape = Some(PartialShape::new(vec![rank]));
@@ -527,6 +524,7 @@ op! {
 
 impl OpDef for Fill {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 2, "Fill")?;
         let rank = int_vector_len(&ins[0], "fill")?;
         let v = ins[1].dense("fill")?;
         if v.shape.as_ref().is_some_and(|s| s.rank() != 0) {
@@ -578,6 +576,7 @@ op! {
 
 impl OpDef for Tile {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 1, "Tile")?;
         let multiples = &self.multiples;
         let info = ins[0].dense("tile")?;
         let shape = match ins[0].dims() {
@@ -619,6 +618,7 @@ op! {
 
 impl OpDef for Gather {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 2, "Gather")?;
         let axis = self.axis;
         let p = ins[0].dense("gather")?;
         let i = ins[1].dense("gather")?;

@@ -14,6 +14,20 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::invalid_argument(msg)
 }
 
+/// Checks that op `op` was given `n` inputs.
+///
+/// # Errors
+/// InvalidArgument otherwise.
+pub(crate) fn arity(ins: &[In], n: usize, op: &str) -> Result<()> {
+    if ins.len() != n {
+        return Err(invalid(format!(
+            "{op} takes {n} input(s), got {}",
+            ins.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Checks that `i` is a dense int32 or int64 vector, as `what` needs;
 /// its static length if known.
 ///
@@ -59,6 +73,7 @@ op! {
 
 impl OpDef for Slice {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 1, "Slice")?;
         let (begin, size) = (&self.begin, &self.size);
         let info = ins[0].dense("slice")?;
         if begin.len() != size.len() {
@@ -142,6 +157,7 @@ op! {
 
 impl OpDef for SliceInputs {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 3, "SliceInputs")?;
         let info = ins[0].dense("slice")?;
         for i in &ins[1..3] {
             int_vector_len(i, "slice")?;
@@ -285,6 +301,7 @@ impl StridedSlice {
 
 impl OpDef for StridedSlice {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 1, "StridedSlice")?;
         let dims = &self.dims()?;
         let info = ins[0].dense("strided_slice")?;
         if dims
@@ -350,6 +367,7 @@ op! {
 
 impl OpDef for StridedSliceInputs {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        arity(ins, 4, "StridedSliceInputs")?;
         let info = ins[0].dense("strided_slice")?;
         let mut n = None;
         for i in &ins[1..4] {
