@@ -19,7 +19,7 @@
 //!   runs it.
 
 use feedstock::decode::math::BinaryOp;
-use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse};
+use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse, Reshape};
 use std::time::Instant;
 
 use feedstock::coord::Coordinator;
@@ -61,15 +61,17 @@ fn front_door(
             g.placeholder(DType::String, Some(PartialShape::scalar()), None)?;
         let label =
             g.placeholder(DType::I64, Some(PartialShape::scalar()), None)?;
-        let pixels = g.reshape(
-            g.op1(
+        let pixels = g.op1(
+            Reshape {
+                shape: Some(vec![784]),
+            },
+            &[g.op1(
                 DecodeRaw {
                     out_type: DType::U8,
                     little_endian: true,
                 },
                 &[raw],
-            )?,
-            &[784],
+            )?],
         )?;
         let scaled = g.op1(
             Binary { op: BinaryOp::Mul },
@@ -166,7 +168,12 @@ fn main() -> Res<()> {
         },
         &[parsed[0]],
     )?;
-    let pixels = g.reshape(pixels, &[784])?;
+    let pixels = g.op1(
+        Reshape {
+            shape: Some(vec![784]),
+        },
+        &[pixels],
+    )?;
     let scaled = g.op1(
         Binary { op: BinaryOp::Mul },
         &[

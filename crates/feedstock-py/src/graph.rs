@@ -19,7 +19,7 @@ use feedstock_tf1::op::{self, Attr, Attrs};
 use feedstock_tf1::{
     BatchOptions, CsvOptions, Graph, Interrupt, Output, ProducerOptions,
     QueueKind, QueueRef, ReaderKind, ReaderRef, ReaderStateOp, RunOptions,
-    RunnerRef, Session, ShuffleOptions, SliceDim, Strings,
+    RunnerRef, Session, ShuffleOptions, Strings,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -669,43 +669,6 @@ impl PyGraph {
         Ok((outs(o.context), outs(o.feature_lists), outs(o.lengths)))
     }
 
-    /// `tf.slice` with a begin and size computed when run.
-    fn slice_inputs(
-        &self,
-        x: PyOutput,
-        begin: PyOutput,
-        size: PyOutput,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .slice_inputs(x.0, begin.0, size.0)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.strided_slice` (no masks) with bounds computed when run.
-    fn strided_slice_inputs(
-        &self,
-        x: PyOutput,
-        begin: PyOutput,
-        end: PyOutput,
-        strides: PyOutput,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .strided_slice_inputs(x.0, begin.0, end.0, strides.0)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.shape`: the run-time shape as an int32 vector.
-    fn shape_of(&self, x: PyOutput) -> PyResult<PyOutput> {
-        self.0.shape_of(x.0).py_err().map(PyOutput)
-    }
-
-    /// `tf.fill` of a shape computed when run.
-    fn fill(&self, dims: PyOutput, value: PyOutput) -> PyResult<PyOutput> {
-        self.0.fill(dims.0, value.0).py_err().map(PyOutput)
-    }
-
     /// `tf.py_func`'s node: `func` (a Python callable) is called with
     /// the inputs' values as numpy arrays, holding the GIL, in whichever
     /// thread evaluates the node; it returns `(None, [arrays])`, one per
@@ -730,102 +693,6 @@ impl PyGraph {
             .call(f, &inputs, &dtypes, name.as_deref())
             .py_err()
             .map(|outs| outs.into_iter().map(PyOutput).collect())
-    }
-
-    /// `tf.tile` with known multiples.
-    fn tile(&self, x: PyOutput, multiples: Vec<usize>) -> PyResult<PyOutput> {
-        self.0.tile(x.0, &multiples).py_err().map(PyOutput)
-    }
-
-    /// `tf.gather` along `axis`.
-    fn gather(
-        &self,
-        params: PyOutput,
-        indices: PyOutput,
-        axis: usize,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .gather(params.0, indices.0, axis)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.reshape`.
-    fn reshape(&self, x: PyOutput, shape: Vec<i64>) -> PyResult<PyOutput> {
-        self.0.reshape(x.0, &shape).py_err().map(PyOutput)
-    }
-
-    /// `tf.slice`.
-    fn slice(
-        &self,
-        x: PyOutput,
-        begin: Vec<usize>,
-        size: Vec<i64>,
-    ) -> PyResult<PyOutput> {
-        self.0.slice(x.0, &begin, &size).py_err().map(PyOutput)
-    }
-
-    /// Python indexing: `dims` a list of `("at", i)`,
-    /// `("range", start, stop, step)`, `("newaxis",)`, `("ellipsis",)`.
-    fn strided_slice(
-        &self,
-        x: PyOutput,
-        dims: &Bound<'_, PyList>,
-    ) -> PyResult<PyOutput> {
-        let mut out = Vec::with_capacity(dims.len());
-        for d in dims.iter() {
-            let tag: String = d.get_item(0)?.extract()?;
-            out.push(match tag.as_str() {
-                "at" => SliceDim::At(d.get_item(1)?.extract()?),
-                "range" => SliceDim::Range {
-                    start: d.get_item(1)?.extract()?,
-                    stop: d.get_item(2)?.extract()?,
-                    step: d.get_item(3)?.extract()?,
-                },
-                "newaxis" => SliceDim::NewAxis,
-                "ellipsis" => SliceDim::Ellipsis,
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "unknown slice entry {other:?}"
-                    )))
-                }
-            });
-        }
-        self.0.strided_slice(x.0, &out).py_err().map(PyOutput)
-    }
-
-    /// `tf.strided_slice(x, begin, end, strides)`.
-    fn strided_slice_ranges(
-        &self,
-        x: PyOutput,
-        begin: Vec<i64>,
-        end: Vec<i64>,
-        strides: Vec<i64>,
-    ) -> PyResult<PyOutput> {
-        self.0
-            .strided_slice_ranges(x.0, &begin, &end, &strides)
-            .py_err()
-            .map(PyOutput)
-    }
-
-    /// `tf.transpose`.
-    fn transpose(&self, x: PyOutput, perm: Vec<usize>) -> PyResult<PyOutput> {
-        self.0.transpose(x.0, &perm).py_err().map(PyOutput)
-    }
-
-    /// `tf.stack`.
-    fn stack(&self, xs: Vec<PyOutput>, axis: i64) -> PyResult<PyOutput> {
-        self.0.stack(&ins(&xs), axis).py_err().map(PyOutput)
-    }
-
-    /// `tf.concat`.
-    fn concat(&self, xs: Vec<PyOutput>, axis: i64) -> PyResult<PyOutput> {
-        self.0.concat(&ins(&xs), axis).py_err().map(PyOutput)
-    }
-
-    /// `tf.identity`.
-    fn identity(&self, x: PyOutput) -> PyResult<PyOutput> {
-        self.0.identity(x.0).py_err().map(PyOutput)
     }
 
     /// `Variable.assign(value)`: sets the variable when run.

@@ -9,7 +9,9 @@
 //! --measurement-time 3`
 
 use feedstock::decode::math::BinaryOp;
-use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse};
+use feedstock_tf1::op::{
+    Binary, Cast, DecodeRaw, Parse, Reshape, StridedSlice, Transpose,
+};
 use std::path::Path;
 use std::time::Duration;
 
@@ -180,7 +182,14 @@ fn planned(files: &[String], many: bool) -> usize {
     } else {
         vec![PIXELS as i64]
     };
-    let img = g.reshape(img, &shape).unwrap();
+    let img = g
+        .op1(
+            Reshape {
+                shape: Some(shape.to_vec()),
+            },
+            &[img],
+        )
+        .unwrap();
     let batch = g
         .batch(
             &[vec![img, f[1]]],
@@ -302,16 +311,34 @@ fn cifar_graph(file: &str, many: bool) -> usize {
     };
     let lead: Vec<SliceDim> = if many { vec![all] } else { vec![] };
     let at = |d: SliceDim| [lead.clone(), vec![d]].concat();
-    let label = g.strided_slice(raw, &at(range(0, Some(1)))).unwrap();
+    let label = g
+        .op1(StridedSlice::index(&at(range(0, Some(1)))), &[raw])
+        .unwrap();
     let label = g.op1(Cast { dtype: DType::I32 }, &[label]).unwrap();
-    let image = g.strided_slice(raw, &at(range(1, None))).unwrap();
+    let image = g
+        .op1(StridedSlice::index(&at(range(1, None))), &[raw])
+        .unwrap();
     let (shape, perm): (&[i64], &[usize]) = if many {
         (&[-1, 3, 32, 32], &[0, 2, 3, 1])
     } else {
         (&[3, 32, 32], &[1, 2, 0])
     };
-    let image = g.reshape(image, shape).unwrap();
-    let image = g.transpose(image, perm).unwrap();
+    let image = g
+        .op1(
+            Reshape {
+                shape: Some(shape.to_vec()),
+            },
+            &[image],
+        )
+        .unwrap();
+    let image = g
+        .op1(
+            Transpose {
+                perm: perm.to_vec(),
+            },
+            &[image],
+        )
+        .unwrap();
     let sess = Session::new(&g);
     let coord = Coordinator::new();
     let threads = sess.start_queue_runners(&coord).unwrap();

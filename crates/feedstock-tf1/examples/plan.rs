@@ -12,7 +12,7 @@
 //! Run with `cargo run --example plan`.
 
 use feedstock::decode::math::BinaryOp;
-use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse};
+use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse, Reshape};
 use std::collections::BTreeMap;
 use std::error::Error;
 use std::time::Duration;
@@ -80,7 +80,12 @@ pub fn main() -> Result<(), Box<dyn Error>> {
         },
         &[features[0]],
     )?;
-    let image = g.reshape(image, &[(SIDE * SIDE) as i64])?;
+    let image = g.op1(
+        Reshape {
+            shape: Some(vec![(SIDE * SIDE) as i64]),
+        },
+        &[image],
+    )?;
     let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     let image = g.op1(
         Binary { op: BinaryOp::Sub },

@@ -14,16 +14,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::kernels::expand;
-use feedstock::decode::ops;
-use feedstock::decode::reduce;
 use feedstock::error::{Error, Kind, Result};
 use feedstock::io::fs::default_fs;
 use feedstock::queue::Queue;
 use feedstock::reader::{Reader, WorkQueue};
 use feedstock::tensor::{DType, Tensor, Value};
 
-use super::graph::{Graph, Node, Op, Output, ReaderStateOp, SliceDim};
+use super::graph::{Graph, Node, Op, Output, ReaderStateOp};
 use super::session::{Inner, Interrupt, NodeState, Resource};
 use crate::op::Args;
 
@@ -236,7 +233,7 @@ pub(crate) fn compile(
         if let Some(Src::Slot(p, i)) = st.inputs.first() {
             let forwards = match &st.node.op {
                 Op::Def(def) => def.forwards(),
-                op => matches!(op, Op::Reshape(_) | Op::Identity),
+                _ => false,
             };
             st.movable = forwards && reads.get(&(*p, *i)) == Some(&1);
         }
@@ -299,7 +296,10 @@ impl Compiled {
                         &mut done[*p as usize][*k as usize],
                         Value::Dense(Tensor::hollow()),
                     );
-                    if let Err(e) = forward(step, v, out) {
+                    let done: &[Vec<Value>] = done;
+                    let ins =
+                        |k: usize| value_of(&step.inputs[k], done, ctx.feeds);
+                    if let Err(e) = forward(step, v, &ins, out) {
                         return Err(annotate(e, None, &step.node));
                     }
                     continue;
@@ -335,14 +335,18 @@ impl Compiled {
     }
 }
 
-/// A reshape or identity of a value moved out of its slot.
-fn forward(step: &Step, v: Value, out: &mut Vec<Value>) -> Result<()> {
+/// A reshape or identity of a value moved out of its slot; `ins` gives
+/// the step's other inputs.
+fn forward<'a>(
+    step: &Step,
+    v: Value,
+    ins: &dyn Fn(usize) -> &'a Value,
+    out: &mut Vec<Value>,
+) -> Result<()> {
     match &step.node.op {
-        Op::Def(def) => out.push(def.forward(v)?),
-        Op::Reshape(shape) => {
-            let t = v.into_dense()?;
-            let dims = resolve_reshape(shape, t.num_elements())?;
-            out.push(t.reshape(dims)?.into());
+        Op::Def(def) => {
+            let args = Args::new(ins, step.inputs.len(), None, None);
+            out.push(def.forward(v, &args)?);
         }
         _ => out.push(v),
     }
@@ -370,13 +374,6 @@ fn first_key(v: &Value) -> Option<String> {
     let t = v.dense().ok()?;
     let s = t.as_slice::<Bytes>().ok()?.first()?;
     Some(String::from_utf8_lossy(s).into_owned())
-}
-
-fn dense_in<'a>(
-    ins: &dyn Fn(usize) -> &'a Value,
-    k: usize,
-) -> Result<&'a Tensor> {
-    ins(k).dense()
 }
 
 /// What a dequeue of no elements gives, whatever the queue holds (as
@@ -416,56 +413,6 @@ pub(crate) fn crop_size(t: &Tensor) -> Result<Vec<usize>> {
                 "the crop size {v:?} holds a negative value"
             ))
         })
-}
-
-/// An int32 or int64 vector's values.
-fn int_vector(t: &Tensor) -> Result<Vec<i64>> {
-    if t.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "expected an integer vector, got shape {}",
-            t.shape()
-        )));
-    }
-    Ok(t.cast(DType::I64)?.as_slice::<i64>()?.to_vec())
-}
-
-/// `tf.slice`'s begin and size checked against `dims` as TensorFlow
-/// checks them (its words); a size of -1 runs to the end.
-fn slice_bounds(
-    dims: &[usize],
-    begin: &[i64],
-    size: &[i64],
-) -> Result<(Vec<usize>, Vec<usize>)> {
-    if begin.len() != dims.len() || size.len() != dims.len() {
-        return Err(Error::invalid_argument(format!(
-            "Expected begin and size arguments to be 1-D tensors of size \
-             {}, but got shapes [{}] and [{}] instead.",
-            dims.len(),
-            begin.len(),
-            size.len()
-        )));
-    }
-    let (mut b, mut s) = (Vec::new(), Vec::new());
-    for (k, &d) in dims.iter().enumerate() {
-        let d = d as i64;
-        let len = if size[k] == -1 { d - begin[k] } else { size[k] };
-        if begin[k] < 0 || begin[k] > d {
-            return Err(Error::invalid_argument(format!(
-                "Expected begin[{k}] in [0, {d}], but got {}",
-                begin[k]
-            )));
-        }
-        if len < 0 || begin[k] + len > d {
-            return Err(Error::invalid_argument(format!(
-                "Expected size[{k}] in [0, {}], but got {}",
-                d - begin[k],
-                size[k]
-            )));
-        }
-        b.push(begin[k] as usize);
-        s.push(len as usize);
-    }
-    Ok((b, s))
 }
 
 /// The files matching `pattern`, sorted, as a string vector; as in
@@ -768,102 +715,6 @@ fn run_step<'a>(
             };
             out.push(reader_state(reader, *op, ins)?);
         }
-        Op::Reshape(shape) => {
-            let t = dense_in(ins, 0)?;
-            let dims = resolve_reshape(shape, t.num_elements())?;
-            out.push(t.clone().reshape(dims)?.into());
-        }
-        Op::Slice { begin, size } => {
-            let t = dense_in(ins, 0)?;
-            if t.rank() != begin.len() {
-                return Err(Error::invalid_argument(format!(
-                    "slice: {} indices for a tensor of shape {:?}",
-                    begin.len(),
-                    t.dims()
-                )));
-            }
-            let size: Vec<usize> = size
-                .iter()
-                .zip(begin)
-                .zip(t.dims())
-                .map(|((&s, &b), &d)| {
-                    if s >= 0 {
-                        s as usize
-                    } else {
-                        d.saturating_sub(b)
-                    }
-                })
-                .collect();
-            out.push(ops::slice(t, begin, &size)?.into());
-        }
-        Op::Tile(multiples) => {
-            out.push(expand::tile(dense_in(ins, 0)?, multiples)?.into());
-        }
-        Op::Gather(axis) => {
-            let (p, i) = (dense_in(ins, 0)?, dense_in(ins, 1)?);
-            out.push(reduce::gather(p, i, *axis)?.into());
-        }
-        Op::SliceInputs => {
-            let t = dense_in(ins, 0)?;
-            let begin = int_vector(dense_in(ins, 1)?)?;
-            let size = int_vector(dense_in(ins, 2)?)?;
-            let (begin, size) = slice_bounds(t.dims(), &begin, &size)?;
-            out.push(ops::slice(t, &begin, &size)?.into());
-        }
-        Op::StridedSliceInputs => {
-            let t = dense_in(ins, 0)?;
-            let [b, e, st] =
-                [1, 2, 3].map(|k| dense_in(ins, k).and_then(int_vector));
-            let (b, e, st) = (b?, e?, st?);
-            if b.len() != e.len() || b.len() != st.len() {
-                return Err(Error::invalid_argument(
-                    "strided_slice: begin, end and strides differ in length",
-                ));
-            }
-            if st.contains(&0) {
-                return Err(Error::invalid_argument(
-                    "strides[i] must be non-zero",
-                ));
-            }
-            let dims: Vec<SliceDim> = (0..b.len())
-                .map(|k| SliceDim::Range {
-                    start: Some(b[k]),
-                    stop: Some(e[k]),
-                    step: st[k],
-                })
-                .collect();
-            out.push(strided_slice(t, &dims)?.into());
-        }
-        Op::Shape => {
-            let t = dense_in(ins, 0)?;
-            let dims = t
-                .dims()
-                .iter()
-                .map(|&d| i32::try_from(d))
-                .collect::<std::result::Result<Vec<i32>, _>>()
-                .map_err(|_| {
-                    Error::invalid_argument("shape: a dimension exceeds int32")
-                })?;
-            out.push(Tensor::vector::<i32>(dims).into());
-        }
-        Op::Fill => {
-            let dims = crop_size(dense_in(ins, 0)?)?;
-            out.push(expand::fill(&dims, dense_in(ins, 1)?)?.into());
-        }
-        Op::StridedSlice(dims) => {
-            out.push(strided_slice(dense_in(ins, 0)?, dims)?.into());
-        }
-        Op::Transpose(perm) => {
-            out.push(ops::transpose(dense_in(ins, 0)?, perm)?.into());
-        }
-        Op::Stack(axis) | Op::Concat(axis) => {
-            let ts: Vec<Tensor> = (0..step.inputs.len())
-                .map(|k| dense_in(ins, k).cloned())
-                .collect::<Result<_>>()?;
-            let stacking = matches!(node.op, Op::Stack(_));
-            out.push(stack_or_concat(&ts, *axis, stacking)?.into());
-        }
-        Op::Identity => out.push(ins(0).clone()),
         Op::Batch(_) => {
             let Some(Resource::Batch(source)) = step.state.res.get() else {
                 return Err(Error::internal("not a batching stage"));
@@ -885,389 +736,5 @@ impl Step {
     /// The variable an Assign step writes.
     fn uses_var(&self) -> &NodeState {
         &self.uses[0]
-    }
-}
-
-/// The dims of a reshape, its -1 resolved.
-fn resolve_reshape(shape: &[i64], total: usize) -> Result<Vec<usize>> {
-    let known: usize = shape
-        .iter()
-        .filter(|&&d| d >= 0)
-        .map(|&d| d as usize)
-        .product();
-    let bad = || {
-        Error::invalid_argument(format!(
-            "cannot reshape a tensor of {total} elements to {shape:?}"
-        ))
-    };
-    shape
-        .iter()
-        .map(|&d| {
-            if d >= 0 {
-                Ok(d as usize)
-            } else if known == 0 {
-                if total == 0 {
-                    Ok(0)
-                } else {
-                    Err(bad())
-                }
-            } else if total.is_multiple_of(known) {
-                Ok(total / known)
-            } else {
-                Err(bad())
-            }
-        })
-        .collect()
-}
-
-/// Stacks (new axis) or concatenates (existing axis) along `axis`.
-fn stack_or_concat(
-    ts: &[Tensor],
-    axis: i64,
-    stacking: bool,
-) -> Result<Tensor> {
-    let rank = ts
-        .first()
-        .ok_or_else(|| Error::invalid_argument("needs a tensor"))?
-        .rank();
-    let out_rank = if stacking { rank + 1 } else { rank };
-    let r = out_rank as i64;
-    if axis < -r || axis >= r {
-        return Err(Error::invalid_argument(format!(
-            "axis {axis} out of range for rank {out_rank}"
-        )));
-    }
-    let a = if axis < 0 { axis + r } else { axis } as usize;
-    if a == 0 {
-        return if stacking {
-            Tensor::stack(ts)
-        } else {
-            Tensor::concat(ts)
-        };
-    }
-    // Move `a` to the front, join along axis 0, move it back.
-    let mut to_front = vec![a];
-    to_front.extend((0..rank).filter(|&k| k != a));
-    let joined = if stacking {
-        Tensor::stack(ts)?
-    } else {
-        let moved = ts
-            .iter()
-            .map(|t| ops::transpose(t, &to_front))
-            .collect::<Result<Vec<_>>>()?;
-        Tensor::concat(&moved)?
-    };
-    // In `joined`, axis 0 is the joined one; put it at `a`.
-    let mut perm: Vec<usize> = Vec::with_capacity(out_rank);
-    for k in 0..out_rank {
-        perm.push(if k < a {
-            k + 1
-        } else if k == a {
-            0
-        } else {
-            k
-        });
-    }
-    ops::transpose(&joined, &perm)
-}
-
-/// Pairs each entry of a Python index with the input axis it reads
-/// (`None` for a new axis), the ellipsis expanded.
-pub(crate) fn expand_slice(
-    dims: &[SliceDim],
-    rank: usize,
-) -> Result<Vec<(SliceDim, Option<usize>)>> {
-    let named = dims
-        .iter()
-        .filter(|d| !matches!(d, SliceDim::NewAxis | SliceDim::Ellipsis))
-        .count();
-    if named > rank {
-        return Err(Error::invalid_argument(format!(
-            "too many indices ({named}) for a tensor of rank {rank}"
-        )));
-    }
-    let full = SliceDim::Range {
-        start: None,
-        stop: None,
-        step: 1,
-    };
-    let mut out = Vec::new();
-    let mut axis = 0;
-    let mut saw_ellipsis = false;
-    for d in dims {
-        match d {
-            SliceDim::NewAxis => out.push((*d, None)),
-            SliceDim::Ellipsis => {
-                saw_ellipsis = true;
-                for _ in 0..rank - named {
-                    out.push((full, Some(axis)));
-                    axis += 1;
-                }
-            }
-            _ => {
-                out.push((*d, Some(axis)));
-                axis += 1;
-            }
-        }
-    }
-    if !saw_ellipsis {
-        while axis < rank {
-            out.push((full, Some(axis)));
-            axis += 1;
-        }
-    }
-    Ok(out)
-}
-
-/// A Python index `i` into a dimension of `n`.
-pub(crate) fn resolve_index(i: i64, n: usize) -> Result<usize> {
-    let n = n as i64;
-    let j = if i < 0 { i + n } else { i };
-    if j < 0 || j >= n {
-        return Err(Error::invalid_argument(format!(
-            "index {i} out of range for a dimension of {n}"
-        )));
-    }
-    Ok(j as usize)
-}
-
-/// Python's `slice(start, stop, step).indices(n)`: the first position and
-/// the number of positions.
-pub(crate) fn range_len(
-    start: Option<i64>,
-    stop: Option<i64>,
-    step: i64,
-    n: usize,
-) -> (i64, usize) {
-    let n = n as i64;
-    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
-    let norm = |v: i64| if v < 0 { v + n } else { v };
-    if step > 0 {
-        let s = clamp(start.map_or(0, norm), 0, n);
-        let e = clamp(stop.map_or(n, norm), 0, n);
-        let len = if e > s { (e - s + step - 1) / step } else { 0 };
-        (s, len as usize)
-    } else {
-        let s = clamp(start.map_or(n - 1, norm), -1, n - 1);
-        let e = clamp(stop.map_or(-1, norm), -1, n - 1);
-        let len = if s > e {
-            (s - e + (-step) - 1) / (-step)
-        } else {
-            0
-        };
-        (s, len as usize)
-    }
-}
-
-/// `t[dims...]`, Python's indexing.
-fn strided_slice(t: &Tensor, dims: &[SliceDim]) -> Result<Tensor> {
-    let in_dims = t.dims();
-    let plan = expand_slice(dims, in_dims.len())?;
-    let mut strides = vec![1i64; in_dims.len()];
-    for k in (0..in_dims.len().saturating_sub(1)).rev() {
-        strides[k] = strides[k + 1] * in_dims[k + 1] as i64;
-    }
-    let mut base = 0i64;
-    // Per output axis (of the gathered block, before new axes): length
-    // and source stride.
-    let mut walk: Vec<(usize, i64)> = Vec::new();
-    let mut out_dims = Vec::new();
-    for (entry, axis) in plan {
-        match (entry, axis) {
-            (SliceDim::NewAxis, _) => out_dims.push(1),
-            (SliceDim::At(i), Some(k)) => {
-                base += resolve_index(i, in_dims[k])? as i64 * strides[k];
-            }
-            (SliceDim::Range { start, stop, step }, Some(k)) => {
-                let (s, len) = range_len(start, stop, step, in_dims[k]);
-                if len > 0 {
-                    base += s * strides[k];
-                }
-                walk.push((len, strides[k] * step));
-                out_dims.push(len);
-            }
-            _ => {}
-        }
-    }
-    // The strided copy of `tf.slice` and `tf.transpose` (runs copied
-    // whole, planes interleaved), not a list of every element's offset
-    // and a gather, which made CIFAR's decoding in the graph 5 times
-    // slower, batched or not (`benches/plan.rs`, `cifar_graph_generic_ops`).
-    let (lens, steps): (Vec<usize>, Vec<isize>) =
-        walk.iter().map(|&(n, s)| (n, s as isize)).unzip();
-    let data = ops::strided(t.data(), &lens, &steps, base as usize);
-    Tensor::from_data(out_dims, data)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slice_bounds_as_tensorflow_checks_them() {
-        let (b, s) = slice_bounds(&[4, 3], &[1, 0], &[-1, 2]).unwrap();
-        assert_eq!((b, s), (vec![1, 0], vec![3, 2]));
-        let e = slice_bounds(&[3], &[2], &[2]).unwrap_err();
-        assert_eq!(e.kind(), Kind::InvalidArgument);
-        assert!(e.message().contains("size[0] in [0, 1]"));
-        assert!(slice_bounds(&[3], &[4], &[-1]).is_err());
-        assert!(slice_bounds(&[3], &[0, 0], &[1]).is_err());
-    }
-
-    #[test]
-    fn python_slice_lengths() {
-        assert_eq!(range_len(None, None, 1, 5), (0, 5));
-        assert_eq!(range_len(Some(1), Some(3), 1, 5), (1, 2));
-        assert_eq!(range_len(Some(-2), None, 1, 5), (3, 2));
-        assert_eq!(range_len(None, None, -1, 5), (4, 5));
-        assert_eq!(range_len(None, None, 2, 5), (0, 3));
-        assert_eq!(range_len(Some(10), None, 1, 5), (5, 0));
-        assert_eq!(range_len(Some(3), Some(0), -2, 5), (3, 2));
-    }
-
-    /// Python's `t[dims]` over `t`'s row-major elements, position by
-    /// position: every axis's positions listed, then their product.
-    fn slice_reference(
-        t: &Tensor,
-        dims: &[SliceDim],
-    ) -> (Vec<usize>, feedstock::tensor::Data) {
-        let in_dims = t.dims();
-        let mut axes: Vec<Vec<usize>> = Vec::new();
-        let mut out_dims = Vec::new();
-        for (k, d) in dims.iter().enumerate() {
-            match *d {
-                SliceDim::At(i) => {
-                    axes.push(vec![resolve_index(i, in_dims[k]).unwrap()])
-                }
-                SliceDim::Range { start, stop, step } => {
-                    let (s, len) = range_len(start, stop, step, in_dims[k]);
-                    let at = (0..len as i64).map(|i| (s + i * step) as usize);
-                    axes.push(at.collect());
-                    out_dims.push(len);
-                }
-                _ => unreachable!("the test draws At and Range only"),
-            }
-        }
-        let mut flat = vec![0usize];
-        for (k, at) in axes.iter().enumerate() {
-            let inner: usize = in_dims[k + 1..].iter().product();
-            flat = flat
-                .iter()
-                .flat_map(|f| at.iter().map(move |p| f + p * inner))
-                .collect();
-        }
-        let rows = Tensor::from_data([t.num_elements()], t.data().clone())
-            .unwrap()
-            .unstack();
-        let picked: Vec<Tensor> =
-            flat.iter().map(|&f| rows[f].clone()).collect();
-        let data = if picked.is_empty() {
-            Tensor::zeros(t.dtype(), [0]).unwrap().data().clone()
-        } else {
-            Tensor::stack(&picked).unwrap().data().clone()
-        };
-        (out_dims, data)
-    }
-
-    fn slice_dim() -> impl proptest::strategy::Strategy<Value = SliceDim> {
-        use proptest::prelude::*;
-        let bound = proptest::option::of(-7i64..7);
-        prop_oneof![
-            (-5i64..5).prop_map(SliceDim::At),
-            (bound.clone(), bound, prop_oneof![-3i64..0, 1i64..4]).prop_map(
-                |(start, stop, step)| SliceDim::Range { start, stop, step }
-            ),
-        ]
-    }
-
-    proptest::proptest! {
-        /// The strided copy behind `strided_slice` takes the elements
-        /// Python's indexing takes, for any steps (negative ones
-        /// included), odd extents and several dtypes.
-        #[test]
-        fn strided_slice_matches_the_reference(
-            shape in proptest::collection::vec(0usize..6, 1..=4),
-            dims in proptest::collection::vec(slice_dim(), 4),
-            dtype in proptest::sample::select(vec![
-                DType::U8, DType::I32, DType::F64, DType::Bool, DType::String,
-            ]),
-        ) {
-            let n: usize = shape.iter().product();
-            let dims = &dims[..shape.len()];
-            let ok = dims.iter().zip(&shape).all(|(d, &len)| match *d {
-                SliceDim::At(i) => resolve_index(i, len).is_ok(),
-                _ => true,
-            });
-            proptest::prop_assume!(ok);
-            let ints = Tensor::new(&shape[..], (0..n as i32).collect()).unwrap();
-            let t = if dtype == DType::String {
-                let s = ints.as_slice::<i32>().unwrap();
-                let b = s.iter().map(|i| Bytes::from(i.to_string())).collect();
-                Tensor::new(&shape[..], b).unwrap()
-            } else {
-                ints.cast(dtype).unwrap()
-            };
-            let got = strided_slice(&t, dims).unwrap();
-            let (want_dims, want) = slice_reference(&t, dims);
-            proptest::prop_assert_eq!(got.dims(), &want_dims[..]);
-            proptest::prop_assert!(got.data() == &want);
-        }
-    }
-
-    #[test]
-    fn strided_slice_like_numpy() {
-        let t = Tensor::new([2, 3], (0..6i32).collect()).unwrap();
-        let col = strided_slice(
-            &t,
-            &[
-                SliceDim::Range {
-                    start: None,
-                    stop: None,
-                    step: 1,
-                },
-                SliceDim::At(-1),
-            ],
-        )
-        .unwrap();
-        assert_eq!(col.dims(), &[2]);
-        assert_eq!(col.as_slice::<i32>().unwrap(), &[2, 5]);
-        let rev = strided_slice(
-            &t,
-            &[
-                SliceDim::Ellipsis,
-                SliceDim::Range {
-                    start: None,
-                    stop: None,
-                    step: -1,
-                },
-            ],
-        )
-        .unwrap();
-        assert_eq!(rev.as_slice::<i32>().unwrap(), &[2, 1, 0, 5, 4, 3]);
-        let row =
-            strided_slice(&t, &[SliceDim::At(1), SliceDim::NewAxis]).unwrap();
-        assert_eq!(row.dims(), &[1, 3]);
-        assert!(strided_slice(&t, &[SliceDim::At(2)]).is_err());
-    }
-
-    #[test]
-    fn stack_and_concat_on_inner_axes() {
-        let a = Tensor::new([2, 2], vec![1i32, 2, 3, 4]).unwrap();
-        let b = Tensor::new([2, 2], vec![5i32, 6, 7, 8]).unwrap();
-        let s = stack_or_concat(&[a.clone(), b.clone()], 1, true).unwrap();
-        assert_eq!(s.dims(), &[2, 2, 2]);
-        assert_eq!(s.as_slice::<i32>().unwrap(), &[1, 2, 5, 6, 3, 4, 7, 8]);
-        let s = stack_or_concat(&[a.clone(), b.clone()], -1, true).unwrap();
-        assert_eq!(s.dims(), &[2, 2, 2]);
-        assert_eq!(s.as_slice::<i32>().unwrap(), &[1, 5, 2, 6, 3, 7, 4, 8]);
-        let c = stack_or_concat(&[a, b], 1, false).unwrap();
-        assert_eq!(c.dims(), &[2, 4]);
-        assert_eq!(c.as_slice::<i32>().unwrap(), &[1, 2, 5, 6, 3, 4, 7, 8]);
-    }
-
-    #[test]
-    fn reshape_infers_minus_one() {
-        assert_eq!(resolve_reshape(&[-1, 4], 12).unwrap(), vec![3, 4]);
-        assert!(resolve_reshape(&[-1, 5], 12).is_err());
     }
 }

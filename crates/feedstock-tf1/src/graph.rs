@@ -14,7 +14,7 @@ use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 
 use super::queues::{QueueKind, RunnerDef};
-use crate::op::{In, OpDef};
+use crate::op::{value_as_shape, Identity, In, OpDef};
 
 /// The node id a builder uses for "the node being added".
 const SELF: u32 = u32::MAX;
@@ -277,8 +277,8 @@ impl Default for CsvOptions {
 
 pub use feedstock::decode::image::ImageFormat;
 
-/// One dimension of a [`Graph::strided_slice`], as Python's indexing
-/// writes it.
+/// One entry of Python's indexing `x[...]`
+/// ([`StridedSlice::index`](crate::op::StridedSlice::index)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SliceDim {
     /// `x[i]`: one position (negative counts from the end); the
@@ -438,32 +438,6 @@ pub(crate) enum Op {
         reader: u32,
         op: ReaderStateOp,
     },
-    Reshape(Vec<i64>),
-    Slice {
-        begin: Vec<usize>,
-        size: Vec<i64>,
-    },
-    /// A slice whose begin and size come in as inputs 1 and 2 (integer
-    /// vectors; a size of -1 runs to the end), checked when run.
-    SliceInputs,
-    /// `tf.strided_slice` whose begin, end and strides come in as
-    /// inputs 1..=3 (integer vectors), without masks.
-    StridedSliceInputs,
-    /// The run-time shape of input 0 as an int32 vector (`tf.shape`).
-    Shape,
-    /// A tensor of the shape input 0 gives (an integer vector) filled with
-    /// the scalar input 1 (`tf.fill`, `tf.ones` of a computed shape).
-    Fill,
-    /// Input 0 repeated `multiples[k]` times along each axis `k`
-    /// (`tf.tile`).
-    Tile(Vec<usize>),
-    /// `tf.gather` of input 0 at the indices input 1 along an axis.
-    Gather(usize),
-    StridedSlice(Vec<SliceDim>),
-    Transpose(Vec<usize>),
-    Stack(i64),
-    Concat(i64),
-    Identity,
     Batch(Arc<BatchSpec>),
     /// A queue made by hand; its outputs describe its components.
     Queue {
@@ -949,6 +923,7 @@ impl Graph {
                     output: o,
                     info,
                     constant,
+                    as_shape: value_as_shape(&g.nodes, o),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -1636,576 +1611,7 @@ impl Graph {
         Ok((o[0], o[1]))
     }
 
-    /// The values of `o` as dimensions if it is an integer vector
-    /// constant (a negative one unknown).
-    fn constant_dims(&self, o: Output) -> Option<Vec<Option<usize>>> {
-        let g = self.inner.read();
-        let Op::Constant(Value::Dense(t)) = &g.nodes.get(o.node as usize)?.op
-        else {
-            return None;
-        };
-        let t = t.cast(DType::I64).ok().filter(|t| t.rank() == 1)?;
-        let d = t.as_slice::<i64>().ok()?;
-        Some(d.iter().map(|&x| usize::try_from(x).ok()).collect())
-    }
-
     // ----- tensor ops ------------------------------------------------------
-
-    /// The same elements in a new shape; one entry may be -1, inferred
-    /// (`tf.reshape`).
-    ///
-    /// # Errors
-    /// InvalidArgument for more than one -1, another negative entry, or a
-    /// known element count that does not fit.
-    pub fn reshape(&self, x: Output, shape: &[i64]) -> Result<Output> {
-        let info = self.check_dense(x, "reshape")?;
-        if shape.iter().filter(|&&d| d == -1).count() > 1
-            || shape.iter().any(|&d| d < -1)
-        {
-            return Err(invalid(format!("reshape: bad shape {shape:?}")));
-        }
-        let total = info
-            .shape
-            .as_ref()
-            .and_then(PartialShape::to_shape)
-            .map(|s| s.num_elements());
-        let product: usize = shape
-            .iter()
-            .filter(|&&d| d >= 0)
-            .map(|&d| d as usize)
-            .product();
-        let out: Vec<Option<usize>> = shape
-            .iter()
-            .map(|&d| {
-                if d >= 0 {
-                    Ok(Some(d as usize))
-                } else {
-                    match total {
-                        Some(t) if product > 0 && t % product == 0 => {
-                            Ok(Some(t / product))
-                        }
-                        Some(t) if product == 0 && t == 0 => Ok(Some(0)),
-                        Some(t) => Err(invalid(format!(
-                            "reshape: cannot reshape {t} elements to \
-                             {shape:?}"
-                        ))),
-                        None => Ok(None),
-                    }
-                }
-            })
-            .collect::<Result<_>>()?;
-        if let (Some(t), false) = (total, shape.contains(&-1)) {
-            if t != product {
-                return Err(invalid(format!(
-                    "reshape: cannot reshape {t} elements to {shape:?}"
-                )));
-            }
-        }
-        self.add1(
-            None,
-            "Reshape",
-            Op::Reshape(shape.to_vec()),
-            vec![x],
-            with_key(dense(partial(out), info.dtype), info.key),
-        )
-    }
-
-    /// The block of `x` starting at `begin` of `size` (-1: to the end)
-    /// (`tf.slice`).
-    ///
-    /// # Errors
-    /// InvalidArgument when the lengths differ from a known rank, a size
-    /// is below -1, or a known dimension is too small.
-    pub fn slice(
-        &self,
-        x: Output,
-        begin: &[usize],
-        size: &[i64],
-    ) -> Result<Output> {
-        let info = self.check_dense(x, "slice")?;
-        if begin.len() != size.len() {
-            return Err(invalid("slice: begin and size differ in length"));
-        }
-        if let Some(s) = size.iter().find(|&&s| s < -1) {
-            return Err(invalid(format!(
-                "slice: a size is -1 (to the end) or more, got {s}"
-            )));
-        }
-        let shape = match dims_of(&info.shape) {
-            Some(d) => {
-                if d.len() != begin.len() {
-                    return Err(invalid(format!(
-                        "slice: {} indices for rank {}",
-                        begin.len(),
-                        d.len()
-                    )));
-                }
-                let mut out = Vec::new();
-                for ((&b, &s), dim) in begin.iter().zip(size).zip(&d) {
-                    let len = if s >= 0 {
-                        Some(s as usize)
-                    } else {
-                        dim.map(|n| n.saturating_sub(b))
-                    };
-                    if let (Some(n), Some(l)) = (dim, len) {
-                        if b + l > *n {
-                            return Err(invalid(format!(
-                                "slice: {b}+{l} exceeds dimension {n}"
-                            )));
-                        }
-                    }
-                    out.push(len);
-                }
-                partial(out)
-            }
-            None => partial(
-                size.iter()
-                    .map(|&s| (s >= 0).then_some(s as usize))
-                    .collect(),
-            ),
-        };
-        self.add1(
-            None,
-            "Slice",
-            Op::Slice {
-                begin: begin.to_vec(),
-                size: size.to_vec(),
-            },
-            vec![x],
-            with_key(dense(shape, info.dtype), info.key),
-        )
-    }
-
-    /// `tf.slice(x, begin, size)` with `begin` and `size` computed when
-    /// run (integer vectors of `x`'s rank; a size of -1 runs to the end).
-    /// The static shape keeps `x`'s rank, its dimensions unknown.
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse `x` or `begin`/`size` that are not
-    /// int32 or int64 vectors.
-    pub fn slice_inputs(
-        &self,
-        x: Output,
-        begin: Output,
-        size: Output,
-    ) -> Result<Output> {
-        let info = self.check_dense(x, "slice")?;
-        for o in [begin, size] {
-            self.check_int_vector(o, "slice")?;
-        }
-        let shape =
-            dims_of(&info.shape).and_then(|d| partial(vec![None; d.len()]));
-        self.add1(
-            None,
-            "Slice",
-            Op::SliceInputs,
-            vec![x, begin, size],
-            with_key(dense(shape, info.dtype), info.key),
-        )
-    }
-
-    /// `tf.strided_slice(x, begin, end, strides)` (no masks) with the
-    /// bounds computed when run (integer vectors of one length): axis
-    /// `k` taken as `x[begin[k]:end[k]:strides[k]]`. The static shape has
-    /// `x`'s rank, its sliced dimensions unknown.
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse `x` or bounds that are not int32 or
-    /// int64 vectors.
-    pub fn strided_slice_inputs(
-        &self,
-        x: Output,
-        begin: Output,
-        end: Output,
-        strides: Output,
-    ) -> Result<Output> {
-        let info = self.check_dense(x, "strided_slice")?;
-        let mut n = None;
-        for o in [begin, end, strides] {
-            n = n.or(self.check_int_vector(o, "strided_slice")?);
-        }
-        let shape = dims_of(&info.shape).and_then(|d| {
-            let k = n.unwrap_or(d.len()).min(d.len());
-            let mut out = vec![None; k];
-            out.extend_from_slice(&d[k..]);
-            partial(out)
-        });
-        self.add1(
-            None,
-            "StridedSlice",
-            Op::StridedSliceInputs,
-            vec![x, begin, end, strides],
-            with_key(dense(shape, info.dtype), info.key),
-        )
-    }
-
-    /// `tf.shape(x)`: `x`'s run-time shape as an int32 vector of `x`'s
-    /// rank.
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse `x`.
-    pub fn shape_of(&self, x: Output) -> Result<Output> {
-        let info = self.check_dense(x, "shape")?;
-        let rank = dims_of(&info.shape).map(|d| d.len());
-        self.add1(
-            None,
-            "Shape",
-            Op::Shape,
-            vec![x],
-            dense(partial(vec![rank]), DType::I32),
-        )
-    }
-
-    /// `tf.fill(dims, value)`: a tensor of the shape `dims` (an integer
-    /// vector computed when run) holding the scalar `value` everywhere.
-    /// The static shape has `dims`' length, its dimensions unknown.
-    ///
-    /// # Errors
-    /// InvalidArgument when `dims` is not an int32 or int64 vector or
-    /// `value` is not a dense scalar.
-    pub fn fill(&self, dims: Output, value: Output) -> Result<Output> {
-        let rank = self.check_int_vector(dims, "fill")?;
-        let v = self.check_dense(value, "fill")?;
-        if v.shape.as_ref().is_some_and(|s| s.rank() != 0) {
-            return Err(invalid("fill: the value must be a scalar"));
-        }
-        let shape = (self.constant_dims(dims))
-            .or_else(|| rank.map(|n| vec![None; n]))
-            .and_then(partial);
-        self.add1(
-            None,
-            "Fill",
-            Op::Fill,
-            vec![dims, value],
-            dense(shape, v.dtype),
-        )
-    }
-
-    /// `tf.tile(x, multiples)`: dimension `k` times `multiples[k]`.
-    ///
-    /// # Errors
-    /// InvalidArgument for a sparse `x` or `multiples` not of `x`'s known
-    /// rank.
-    pub fn tile(&self, x: Output, multiples: &[usize]) -> Result<Output> {
-        let info = self.check_dense(x, "tile")?;
-        let shape = match dims_of(&info.shape) {
-            Some(d) if d.len() != multiples.len() => {
-                return Err(invalid(format!(
-                    "Shape must be rank {} but is rank {} for 'Tile'",
-                    d.len(),
-                    multiples.len()
-                )))
-            }
-            Some(d) => partial(
-                d.iter()
-                    .zip(multiples)
-                    // A size past usize is unknown here; the kernel
-                    // reports it (ResourceExhausted) when run.
-                    .map(|(d, &m)| d.and_then(|n| n.checked_mul(m)))
-                    .collect(),
-            ),
-            None => partial(vec![None; multiples.len()]),
-        };
-        self.add1(
-            None,
-            "Tile",
-            Op::Tile(multiples.to_vec()),
-            vec![x],
-            with_key(dense(shape, info.dtype), info.key),
-        )
-    }
-
-    /// `tf.gather(params, indices, axis)`: the shape is
-    /// `params.shape[..axis] + indices.shape + params.shape[axis + 1..]`.
-    ///
-    /// # Errors
-    /// InvalidArgument for sparse inputs, indices not int32/int64, or an
-    /// axis outside `params`' known rank.
-    pub fn gather(
-        &self,
-        params: Output,
-        indices: Output,
-        axis: usize,
-    ) -> Result<Output> {
-        let p = self.check_dense(params, "gather")?;
-        let i = self.check_dense(indices, "gather")?;
-        if !matches!(i.dtype, DType::I32 | DType::I64) {
-            return Err(invalid_dtype(format!(
-                "gather: indices must be int32 or int64, not {}",
-                i.dtype
-            )));
-        }
-        let shape = match (dims_of(&p.shape), dims_of(&i.shape)) {
-            (Some(pd), _) if axis >= pd.len() => {
-                return Err(invalid(format!(
-                    "Shape must be at least rank {} but is rank {}",
-                    axis + 1,
-                    pd.len()
-                )))
-            }
-            (Some(pd), Some(id)) => {
-                let mut out = pd[..axis].to_vec();
-                out.extend(id);
-                out.extend_from_slice(&pd[axis + 1..]);
-                partial(out)
-            }
-            _ => None,
-        };
-        self.add1(
-            None,
-            "GatherV2",
-            Op::Gather(axis),
-            vec![params, indices],
-            with_key(dense(shape, p.dtype), p.key.or(i.key)),
-        )
-    }
-
-    /// Checks that `o` is a dense int32 or int64 vector; its static
-    /// length if known.
-    fn check_int_vector(
-        &self,
-        o: Output,
-        what: &str,
-    ) -> Result<Option<usize>> {
-        let info = self.check_dense(o, what)?;
-        let dims = dims_of(&info.shape);
-        if !matches!(info.dtype, DType::I32 | DType::I64)
-            || dims.as_ref().is_some_and(|d| d.len() != 1)
-        {
-            return Err(invalid(format!(
-                "{what}: expected an int32 or int64 vector"
-            )));
-        }
-        Ok(dims.and_then(|d| d[0]))
-    }
-
-    /// Python indexing: `x[dims...]` (`tf.strided_slice` as `x[a:b]`,
-    /// `x[i]`, `x[:, 0]` write it). Dimensions not named are taken whole.
-    ///
-    /// # Errors
-    /// InvalidArgument for a step of 0, more than one ellipsis, more
-    /// entries than a known rank, or an index out of a known dimension.
-    pub fn strided_slice(
-        &self,
-        x: Output,
-        dims: &[SliceDim],
-    ) -> Result<Output> {
-        let info = self.check_dense(x, "strided_slice")?;
-        if dims
-            .iter()
-            .any(|d| matches!(d, SliceDim::Range { step: 0, .. }))
-        {
-            return Err(invalid("strided_slice: step must not be 0"));
-        }
-        if dims
-            .iter()
-            .filter(|d| matches!(d, SliceDim::Ellipsis))
-            .count()
-            > 1
-        {
-            return Err(invalid("strided_slice: at most one ellipsis"));
-        }
-        let shape = match dims_of(&info.shape) {
-            Some(d) => {
-                let plan = super::eval::expand_slice(dims, d.len())?;
-                let mut out = Vec::new();
-                for (entry, axis) in plan {
-                    match (entry, axis) {
-                        (SliceDim::NewAxis, _) => out.push(Some(1)),
-                        (SliceDim::At(i), Some(k)) => {
-                            if let Some(n) = d[k] {
-                                super::eval::resolve_index(i, n)?;
-                            }
-                        }
-                        (SliceDim::Range { start, stop, step }, Some(k)) => {
-                            out.push(d[k].map(|n| {
-                                super::eval::range_len(start, stop, step, n).1
-                            }))
-                        }
-                        _ => {}
-                    }
-                }
-                partial(out)
-            }
-            None => None,
-        };
-        self.add1(
-            None,
-            "strided_slice",
-            Op::StridedSlice(dims.to_vec()),
-            vec![x],
-            with_key(dense(shape, info.dtype), info.key),
-        )
-    }
-
-    /// `tf.strided_slice(x, begin, end, strides)` with no masks: each
-    /// axis `k` taken as `x[begin[k]:end[k]:strides[k]]`.
-    ///
-    /// # Errors
-    /// As [`Graph::strided_slice`]; InvalidArgument when the lengths
-    /// differ.
-    pub fn strided_slice_ranges(
-        &self,
-        x: Output,
-        begin: &[i64],
-        end: &[i64],
-        strides: &[i64],
-    ) -> Result<Output> {
-        if begin.len() != end.len() || begin.len() != strides.len() {
-            return Err(invalid(
-                "strided_slice: begin, end and strides differ in length",
-            ));
-        }
-        let dims: Vec<SliceDim> = (0..begin.len())
-            .map(|k| SliceDim::Range {
-                start: Some(begin[k]),
-                stop: Some(end[k]),
-                step: strides[k],
-            })
-            .collect();
-        self.strided_slice(x, &dims)
-    }
-
-    /// Permutes the axes: axis `k` of the result is axis `perm[k]` of
-    /// `x` (`tf.transpose`).
-    ///
-    /// # Errors
-    /// InvalidArgument when `perm` is not a permutation of a known rank.
-    pub fn transpose(&self, x: Output, perm: &[usize]) -> Result<Output> {
-        let info = self.check_dense(x, "transpose")?;
-        let mut sorted = perm.to_vec();
-        sorted.sort_unstable();
-        if sorted.iter().enumerate().any(|(i, &p)| i != p) {
-            return Err(invalid(format!(
-                "transpose: {perm:?} is not a permutation"
-            )));
-        }
-        let shape = match dims_of(&info.shape) {
-            Some(d) if d.len() != perm.len() => {
-                return Err(invalid(format!(
-                    "transpose: permutation of {} axes for rank {}",
-                    perm.len(),
-                    d.len()
-                )))
-            }
-            Some(d) => partial(perm.iter().map(|&p| d[p]).collect()),
-            None => partial(vec![None; perm.len()]),
-        };
-        self.add1(
-            None,
-            "transpose",
-            Op::Transpose(perm.to_vec()),
-            vec![x],
-            with_key(dense(shape, info.dtype), info.key),
-        )
-    }
-
-    fn same_dtype(&self, xs: &[Output], what: &str) -> Result<Vec<OutInfo>> {
-        if xs.is_empty() {
-            return Err(invalid(format!("{what}: needs at least one tensor")));
-        }
-        let infos: Vec<OutInfo> = xs
-            .iter()
-            .map(|&x| self.check_dense(x, what))
-            .collect::<Result<_>>()?;
-        if infos.iter().any(|i| i.dtype != infos[0].dtype) {
-            return Err(invalid_dtype(format!(
-                "{what}: tensors differ in dtype"
-            )));
-        }
-        Ok(infos)
-    }
-
-    /// Stacks tensors of one shape along a new axis (`tf.stack`; a
-    /// negative axis counts from the end).
-    ///
-    /// # Errors
-    /// InvalidArgument for no tensors, differing dtypes or known shapes,
-    /// or an axis out of range.
-    pub fn stack(&self, xs: &[Output], axis: i64) -> Result<Output> {
-        let infos = self.same_dtype(xs, "stack")?;
-        let mut shape = infos[0].shape.clone();
-        for i in &infos[1..] {
-            shape = merge_static(&shape, &i.shape)
-                .ok_or_else(|| invalid("stack: tensors differ in shape"))?;
-        }
-        let shape = match dims_of(&shape) {
-            Some(mut d) => {
-                let a = norm_axis(axis, d.len() + 1, "stack")?;
-                d.insert(a, Some(xs.len()));
-                partial(d)
-            }
-            None => None,
-        };
-        let key = infos.iter().find_map(|i| i.key);
-        self.add1(
-            None,
-            "stack",
-            Op::Stack(axis),
-            xs.to_vec(),
-            with_key(dense(shape, infos[0].dtype), key),
-        )
-    }
-
-    /// Joins tensors along an existing axis (`tf.concat`).
-    ///
-    /// # Errors
-    /// InvalidArgument for no tensors, differing dtypes, known shapes that
-    /// differ off the axis, or an axis out of range.
-    pub fn concat(&self, xs: &[Output], axis: i64) -> Result<Output> {
-        let infos = self.same_dtype(xs, "concat")?;
-        let mut out: Option<Vec<Option<usize>>> = None;
-        for i in &infos {
-            let Some(d) = dims_of(&i.shape) else {
-                continue;
-            };
-            let a = norm_axis(axis, d.len(), "concat")?;
-            out = Some(match out {
-                None => d,
-                Some(mut o) => {
-                    if o.len() != d.len() {
-                        return Err(invalid("concat: tensors differ in rank"));
-                    }
-                    for k in 0..o.len() {
-                        if k == a {
-                            o[k] = o[k].zip(d[k]).map(|(x, y)| x + y);
-                        } else {
-                            o[k] = merge_dim(o[k], d[k]).ok_or_else(|| {
-                                invalid("concat: tensors differ in shape")
-                            })?;
-                        }
-                    }
-                    o
-                }
-            });
-        }
-        let all_known = infos.iter().all(|i| i.shape.is_some());
-        let shape = out.map(|mut o| {
-            if !all_known {
-                if let Ok(a) = norm_axis(axis, o.len(), "concat") {
-                    o[a] = None;
-                }
-            }
-            PartialShape::new(o)
-        });
-        let key = infos.iter().find_map(|i| i.key);
-        self.add1(
-            None,
-            "concat",
-            Op::Concat(axis),
-            xs.to_vec(),
-            with_key(dense(shape, infos[0].dtype), key),
-        )
-    }
-
-    /// `x` itself (`tf.identity`).
-    ///
-    /// # Errors
-    /// None today.
-    pub fn identity(&self, x: Output) -> Result<Output> {
-        let info = self.info(x)?;
-        self.add1(None, "Identity", Op::Identity, vec![x], info)
-    }
 
     /// `tf.placeholder_with_default`: `input`'s value unless the output
     /// is fed; its static shape is `shape`, which may be less specific
@@ -2230,7 +1636,7 @@ impl Graph {
         self.add1(
             None,
             "PlaceholderWithDefault",
-            Op::Identity,
+            Op::Def(Arc::new(Identity {})),
             vec![input],
             dense(shape, info.dtype),
         )
@@ -2300,6 +1706,7 @@ impl Graph {
         let components = (0..first.len())
             .map(|k| self.batch_component(lists, k, &opts))
             .collect::<Result<Vec<_>>>()?;
+        check_fully_defined(&components, &opts)?;
         let default = if opts.shuffle.is_some() {
             "shuffle_batch"
         } else {
@@ -2462,6 +1869,44 @@ impl Graph {
     }
 }
 
+/// Refuses, as TensorFlow's queue does when building, an example shape
+/// with an unknown dimension unless `dynamic_pad` pads it (a component
+/// of unknown rank is left to the run). TensorFlow's words: a sparse
+/// component is listed as the handle it queues.
+fn check_fully_defined(
+    components: &[(DType, bool, StaticShape)],
+    opts: &BatchOptions,
+) -> Result<()> {
+    let dense = || components.iter().filter(|c| !c.1).map(|c| &c.2);
+    if opts.dynamic_pad
+        || dense().any(Option::is_none)
+        || dense()
+            .flatten()
+            .all(|s| s.dims().iter().all(Option::is_some))
+    {
+        return Ok(());
+    }
+    let shapes: Vec<String> = components
+        .iter()
+        .map(|(_, sparse, shape)| {
+            let dims: Vec<String> = match (sparse, shape) {
+                (true, _) if opts.enqueue_many => vec![],
+                (true, _) => vec!["1".to_owned()],
+                (false, s) => (dims_of(s).unwrap_or_default().iter())
+                    .map(|d| {
+                        d.map_or_else(|| "None".to_owned(), |d| d.to_string())
+                    })
+                    .collect(),
+            };
+            format!("TensorShape([{}])", dims.join(", "))
+        })
+        .collect();
+    Err(invalid(format!(
+        "All shapes must be fully defined: [{}]",
+        shapes.join(", ")
+    )))
+}
+
 /// The checks of a batching stage's options alone.
 fn check_batch_options(opts: &BatchOptions) -> Result<()> {
     if opts.batch_size == 0 {
@@ -2517,16 +1962,6 @@ fn check_producer(opts: &ProducerOptions) -> Result<()> {
         return Err(invalid("num_epochs must be positive (or None)"));
     }
     Ok(())
-}
-
-fn norm_axis(axis: i64, rank: usize, what: &str) -> Result<usize> {
-    let r = rank as i64;
-    if axis < -r || axis >= r {
-        return Err(invalid(format!(
-            "{what}: axis {axis} out of range for rank {rank}"
-        )));
-    }
-    Ok(if axis < 0 { axis + r } else { axis } as usize)
 }
 
 pub(super) fn merge_dim(

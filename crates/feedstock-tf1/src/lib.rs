@@ -84,9 +84,9 @@
 //!   integers is TensorFlow's `truediv`: cast both to `float64` (int8,
 //!   int16, uint8 to `float32`) first. Operands must share a dtype.
 //! * **Indexing.** `x[a:b, i, ..., tf.newaxis]` maps entry by entry to
-//!   [`SliceDim`] in [`Graph::strided_slice`];
+//!   [`SliceDim`] in [`op::StridedSlice::index`];
 //!   `tf.strided_slice(x, begin, end, strides)` to
-//!   [`Graph::strided_slice_ranges`]; `tf.slice` to [`Graph::slice`].
+//!   [`op::StridedSlice::ranges`]; `tf.slice` to [`op::Slice`].
 //! * **Producers.** `tf.train.string_input_producer(list_or_tensor, ...)`
 //!   is [`Graph::string_input_producer`] with [`Strings`] and
 //!   [`ProducerOptions`]; `match_filenames_once` is

@@ -6,6 +6,7 @@
 //! space is limited, where a smaller request is already too much.
 
 use feedstock_tf1::op::{Binary, OneHot};
+use feedstock_tf1::op::{Fill, Tile};
 use std::process::Command;
 
 use bytes::Bytes;
@@ -36,14 +37,28 @@ fn assert_oom(e: &feedstock::Error, node: &str, shape: &str) {
 fn absurd_outputs_fail_cleanly() {
     let g = Graph::new();
     let one = g.constant(Tensor::vector(vec![1.0f32])).unwrap();
-    let t = g.tile(one, &[1 << 40]).unwrap();
+    let t = g
+        .op1(
+            Tile {
+                multiples: vec![1 << 40],
+            },
+            &[one],
+        )
+        .unwrap();
     assert_oom(&run_err(&g, t), "Tile", "1099511627776");
 
     let g = Graph::new();
     let one = g
         .constant(Tensor::new([1, 1], vec![1.0f32]).unwrap())
         .unwrap();
-    let t = g.tile(one, &[1 << 20, 1 << 20]).unwrap();
+    let t = g
+        .op1(
+            Tile {
+                multiples: vec![1 << 20, 1 << 20],
+            },
+            &[one],
+        )
+        .unwrap();
     let e = run_err(&g, t);
     assert_oom(&e, "Tile", "1048576,1048576");
     assert!(
@@ -53,7 +68,14 @@ fn absurd_outputs_fail_cleanly() {
 
     let g = Graph::new();
     let s = g.constant(Tensor::vector(vec![Bytes::from("x")])).unwrap();
-    let t = g.tile(s, &[usize::MAX]).unwrap();
+    let t = g
+        .op1(
+            Tile {
+                multiples: vec![usize::MAX],
+            },
+            &[s],
+        )
+        .unwrap();
     assert_oom(&run_err(&g, t), "Tile", "18446744073709551615");
 
     let g = Graph::new();
@@ -74,7 +96,7 @@ fn absurd_outputs_fail_cleanly() {
     let g = Graph::new();
     let dims = g.constant(Tensor::vector(vec![1i64 << 40])).unwrap();
     let v = g.constant(Tensor::scalar(1.0f64)).unwrap();
-    let t = g.fill(dims, v).unwrap();
+    let t = g.op1(Fill {}, &[dims, v]).unwrap();
     assert_oom(&run_err(&g, t), "Fill", "1099511627776");
 
     let g = Graph::new();

@@ -5,9 +5,10 @@
 
 use feedstock::decode::math::BinaryOp;
 use feedstock_tf1::op::{
-    parse_sequence, Binary, Cast, CropToBox, CropToBoxInputs, DecodeCsv,
-    DecodeImage, DecodeRaw, FlipLeftRight, FlipUpDown, Neg, Parse,
-    ParseSequence, PerImageStandardization, SequenceOutputs,
+    parse_sequence, Binary, Cast, Concat, CropToBox, CropToBoxInputs,
+    DecodeCsv, DecodeImage, DecodeRaw, FlipLeftRight, FlipUpDown, Neg, Parse,
+    ParseSequence, PerImageStandardization, Reshape, SequenceOutputs, Stack,
+    StridedSlice, Transpose,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -91,7 +92,7 @@ fn csv_read_in_the_main_thread() -> Result<()> {
     let defaults = (0..5).map(|_| RecordDefault::i32(1)).collect();
     let cols =
         g.op(DecodeCsv::new(defaults, CsvOptions::default())?, &[value])?;
-    let features = g.stack(&cols[..4], 0)?;
+    let features = g.op1(Stack { axis: 0 }, &cols[..4])?;
     assert_eq!(g.shape(features).unwrap().dims(), &[Some(4)]);
     assert_eq!(features.dtype(), DType::I32);
 
@@ -242,19 +243,34 @@ fn fixed_length_cifar_like() -> Result<()> {
     )?;
     let label = g.op1(
         Cast { dtype: DType::I32 },
-        &[g.strided_slice_ranges(record, &[0], &[1], &[1])?],
+        &[g.op1(StridedSlice::ranges(&[0], &[1], &[1]), &[record])?],
     )?;
-    let major = g.reshape(
-        g.strided_slice_ranges(record, &[1], &[1 + image_bytes as i64], &[1])?,
-        &[depth as i64, height as i64, width as i64],
+    let major = g.op1(
+        Reshape {
+            shape: Some(vec![depth as i64, height as i64, width as i64]),
+        },
+        &[g.op1(
+            StridedSlice::ranges(&[1], &[1 + image_bytes as i64], &[1]),
+            &[record],
+        )?],
     )?;
-    let image = g.transpose(major, &[1, 2, 0])?;
+    let image = g.op1(
+        Transpose {
+            perm: vec![1, 2, 0],
+        },
+        &[major],
+    )?;
     let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     assert_eq!(
         g.shape(image).unwrap().dims(),
         &[Some(height), Some(width), Some(depth)]
     );
-    let label = g.reshape(label, &[])?;
+    let label = g.op1(
+        Reshape {
+            shape: Some(vec![]),
+        },
+        &[label],
+    )?;
     let batch = g.batch(
         &[vec![image, label]],
         None,
@@ -348,7 +364,12 @@ fn tfrecord_shuffle_batch_exact_epochs() -> Result<()> {
         },
         &[f[0]],
     )?;
-    let image = g.reshape(image, &[4])?;
+    let image = g.op1(
+        Reshape {
+            shape: Some(vec![4]),
+        },
+        &[image],
+    )?;
     let image = g.op1(Cast { dtype: DType::F32 }, &[image])?;
     let image = g.op1(
         Binary { op: BinaryOp::Sub },
@@ -898,16 +919,16 @@ fn feeding_and_once_per_run() -> Result<()> {
             g.scalar(2.0, DType::F32)?,
         ],
     )?;
-    let col = g.strided_slice(
-        y,
-        &[
+    let col = g.op1(
+        StridedSlice::index(&[
             SliceDim::Range {
                 start: None,
                 stop: None,
                 step: 1,
             },
             SliceDim::At(1),
-        ],
+        ]),
+        &[y],
     )?;
     assert_eq!(g.shape(col).unwrap().dims(), &[None]);
     let sess = Session::new(&g);
@@ -1380,7 +1401,7 @@ fn queues_limits_and_timeouts() -> Result<()> {
     let q = g.input_producer(rows, ordered(2))?;
     let two = g.dequeue_many(q, 3, true)?[0];
     assert_eq!(g.shape(two).unwrap().dims(), &[None, Some(2)]);
-    let joined = g.concat(&[two, two], 1)?;
+    let joined = g.op1(Concat { axis: 1 }, &[two, two])?;
     let sess = Session::new(&g);
     let coord = Coordinator::new();
     let threads = sess.start_queue_runners(&coord)?;
@@ -1452,9 +1473,19 @@ fn graph_checks_at_build_time() -> Result<()> {
     let three = g.constant(Tensor::vector(vec![1.0f32, 2.0, 3.0]))?;
     assert!(invalid(g.op1(Binary { op: BinaryOp::Mul }, &[f, three]))
         .contains("incompatible"));
-    invalid(g.reshape(f, &[3]));
-    invalid(g.reshape(f, &[-1, -1]));
-    invalid(g.transpose(f, &[1, 0]));
+    invalid(g.op1(
+        Reshape {
+            shape: Some(vec![3]),
+        },
+        &[f],
+    ));
+    invalid(g.op1(
+        Reshape {
+            shape: Some(vec![-1, -1]),
+        },
+        &[f],
+    ));
+    invalid(g.op1(Transpose { perm: vec![1, 0] }, &[f]));
     invalid(g.op1(
         DecodeRaw {
             out_type: DType::U8,
@@ -1463,11 +1494,21 @@ fn graph_checks_at_build_time() -> Result<()> {
         &[f],
     ));
     invalid(g.op1(Neg {}, &[s]));
-    invalid(g.stack(&[f, i], 0));
-    invalid(g.strided_slice(f, &[SliceDim::At(0), SliceDim::At(0)]));
-    invalid(g.strided_slice(f, &[SliceDim::At(2)]));
+    invalid(g.op1(Stack { axis: 0 }, &[f, i]));
+    invalid(g.op1(
+        StridedSlice::index(&[SliceDim::At(0), SliceDim::At(0)]),
+        &[f],
+    ));
+    invalid(g.op1(StridedSlice::index(&[SliceDim::At(2)]), &[f]));
     assert_eq!(
-        g.shape(g.reshape(i, &[-1, 1])?).unwrap().dims(),
+        g.shape(g.op1(
+            Reshape {
+                shape: Some(vec![-1, 1])
+            },
+            &[i]
+        )?)
+        .unwrap()
+        .dims(),
         &[Some(3), Some(1)]
     );
     // Sequence specs TensorFlow refuses when the op is built: both empty,

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use feedstock::decode::example::{FeatureSpec, Sparse};
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor};
-use feedstock_tf1::op::Parse;
+use feedstock_tf1::op::{Parse, Reshape};
 use feedstock_tf1::{BatchOptions, Graph, Output, StaticShape};
 
 fn opts(batch_size: usize) -> BatchOptions {
@@ -201,7 +201,12 @@ fn sparse_outputs_have_unknown_dims() -> Result<()> {
             spec,
             batched: false,
         },
-        &[g.reshape(one, &[])?],
+        &[g.op1(
+            Reshape {
+                shape: Some(vec![]),
+            },
+            &[one],
+        )?],
     )?;
     assert_eq!(g.shape(single[1]), shape(&[Some(5)]));
     let batched = g.batch(&[single], None, opts(2))?;

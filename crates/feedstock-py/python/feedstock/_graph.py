@@ -572,6 +572,20 @@ def _graph_of(*values):
     return get_default_graph()
 
 
+def _incompatible(have, want):
+    """TensorFlow's message for static shapes (lists of dims, ``None``
+    unknown) that do not merge: ranks first, then the first dimension."""
+    if len(have) != len(want):
+        return f"Shapes must be equal rank, but are {len(have)} and {len(want)}"
+    k = next(k for k, (a, b) in enumerate(zip(have, want)) if a is not None and b is not None and a != b)
+
+    def show(dims):
+        return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+
+    return (f"Dimension {k} in both shapes must be equal, but are {have[k]} and {want[k]}. "
+            f"Shapes are {show(have)} and {show(want)}.")
+
+
 # ---------------------------------------------------------------- tensors
 
 
@@ -616,7 +630,7 @@ class Tensor:
         if want is None:
             return
         if not _compatible(have, want):
-            raise ValueError(f"Shapes {have} and {want} are incompatible")
+            raise ValueError(_incompatible(have, want))
         if have == want or sum(d is None for d in want) > 1:
             return
         # The tensor keeps its name, as TensorFlow's does.
@@ -626,7 +640,7 @@ class Tensor:
         with _under(g, ""):
             hidden = g._g.unique_name(f"{g._g.name(self._named)}/set_shape")
         with _next_name(g, hidden, exact=True):
-            self._o = g._g.reshape(self._o, [-1 if d is None else d for d in want])
+            self._o = g._g.op("Reshape", [self._o], {"shape": [-1 if d is None else d for d in want]})[0]
 
     def _name_output(self):
         """The output this tensor is named after: its own, or the one it
@@ -730,7 +744,40 @@ class Tensor:
                 dims.append(("at", _opt_int(k)))
             else:
                 raise TypeError(f"unsupported index {k!r}: ints, slices, None and ... are")
-        return _wrap1(self.graph, self.graph._g.strided_slice(self._o, dims))
+        return _wrap1(self.graph, _strided(self.graph, self._o, dims))
+
+
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def _strided(g, o, dims):
+    """Python's indexing of output ``o``, its entries ``("at", i)``,
+    ``("range", start, stop, step)``, ``("newaxis",)`` and
+    ``("ellipsis",)``, as a ``StridedSlice`` node with TensorFlow's masks;
+    its output."""
+    begin, end, strides = [], [], []
+    masks = dict.fromkeys(_MASKS, 0)
+    for k, d in enumerate(dims):
+        bit = 1 << k
+        b, e, s = 0, 0, 1
+        if d[0] == "at":
+            b, e = d[1], d[1] + 1
+            masks["shrink_axis_mask"] |= bit
+        elif d[0] == "range":
+            _, start, stop, s = d
+            if start is None:
+                masks["begin_mask"] |= bit
+            if stop is None:
+                masks["end_mask"] |= bit
+            b, e = start or 0, stop or 0
+        elif d[0] == "newaxis":
+            masks["new_axis_mask"] |= bit
+        else:
+            masks["ellipsis_mask"] |= bit
+        begin.append(b)
+        end.append(e)
+        strides.append(s)
+    return g._g.op("StridedSlice", [o], dict(begin=begin, end=end, strides=strides, **masks))[0]
 
 
 def _opt_int(x):
@@ -1466,16 +1513,24 @@ def _named_op(g, name, build):
 
 
 def reshape(tensor, shape, name=None):
-    """``tf.reshape`` (one entry may be -1)."""
-    g = _graph_of(tensor)
+    """``tf.reshape`` (one entry may be -1). ``shape`` may be computed
+    when run (an int32 or int64 vector, or a list holding scalar tensors,
+    packed as TensorFlow packs it); its static shape is then what
+    TensorFlow infers: the entries known while building (constants of a
+    ``tf.stack``, ``tf.shape`` of a tensor of known dimensions), else
+    unknown dimensions as many as the vector is long."""
+    g = _graph_of(tensor, shape)
     scope = _scope(g, name, "Reshape")
     with _under(g, scope):
         tensor = convert_to_tensor(tensor, name="tensor")
+        if _holds_tensor(shape):
+            shape = convert_to_tensor(shape, name="shape")
+    if isinstance(shape, Tensor) and shape._const is None:
+        with _next_name(g, scope, exact=True):
+            return _op(g, "Reshape", [tensor, shape], shape=None)
     shape = _const_or_tensor(g, shape)
-    if isinstance(shape, Tensor):
-        raise TypeError("tf.reshape: the shape must be known when the graph is built")
     with _next_name(g, scope, exact=True):
-        out = g._g.reshape(tensor._o, shape)
+        out = g._g.op("Reshape", [tensor._o], {"shape": shape})[0]
     const = None if tensor._const is None else tensor._const.reshape(g._g.shape(out))
     return _wrap1(g, out, const)
 
@@ -1491,11 +1546,17 @@ def transpose(a, perm=None, name=None):
     perm = [int(p) for p in perm]
     # A negative axis counts from the end, as in TensorFlow.
     perm = [p + len(perm) if p < 0 else p for p in perm]
-    return _named_op(a.graph, name, lambda: _wrap1(a.graph, a.graph._g.transpose(a._o, perm)))
+    return _named_op(a.graph, name, lambda: _op(a.graph, "Transpose", [a], perm=perm))
 
 
 def _tensor_list(values):
-    ts = [convert_to_tensor(v) for v in values]
+    """``values`` as tensors: one that is not a tensor is converted to the
+    dtype of the first that is, as TensorFlow converts an op's list of
+    inputs of one type (``tf.stack([h, w, 3])`` of int64 ``h`` and ``w``
+    is int64)."""
+    first = _first_tensor(values)
+    dtype = None if first is None else first.dtype
+    ts = [v if isinstance(v, Tensor) else convert_to_tensor(v, preferred_dtype=dtype) for v in values]
     if not ts:
         raise ValueError("needs at least one tensor")
     return ts
@@ -1517,7 +1578,7 @@ def stack(values, axis=0, name="stack"):
     ts = _tensor_list(values)
     g = ts[0].graph
     with _next_name(g, name):
-        out = g._g.stack([t._o for t in ts], int(axis))
+        out = g._g.op("Stack", [t._o for t in ts], {"axis": int(axis)})[0]
     consts = _consts(ts)
     return _wrap1(g, out, None if consts is None else np.stack(consts, int(axis)))
 
@@ -1526,7 +1587,7 @@ def concat(values, axis, name="concat"):
     """``tf.concat``."""
     ts = _tensor_list(values)
     g = ts[0].graph
-    return _named_op(g, name, lambda: _wrap1(g, g._g.concat([t._o for t in ts], int(axis))))
+    return _named_op(g, name, lambda: _op(g, "Concat", ts, axis=int(axis)))
 
 
 def identity(x, name=None):
@@ -1536,7 +1597,7 @@ def identity(x, name=None):
     with _under(g, scope):
         x = convert_to_tensor(x, name="input")
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.identity(x._o), x._const)
+        return _op(g, "Identity", [x], x._const)
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
@@ -1548,11 +1609,11 @@ def slice(input_, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
     if isinstance(begin, Tensor) or isinstance(size, Tensor):
         with x.graph.as_default():
             begin, size = (v if isinstance(v, Tensor) else constant(v, dtype=int32) for v in (begin, size))
-        return _named_op(x.graph, name, lambda: _wrap1(x.graph, x.graph._g.slice_inputs(x._o, begin._o, size._o)))
+        return _named_op(x.graph, name, lambda: _op(x.graph, "SliceInputs", [x, begin, size]))
     begin, size = [int(b) for b in begin], [int(s) for s in size]
     if any(b < 0 for b in begin):
         raise ValueError(f"slice begin must be >= 0, got {begin}")
-    return _named_op(x.graph, name, lambda: _wrap1(x.graph, x.graph._g.slice(x._o, begin, size)))
+    return _named_op(x.graph, name, lambda: _op(x.graph, "Slice", [x], begin=begin, size=size))
 
 
 def _const_or_tensor(g, v):
@@ -1595,7 +1656,7 @@ def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 (TensorFlo
     else:
         dims = [("ellipsis",), ("newaxis",)] + _full_dims(-axis - 1)
     with _next_name(g, scope, exact=True):
-        out = g._g.strided_slice(x._o, dims)
+        out = _strided(g, x._o, dims)
     const = None if x._const is None else np.expand_dims(x._const, axis)
     return _wrap1(g, out, const)
 
@@ -1633,7 +1694,7 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002 (Tens
                 raise ValueError(f"Can not squeeze dim[{a}], expected a dimension of 1, got {dims[a]}")
     entries = [("at", 0) if k in axes else ("range", None, None, 1) for k in range(rank)]
     with _next_name(g, scope, exact=True):
-        out = g._g.strided_slice(x._o, entries)
+        out = _strided(g, x._o, entries)
     const = None if x._const is None else np.squeeze(x._const, axis=tuple(axes))
     return _wrap1(g, out, const)
 
@@ -1650,7 +1711,7 @@ def shape(input, name=None, out_type=None):  # noqa: A002 (TensorFlow's name)
     if isinstance(x, SparseTensor):
         return cast(x.dense_shape, out_type, name=name)
     with _next_name(g, scope, exact=True):
-        out = g._g.shape_of(x._o)
+        out = g._g.op("Shape", [x._o])[0]
     const = np.asarray(x.shape.as_list(), dtype=np.int32) if x.shape.is_fully_defined() else None
     t = _wrap1(g, out, const)
     return t if out_type == int32 else cast(t, out_type)
@@ -1689,7 +1750,7 @@ def fill(dims, value, name=None):
                             name=name or "Fill")
         if not isinstance(dims, Tensor):
             dims = constant(dims, dtype=int32 if all(d < 2**31 for d in dims) else int64)
-    return _named_op(g, name, lambda: _wrap1(g, g._g.fill(dims._o, value._o)))
+    return _named_op(g, name, lambda: _op(g, "Fill", [dims, value]))
 
 
 def _like_filled(tensor, dtype, value, name, default):
@@ -1936,7 +1997,7 @@ def tile(input, multiples, name=None):  # noqa: A002 (TensorFlow's name)
     if any(v < 0 for v in m):
         raise ValueError(f"Expected multiples >= 0, got {m}")
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.tile(x._o, [int(v) for v in m]))
+        return _op(g, "Tile", [x], multiples=[int(v) for v in m])
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
@@ -1956,7 +2017,7 @@ def gather(params, indices, validate_indices=None, name=None, axis=None, batch_d
             raise NotImplementedError("tf.gather with a negative axis of a tensor of unknown rank")
         axis += params.shape.ndims
     with _next_name(g, scope, exact=True):
-        return _wrap1(g, g._g.gather(params._o, indices._o, axis))
+        return _op(g, "Gather", [params, indices], axis=axis)
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
@@ -2170,12 +2231,12 @@ def strided_slice(input_, begin, end, strides=None, name=None, **masks):
             bounds = [v if isinstance(v, Tensor) else constant(v, dtype=int32) for v in bounds]
         return _named_op(
             g, name if name is not None else "StridedSlice",
-            lambda: _wrap1(g, g._g.strided_slice_inputs(x._o, *(v._o for v in bounds))),
+            lambda: _op(g, "StridedSliceInputs", [x, *bounds]),
         )
-    ranges = [int(v) for v in bounds[0]], [int(v) for v in bounds[1]], [int(v) for v in bounds[2]]
+    begin, end, strides = ([int(v) for v in b] for b in bounds)
     return _named_op(
         x.graph, name if name is not None else "StridedSlice",
-        lambda: _wrap1(x.graph, x.graph._g.strided_slice_ranges(x._o, *ranges)),
+        lambda: _op(x.graph, "StridedSlice", [x], begin=begin, end=end, strides=strides, **dict.fromkeys(_MASKS, 0)),
     )
 
 

@@ -28,6 +28,8 @@ pub mod masks;
 pub mod math;
 pub mod random;
 pub mod select;
+pub mod shape;
+pub mod slice;
 pub mod sparse;
 pub mod strings;
 
@@ -52,6 +54,8 @@ pub use masks::*;
 pub use math::*;
 pub use random::*;
 pub use select::*;
+pub use shape::*;
+pub use slice::*;
 pub use sparse::*;
 pub use strings::*;
 
@@ -114,12 +118,14 @@ pub trait OpDef: OpType + fmt::Debug + Send + Sync + 'static {
         false
     }
 
-    /// The output made from input 0 moved in; used when
+    /// The output made from input 0 moved in (`input`), any other
+    /// inputs read from `args` (where input 0 is gone); used when
     /// [`OpDef::forwards`] says so.
     ///
     /// # Errors
     /// As [`OpDef::run`].
-    fn forward(&self, input: Value) -> Result<Value> {
+    fn forward(&self, input: Value, args: &Args<'_, '_>) -> Result<Value> {
+        let _ = args;
         Ok(input)
     }
 }
@@ -133,6 +139,12 @@ pub struct In {
     pub info: OutInfo,
     /// Its value, when it is a constant.
     pub constant: Option<Value>,
+    /// What is known of its value read as a shape, for an int32 or int64
+    /// vector, as TensorFlow's `constant_value_as_shape` knows it: a
+    /// constant's values, the constant scalars of a `tf.stack`, the
+    /// static shape `tf.shape(x)` gives, a `tf.concat` of those (a
+    /// negative or computed entry unknown); `None` otherwise.
+    pub as_shape: StaticShape,
 }
 
 impl In {
@@ -345,6 +357,19 @@ registry! {
     strings::StringToHashBucketFast,
     masks::SequenceMask,
     masks::BooleanMask,
+    shape::Reshape,
+    shape::Transpose,
+    shape::Stack,
+    shape::Concat,
+    shape::Identity,
+    shape::Shape,
+    shape::Fill,
+    shape::Tile,
+    shape::Gather,
+    slice::Slice,
+    slice::SliceInputs,
+    slice::StridedSlice,
+    slice::StridedSliceInputs,
 }
 
 /// The op `op_type` with attributes `attrs`.
