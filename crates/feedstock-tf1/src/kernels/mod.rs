@@ -5,5 +5,7 @@
 
 pub mod adjust;
 pub mod bbox;
+pub mod color;
 pub mod expand;
 pub mod resize;
+pub mod resize_extra;

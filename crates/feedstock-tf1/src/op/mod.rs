@@ -21,6 +21,7 @@
 
 pub mod array;
 pub mod attrs;
+pub mod image_extra;
 pub mod math;
 
 use std::borrow::Cow;
@@ -37,6 +38,7 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
+pub use image_extra::*;
 pub use math::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
@@ -295,6 +297,11 @@ registry! {
     math::Unary,
     math::Compare,
     array::OneHot,
+    image_extra::ResizeBicubic,
+    image_extra::ResizeArea,
+    image_extra::RgbToHsv,
+    image_extra::HsvToRgb,
+    image_extra::AdjustGamma,
 }
 
 /// The op `op_type` with attributes `attrs`.
