@@ -309,3 +309,70 @@ def test_adjust_gamma_of_integers_and_its_errors():
         assert f64.dtype == tf.float64
         # TensorFlow computes a float64 image in float32.
         assert run(f64).tolist() == np.float32([0.0, 0.91923875, 1.8384775]).astype(np.float64).tolist()
+
+
+def draw_img(shape, dtype):
+    n = int(np.prod(shape))
+    return ((np.arange(n) * 0.37) % 0.9 + 0.05).astype(dtype).reshape(shape)
+
+
+# Boxes inside, partly outside, inverted, wholly outside, degenerate, NaN,
+# and more than the ten default colours.
+BOXES = np.array([
+    [[0.1, 0.2, 0.8, 0.7], [-0.5, -0.2, 0.5, 0.4], [0.3, 0.6, 1.4, 1.9], [0.6, 0.1, 0.2, 0.9],
+     [1.2, 0.0, 1.5, 1.0], [0.0, 0.0, 1.0, 1.0], [0.5, 0.5, 0.5, 0.5], [0.33, 0.0, 0.34, 1.0],
+     [-0.1, -0.1, 0.99, 0.99], [0.2, 0.2, 0.4, 0.4], [0.7, 0.0, 0.9, 0.3], [0.05, 0.45, 0.95, 0.55]],
+    [[0.0, 0.0, 0.5, 0.5], [0.25, 0.25, 0.75, 0.75], [np.nan, 0, 1, 1], [0, 0, 0, 0],
+     [1, 1, 1, 1], [-2, -2, -1, -1], [0.9, 0.9, 3.0, 3.0], [0.1, 0.9, 0.2, 0.95],
+     [0.15, 0.15, 0.85, 0.85], [0.4, 0.0, 0.6, 1.0], [0.0, 0.3, 1.0, 0.35], [0.6, 0.6, 0.61, 0.61]],
+], np.float32)
+COLORS = np.array([[0.1, 0.2, 0.3, 0.4, 9], [0.9, 0.8, 0.7, 0.6, 9], [0.25, 0.5, 0.75, 1.0, 9]], np.float32)
+
+
+@pytest.mark.parametrize("depth, dtype, colors, want", [
+    (1, "float32", False, "b31790da40a7eca8"),
+    (1, "float32", True, "e934fe96993f90a6"),
+    (1, "float16", False, "f4f59bfa5060777a"),
+    (1, "float16", True, "3ab4c00223c5703d"),
+    (3, "float32", False, "d1cfd947d27a6804"),
+    (3, "float32", True, "845b19e5166dff1f"),
+    (3, "float16", False, "1cb9ecf4a65b9064"),
+    (3, "float16", True, "e79fdb512394fdef"),
+    (4, "float32", False, "4a10cd788e2978f0"),
+    (4, "float32", True, "71b3163aa2799ec2"),
+    (4, "float16", False, "8119d7ef35c28883"),
+    (4, "float16", True, "0f5342cc55e34423"),
+])
+def test_draw_bounding_boxes_is_tensorflows(depth, dtype, colors, want):
+    with tf.Graph().as_default():
+        c = COLORS[:, :depth + 1] if colors else None
+        out = tf.image.draw_bounding_boxes(draw_img((2, 6, 7, depth), dtype), BOXES, colors=c)
+        assert out.dtype.name == dtype and out.shape.as_list() == [2, 6, 7, depth]
+        got = run(out)
+    assert got.dtype == np.dtype(dtype)
+    assert digest(got) == want
+
+
+def test_draw_bounding_boxes_default_colour_and_errors():
+    with tf.Graph().as_default():
+        # A uint8 array becomes float32 (TensorFlow's op converts it so);
+        # the first default colour is yellow.
+        out = tf.image.draw_bounding_boxes(np.zeros((1, 4, 4, 3), np.uint8), np.zeros((1, 1, 4), np.float32))
+        assert out.dtype == tf.float32
+        assert run(out).reshape(-1)[:6].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+        z = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+        with pytest.raises(ValueError, match=r"Channel depth should be either 1 \(GRY\), 3 \(RGB\), or 4 \(RGBA\)"):
+            tf.image.draw_bounding_boxes(z(1, 4, 4, 2), z(1, 1, 4))
+        with pytest.raises(ValueError, match="Shape must be rank 4 but is rank 3"):
+            tf.image.draw_bounding_boxes(z(4, 4, 3), z(1, 1, 4))
+        with pytest.raises(ValueError, match="Dimension must be 4 but is 3"):
+            tf.image.draw_bounding_boxes(z(1, 4, 4, 3), z(1, 1, 3))
+        for build, msg in [
+            (lambda: tf.image.draw_bounding_boxes(z(2, 4, 4, 3), z(1, 1, 4)), "The batch sizes should be the same"),
+            (lambda: tf.image.draw_bounding_boxes(z(1, 4, 4, 3), z(1, 1, 4), colors=z(2, 2)),
+             r"colors must have equal or more channels than the image provided: \[2, 2\]"),
+            (lambda: tf.image.draw_bounding_boxes(z(1, 4, 4, 3), z(1, 1, 4), colors=z(2)),
+             r"colors must be a 2-D matrix"),
+        ]:
+            with pytest.raises(errors.InvalidArgumentError, match=msg):
+                run(build())

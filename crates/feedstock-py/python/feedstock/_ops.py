@@ -1436,6 +1436,27 @@ def adjust_gamma(image, gamma=1, gain=1):
     return convert_image_dtype(adjusted, orig, saturate=True)
 
 
+def draw_bounding_boxes(images, boxes, name=None, colors=None):
+    """``tf.image.draw_bounding_boxes``: the boxes' one-pixel outlines
+    (``[ymin, xmin, ymax, xmax]`` in [0, 1]) over float32 or float16
+    images ``[batch, height, width, 1|3|4]``, box ``k`` in colour ``k``
+    of ``colors`` (cycled) or of TensorFlow's default table, bit for bit
+    TensorFlow's kernel (an inverted box or one wholly outside is
+    skipped; edges outside the image are not drawn). An array given for
+    ``images`` is converted to float32 unless it is float16, as
+    TensorFlow's op does."""
+    from ._graph import _op
+
+    def as_float(x):
+        if isinstance(x, Tensor) or getattr(x, "dtype", None) == np.float16:
+            return convert_to_tensor(x)
+        return convert_to_tensor(x, dtype=float32)
+
+    images = as_float(images)
+    inputs = [images, as_float(boxes)] + ([] if colors is None else [as_float(colors)])
+    return _op(images.graph, "DrawBoundingBoxes", inputs)
+
+
 def _pair_attr(values):
     """A two-float attribute; another length becomes an invalid pair, so
     that the op fails when run, as TensorFlow's kernel does."""

@@ -9,7 +9,7 @@ use feedstock::tensor::{DType, Value};
 
 use super::{dense_from, op, Args, In, OpDef, OutInfo};
 use crate::graph::StaticShape;
-use crate::kernels::{color, resize_extra};
+use crate::kernels::{color, draw, resize_extra};
 
 /// The dtypes TensorFlow's resize ops take.
 const RESIZABLE: [DType; 10] = [
@@ -266,6 +266,80 @@ impl OpDef for AdjustGamma {
 
     fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
         let r = color::gain_pow(a.dense(0)?, a.dense(1)?, a.dense(2)?)?;
+        out.push(r.into());
+        Ok(())
+    }
+}
+
+op! {
+    /// `tf.image.draw_bounding_boxes` (TensorFlow's `DrawBoundingBoxes`,
+    /// or `DrawBoundingBoxesV2` with a third input of colours): input 0
+    /// `float32` or `float16` images `[batch, height, width, 1, 3 or 4]`,
+    /// input 1 `float32` boxes `[batch, n, 4]`, input 2 (optional) a
+    /// `float32` colour matrix; the images with the boxes' outlines.
+    DrawBoundingBoxes = "DrawBoundingBoxes" {}
+}
+
+impl OpDef for DrawBoundingBoxes {
+    fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        const NAME: &str = "draw_bounding_boxes";
+        let images = &ins[0];
+        let info = images.dense(NAME)?;
+        if !matches!(info.dtype, DType::F32 | DType::F16) {
+            return Err(Error::invalid_dtype(format!(
+                "Value passed to parameter 'images' has DataType {} not in \
+                 list of allowed values: float32, float16",
+                info.dtype
+            )));
+        }
+        if let Some(d) = images.dims() {
+            if d.len() != 4 {
+                return Err(Error::invalid_argument(format!(
+                    "Shape must be rank 4 but is rank {}",
+                    d.len()
+                )));
+            }
+            if d[3].is_some_and(|c| !matches!(c, 1 | 3 | 4)) {
+                return Err(Error::invalid_argument(
+                    "Channel depth should be either 1 (GRY), 3 (RGB), or 4 \
+                     (RGBA)",
+                ));
+            }
+        }
+        let boxes = ins[1].dense(NAME)?;
+        if boxes.dtype != DType::F32 {
+            return Err(Error::invalid_dtype(format!(
+                "{NAME}: boxes must be float32, not {}",
+                boxes.dtype
+            )));
+        }
+        if let Some(d) = ins[1].dims() {
+            if d.len() != 3 {
+                return Err(Error::invalid_argument(format!(
+                    "Shape must be rank 3 but is rank {}",
+                    d.len()
+                )));
+            }
+            if let Some(n) = d[2].filter(|&n| n != 4) {
+                return Err(Error::invalid_argument(format!(
+                    "Dimension must be 4 but is {n}"
+                )));
+            }
+        }
+        if let Some(c) = ins.get(2) {
+            if c.dense(NAME)?.dtype != DType::F32 {
+                return Err(Error::invalid_dtype(format!(
+                    "{NAME}: colors must be float32, not {}",
+                    c.dtype()
+                )));
+            }
+        }
+        Ok(vec![dense_from(info.shape.clone(), info.dtype, images)])
+    }
+
+    fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
+        let colors = if a.len() > 2 { Some(a.dense(2)?) } else { None };
+        let r = draw::draw_bounding_boxes(a.dense(0)?, a.dense(1)?, colors)?;
         out.push(r.into());
         Ok(())
     }

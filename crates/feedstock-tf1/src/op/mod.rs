@@ -302,6 +302,7 @@ registry! {
     image_extra::RgbToHsv,
     image_extra::HsvToRgb,
     image_extra::AdjustGamma,
+    image_extra::DrawBoundingBoxes,
 }
 
 /// The op `op_type` with attributes `attrs`.

@@ -395,6 +395,7 @@ image = _NS("tf.image",
     rgb_to_hsv=_ops.rgb_to_hsv,
     hsv_to_rgb=_ops.hsv_to_rgb,
     adjust_gamma=_ops.adjust_gamma,
+    draw_bounding_boxes=_ops.draw_bounding_boxes,
 )
 
 
