@@ -376,3 +376,142 @@ def test_draw_bounding_boxes_default_colour_and_errors():
         ]:
             with pytest.raises(errors.InvalidArgumentError, match=msg):
                 run(build())
+
+
+def test_encode_png_round_trips_exactly():
+    rng = np.random.default_rng(1)
+    ims = [rng.integers(0, 256, (5, 7, c), dtype=np.uint8) for c in (1, 2, 3, 4)]
+    ims += [rng.integers(0, 65536, (6, 3, c), dtype=np.uint16) for c in (1, 2, 3, 4)]
+    with tf.Graph().as_default():
+        outs = []
+        for im in ims:
+            for comp in (-1, 0, 5, 9):
+                e = tf.image.encode_png(im, compression=comp)
+                assert e.dtype == tf.string and e.shape.as_list() == []
+                dt = tf.uint16 if im.dtype == np.uint16 else tf.uint8
+                outs.append((e, tf.image.decode_png(e, dtype=dt)))
+        vals = run(outs)
+    for k, (e, d) in enumerate(vals):
+        im = ims[k // 4]
+        assert e[:8] == b"\x89PNG\r\n\x1a\n"
+        assert d.dtype == im.dtype and d.tolist() == im.tolist()
+
+
+def test_encode_png_refuses_what_tensorflow_refuses():
+    u = lambda *s: np.zeros(s, np.uint8)  # noqa: E731
+    with tf.Graph().as_default():
+        # TensorFlow 2.21's messages.
+        with pytest.raises(ValueError, match="Shape must be at least rank 3 but is rank 2"):
+            tf.image.encode_png(u(2, 3))
+        with pytest.raises(TypeError, match="DataType float32 not in list of allowed values: uint8, uint16"):
+            tf.image.encode_png(tf.zeros([2, 3, 3]))
+        for build, msg in [
+            (lambda: tf.image.encode_png(u(2, 3, 5)), "image must have 1, 2, 3, or 4 channels, got 5"),
+            (lambda: tf.image.encode_png(u(2, 3, 0)), "image must have 1, 2, 3, or 4 channels, got 0"),
+            (lambda: tf.image.encode_png(u(2, 3, 3), compression=10), r"compression should be in \[-1,9\], got 10"),
+            (lambda: tf.image.encode_png(u(2, 3, 3), compression=-2), r"compression should be in \[-1,9\], got -2"),
+            # TensorFlow 2.21 aborts the process here; feedstock refuses.
+            (lambda: tf.image.encode_png(u(0, 3, 3)), "image must not be empty"),
+        ]:
+            with pytest.raises(errors.InvalidArgumentError, match=msg):
+                run(build())
+
+
+def jpeg_image(h, w, c):
+    y, x = np.mgrid[0:h, 0:w]
+    chans = [(x * 255 // max(w - 1, 1)), (y * 255 // max(h - 1, 1)), ((x * 7 + y * 13) % 256)]
+    im = np.stack(chans[:c] if c == 3 else [(x * 3 + y * 5) % 256], -1)
+    return ((im + (np.arange(h * w * c).reshape(h, w, c) * 7919 % 23)) % 256).astype(np.uint8)
+
+
+# (image shape, options, digest of TensorFlow 2.21's JPEG bytes, digest of
+# its decode_jpeg of them): feedstock's bytes are the same.
+JPEG_CASES = [
+    ((17, 23, 3), {}, '24d384ab6367e006', 'a7f1b06eae0019b5'),
+    ((17, 23, 3), {'quality': 0}, '0016bc2ed61166d9', 'cd59ffd216daf89e'),
+    ((17, 23, 3), {'quality': 10}, '84b60fad93aed2d2', '9b025467730a1cb6'),
+    ((17, 23, 3), {'quality': 50}, 'ad876ec4b9c54faa', 'f5659c157e48ef77'),
+    ((17, 23, 3), {'quality': 100}, '63fe760e47f27e80', 'c9da16d2f1b94b76'),
+    ((17, 23, 3), {'progressive': True}, 'df58c74d4efe86d0', 'a7f1b06eae0019b5'),
+    ((17, 23, 3), {'optimize_size': True}, '32fe2080d10f84e4', 'a7f1b06eae0019b5'),
+    ((17, 23, 3), {'chroma_downsampling': False}, 'fb99a1ff6a1f26fe', '0547aeffc4fc4084'),
+    ((17, 23, 3), {'density_unit': 'cm', 'x_density': 72, 'y_density': 96}, 'a60317ed4c2f4f3f', 'a7f1b06eae0019b5'),
+    ((17, 23, 3), {'xmp_metadata': '<x:xmpmeta/>'}, '672f9c6b0e1bbe50', 'a7f1b06eae0019b5'),
+    ((8, 8, 1), {}, '2d1ea69202c94736', 'dbf1eb93f06bdaa2'),
+    ((8, 8, 1), {'quality': 0}, 'bc264c775d2a2343', 'ce4153b0147c2a86'),
+    ((8, 8, 1), {'quality': 10}, '1f3c3799768e563f', 'eeb3317ec3f4ce03'),
+    ((8, 8, 1), {'quality': 50}, '2a024787fd070911', '81f189fbe2c85619'),
+    ((8, 8, 1), {'quality': 100}, '2b17e39ee756bbcd', '1f788789146c46f0'),
+    ((8, 8, 1), {'progressive': True}, '20be68c06a9227b4', 'dbf1eb93f06bdaa2'),
+    ((8, 8, 1), {'optimize_size': True}, '6bded809581fa1fd', 'dbf1eb93f06bdaa2'),
+    ((8, 8, 1), {'chroma_downsampling': False}, '2d1ea69202c94736', 'dbf1eb93f06bdaa2'),
+    ((8, 8, 1), {'density_unit': 'cm', 'x_density': 72, 'y_density': 96}, '1161557c95493094', 'dbf1eb93f06bdaa2'),
+    ((8, 8, 1), {'xmp_metadata': '<x:xmpmeta/>'}, '27c1decf60779f69', 'dbf1eb93f06bdaa2'),
+    ((33, 20, 1), {}, '012171fc50fc4348', 'ea8a3c32103d6280'),
+    ((33, 20, 1), {'quality': 0}, 'a1beab1b40a0e7bd', '5f6fbb084a90fb48'),
+    ((33, 20, 1), {'quality': 10}, 'd170366a2bdfd5c6', 'dfddce5fa38cffe8'),
+    ((33, 20, 1), {'quality': 50}, '4b46cd6304484fff', 'b081798d98bc8ed1'),
+    ((33, 20, 1), {'quality': 100}, 'e6d3905de175a397', 'c1ccd8f82d7f1b93'),
+    ((33, 20, 1), {'progressive': True}, 'e795d6c4fb010a6b', 'ea8a3c32103d6280'),
+    ((33, 20, 1), {'optimize_size': True}, 'aa4225de34cb4566', 'ea8a3c32103d6280'),
+    ((33, 20, 1), {'chroma_downsampling': False}, '012171fc50fc4348', 'ea8a3c32103d6280'),
+    ((33, 20, 1), {'density_unit': 'cm', 'x_density': 72, 'y_density': 96}, 'bea5e4832a2602b3', 'ea8a3c32103d6280'),
+    ((33, 20, 1), {'xmp_metadata': '<x:xmpmeta/>'}, 'dd8f3812c654876c', 'ea8a3c32103d6280'),
+    ((40, 37, 3), {}, '3e859fb25febfa5a', 'd75b44970b0fa6f6'),
+    ((40, 37, 3), {'quality': 0}, '561bfbf7984a2c8d', 'e3ca546c802358c1'),
+    ((40, 37, 3), {'quality': 10}, '1e205ed88401dd2e', 'f77fb58309e4c41f'),
+    ((40, 37, 3), {'quality': 50}, '8571218da02df2c6', '5dc53b275f468b5a'),
+    ((40, 37, 3), {'quality': 100}, 'd2f0a412a96141bb', 'f00f2c294d22994b'),
+    ((40, 37, 3), {'progressive': True}, '99a70200e920a481', 'd75b44970b0fa6f6'),
+    ((40, 37, 3), {'optimize_size': True}, 'dc10b17cfb3c34f5', 'd75b44970b0fa6f6'),
+    ((40, 37, 3), {'chroma_downsampling': False}, 'd9aaabb07b4dac2b', '0affa170ed3a3ebb'),
+    ((40, 37, 3), {'density_unit': 'cm', 'x_density': 72, 'y_density': 96}, 'a819d908a6fb94a7', 'd75b44970b0fa6f6'),
+    ((40, 37, 3), {'xmp_metadata': '<x:xmpmeta/>'}, 'a0b2f7d6e4f52ddc', 'd75b44970b0fa6f6'),
+]
+
+
+@pytest.mark.parametrize("shape, kw, want_bytes, want_pixels", JPEG_CASES)
+def test_encode_jpeg_gives_tensorflows_bytes(shape, kw, want_bytes, want_pixels):
+    with tf.Graph().as_default():
+        e = tf.image.encode_jpeg(jpeg_image(*shape), **kw)
+        assert e.dtype == tf.string and e.shape.as_list() == []
+        got, px = run([e, tf.image.decode_jpeg(e, channels=shape[2])])
+    assert hashlib.sha256(got).hexdigest()[:16] == want_bytes
+    assert digest(px) == want_pixels
+
+
+def test_encode_jpeg_every_quality_gives_tensorflows_bytes():
+    # Qualities 0..100 of an RGB image and every 7th of its red channel:
+    # the digest of the list of TensorFlow 2.21's bytes' digests (under
+    # 25, libjpeg's baseline tables clamped to 255, as TensorFlow asks).
+    im = np.random.default_rng(5).integers(0, 256, (24, 31, 3), dtype=np.uint8)
+    with tf.Graph().as_default():
+        outs = [tf.image.encode_jpeg(im, quality=q) for q in range(101)]
+        outs += [tf.image.encode_jpeg(im[..., :1], quality=q) for q in range(0, 101, 7)]
+        vals = run(outs)
+    d = lambda b: hashlib.sha256(b).hexdigest()[:16]  # noqa: E731
+    assert d(b"".join(d(v).encode() for v in vals)) == "d54e59239510a124"
+
+
+def test_encode_jpeg_refuses_what_tensorflow_refuses():
+    u = lambda *s: np.zeros(s, np.uint8)  # noqa: E731
+    with tf.Graph().as_default():
+        # TensorFlow 2.21's messages.
+        with pytest.raises(ValueError, match="Shape must be rank 3 but is rank 2"):
+            tf.image.encode_jpeg(u(2, 3))
+        with pytest.raises(TypeError, match="Input 'image' of 'EncodeJpeg' Op has type uint16 that does not match"):
+            tf.image.encode_jpeg(tf.zeros([2, 3, 3], tf.uint16))
+        with pytest.raises(ValueError, match="Attr 'format' of 'EncodeJpeg' Op passed string 'bad'"):
+            tf.image.encode_jpeg(u(2, 3, 3), format="bad")
+        with pytest.raises(ValueError, match="Attr 'density_unit' of 'EncodeJpeg' Op passed string 'mm'"):
+            tf.image.encode_jpeg(u(2, 3, 3), density_unit="mm")
+        for build, msg in [
+            (lambda: tf.image.encode_jpeg(u(2, 3, 2)), r"image must have 1 or 3 channels, got \[2,3,2\]"),
+            (lambda: tf.image.encode_jpeg(u(2, 3, 1), format="rgb"), r"format rgb expects 3 channels, got \[2,3,1\]"),
+            (lambda: tf.image.encode_jpeg(u(2, 3, 3), format="grayscale"),
+             r"format grayscale expects 1 channels, got \[2,3,3\]"),
+            (lambda: tf.image.encode_jpeg(u(2, 3, 3), quality=101), r"quality must be in \[0,100\], got 101"),
+            (lambda: tf.image.encode_jpeg(u(2, 3, 3), quality=-1), r"quality must be in \[0,100\], got -1"),
+        ]:
+            with pytest.raises(errors.InvalidArgumentError, match=msg):
+                run(build())

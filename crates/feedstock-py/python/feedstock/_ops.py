@@ -1457,6 +1457,43 @@ def draw_bounding_boxes(images, boxes, name=None, colors=None):
     return _op(images.graph, "DrawBoundingBoxes", inputs)
 
 
+def encode_png(image, compression=-1, name=None):
+    """``tf.image.encode_png`` (TensorFlow's ``EncodePng``): a 3-D uint8
+    or uint16 image with 1 to 4 channels as the bytes of a PNG (a string
+    scalar); ``decode_png`` of it gives the image back exactly. The bytes
+    are feedstock's encoder's, not TensorFlow's."""
+    from ._graph import _op
+
+    if not isinstance(image, Tensor):
+        uint16 = getattr(image, "dtype", None) == np.uint16
+        image = convert_to_tensor(image) if uint16 else convert_to_tensor(image, dtype=uint8)
+    return _op(image.graph, "EncodePng", [image], compression=int(compression))
+
+
+def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=False,
+                chroma_downsampling=True, density_unit="in", x_density=300, y_density=300,
+                xmp_metadata="", name=None):
+    """``tf.image.encode_jpeg`` (TensorFlow's ``EncodeJpeg``): a 3-D uint8
+    image with 1 or 3 channels as the bytes of a JPEG, libjpeg set up as
+    TensorFlow sets it up (libjpeg-turbo's defaults, then quality,
+    progression, chroma subsampling, density, XMP metadata)."""
+    from ._graph import _op
+
+    if format not in ("", "grayscale", "rgb"):
+        raise ValueError(f"Attr 'format' of 'EncodeJpeg' Op passed string '{format}' not in: "
+                         '"", "grayscale", "rgb".')
+    if density_unit not in ("in", "cm"):
+        raise ValueError(f"Attr 'density_unit' of 'EncodeJpeg' Op passed string '{density_unit}' not in: "
+                         '"in", "cm".')
+    if not isinstance(image, Tensor):
+        image = convert_to_tensor(image, dtype=uint8)
+    xmp = xmp_metadata.encode() if isinstance(xmp_metadata, str) else bytes(xmp_metadata)
+    return _op(image.graph, "EncodeJpeg", [image], format=format, quality=int(quality),
+               progressive=bool(progressive), optimize_size=bool(optimize_size),
+               chroma_downsampling=bool(chroma_downsampling), density_unit=density_unit,
+               x_density=int(x_density), y_density=int(y_density), xmp_metadata=xmp)
+
+
 def _pair_attr(values):
     """A two-float attribute; another length becomes an invalid pair, so
     that the op fails when run, as TensorFlow's kernel does."""

@@ -9,7 +9,7 @@ use feedstock::tensor::{DType, Value};
 
 use super::{dense_from, op, Args, In, OpDef, OutInfo};
 use crate::graph::StaticShape;
-use crate::kernels::{color, draw, resize_extra};
+use crate::kernels::{color, draw, encode, resize_extra};
 
 /// The dtypes TensorFlow's resize ops take.
 const RESIZABLE: [DType; 10] = [
@@ -341,6 +341,110 @@ impl OpDef for DrawBoundingBoxes {
         let colors = if a.len() > 2 { Some(a.dense(2)?) } else { None };
         let r = draw::draw_bounding_boxes(a.dense(0)?, a.dense(1)?, colors)?;
         out.push(r.into());
+        Ok(())
+    }
+}
+
+/// A string scalar output carrying the record key of `from`.
+fn string_scalar(from: &In) -> OutInfo {
+    dense_from(Some(PartialShape::new(vec![])), DType::String, from)
+}
+
+op! {
+    /// `tf.image.encode_png` (TensorFlow's `EncodePng`): a 3-D `uint8`
+    /// or `uint16` image with 1 to 4 channels as the bytes of a PNG (a
+    /// string scalar); decoding it gives the image back exactly.
+    EncodePng = "EncodePng" {
+        /// -1 (zlib's default) or a level 0 to 9.
+        compression: i64,
+    }
+}
+
+impl OpDef for EncodePng {
+    fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        let x = &ins[0];
+        let info = x.dense("encode_png")?;
+        if !matches!(info.dtype, DType::U8 | DType::U16) {
+            return Err(Error::invalid_dtype(format!(
+                "Value passed to parameter 'image' has DataType {} not in \
+                 list of allowed values: uint8, uint16",
+                info.dtype
+            )));
+        }
+        if let Some(d) = x.dims().filter(|d| d.len() < 3) {
+            return Err(Error::invalid_argument(format!(
+                "Shape must be at least rank 3 but is rank {}",
+                d.len()
+            )));
+        }
+        Ok(vec![string_scalar(x)])
+    }
+
+    fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
+        out.push(encode::encode_png(a.dense(0)?, self.compression)?.into());
+        Ok(())
+    }
+}
+
+op! {
+    /// `tf.image.encode_jpeg` (TensorFlow's `EncodeJpeg`): a 3-D `uint8`
+    /// image with 1 or 3 channels as the bytes of a JPEG (a string
+    /// scalar), libjpeg set up as TensorFlow sets it up.
+    EncodeJpeg = "EncodeJpeg" {
+        /// `""` (from the channels), `"grayscale"` or `"rgb"`.
+        format: String,
+        /// 0 to 100.
+        quality: i64,
+        /// A progressive JPEG.
+        progressive: bool,
+        /// Optimised Huffman tables.
+        optimize_size: bool,
+        /// Chroma at half resolution (4:2:0), else 4:4:4.
+        chroma_downsampling: bool,
+        /// `"in"` or `"cm"`.
+        density_unit: String,
+        /// Horizontal pixels per unit.
+        x_density: i64,
+        /// Vertical pixels per unit.
+        y_density: i64,
+        /// XMP metadata for an APP1 marker (empty: none).
+        xmp_metadata: Vec<u8>,
+    }
+}
+
+impl OpDef for EncodeJpeg {
+    fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        let x = &ins[0];
+        let info = x.dense("encode_jpeg")?;
+        if info.dtype != DType::U8 {
+            return Err(Error::invalid_dtype(format!(
+                "Input 'image' of 'EncodeJpeg' Op has type {} that does not \
+                 match expected type of uint8.",
+                info.dtype
+            )));
+        }
+        if let Some(d) = x.dims().filter(|d| d.len() != 3) {
+            return Err(Error::invalid_argument(format!(
+                "Shape must be rank 3 but is rank {}",
+                d.len()
+            )));
+        }
+        Ok(vec![string_scalar(x)])
+    }
+
+    fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
+        let opts = encode::JpegOptions {
+            format: self.format.clone(),
+            quality: self.quality,
+            progressive: self.progressive,
+            optimize_size: self.optimize_size,
+            chroma_downsampling: self.chroma_downsampling,
+            density_unit: self.density_unit.clone(),
+            x_density: self.x_density,
+            y_density: self.y_density,
+            xmp_metadata: self.xmp_metadata.clone(),
+        };
+        out.push(encode::encode_jpeg(a.dense(0)?, &opts)?.into());
         Ok(())
     }
 }

@@ -303,6 +303,8 @@ registry! {
     image_extra::HsvToRgb,
     image_extra::AdjustGamma,
     image_extra::DrawBoundingBoxes,
+    image_extra::EncodePng,
+    image_extra::EncodeJpeg,
 }
 
 /// The op `op_type` with attributes `attrs`.

@@ -396,6 +396,8 @@ image = _NS("tf.image",
     hsv_to_rgb=_ops.hsv_to_rgb,
     adjust_gamma=_ops.adjust_gamma,
     draw_bounding_boxes=_ops.draw_bounding_boxes,
+    encode_png=_ops.encode_png,
+    encode_jpeg=_ops.encode_jpeg,
 )
 
 
