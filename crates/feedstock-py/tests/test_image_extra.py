@@ -224,6 +224,7 @@ def hsv(dtype):
 
 
 @pytest.mark.parametrize("dtype, to_hsv, to_rgb, both", [
+    ("float16", "7529ab9b55835bf3", "ddb181d73c26790e", "9626d458d1cc97f2"),
     ("float32", "cf303df3f79435a6", "f0df44c0b77034cc", "007a186b07e0e55f"),
     ("float64", "f02c5c482216499a", "a9f85dcd6d58f3d8", "2a0b87866d2c892c"),
 ])
@@ -240,6 +241,25 @@ def test_hsv_conversions_are_tensorflows_bits(dtype, to_hsv, to_rgb, both):
         first = run(tf.image.rgb_to_hsv(x)).view(np.uint32).tolist()
     assert first == [[[1059760811, 1056964608, 1060991140], [1058362710, 1063355928, 1062668861],
                       [1058362710, 1061783596, 1064346583]]]
+
+
+def test_hsv_conversions_of_bfloat16_are_tensorflows_bits():
+    v = ((np.arange(6 * 7 * 3) * 37 % 101) / 100.0 - 0.1).astype(np.float32).reshape(6, 7, 3)
+    with tf.Graph().as_default():
+        b = tf.cast(v, tf.bfloat16)
+        got = run([tf.cast(tf.image.rgb_to_hsv(b), tf.float32), tf.cast(tf.image.hsv_to_rgb(b), tf.float32)])
+    assert [digest(g) for g in got] == ["a17085c11a16fbeb", "b5a1da55885335fb"]
+
+
+def test_adjust_gamma_of_float16_is_tensorflows_bits():
+    # float16 stays float16: the power (through float32's powf, Eigen's
+    # scalar path for half) and the product each rounded to float16.
+    f = np.linspace(0, 1, 1001).astype(np.float16)
+    with tf.Graph().as_default():
+        outs = [tf.image.adjust_gamma(f, gm, gn) for gm, gn in [(0.5, 1.0), (2.2, 1.0), (1.0, 1.3), (0.7, 0.9)]]
+        assert all(o.dtype == tf.float16 for o in outs)
+        got = run(outs)
+    assert [digest(g) for g in got] == ["b0e67bab60ef56da", "ccbda1210a9d30a8", "6ad20e7b94bc6360", "0467df4bb6505d54"]
 
 
 def test_hsv_conversions_refuse_what_tensorflow_refuses():

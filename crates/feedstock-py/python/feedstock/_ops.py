@@ -1412,8 +1412,8 @@ def hsv_to_rgb(images, name=None):
 
 
 def adjust_gamma(image, gamma=1, gain=1):
-    """``tf.image.adjust_gamma``: ``gain * image ** gamma`` on the image as
-    float32 (an integer or float64 image converted as TensorFlow does, and
+    """``tf.image.adjust_gamma``: ``gain * image ** gamma`` on a float16 or
+    float32 image, any other converted to float32 as TensorFlow does (and
     back with saturation). A negative ``gamma`` known when built raises
     ValueError; one given as a tensor fails when run. The power is the
     platform's ``powf``: TensorFlow's vectorised ``pow`` can differ from it
@@ -1425,13 +1425,11 @@ def adjust_gamma(image, gamma=1, gain=1):
     if not isinstance(gamma, Tensor) and known is not None and np.asarray(known).item() < 0:
         raise ValueError("Gamma should be a non-negative real number.")
     orig = image.dtype
-    if orig.name == "float16":
-        raise TypeError("adjust_gamma: a float16 image is not supported by feedstock")
-    flt = image if orig == float32 else convert_image_dtype(image, float32)
+    flt = image if orig.name in ("float16", "float32") else convert_image_dtype(image, float32)
     g = flt.graph
     with g.as_default():
-        gamma_t = gamma if isinstance(gamma, Tensor) else convert_to_tensor(gamma, dtype=float32)
-        gain_t = gain if isinstance(gain, Tensor) else convert_to_tensor(gain, dtype=float32)
+        gamma_t = gamma if isinstance(gamma, Tensor) else convert_to_tensor(gamma, dtype=flt.dtype)
+        gain_t = gain if isinstance(gain, Tensor) else convert_to_tensor(gain, dtype=flt.dtype)
     adjusted = _op(g, "AdjustGamma", [flt, gamma_t, gain_t])
     return convert_image_dtype(adjusted, orig, saturate=True)
 

@@ -4,7 +4,7 @@
 //! the same operations in the same order and precision.
 
 use feedstock::error::{Error, Result};
-use feedstock::tensor::{DType, Element, Tensor};
+use feedstock::tensor::{bf16, f16, DType, Element, Tensor};
 use num_traits::Float;
 
 /// A `float32` or `float64` image's pixels (last axis of 3) mapped by
@@ -89,32 +89,48 @@ fn hsv_to_rgb_pixel<T: Float>([h, s, v]: [T; 3]) -> [T; 3] {
     ]
 }
 
-/// Applies `f32` and `f64` versions of a pixel map to a floating image.
+/// A pixel map for each floating dtype.
+type PixelFns = (
+    fn([f16; 3]) -> [f16; 3],
+    fn([bf16; 3]) -> [bf16; 3],
+    fn([f32; 3]) -> [f32; 3],
+    fn([f64; 3]) -> [f64; 3],
+);
+
+/// Applies the version of a pixel map for its dtype to a floating image
+/// (`float16` and `bfloat16` rounded after each operation, as Eigen
+/// computes them).
 fn by_dtype(
     image: &Tensor,
     what: &str,
-    f32_fn: fn([f32; 3]) -> [f32; 3],
-    f64_fn: fn([f64; 3]) -> [f64; 3],
+    (f16_fn, bf16_fn, f32_fn, f64_fn): PixelFns,
 ) -> Result<Tensor> {
     check_rgb(image)?;
     match image.dtype() {
+        DType::F16 => map_pixels(image, f16_fn),
+        DType::BF16 => map_pixels(image, bf16_fn),
         DType::F32 => map_pixels(image, f32_fn),
         DType::F64 => map_pixels(image, f64_fn),
-        d => Err(Error::unimplemented(format!(
-            "{what}: feedstock computes float32 and float64 images, not {d}"
+        d => Err(Error::invalid_dtype(format!(
+            "{what}: images must be floating, not {d}"
         ))),
     }
 }
 
-/// RGB images (last axis of 3, `float32` or `float64` in `[0, 1]`) as
+/// RGB images (last axis of 3, floating, in `[0, 1]`) as
 /// hue, saturation and value, TensorFlow's `RGBToHSV`.
 ///
 /// # Errors
 /// FailedPrecondition (TensorFlow's message) for a last axis other than
-/// 3;
-/// Unimplemented for `float16` and `bfloat16`.
+/// 3; InvalidDtype for an image not floating.
 pub fn rgb_to_hsv(image: &Tensor) -> Result<Tensor> {
-    by_dtype(image, "rgb_to_hsv", rgb_to_hsv_pixel, rgb_to_hsv_pixel)
+    let fns: PixelFns = (
+        rgb_to_hsv_pixel,
+        rgb_to_hsv_pixel,
+        rgb_to_hsv_pixel,
+        rgb_to_hsv_pixel,
+    );
+    by_dtype(image, "rgb_to_hsv", fns)
 }
 
 /// HSV images back to RGB, TensorFlow's `HSVToRGB`.
@@ -122,11 +138,18 @@ pub fn rgb_to_hsv(image: &Tensor) -> Result<Tensor> {
 /// # Errors
 /// As [`rgb_to_hsv`].
 pub fn hsv_to_rgb(image: &Tensor) -> Result<Tensor> {
-    by_dtype(image, "hsv_to_rgb", hsv_to_rgb_pixel, hsv_to_rgb_pixel)
+    let fns: PixelFns = (
+        hsv_to_rgb_pixel,
+        hsv_to_rgb_pixel,
+        hsv_to_rgb_pixel,
+        hsv_to_rgb_pixel,
+    );
+    by_dtype(image, "hsv_to_rgb", fns)
 }
 
-/// `gain × image ^ gamma` elementwise for a `float32` or `float64`
-/// image and scalar `gamma` and `gain` of its dtype, as TensorFlow's
+/// `gain × image ^ gamma` elementwise for a `float16`, `float32` or
+/// `float64` image and scalar `gamma` and `gain` of its dtype (`float16`
+/// rounded after the power and after the product), as TensorFlow's
 /// `Pow` then `Mul` (the power through the platform's `pow`; TensorFlow's
 /// vectorised `pow` may differ from it in the last bit).
 ///
@@ -155,10 +178,11 @@ pub fn gain_pow(
         Tensor::new(x.dims().to_vec(), out)
     }
     match image.dtype() {
+        DType::F16 => run::<f16>(image, gamma, gain),
         DType::F32 => run::<f32>(image, gamma, gain),
         DType::F64 => run::<f64>(image, gamma, gain),
-        d => Err(Error::unimplemented(format!(
-            "adjust_gamma: feedstock computes float32 and float64 images, not {d}"
+        d => Err(Error::invalid_dtype(format!(
+            "adjust_gamma: images must be float16, float32 or float64, not {d}"
         ))),
     }
 }

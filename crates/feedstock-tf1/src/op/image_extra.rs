@@ -191,7 +191,7 @@ fn infer_color(ins: &[In], op_type: &str) -> Result<Vec<OutInfo>> {
 
 op! {
     /// `tf.image.rgb_to_hsv` (TensorFlow's `RGBToHSV`): RGB pixels
-    /// (last axis of 3, `float32` or `float64`) as hue, saturation and
+    /// (last axis of 3, floating) as hue, saturation and
     /// value in `[0, 1]`.
     RgbToHsv = "RGBToHSV" {}
 }
@@ -225,7 +225,7 @@ impl OpDef for HsvToRgb {
 
 op! {
     /// The arithmetic of `tf.image.adjust_gamma`: `gain × image ^ gamma`
-    /// of a `float32` or `float64` image (input 0) and scalar gamma and
+    /// of a `float16`, `float32` or `float64` image (input 0) and scalar gamma and
     /// gain of its dtype (inputs 1 and 2); a negative gamma fails when
     /// run with TensorFlow's assertion message. The Python function
     /// converts the image's dtype around it as TensorFlow does.
@@ -236,10 +236,10 @@ impl OpDef for AdjustGamma {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let x = &ins[0];
         let info = x.dense("adjust_gamma")?;
-        if !matches!(info.dtype, DType::F32 | DType::F64) {
+        if !matches!(info.dtype, DType::F16 | DType::F32 | DType::F64) {
             return Err(Error::invalid_dtype(format!(
-                "adjust_gamma: feedstock computes float32 and float64 \
-                 images, not {}",
+                "adjust_gamma: images must be float16, float32 or float64, \
+                 not {}",
                 info.dtype
             )));
         }
