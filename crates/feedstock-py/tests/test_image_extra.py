@@ -535,3 +535,19 @@ def test_encode_jpeg_refuses_what_tensorflow_refuses():
         ]:
             with pytest.raises(errors.InvalidArgumentError, match=msg):
                 run(build())
+
+
+def test_one_pixel_sides_and_narrow_dtypes_are_tensorflows():
+    with tf.Graph().as_default():
+        outs = []
+        for shape in [(1, 1, 5, 3), (1, 4, 1, 1), (1, 1, 1, 4)]:
+            im = np.full(shape, 0.25, np.float32)
+            boxes = np.array([[[0.1, 0.2, 0.9, 0.8], [-1, -1, 2, 2]]], np.float32)
+            outs.append(tf.image.draw_bounding_boxes(im, boxes))
+        x = (np.sin(np.arange(2 * 5 * 6 * 3)) * 50).astype(np.float16).reshape(2, 5, 6, 3)
+        outs.append(tf.image.resize_bicubic(x, [7, 4]))
+        outs.append(tf.image.resize_area(tf.cast(x, tf.bfloat16), [3, 9]))
+        outs.append(tf.image.resize_bicubic(x.astype(np.int64), [11, 2], half_pixel_centers=True))
+        got = run(outs)
+    assert [digest(g) for g in got] == ["907a1ecef0802f42", "f6bb1294da2f78cd", "d25b949c65312b91",
+                                        "b8d593988d6613e8", "c43d292ed2a1cfd2", "9de1abaef861781b"]
