@@ -1272,11 +1272,9 @@ class ResizeMethod:
     AREA = 3
 
 
-def _resize_op(images, size, bilinear, align_corners, half_pixel_centers):
-    """TensorFlow's ``ResizeBilinear`` / ``ResizeNearestNeighbor`` on 4-D
-    images: ``size`` an int32 ``[height, width]`` (what is constant gives
-    the static shape)."""
-    g = images.graph
+def _resize_size(g, size):
+    """A resize's ``size`` as an int32 ``[height, width]`` tensor and what
+    is known of it when built (``[h or None, w or None]``)."""
     static = [None, None]
     with g.as_default():
         if isinstance(size, (list, tuple)) and any(isinstance(v, Tensor) for v in size):
@@ -1297,7 +1295,15 @@ def _resize_op(images, size, bilinear, align_corners, half_pixel_centers):
     known = _static_ints(size) if size._const is not None else None
     if known is not None:
         static = known
-    static = [v if v is not None and v > 0 else None for v in static]
+    return size, [v if v is not None and v > 0 else None for v in static]
+
+
+def _resize_op(images, size, bilinear, align_corners, half_pixel_centers):
+    """TensorFlow's ``ResizeBilinear`` / ``ResizeNearestNeighbor`` on 4-D
+    images: ``size`` an int32 ``[height, width]`` (what is constant gives
+    the static shape)."""
+    g = images.graph
+    size, static = _resize_size(g, size)
     return _op(g, "Resize", [images, size], bilinear=bilinear, align_corners=bool(align_corners),
                half_pixel_centers=bool(half_pixel_centers), static_height=static[0], static_width=static[1])
 
@@ -1327,17 +1333,16 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
     """``tf.image.resize_images`` (TensorFlow 1's ``tf.image.resize``):
     an image or a batch; bilinear gives float32, nearest neighbour the
     input's dtype; a size equal to the known size returns the images
-    unchanged, as TensorFlow does. Bicubic and area resizing are not
-    implemented."""
+    unchanged, as TensorFlow does. ``method`` is a ``ResizeMethod`` (an
+    integer 0..3); bicubic and area resizing give float32 too."""
     images = convert_to_tensor(images)
     shape = images.shape.dims
     if shape is None:
         raise ValueError("'images' contains no shape.")
     if len(shape) not in (3, 4):
         raise ValueError("'images' must have either 3 or 4 dimensions.")
-    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
-        if method in (ResizeMethod.BICUBIC, ResizeMethod.AREA):
-            raise NotImplementedError("feedstock implements the BILINEAR and NEAREST_NEIGHBOR resize methods")
+    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR,
+                      ResizeMethod.BICUBIC, ResizeMethod.AREA):
         raise ValueError(f"Resize method is not implemented: {method}")
     height, width = shape[-3], shape[-2]
     known = _static_ints(size)
@@ -1353,10 +1358,145 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
         if v < 0:  # TensorFlow's set_shape of the output
             raise ValueError(f"Dimension {v} must be >= 0")
     single = len(shape) == 3
-    out = _resize_op(images[None] if single else images, size, method == ResizeMethod.BILINEAR,
-                     align_corners, False)
+    batch = images[None] if single else images
+    if method == ResizeMethod.BICUBIC:
+        out = resize_bicubic(batch, size, align_corners)
+    elif method == ResizeMethod.AREA:
+        out = resize_area(batch, size, align_corners)
+    else:
+        out = _resize_op(batch, size, method == ResizeMethod.BILINEAR, align_corners, False)
     return out[0] if single else out
     return out
+
+
+# ------------------------------------------- image ops: resize, colour, gamma
+
+
+def _resize_extra(op_type, images, size, **attrs):
+    """TensorFlow's ``ResizeBicubic`` / ``ResizeArea`` on 4-D images."""
+    from ._graph import _op
+
+    images = _rank4_images(images)
+    g = images.graph
+    size, static = _resize_size(g, size)
+    known = [-1 if v is None else v for v in static]
+    return _op(g, op_type, [images, size], static_size=known, **attrs)
+
+
+def resize_bicubic(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """``tf.image.resize_bicubic`` (TensorFlow's ``ResizeBicubic``): 4-D
+    images to float32, bit for bit TensorFlow's; ``half_pixel_centers``
+    uses Keys' cubic (TensorFlow 2's ``tf.image.resize`` bicubic)."""
+    return _resize_extra("ResizeBicubic", images, size, align_corners=bool(align_corners),
+                         half_pixel_centers=bool(half_pixel_centers))
+
+
+def resize_area(images, size, align_corners=False, name=None):
+    """``tf.image.resize_area`` (TensorFlow's ``ResizeArea``): each output
+    pixel the mean of the source area it covers, float32, bit for bit
+    TensorFlow's."""
+    return _resize_extra("ResizeArea", images, size, align_corners=bool(align_corners))
+
+
+def _colour_op(op_type, images):
+    from ._graph import _op
+
+    images = convert_to_tensor(images)
+    return _op(images.graph, op_type, [images])
+
+
+def rgb_to_hsv(images, name=None):
+    """``tf.image.rgb_to_hsv`` (TensorFlow's ``RGBToHSV``): RGB pixels in
+    [0, 1] (last axis of 3, float32 or float64) as hue, saturation and
+    value, bit for bit TensorFlow's."""
+    return _colour_op("RGBToHSV", images)
+
+
+def hsv_to_rgb(images, name=None):
+    """``tf.image.hsv_to_rgb`` (TensorFlow's ``HSVToRGB``), bit for bit
+    TensorFlow's."""
+    return _colour_op("HSVToRGB", images)
+
+
+def adjust_gamma(image, gamma=1, gain=1):
+    """``tf.image.adjust_gamma``: ``gain * image ** gamma`` on a float16 or
+    float32 image, any other converted to float32 as TensorFlow does (and
+    back with saturation). A negative ``gamma`` known when built raises
+    ValueError; one given as a tensor fails when run. The power is the
+    platform's ``powf``: TensorFlow's vectorised ``pow`` can differ from it
+    by one unit in the last place."""
+    from ._graph import _op
+
+    image = convert_to_tensor(image)
+    known = gamma._const if isinstance(gamma, Tensor) else gamma
+    if not isinstance(gamma, Tensor) and known is not None and np.asarray(known).item() < 0:
+        raise ValueError("Gamma should be a non-negative real number.")
+    orig = image.dtype
+    flt = image if orig.name in ("float16", "float32") else convert_image_dtype(image, float32)
+    g = flt.graph
+    with g.as_default():
+        gamma_t = gamma if isinstance(gamma, Tensor) else convert_to_tensor(gamma, dtype=flt.dtype)
+        gain_t = gain if isinstance(gain, Tensor) else convert_to_tensor(gain, dtype=flt.dtype)
+    adjusted = _op(g, "AdjustGamma", [flt, gamma_t, gain_t])
+    return convert_image_dtype(adjusted, orig, saturate=True)
+
+
+def draw_bounding_boxes(images, boxes, name=None, colors=None):
+    """``tf.image.draw_bounding_boxes``: the boxes' one-pixel outlines
+    (``[ymin, xmin, ymax, xmax]`` in [0, 1]) over float32 or float16
+    images ``[batch, height, width, 1|3|4]``, box ``k`` in colour ``k``
+    of ``colors`` (cycled) or of TensorFlow's default table, bit for bit
+    TensorFlow's kernel (an inverted box or one wholly outside is
+    skipped; edges outside the image are not drawn). An array given for
+    ``images`` is converted to float32 unless it is float16, as
+    TensorFlow's op does."""
+    from ._graph import _op
+
+    def as_float(x):
+        if isinstance(x, Tensor) or getattr(x, "dtype", None) == np.float16:
+            return convert_to_tensor(x)
+        return convert_to_tensor(x, dtype=float32)
+
+    images = as_float(images)
+    inputs = [images, as_float(boxes)] + ([] if colors is None else [as_float(colors)])
+    return _op(images.graph, "DrawBoundingBoxes", inputs)
+
+
+def encode_png(image, compression=-1, name=None):
+    """``tf.image.encode_png`` (TensorFlow's ``EncodePng``): a 3-D uint8
+    or uint16 image with 1 to 4 channels as the bytes of a PNG (a string
+    scalar); ``decode_png`` of it gives the image back exactly. The bytes
+    are feedstock's encoder's, not TensorFlow's."""
+    from ._graph import _op
+
+    if not isinstance(image, Tensor):
+        uint16 = getattr(image, "dtype", None) == np.uint16
+        image = convert_to_tensor(image) if uint16 else convert_to_tensor(image, dtype=uint8)
+    return _op(image.graph, "EncodePng", [image], compression=int(compression))
+
+
+def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=False,
+                chroma_downsampling=True, density_unit="in", x_density=300, y_density=300,
+                xmp_metadata="", name=None):
+    """``tf.image.encode_jpeg`` (TensorFlow's ``EncodeJpeg``): a 3-D uint8
+    image with 1 or 3 channels as the bytes of a JPEG, libjpeg set up as
+    TensorFlow sets it up (libjpeg-turbo's defaults, then quality,
+    progression, chroma subsampling, density, XMP metadata)."""
+    from ._graph import _op
+
+    if format not in ("", "grayscale", "rgb"):
+        raise ValueError(f"Attr 'format' of 'EncodeJpeg' Op passed string '{format}' not in: "
+                         '"", "grayscale", "rgb".')
+    if density_unit not in ("in", "cm"):
+        raise ValueError(f"Attr 'density_unit' of 'EncodeJpeg' Op passed string '{density_unit}' not in: "
+                         '"in", "cm".')
+    if not isinstance(image, Tensor):
+        image = convert_to_tensor(image, dtype=uint8)
+    xmp = xmp_metadata.encode() if isinstance(xmp_metadata, str) else bytes(xmp_metadata)
+    return _op(image.graph, "EncodeJpeg", [image], format=format, quality=int(quality),
+               progressive=bool(progressive), optimize_size=bool(optimize_size),
+               chroma_downsampling=bool(chroma_downsampling), density_unit=density_unit,
+               x_density=int(x_density), y_density=int(y_density), xmp_metadata=xmp)
 
 
 def _pair_attr(values):

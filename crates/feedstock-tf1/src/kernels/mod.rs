@@ -5,5 +5,9 @@
 
 pub mod adjust;
 pub mod bbox;
+pub mod color;
+pub mod draw;
+pub mod encode;
 pub mod expand;
 pub mod resize;
+pub mod resize_extra;

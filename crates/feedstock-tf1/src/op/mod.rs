@@ -24,6 +24,7 @@ pub mod attrs;
 pub mod crop;
 pub mod decode;
 pub mod image;
+pub mod image_extra;
 pub mod masks;
 pub mod math;
 pub mod random;
@@ -50,6 +51,7 @@ pub use attrs::{Attr, Attrs, FromAttr};
 pub use crop::*;
 pub use decode::*;
 pub use image::*;
+pub use image_extra::*;
 pub use masks::*;
 pub use math::*;
 pub use random::*;
@@ -370,6 +372,14 @@ registry! {
     slice::SliceInputs,
     slice::StridedSlice,
     slice::StridedSliceInputs,
+    image_extra::ResizeBicubic,
+    image_extra::ResizeArea,
+    image_extra::RgbToHsv,
+    image_extra::HsvToRgb,
+    image_extra::AdjustGamma,
+    image_extra::DrawBoundingBoxes,
+    image_extra::EncodePng,
+    image_extra::EncodeJpeg,
 }
 
 /// The op `op_type` with attributes `attrs`.

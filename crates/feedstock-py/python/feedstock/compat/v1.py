@@ -392,6 +392,14 @@ image = _NS("tf.image",
     resize=_ops.resize_images,
     resize_bilinear=_ops.resize_bilinear,
     resize_nearest_neighbor=_ops.resize_nearest_neighbor,
+    resize_bicubic=_ops.resize_bicubic,
+    resize_area=_ops.resize_area,
+    rgb_to_hsv=_ops.rgb_to_hsv,
+    hsv_to_rgb=_ops.hsv_to_rgb,
+    adjust_gamma=_ops.adjust_gamma,
+    draw_bounding_boxes=_ops.draw_bounding_boxes,
+    encode_png=_ops.encode_png,
+    encode_jpeg=_ops.encode_jpeg,
 )
 
 
