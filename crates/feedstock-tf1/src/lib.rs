@@ -79,8 +79,8 @@
 //!   (`SparseTensorValue(indices, values, dense_shape)`).
 //! * **Python numbers.** Arithmetic with a number: make it a constant of
 //!   the tensor's dtype with [`Graph::scalar`] (TensorFlow converts to the
-//!   other operand's dtype the same way), then [`Graph::binary`]
-//!   (`+ - * /`, `tf.maximum`, `tf.minimum`) or [`Graph::neg`]. `/` on
+//!   other operand's dtype the same way), then [`op::Binary`]
+//!   (`+ - * /`, `tf.maximum`, `tf.minimum`) or [`op::Neg`]. `/` on
 //!   integers is TensorFlow's `truediv`: cast both to `float64` (int8,
 //!   int16, uint8 to `float32`) first. Operands must share a dtype.
 //! * **Indexing.** `x[a:b, i, ..., tf.newaxis]` maps entry by entry to
@@ -134,9 +134,10 @@
 //!   ([`op::RandomCrop`], [`op::CropToBox`], [`op::PadToBox`],
 //!   [`op::CropOrPad`], [`op::CentralCrop`], and the forms taking the box
 //!   as tensors).
-//! * **Tensor ops.** `tf.cast`, `tf.reshape` (with -1), `tf.transpose`,
-//!   `tf.stack`, `tf.concat`, `tf.identity`: the methods of those names
-//!   ([`Graph::add_op`] is `tf.add`).
+//! * **Tensor ops.** `tf.cast`, `tf.reshape` (with -1, or to a shape
+//!   computed when run), `tf.transpose`, `tf.stack`, `tf.concat`,
+//!   `tf.identity` and the rest: the [`op`] types of those names
+//!   ([`op::Cast`], [`op::Reshape`], ...), each added with [`Graph::op`].
 //! * **Variables.** `tf.Variable(initial)` is [`Graph::variable`]:
 //!   `var.initializer` is [`Variable::initializer`], reading the variable
 //!   is [`Variable::value`]. `global_variables_initializer()` /

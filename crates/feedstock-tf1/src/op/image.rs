@@ -231,7 +231,7 @@ op! {
     /// A `float32` image (input 0) adjusted by a `float32` scalar factor
     /// (input 1): contrast (`(x - mean) * factor + mean` per channel,
     /// rank 3 or more), hue or saturation (RGB images); see
-    /// [`adjust`](crate::kernels::adjust). Refuses a known rank under 3,
+    /// [`crate::kernels::adjust`]. Refuses a known rank under 3,
     /// an image not `float32` or a factor not a `float32` scalar when
     /// built.
     Adjust = "Adjust" {
