@@ -157,6 +157,39 @@ def test_a_blocked_enqueue_is_woken_by_a_cancelling_close():
         assert result == {"r": "cancelled"}
 
 
+def test_blocked_enqueue_many_calls_are_served_in_arrival_order_and_kept_whole():
+    # TensorFlow 2.21 gave -1, -2, -3, 100..104, 200..204, 300..304,
+    # 400..404 (its QueueBase serves pending enqueues first come, first
+    # served, one call's rows together).
+    q = tf.FIFOQueue(3, [tf.int64], shapes=[[]])
+    rows = tf.placeholder(tf.int64, [None])
+    put_many, take = q.enqueue_many([rows]), q.dequeue()
+    with tf.Session() as s:
+        s.run(put_many, feed_dict={rows: [-1, -2, -3]})
+        errors = []
+
+        def put(first):
+            try:
+                s.run(put_many, feed_dict={rows: list(range(first, first + 5))})
+            except Exception as e:  # reported by the assertion below
+                errors.append(e)
+
+        threads = []
+        deadline = time.monotonic() + 20
+        for t in range(4):
+            threads.append(threading.Thread(target=put, args=(100 * (t + 1),)))
+            threads[-1].start()
+            # The next call starts once this one is blocked: arrival order.
+            while s._s.queue_stats(q._q)["blocked_enqueues"] < t + 1:
+                assert time.monotonic() < deadline, "the enqueue never blocked"
+                time.sleep(0.001)
+        got = [int(s.run(take)) for _ in range(23)]
+        for t in threads:
+            t.join(10)
+        assert not errors
+        assert got == [-1, -2, -3] + [v for t in (100, 200, 300, 400) for v in range(t, t + 5)]
+
+
 def test_a_reader_reads_file_names_from_a_queue_made_by_hand(tmp_path):
     files = []
     for i in range(2):

@@ -23,11 +23,25 @@
 //! for a shuffle queue), the dequeue takes what it can into a private
 //! stash and waits for the rest; if it then fails (timeout, close,
 //! producers gone) the stash goes back into the buffer, so no element is
-//! ever lost. Enqueues put in as many elements as there is room for and
-//! wait (needing one free place) for the rest. Producers needing one place
-//! is what rules out a deadlock between a blocked producer and a blocked
-//! batch consumer: a producer only waits when the queue is full, and a
-//! full queue satisfies every consumer's need.
+//! ever lost.
+//!
+//! Enqueues are served in arrival order, one call at a time, as in
+//! TensorFlow, whose `QueueBase` keeps a FIFO of pending enqueue attempts
+//! and lets only the oldest add elements: a later call never gets an
+//! element in before an earlier blocked one, and the rows of one
+//! `enqueue_many` are contiguous in the queue (checked against TensorFlow
+//! 2.21 in tests/queue_enqueue_order.rs). An enqueue that finds no other
+//! enqueue in progress and room for all its elements puts them in and
+//! returns: the uncontended path never touches the line. Otherwise the
+//! call joins `State::putters`, the line of enqueues in progress, oldest
+//! first. Only the head of the line adds elements: as many as there is
+//! room for, then it waits for one free place. The others wait for their
+//! turn; whoever ends the head's turn wakes the next head, and only if
+//! there is room for it, so no enqueue is woken to find it cannot
+//! proceed. The head needing one place is what rules out a deadlock
+//! between a blocked producer and a blocked batch consumer: the head only
+//! waits when the queue is full, a full queue satisfies every consumer's
+//! need, and the others only wait for the head.
 //!
 //! Closing is ordered with enqueues, as in TensorFlow, where
 //! `close(cancel_pending_enqueues = false)` is itself queued behind the
@@ -98,7 +112,7 @@ struct Slot {
     cv: Condvar,
 }
 
-/// The blocked callers of one kind, oldest first.
+/// The blocked dequeues, oldest first.
 #[derive(Default)]
 struct WaitList(VecDeque<Arc<Slot>>);
 
@@ -132,6 +146,64 @@ impl WaitList {
 
     fn len(&self) -> usize {
         self.0.len()
+    }
+}
+
+/// One enqueue call in the line of enqueues in progress.
+#[derive(Default)]
+struct Putter {
+    /// Whether its thread is parked on `cv`. Set by the thread before it
+    /// parks and cleared, under the state lock, by whoever wakes it, so
+    /// it is notified at most once per parking and never when running.
+    parked: AtomicBool,
+    /// Private to this call, so a notification wakes exactly it.
+    cv: Condvar,
+}
+
+impl Putter {
+    /// Wakes the call if it is parked.
+    fn wake(&self) {
+        if self.parked.swap(false, Ordering::Relaxed) {
+            self.cv.notify_one();
+        }
+    }
+}
+
+/// The enqueue calls in progress that could not complete on arrival,
+/// oldest first: only the first (the head) adds elements.
+#[derive(Default)]
+struct PutLine(VecDeque<Arc<Putter>>);
+
+impl PutLine {
+    /// Wakes the head if there is `room` for it to add an element.
+    fn wake_head(&self, room: usize) {
+        if room > 0 {
+            if let Some(head) = self.0.front() {
+                head.wake();
+            }
+        }
+    }
+
+    /// Wakes every parked call (to fail: a cancelling close or a cancel).
+    fn wake_all(&self) {
+        for p in &self.0 {
+            p.wake();
+        }
+    }
+
+    fn is_head(&self, p: &Arc<Putter>) -> bool {
+        self.0.front().is_some_and(|h| Arc::ptr_eq(h, p))
+    }
+
+    /// Removes `p`; when it was the head, wakes the next one if there is
+    /// `room` for it.
+    fn leave(&mut self, p: &Arc<Putter>, room: usize) {
+        if self.is_head(p) {
+            self.0.pop_front();
+            self.wake_head(room);
+        } else {
+            self.0.retain(|q| !Arc::ptr_eq(q, p));
+        }
     }
 }
 
@@ -175,8 +247,9 @@ struct State<B> {
     producers: Producers,
     /// Blocked dequeues.
     takers: WaitList,
-    /// Blocked enqueues.
-    putters: WaitList,
+    /// The enqueues in progress that could not complete on arrival, in
+    /// arrival order (see the module docs).
+    putters: PutLine,
 }
 
 impl<B> State<B> {
@@ -249,7 +322,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
                 dequeued: 0,
                 producers: Producers::default(),
                 takers: WaitList::default(),
-                putters: WaitList::default(),
+                putters: PutLine::default(),
             }),
             _element: std::marker::PhantomData,
         }
@@ -287,7 +360,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
             enqueued: st.enqueued,
             dequeued: st.dequeued,
             closed: st.closed,
-            blocked_enqueues: st.putters.len(),
+            blocked_enqueues: st.putters.0.len(),
             blocked_dequeues: st.takers.len(),
         }
     }
@@ -347,7 +420,8 @@ impl<T, B: Buffer<T>> Core<T, B> {
     }
 
     /// The body of [`Core::put`] once the enqueue is admitted (counted in
-    /// `pending_puts`).
+    /// `pending_puts`): all at once when no other enqueue is in line and
+    /// there is room, else in its turn (see the module docs).
     fn put_admitted(
         &self,
         st: &mut MutexGuard<'_, State<B>>,
@@ -355,56 +429,115 @@ impl<T, B: Buffer<T>> Core<T, B> {
         deadline: Option<Instant>,
     ) -> Result<()> {
         let total = items.len();
-        // Spin at most once between two parkings.
-        let mut spun = false;
-        loop {
-            let done = total - items.len();
-            // Checked before adding anything, so that no element goes in
-            // after a cancelling close has closed the queue.
-            if st.aborted() {
-                return Err(self.aborted_error("enqueue to").with_message(
-                    format!(
-                        "pipeline cancelled while enqueuing to queue '{}'; \
-                         {done} of {total} elements were enqueued",
-                        self.name
-                    ),
-                ));
-            }
-            if st.cancelled {
-                return Err(Error::cancelled(format!(
-                    "queue '{}' was closed with pending enqueues cancelled; \
-                     {done} of {total} elements were enqueued",
-                    self.name
-                )));
-            }
-            let room = self.capacity.saturating_sub(st.buf.len());
-            let k = room.min(items.len());
-            if k > 0 {
-                for item in items.by_ref().take(k) {
-                    st.buf.push(item);
-                }
-                st.enqueued += k as u64;
-                self.bump();
-                let budget = st.available();
-                st.takers.wake_within(budget);
-            }
+        if st.putters.0.is_empty() {
+            // Nobody ahead: this call is the head of an empty line.
+            self.check_put(st, 0, total)?;
+            self.push_some(st, items);
             if items.len() == 0 {
                 return Ok(());
             }
-            let done = total - items.len();
+        }
+        let me = Arc::new(Putter::default());
+        st.putters.0.push_back(Arc::clone(&me));
+        let result = self.put_in_turn(st, items, total, &me, deadline);
+        // A call spinning to take the next turn must see the change even
+        // when this one leaves without adding anything.
+        self.bump();
+        let room = self.capacity.saturating_sub(st.buf.len());
+        st.putters.leave(&me, room);
+        result
+    }
+
+    /// Waits for the turn of the enqueue `me`, in line, and adds its
+    /// elements as room appears.
+    fn put_in_turn(
+        &self,
+        st: &mut MutexGuard<'_, State<B>>,
+        items: &mut impl ExactSizeIterator<Item = T>,
+        total: usize,
+        me: &Arc<Putter>,
+        deadline: Option<Instant>,
+    ) -> Result<()> {
+        // Spin at most once between two parkings.
+        let mut spun = false;
+        loop {
+            self.check_put(st, total - items.len(), total)?;
+            if st.putters.is_head(me) {
+                self.push_some(st, items);
+                if items.len() == 0 {
+                    return Ok(());
+                }
+            }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(Error::deadline_exceeded(format!(
-                    "enqueue to queue '{}' timed out; {done} of {total} \
+                    "enqueue to queue '{}' timed out; {} of {total} \
                      elements were enqueued",
-                    self.name
+                    self.name,
+                    total - items.len()
                 )));
             }
             if !spun && self.spin(st) {
                 spun = true;
             } else {
-                wait(st, |s| &mut s.putters, 1, deadline);
+                me.parked.store(true, Ordering::Relaxed);
+                match deadline {
+                    Some(d) => {
+                        me.cv.wait_until(st, d);
+                    }
+                    None => me.cv.wait(st),
+                }
+                me.parked.store(false, Ordering::Relaxed);
                 spun = false;
             }
+        }
+    }
+
+    /// Fails an admitted enqueue, which has added `done` of its `total`
+    /// elements, if the queue was cancelled or closed cancelling pending
+    /// enqueues. Checked before adding anything, so that no element goes
+    /// in after a cancelling close has closed the queue.
+    fn check_put(
+        &self,
+        st: &State<B>,
+        done: usize,
+        total: usize,
+    ) -> Result<()> {
+        if st.aborted() {
+            return Err(self.aborted_error("enqueue to").with_message(
+                format!(
+                    "pipeline cancelled while enqueuing to queue '{}'; \
+                 {done} of {total} elements were enqueued",
+                    self.name
+                ),
+            ));
+        }
+        if st.cancelled {
+            return Err(Error::cancelled(format!(
+                "queue '{}' was closed with pending enqueues cancelled; \
+                 {done} of {total} elements were enqueued",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Adds as many of `items` as there is room for, waking the dequeues
+    /// they satisfy.
+    fn push_some(
+        &self,
+        st: &mut State<B>,
+        items: &mut impl ExactSizeIterator<Item = T>,
+    ) {
+        let room = self.capacity.saturating_sub(st.buf.len());
+        let k = room.min(items.len());
+        if k > 0 {
+            for item in items.by_ref().take(k) {
+                st.buf.push(item);
+            }
+            st.enqueued += k as u64;
+            self.bump();
+            let budget = st.available();
+            st.takers.wake_within(budget);
         }
     }
 
@@ -473,7 +606,7 @@ impl<T, B: Buffer<T>> Core<T, B> {
                 }
                 self.bump();
                 let room = self.capacity.saturating_sub(st.buf.len());
-                st.putters.wake_within(room);
+                st.putters.wake_head(room);
                 if taken.len() == n || st.closed && partial_on_close {
                     st.dequeued += taken.len() as u64;
                     return Ok(taken);

@@ -47,6 +47,10 @@
 //!   blocked, with Cancelled; `close(false)` lets them finish first and
 //!   only then lets dequeues see the end, so no element of a successful
 //!   enqueue is ever left unread (see [`Queue::close`]).
+//! * Enqueue calls are served in arrival order, one at a time: a call
+//!   never gets an element in before an earlier call still waiting for
+//!   room, and the rows of one `enqueue_many` are contiguous in the queue
+//!   (dequeues may still take them in several batches).
 //! * [`Queue::cancel`] (a whole pipeline's, in TensorFlow a session's
 //!   close) fails every blocked and later operation with Cancelled: a
 //!   dequeue gets OutOfRange only when the queue was closed and drained,
@@ -135,7 +139,8 @@ pub struct QueueStats {
     pub dequeued: u64,
     /// Whether the queue is closed.
     pub closed: bool,
-    /// Enqueue calls blocked right now.
+    /// Enqueue calls blocked right now: waiting for room, or for an
+    /// earlier enqueue call to finish.
     pub blocked_enqueues: usize,
     /// Dequeue calls blocked right now.
     pub blocked_dequeues: usize,
