@@ -39,7 +39,8 @@ use super::graph::{
     SparsePart,
 };
 use super::session::{Inner, Interrupt, NodeState, Resource};
-use crate::op::Args;
+use crate::control::{self, Item};
+use crate::op::{control::truth, Args};
 
 /// Where a step finds an input.
 #[derive(Debug, Clone)]
@@ -65,6 +66,38 @@ struct Step {
     /// Input 0 is read by this step alone, so a step that only reshapes
     /// or forwards it may move it instead of copying it.
     movable: bool,
+    /// The step's part in a cond, if it has one.
+    ctl: Ctl,
+}
+
+/// What a step does for a cond ([`control::Item`]).
+#[derive(Debug, Clone, Copy)]
+enum Ctl {
+    /// An ordinary step: run its node.
+    None,
+    /// Evaluate the predicate (input 0), keep the choice in the slot and,
+    /// when false, go on at this step.
+    Switch(u32),
+    /// Go on at this step.
+    Jump(u32),
+    /// Give the chosen branch's outputs (inputs: the true branch's, then
+    /// the false branch's) as the switch at this step chose.
+    Merge(u32),
+}
+
+impl Step {
+    /// A step of a cond's control.
+    fn control(node: &Arc<Node>, inputs: Vec<Src>, ctl: Ctl) -> Step {
+        Step {
+            node: Arc::clone(node),
+            inputs,
+            key: None,
+            state: Arc::new(NodeState::default()),
+            uses: Vec::new(),
+            movable: false,
+            ctl,
+        }
+    }
 }
 
 /// Outputs compiled into steps in dependency order.
@@ -128,54 +161,18 @@ pub(crate) fn compile(
             fed.iter().any(|f| f.node == n.id && f.index as usize == i)
         })
     };
-    // Depth-first, post-order: every step after the steps it reads.
-    let mut order: Vec<u32> = Vec::new();
-    let mut mark: HashMap<u32, bool> = HashMap::new();
-    let mut stack: Vec<(u32, bool)> = Vec::new();
-    for t in targets {
-        let node = graph.get(t.node as usize).ok_or_else(|| {
-            Error::invalid_argument("fetch of another graph")
-        })?;
-        if feed_of(t).is_some() || matches!(node.op, Op::Constant(_)) {
-            continue;
-        }
-        stack.push((t.node, false));
-    }
-    while let Some((id, expanded)) = stack.pop() {
-        if expanded {
-            if mark.get(&id) == Some(&false) {
-                mark.insert(id, true);
-                order.push(id);
-            }
-            continue;
-        }
-        if mark.contains_key(&id) {
-            continue;
-        }
-        mark.insert(id, false);
-        stack.push((id, true));
-        let node = &graph[id as usize];
-        if !node.steps_inputs() || fully_fed(node) {
-            continue;
-        }
-        for i in &node.inputs {
-            let dep = &graph[i.node as usize];
-            if feed_of(i).is_some() || matches!(dep.op, Op::Constant(_)) {
-                continue;
-            }
-            match mark.get(&i.node) {
-                Some(false) => {
-                    return Err(Error::internal("the graph has a cycle"))
-                }
-                Some(true) => {}
-                None => stack.push((i.node, false)),
-            }
-        }
-    }
+    // Every step after the steps it reads; a cond's branches laid out
+    // to run only when chosen (see `control`).
+    let order = control::order(&graph, targets, fed)?;
     let pos: HashMap<u32, u32> = order
         .iter()
         .enumerate()
-        .map(|(p, &id)| (id, p as u32))
+        .filter_map(|(p, item)| match *item {
+            Item::Node(id) | Item::Merge { cond: id, .. } => {
+                Some((id, p as u32))
+            }
+            _ => None,
+        })
         .collect();
     let src = |o: &Output| -> Option<Src> {
         if let Some(f) = feed_of(o) {
@@ -188,7 +185,34 @@ pub(crate) fn compile(
         pos.get(&o.node).map(|&p| Src::Slot(p, o.index))
     };
     let mut steps = Vec::with_capacity(order.len());
-    for &id in &order {
+    for &item in &order {
+        let id = match item {
+            Item::Node(id) => id,
+            Item::Switch { cond, else_at } => {
+                let node = &graph[cond as usize];
+                let inputs = vec![src(&node.inputs[0])
+                    .ok_or_else(|| Error::internal("unplanned input"))?];
+                steps.push(Step::control(node, inputs, Ctl::Switch(else_at)));
+                continue;
+            }
+            Item::Jump { cond, to } => {
+                let node = &graph[cond as usize];
+                steps.push(Step::control(node, Vec::new(), Ctl::Jump(to)));
+                continue;
+            }
+            Item::Merge { cond, switch } => {
+                let node = &graph[cond as usize];
+                let inputs = node.inputs[1..]
+                    .iter()
+                    .map(|i| {
+                        src(i)
+                            .ok_or_else(|| Error::internal("unplanned input"))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                steps.push(Step::control(node, inputs, Ctl::Merge(switch)));
+                continue;
+            }
+        };
         let node = Arc::clone(&graph[id as usize]);
         let state = if node.is_resource() {
             inner.ensure(id)?
@@ -228,6 +252,7 @@ pub(crate) fn compile(
             state,
             uses,
             movable: false,
+            ctl: Ctl::None,
         });
     }
     let outs: Vec<Src> = targets
@@ -247,6 +272,9 @@ pub(crate) fn compile(
     }
     outs.iter().for_each(&mut count);
     for st in &mut steps {
+        if !matches!(st.ctl, Ctl::None) {
+            continue;
+        }
         if let Some(Src::Slot(p, i)) = st.inputs.first() {
             let forwards = match &st.node.op {
                 Op::Def(def) => def.forwards(),
@@ -304,9 +332,25 @@ impl Compiled {
         for s in slots.iter_mut() {
             s.clear();
         }
-        for (i, step) in self.steps.iter().enumerate() {
+        let mut i = 0;
+        while let Some(step) = self.steps.get(i) {
             let (done, rest) = slots.split_at_mut(i);
             let out = &mut rest[0];
+            i += 1;
+            match step.ctl {
+                Ctl::None => {}
+                ctl => {
+                    let ins =
+                        |k: usize| value_of(&step.inputs[k], done, ctx.feeds);
+                    match control_step(ctl, &ins, step.inputs.len(), done, out)
+                    {
+                        Ok(Some(to)) => i = to as usize,
+                        Ok(None) => {}
+                        Err(e) => return Err(annotate(e, None, &step.node)),
+                    }
+                    continue;
+                }
+            }
             if step.movable {
                 if let Some(Src::Slot(p, k)) = step.inputs.first() {
                     let v = std::mem::replace(
@@ -361,6 +405,36 @@ fn forward(step: &Step, v: Value, out: &mut Vec<Value>) -> Result<()> {
         _ => out.push(v),
     }
     Ok(())
+}
+
+/// Runs a cond's control step; the step to go on at, if not the next.
+fn control_step<'a>(
+    ctl: Ctl,
+    ins: &dyn Fn(usize) -> &'a Value,
+    len: usize,
+    done: &[Vec<Value>],
+    out: &mut Vec<Value>,
+) -> Result<Option<u32>> {
+    match ctl {
+        Ctl::Switch(else_at) => {
+            let t = truth(ins(0))?;
+            out.push(Tensor::scalar(t).into());
+            Ok((!t).then_some(else_at))
+        }
+        Ctl::Jump(to) => Ok(Some(to)),
+        Ctl::Merge(switch) => {
+            let chose_true = match done.get(switch as usize).map(|s| s.first())
+            {
+                Some(Some(v)) => truth(v)?,
+                _ => return Err(Error::internal("a merge before its switch")),
+            };
+            let n = len / 2;
+            let chosen = if chose_true { 0..n } else { n..2 * n };
+            out.extend(chosen.map(|k| ins(k).clone()));
+            Ok(None)
+        }
+        Ctl::None => Ok(None),
+    }
 }
 
 /// Adds the record key to an error that has none, and the node name to

@@ -21,6 +21,7 @@
 
 pub mod array;
 pub mod attrs;
+pub mod control;
 pub mod math;
 
 use std::borrow::Cow;
@@ -37,6 +38,7 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
+pub use control::Cond;
 pub use math::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
@@ -105,6 +107,12 @@ pub trait OpDef: OpType + fmt::Debug + Send + Sync + 'static {
     /// As [`OpDef::run`].
     fn forward(&self, input: Value) -> Result<Value> {
         Ok(input)
+    }
+
+    /// For a control-flow op ([`Cond`]), the id ranges of the nodes of
+    /// its two branches, which the evaluator runs only when chosen.
+    fn branches(&self) -> Option<[std::ops::Range<u32>; 2]> {
+        None
     }
 }
 
@@ -295,6 +303,7 @@ registry! {
     math::Unary,
     math::Compare,
     array::OneHot,
+    control::Cond,
 }
 
 /// The op `op_type` with attributes `attrs`.
