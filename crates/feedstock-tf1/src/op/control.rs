@@ -8,7 +8,6 @@
 
 use std::ops::Range;
 
-use bytes::Bytes;
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Value};
@@ -91,6 +90,77 @@ impl OpDef for Cond {
     }
 }
 
+op! {
+    /// `tf.case`'s assertion on its predicates: the first `count` inputs
+    /// are forwarded as they are, the rest are the predicates (bool
+    /// scalars). With `check` `"last"` it fails when the last predicate
+    /// is false (a case without default in which none holds), with
+    /// `"exclusive"` when more than one holds; the error is TensorFlow's
+    /// assertion: `message`, then the predicates as 0 and 1.
+    CaseCheck = "CaseCheck" {
+        /// How many inputs are forwarded.
+        count: usize,
+        /// `"last"` or `"exclusive"`.
+        check: String,
+        /// What the assertion says.
+        message: String,
+    }
+}
+
+impl OpDef for CaseCheck {
+    fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        if !matches!(self.check.as_str(), "last" | "exclusive") {
+            return Err(Error::invalid_argument(format!(
+                "tf.case: unknown check {:?}",
+                self.check
+            )));
+        }
+        if self.count >= ins.len() {
+            return Err(Error::invalid_argument(
+                "tf.case: expected the values, then at least one predicate",
+            ));
+        }
+        for p in &ins[self.count..] {
+            if p.dense("tf.case")?.dtype != DType::Bool {
+                return Err(Error::invalid_dtype(format!(
+                    "tf.case: a predicate is {}, not bool",
+                    p.dtype()
+                )));
+            }
+        }
+        ins[..self.count]
+            .iter()
+            .map(|i| Ok(i.dense("tf.case")?.clone()))
+            .collect()
+    }
+
+    fn run(&self, args: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
+        let preds = (self.count..args.len())
+            .map(|k| truth(args.value(k)))
+            .collect::<Result<Vec<bool>>>()?;
+        let holds = preds.iter().filter(|&&p| p).count();
+        let ok = match self.check.as_str() {
+            "last" => preds.last() == Some(&true),
+            _ => holds <= 1,
+        };
+        if !ok {
+            let shown: Vec<&str> =
+                preds.iter().map(|&p| if p { "1" } else { "0" }).collect();
+            return Err(Error::invalid_argument(format!(
+                "assertion failed: [{}] [{}]",
+                self.message,
+                shown.join(" ")
+            )));
+        }
+        out.extend((0..self.count).map(|k| args.value(k).clone()));
+        Ok(())
+    }
+
+    fn default_name(&self) -> &'static str {
+        "Assert"
+    }
+}
+
 /// The most specific shape compatible with both `a` and `b`
 /// (TensorFlow's `most_specific_compatible_shape`): unknown rank where
 /// the ranks differ, an unknown dimension where the sizes do.
@@ -108,22 +178,26 @@ pub fn most_specific(a: &StaticShape, b: &StaticShape) -> StaticShape {
     Some(PartialShape::new(dims))
 }
 
-/// A predicate's truth as TensorFlow's `If` takes it: a scalar bool is
-/// itself, a numeric scalar is true when non-zero, a string scalar when
-/// non-empty; a tensor of another rank is true when it holds any element.
+/// A predicate's truth, checked as TensorFlow 2.21's lowered `If` (its
+/// `Switch`) checks it when run: a bool scalar, or a bool vector of one
+/// element.
 ///
 /// # Errors
-/// InvalidArgument for a sparse predicate.
+/// InvalidArgument for another dtype or shape, in TensorFlow's words.
 pub fn truth(v: &Value) -> Result<bool> {
     let t = v.dense()?;
-    if t.rank() != 0 {
-        return Ok(t.num_elements() > 0);
+    if t.dtype() != DType::Bool {
+        return Err(Error::invalid_argument(format!(
+            "Input 'pred' passed {} expected bool",
+            t.dtype()
+        )));
     }
-    Ok(match t.dtype() {
-        DType::Bool => t.scalar_value::<bool>()?,
-        DType::String => !t.scalar_value::<Bytes>()?.is_empty(),
-        _ => t.cast(DType::F64)?.scalar_value::<f64>()? != 0.0,
-    })
+    match t.dims() {
+        [] | [1] => Ok(t.as_slice::<bool>()?[0]),
+        dims => Err(Error::invalid_argument(format!(
+            "The second input must be a scalar, but it has shape {dims:?}"
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -147,15 +221,18 @@ mod tests {
     }
 
     #[test]
-    fn a_predicate_is_true_as_tensorflow_if_takes_it() -> Result<()> {
+    fn a_predicate_is_a_bool_scalar_as_tensorflow_checks_it() -> Result<()> {
         let v = |t: Tensor| Value::Dense(t);
         assert!(truth(&v(Tensor::scalar(true)))?);
         assert!(!truth(&v(Tensor::scalar(false)))?);
-        assert!(truth(&v(Tensor::scalar(-2i32)))?);
-        assert!(!truth(&v(Tensor::scalar(0.0f32)))?);
-        assert!(!truth(&v(Tensor::string(Bytes::new())))?);
-        assert!(truth(&v(Tensor::vector(vec![false])))?);
-        assert!(!truth(&v(Tensor::vector::<bool>(vec![])))?);
+        assert!(!truth(&v(Tensor::vector(vec![false])))?);
+        let e = truth(&v(Tensor::scalar(1.0f32))).unwrap_err();
+        assert!(
+            e.to_string().contains("passed float32 expected bool"),
+            "{e}"
+        );
+        let e = truth(&v(Tensor::vector::<bool>(vec![]))).unwrap_err();
+        assert!(e.to_string().contains("it has shape [0]"), "{e}");
         Ok(())
     }
 }

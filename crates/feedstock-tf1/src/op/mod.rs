@@ -38,7 +38,7 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
-pub use control::Cond;
+pub use control::{CaseCheck, Cond};
 pub use math::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
@@ -304,6 +304,7 @@ registry! {
     math::Compare,
     array::OneHot,
     control::Cond,
+    control::CaseCheck,
 }
 
 /// The op `op_type` with attributes `attrs`.

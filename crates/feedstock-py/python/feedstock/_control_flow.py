@@ -1,0 +1,210 @@
+"""``tf.cond`` and ``tf.case``: branches that run only when chosen.
+
+The branch functions run once, while building; the nodes each one adds
+are named (by their ids) to one native ``Cond`` node, and the session
+evaluates a branch's nodes only when its predicate chooses it, so a
+branch not taken dequeues, reads, decodes and draws nothing (as in
+TensorFlow). What a branch reads from outside it is evaluated whichever
+branch is chosen. Behaviour and messages are TensorFlow 2.21's.
+"""
+
+import collections.abc
+
+from ._graph import (
+    Operation,
+    SparseTensor,
+    Tensor,
+    _graph_of,
+    _name_scope,
+    _next_name,
+    _ops,
+    bool_,
+    convert_to_tensor,
+    identity,
+)
+
+_STRUCTURE = (
+    "true_fn and false_fn arguments to tf.cond must have the same number, type, and overall structure of "
+    "return values.\n\ntrue_fn output: {}\nfalse_fn output: {}\n\nError details:\n{}"
+)
+
+
+def _flatten(x, leaves):
+    """The structure of ``x`` (nested lists, tuples, namedtuples and
+    dicts), its leaves appended to ``leaves``."""
+    if isinstance(x, dict):
+        keys = sorted(x)
+        return (dict, type(x), keys, [_flatten(x[k], leaves) for k in keys])
+    if isinstance(x, (list, tuple)):
+        return (list, type(x), len(x), [_flatten(v, leaves) for v in x])
+    if x is None:
+        return (None,)
+    leaves.append(x)
+    return ("leaf",)
+
+
+def _pack(structure, leaves):
+    """``structure`` (as :func:`_flatten` gives it) filled with ``leaves``
+    (an iterator)."""
+    kind = structure[0]
+    if kind == "leaf":
+        return next(leaves)
+    if kind is None:
+        return None
+    _, cls, keys, parts = structure
+    values = [_pack(p, leaves) for p in parts]
+    if kind is dict:
+        return cls(zip(keys, values))
+    if hasattr(cls, "_fields"):  # a namedtuple
+        return cls(*values)
+    return cls(values)
+
+
+def _same_structure(a, b):
+    if a[0] != b[0]:
+        return False
+    if a[0] in ("leaf", None):
+        return True
+    return a[1] is b[1] and a[2] == b[2] and all(_same_structure(x, y) for x, y in zip(a[3], b[3]))
+
+
+def _branch(fn):
+    """Runs a branch function: its structure and its leaves as tensors."""
+    out = fn()
+    leaves = []
+    structure = _flatten(out, leaves)
+    tensors = []
+    for leaf in leaves:
+        if isinstance(leaf, Operation):
+            raise NotImplementedError(
+                "tf.cond: a branch returning an operation (tf.group, tf.no_op) is not supported by feedstock; "
+                "return tensors"
+            )
+        if isinstance(leaf, SparseTensor):
+            raise NotImplementedError(
+                "tf.cond: a branch returning a SparseTensor is not supported by feedstock; return its "
+                "indices, values and dense_shape and rebuild it after the cond"
+            )
+        tensors.append(leaf if isinstance(leaf, Tensor) else convert_to_tensor(leaf))
+    return out, structure, tensors
+
+
+def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
+    """``tf.cond``: what ``true_fn`` returns when ``pred`` (a bool scalar)
+    holds when run, else what ``false_fn`` returns. Both
+    functions run once, now; the ops each adds run only when its branch is
+    chosen. The branches must return the same structure of tensors of the
+    same dtypes; each output's static shape is the most specific one both
+    branches' are compatible with."""
+    if fn1 is not None:
+        if true_fn is not None:
+            raise TypeError("cond(): 'true_fn' and 'fn1' may not be set simultaneously.")
+        true_fn = fn1
+    elif true_fn is None:
+        raise TypeError("cond(): 'true_fn' argument required")
+    if fn2 is not None:
+        if false_fn is not None:
+            raise TypeError("cond(): 'false_fn' and 'fn2' may not be set simultaneously.")
+        false_fn = fn2
+    elif false_fn is None:
+        raise TypeError("cond(): 'false_fn' argument required")
+    if not callable(true_fn):
+        raise TypeError("'true_fn' must be callable.")
+    if not callable(false_fn):
+        raise TypeError("'false_fn' must be callable.")
+    if isinstance(pred, bool):
+        raise TypeError("pred must not be a Python bool", pred)
+    pred = convert_to_tensor(pred)
+    if isinstance(pred, SparseTensor):
+        raise TypeError("tf.cond: pred must be a dense tensor")
+    g = _graph_of(pred)
+    with _name_scope(g, name, "cond") as scope:
+        lo = len(g._g)
+        t_out, t_structure, t_tensors = _branch(true_fn)
+        mid = len(g._g)
+        f_out, f_structure, f_tensors = _branch(false_fn)
+        hi = len(g._g)
+        if not _same_structure(t_structure, f_structure):
+            if len(t_tensors) != len(f_tensors) and t_structure[0] == f_structure[0] == list:
+                detail = "The two structures don't have the same sequence length."
+            else:
+                detail = "The two structures don't have the same nested structure."
+            raise TypeError(_STRUCTURE.format(t_out, f_out, detail))
+        for t, f in zip(t_tensors, f_tensors):
+            if t.dtype != f.dtype:
+                raise TypeError(_STRUCTURE.format(t_out, f_out, f"{t} and {f} have different types"))
+        with _next_name(g, scope, exact=True):
+            outs = _ops(g, "Cond", [pred, *t_tensors, *f_tensors], branches=[lo, mid, mid, hi])
+        outs = [identity(o, name="Identity") for o in outs]
+    return _pack(t_structure, iter(outs))
+
+
+def _check(g, values, preds, check, message):
+    """``values`` (tensors) forwarded once TensorFlow's assertion of
+    ``tf.case`` on ``preds`` holds (``check``: ``"last"`` or
+    ``"exclusive"``)."""
+    return _ops(g, "CaseCheck", [*values, *preds], count=len(values), check=check, message=message)
+
+
+def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
+    """``tf.case``: what the function of the first predicate that holds
+    returns (tested in order), else what ``default`` returns; only that
+    function's ops run. Without ``default`` the last pair's function is
+    the default and a run in which no predicate holds fails, as in
+    TensorFlow; with ``exclusive`` a run in which more than one holds
+    fails. A dict is ordered by its predicates' names."""
+    if not isinstance(pred_fn_pairs, (list, tuple, dict)):
+        raise TypeError(f"'pred_fn_pairs' must be a list, tuple, or dict. Received: {type(pred_fn_pairs)}")
+    if isinstance(pred_fn_pairs, collections.OrderedDict):
+        pred_fn_pairs = list(pred_fn_pairs.items())
+    elif isinstance(pred_fn_pairs, dict):
+        pred_fn_pairs = sorted(pred_fn_pairs.items(), key=lambda item: item[0].name)
+    for pair in pred_fn_pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received {pair}.")
+        pred, fn = pair
+        if isinstance(pred, Tensor):
+            if pred.dtype != bool_:
+                raise TypeError(f"pred must be Tensor of type bool: {pred.name}")
+        else:
+            raise TypeError(f"pred must be a Tensor, got: {pred}")
+        if not callable(fn):
+            raise TypeError(f"fn for pred {pred.name} must be callable.")
+    if not pred_fn_pairs:
+        raise ValueError("not enough values to unpack (expected 2, got 0)")
+    all_preds = [p for p, _ in pred_fn_pairs]
+    preds, actions = list(all_preds), [f for _, f in pred_fn_pairs]
+    g = _graph_of(*preds)
+    with _name_scope(g, name, "case"):
+        if default is None:
+            # TensorFlow's: the last pair's function is the default,
+            # asserting that its predicate holds.
+            default = _asserting(g, actions.pop(), all_preds)
+            preds.pop()
+        if exclusive and preds:
+            names = ", ".join(p.name for p in all_preds)
+            message = f"Input error: exclusive=True: more than 1 conditions ({names}) evaluated as True:"
+            preds = _check(g, preds, all_preds, "exclusive", message)
+        fn = default
+        for pred, action in reversed(list(zip(preds, actions))):
+            fn = _partial_cond(pred, action, fn)
+        return fn()
+
+
+def _asserting(g, action, preds):
+    """``action``, whose outputs are given once the last of ``preds``
+    holds (else the run fails as TensorFlow's assertion)."""
+
+    def default():
+        out = action()
+        leaves = []
+        structure = _flatten(out, leaves)
+        leaves = [x if isinstance(x, Tensor) else convert_to_tensor(x) for x in leaves]
+        message = "Input error: None of conditions evaluated as True:"
+        return _pack(structure, iter(_check(g, leaves, preds, "last", message)))
+
+    return default
+
+
+def _partial_cond(pred, true_fn, false_fn):
+    return lambda: cond(pred, true_fn, false_fn)
