@@ -191,3 +191,18 @@ def test_case_arguments_are_checked_as_tensorflow_checks_them():
         tf.case([tf.equal(x, 1)], default=one)
     with pytest.raises(TypeError, match="have different types"):
         tf.case([(tf.equal(x, 1), one), (tf.equal(x, 2), lambda: tf.constant(2.0))], default=one)
+
+
+def test_a_cond_in_a_batched_input_pipeline():
+    # TensorFlow 2.21: [0, -1, 200, -3] then [400, -5, 600, -7].
+    x = tf.train.range_input_producer(8, shuffle=False).dequeue()
+    y = tf.cond(tf.equal(x % 2, 0), lambda: x * 100, lambda: -x)
+    b = tf.train.batch([y], batch_size=4)
+    with tf.Session() as s:
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(s, coord)
+        try:
+            assert [s.run(b).tolist() for _ in range(2)] == [[0, -1, 200, -3], [400, -5, 600, -7]]
+        finally:
+            coord.request_stop()
+            coord.join(threads)
