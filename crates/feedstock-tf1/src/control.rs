@@ -25,7 +25,8 @@ use feedstock::error::{Error, Result};
 
 use super::graph::{Node, Op, Output};
 use super::Graph;
-use crate::op::Cond;
+use crate::op::control::Control;
+use crate::op::{Cond, LoopVar, While};
 
 impl Graph {
     /// `tf.cond`: the outputs of `true_fn` when the predicate `pred` holds
@@ -91,6 +92,84 @@ impl Graph {
     }
 }
 
+impl Graph {
+    /// `tf.while_loop`: the loop variables start as `inits`; while
+    /// `cond_fn` of them holds when run, they become what `body_fn` of
+    /// them gives. Each function is called once, with the variables as
+    /// they are in an iteration, adds its nodes and returns its outputs
+    /// (a bool scalar; as many values as variables, of their dtypes and
+    /// shape invariants, here the first values' shapes). The loop's
+    /// outputs are the variables' values when the condition fails.
+    ///
+    /// # Errors
+    /// What the functions return; InvalidArgument for a body giving
+    /// another number of values, or a value of another shape;
+    /// InvalidDtype for another dtype, or a condition that is not bool.
+    pub fn while_loop(
+        &self,
+        inits: &[Output],
+        cond_fn: impl FnOnce(&Graph, &[Output]) -> Result<Output>,
+        body_fn: impl FnOnce(&Graph, &[Output]) -> Result<Vec<Output>>,
+    ) -> Result<Vec<Output>> {
+        let lo = self.len();
+        let vars = inits
+            .iter()
+            .map(|&o| {
+                let shape = self.shape(o).map(|s| {
+                    s.dims()
+                        .iter()
+                        .map(|d| d.map_or(-1, |d| d as i64))
+                        .collect()
+                });
+                self.op1(
+                    LoopVar {
+                        dtype: o.dtype(),
+                        shape,
+                    },
+                    &[],
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let pred = cond_fn(self, &vars)?;
+        let next = body_fn(self, &vars)?;
+        let hi = self.len();
+        if next.len() != vars.len() {
+            return Err(Error::invalid_argument(format!(
+                "tf.while_loop: {} loop variables, but the body gives {}",
+                vars.len(),
+                next.len()
+            )));
+        }
+        for (i, (&v, &x)) in vars.iter().zip(&next).enumerate() {
+            if let (Some(want), Some(got)) = (self.shape(v), self.shape(x)) {
+                let fits = want.rank() == got.rank()
+                    && want
+                        .dims()
+                        .iter()
+                        .zip(got.dims())
+                        .all(|(w, g)| w.is_none() || w == g);
+                if !fits {
+                    return Err(Error::invalid_argument(format!(
+                        "tf.while_loop: loop variable {i} enters the loop \
+                         with shape {want}, but has shape {got} after one \
+                         iteration"
+                    )));
+                }
+            }
+        }
+        let mut inputs = inits.to_vec();
+        inputs.push(pred);
+        inputs.extend(next);
+        self.op(
+            While {
+                body: vec![lo, hi],
+                vars: vars.len(),
+            },
+            &inputs,
+        )
+    }
+}
+
 /// One entry of the evaluation order; an entry's position is its step's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Item {
@@ -104,10 +183,20 @@ pub(crate) enum Item {
     /// This cond's outputs: the chosen branch's, as the switch at
     /// `switch` chose.
     Merge { cond: u32, switch: u32 },
+    /// Start the while loop `w`: its variables take their first values
+    /// (kept in this step's slot, where its `LoopVar`s read them).
+    Enter { w: u32 },
+    /// Evaluate the loop's condition; when false, go on at `exit_at`.
+    Test { w: u32, exit_at: u32 },
+    /// The body is done: the variables (in the slot of the step at
+    /// `enter`) take their next values; go on at `to` (the condition).
+    Next { w: u32, enter: u32, to: u32 },
+    /// The loop's outputs: its variables' last values (at `enter`).
+    Exit { w: u32, enter: u32 },
 }
 
-/// Where a node is evaluated: unconditionally (`None`) or in branch `.1`
-/// of the cond `.0`.
+/// Where a node is evaluated: unconditionally (`None`), in branch `.1`
+/// of the cond `.0`, or in the while loop `.0` (`.1` is 0).
 type Scope = Option<(u32, usize)>;
 
 /// The evaluation order of the nodes `targets` need, every node after
@@ -122,16 +211,23 @@ pub(crate) fn order(
     targets: &[Output],
     fed: &[Output],
 ) -> Result<Vec<Item>> {
-    let mut branches = HashMap::new();
+    let mut branches: HashMap<u32, Vec<Range<u32>>> = HashMap::new();
+    let mut loops = HashMap::new();
     for n in nodes {
-        if let Op::Def(def) = &n.op {
-            if let Some(b) = def.branches() {
-                branches.insert(n.id, b);
+        let Op::Def(def) = &n.op else { continue };
+        match def.control() {
+            Some(Control::Cond(b)) => {
+                branches.insert(n.id, b.to_vec());
             }
+            Some(Control::While { body, vars }) => {
+                branches.insert(n.id, vec![body]);
+                loops.insert(n.id, vars);
+            }
+            None => {}
         }
     }
-    // Each node's innermost branch: outer conds (made later, so with
-    // larger ids) first, inner ones overwriting them.
+    // Each node's innermost branch or loop: outer ones (made later, so
+    // with larger ids) first, inner ones overwriting them.
     let mut conds: Vec<u32> = branches.keys().copied().collect();
     conds.sort_unstable_by(|a, b| b.cmp(a));
     let mut home = HashMap::new();
@@ -156,6 +252,7 @@ pub(crate) fn order(
         nodes,
         fed,
         branches,
+        loops,
         home,
         items: Vec::new(),
         mark: HashMap::new(),
@@ -164,10 +261,25 @@ pub(crate) fn order(
     Ok(plan.items)
 }
 
+/// The ids of the `LoopVar` nodes of the while loop node `w`.
+pub(crate) fn loop_vars(w: &Node) -> Range<u32> {
+    match &w.op {
+        Op::Def(def) => match def.control() {
+            Some(Control::While { body, vars }) => {
+                body.start..body.start + vars as u32
+            }
+            _ => 0..0,
+        },
+        _ => 0..0,
+    }
+}
+
 struct Plan<'g> {
     nodes: &'g [Arc<Node>],
     fed: &'g [Output],
-    branches: HashMap<u32, [Range<u32>; 2]>,
+    branches: HashMap<u32, Vec<Range<u32>>>,
+    /// The while loops among `branches`, with their numbers of variables.
+    loops: HashMap<u32, usize>,
     home: HashMap<u32, (u32, usize)>,
     items: Vec<Item>,
     /// false: being visited; true: placed.
@@ -199,9 +311,13 @@ impl Plan<'_> {
         }
     }
 
-    /// The outputs of branch `k` of cond `c`.
+    /// The outputs of branch `k` of cond `c`; of a while loop `c`, its
+    /// condition and next values.
     fn branch_outputs(&self, c: u32, k: usize) -> &[Output] {
         let ins = &self.nodes[c as usize].inputs;
+        if let Some(&n) = self.loops.get(&c) {
+            return &ins[n..];
+        }
         let n = Cond::arity(ins.len());
         &ins[1 + k * n..1 + (k + 1) * n]
     }
@@ -211,8 +327,8 @@ impl Plan<'_> {
     fn frontier(&self, c: u32) -> Vec<u32> {
         let mut out = Vec::new();
         let mut seen = HashSet::new();
-        for k in 0..2 {
-            let range = self.branches[&c][k].clone();
+        for (k, range) in self.branches[&c].iter().enumerate() {
+            let range = range.clone();
             let mut stack: Vec<Output> = self.branch_outputs(c, k).to_vec();
             while let Some(o) = stack.pop() {
                 if self.given(&o) {
@@ -243,7 +359,9 @@ impl Plan<'_> {
             return Vec::new();
         }
         if self.branches.contains_key(&id) {
-            let mut d: Vec<u32> = n.inputs[..1]
+            // A cond's predicate, a loop's first values.
+            let firsts = self.loops.get(&id).copied().unwrap_or(1);
+            let mut d: Vec<u32> = n.inputs[..firsts]
                 .iter()
                 .filter(|o| !self.given(o))
                 .map(|o| o.node)
@@ -340,6 +458,9 @@ impl Plan<'_> {
     /// Appends node `id`'s item(s): a cond's switch, branches, jump and
     /// merge, another node's one step.
     fn place(&mut self, id: u32) -> Result<()> {
+        if let Some(&vars) = self.loops.get(&id) {
+            return self.place_loop(id, vars);
+        }
         if !self.branches.contains_key(&id) {
             self.items.push(Item::Node(id));
             return Ok(());
@@ -367,9 +488,39 @@ impl Plan<'_> {
         Ok(())
     }
 
+    /// Appends a while loop's items: enter, condition, test, body, next
+    /// (back to the condition), exit.
+    fn place_loop(&mut self, w: u32, vars: usize) -> Result<()> {
+        let at = |items: &Vec<Item>| items.len() as u32;
+        let enter = at(&self.items);
+        self.items.push(Item::Enter { w });
+        // The loop variables are the first nodes of the loop's range,
+        // given by the enter step.
+        let lo = self.branches[&w][0].start;
+        for v in lo..lo + vars as u32 {
+            self.mark.insert(v, true);
+        }
+        let top = at(&self.items);
+        let outs = self.branch_outputs(w, 0);
+        let (pred, next) = (self.roots(&outs[..1]), self.roots(&outs[1..]));
+        self.emit(Some((w, 0)), pred)?;
+        let test = at(&self.items);
+        self.items.push(Item::Test { w, exit_at: 0 });
+        self.emit(Some((w, 0)), next)?;
+        self.items.push(Item::Next { w, enter, to: top });
+        let exit = at(&self.items);
+        self.items.push(Item::Exit { w, enter });
+        self.items[test as usize] = Item::Test { w, exit_at: exit };
+        Ok(())
+    }
+
     fn branch_roots(&self, c: u32, k: usize) -> Vec<u32> {
-        self.branch_outputs(c, k)
-            .iter()
+        self.roots(self.branch_outputs(c, k))
+    }
+
+    /// The nodes of `outs` that are not given.
+    fn roots(&self, outs: &[Output]) -> Vec<u32> {
+        outs.iter()
             .filter(|o| !self.given(o))
             .map(|o| o.node)
             .collect()
@@ -419,6 +570,40 @@ mod tests {
         );
         // Fed, the cond needs nothing.
         assert_eq!(order(&nodes, &out, &out)?, vec![]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_loop_is_laid_out_as_enter_condition_test_body_next_exit() -> Result<()>
+    {
+        use crate::op::Compare;
+        use feedstock::decode::reduce::CmpOp;
+        let g = Graph::new();
+        let n = g.placeholder(DType::I64, None, Some("n"))?;
+        let zero = g.scalar(0.0, DType::I64)?;
+        let one = g.scalar(1.0, DType::I64)?;
+        let out = g.while_loop(
+            &[zero],
+            |g, v| g.op1(Compare { op: CmpOp::Less }, &[v[0], n]),
+            |g, v| {
+                Ok(vec![g.op1(Binary { op: BinaryOp::Add }, &[v[0], one])?])
+            },
+        )?;
+        let w = out[0].node;
+        let nodes = g.inner.read().nodes.clone();
+        let items = order(&nodes, &out, &[n])?;
+        let (less, add) = (nodes[w as usize].inputs[1].node, w - 1);
+        assert_eq!(
+            items,
+            vec![
+                Item::Enter { w },
+                Item::Node(less),
+                Item::Test { w, exit_at: 5 },
+                Item::Node(add),
+                Item::Next { w, enter: 0, to: 1 },
+                Item::Exit { w, enter: 0 },
+            ]
+        );
         Ok(())
     }
 }

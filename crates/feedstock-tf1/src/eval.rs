@@ -83,6 +83,15 @@ enum Ctl {
     /// Give the chosen branch's outputs (inputs: the true branch's, then
     /// the false branch's) as the switch at this step chose.
     Merge(u32),
+    /// Start a while loop: its variables' first values (the inputs) in
+    /// the slot.
+    Enter,
+    /// The loop's body is done: the next values (the inputs) replace the
+    /// variables in the slot of the step at `.0`; go on at `.1`.
+    Next(u32, u32),
+    /// The loop's outputs: the variables' values, moved from the slot of
+    /// the step at this position.
+    Exit(u32),
 }
 
 impl Step {
@@ -168,13 +177,26 @@ pub(crate) fn compile(
         .iter()
         .enumerate()
         .filter_map(|(p, item)| match *item {
-            Item::Node(id) | Item::Merge { cond: id, .. } => {
-                Some((id, p as u32))
-            }
+            Item::Node(id)
+            | Item::Merge { cond: id, .. }
+            | Item::Exit { w: id, .. } => Some((id, p as u32)),
             _ => None,
         })
         .collect();
+    // A loop variable is read in its loop's enter step's slot.
+    let mut loop_vars: HashMap<u32, (u32, u32)> = HashMap::new();
+    for (p, item) in order.iter().enumerate() {
+        if let Item::Enter { w } = *item {
+            let first = control::loop_vars(&graph[w as usize]);
+            for (i, v) in first.enumerate() {
+                loop_vars.insert(v, (p as u32, i as u32));
+            }
+        }
+    }
     let src = |o: &Output| -> Option<Src> {
+        if let Some(&(p, i)) = loop_vars.get(&o.node) {
+            return Some(Src::Slot(p, i));
+        }
         if let Some(f) = feed_of(o) {
             return Some(Src::Feed(f as u32));
         }
@@ -183,6 +205,11 @@ pub(crate) fn compile(
             return Some(Src::Const(Arc::clone(node)));
         }
         pos.get(&o.node).map(|&p| Src::Slot(p, o.index))
+    };
+    let srcs = |outs: &[Output]| -> Result<Vec<Src>> {
+        outs.iter()
+            .map(|i| src(i).ok_or_else(|| Error::internal("unplanned input")))
+            .collect()
     };
     let mut steps = Vec::with_capacity(order.len());
     for &item in &order {
@@ -202,14 +229,34 @@ pub(crate) fn compile(
             }
             Item::Merge { cond, switch } => {
                 let node = &graph[cond as usize];
-                let inputs = node.inputs[1..]
-                    .iter()
-                    .map(|i| {
-                        src(i)
-                            .ok_or_else(|| Error::internal("unplanned input"))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
+                let inputs = srcs(&node.inputs[1..])?;
                 steps.push(Step::control(node, inputs, Ctl::Merge(switch)));
+                continue;
+            }
+            Item::Enter { w } => {
+                let node = &graph[w as usize];
+                let n = (node.inputs.len() - 1) / 2;
+                let inputs = srcs(&node.inputs[..n])?;
+                steps.push(Step::control(node, inputs, Ctl::Enter));
+                continue;
+            }
+            Item::Test { w, exit_at } => {
+                let node = &graph[w as usize];
+                let n = (node.inputs.len() - 1) / 2;
+                let inputs = srcs(&node.inputs[n..=n])?;
+                steps.push(Step::control(node, inputs, Ctl::Switch(exit_at)));
+                continue;
+            }
+            Item::Next { w, enter, to } => {
+                let node = &graph[w as usize];
+                let n = (node.inputs.len() - 1) / 2;
+                let inputs = srcs(&node.inputs[n + 1..])?;
+                steps.push(Step::control(node, inputs, Ctl::Next(enter, to)));
+                continue;
+            }
+            Item::Exit { w, enter } => {
+                let node = &graph[w as usize];
+                steps.push(Step::control(node, Vec::new(), Ctl::Exit(enter)));
                 continue;
             }
         };
@@ -271,8 +318,15 @@ pub(crate) fn compile(
         st.key.iter().for_each(&mut count);
     }
     outs.iter().for_each(&mut count);
+    // A step inside a loop runs again: it may not move what it reads.
+    let mut depth = 0usize;
     for st in &mut steps {
-        if !matches!(st.ctl, Ctl::None) {
+        match st.ctl {
+            Ctl::Enter => depth += 1,
+            Ctl::Exit(_) => depth -= 1,
+            _ => {}
+        }
+        if !matches!(st.ctl, Ctl::None) || depth > 0 {
             continue;
         }
         if let Some(Src::Slot(p, i)) = st.inputs.first() {
@@ -336,9 +390,25 @@ impl Compiled {
         while let Some(step) = self.steps.get(i) {
             let (done, rest) = slots.split_at_mut(i);
             let out = &mut rest[0];
+            // A step in a loop runs again: its last outputs go.
+            out.clear();
             i += 1;
             match step.ctl {
                 Ctl::None => {}
+                Ctl::Next(enter, to) => {
+                    let next = step
+                        .inputs
+                        .iter()
+                        .map(|s| value_of(s, done, ctx.feeds).clone())
+                        .collect();
+                    done[enter as usize] = next;
+                    i = to as usize;
+                    continue;
+                }
+                Ctl::Exit(enter) => {
+                    out.append(&mut done[enter as usize]);
+                    continue;
+                }
                 ctl => {
                     let ins =
                         |k: usize| value_of(&step.inputs[k], done, ctx.feeds);
@@ -422,6 +492,10 @@ fn control_step<'a>(
             Ok((!t).then_some(else_at))
         }
         Ctl::Jump(to) => Ok(Some(to)),
+        Ctl::Enter => {
+            out.extend((0..len).map(|k| ins(k).clone()));
+            Ok(None)
+        }
         Ctl::Merge(switch) => {
             let chose_true = match done.get(switch as usize).map(|s| s.first())
             {
@@ -433,7 +507,7 @@ fn control_step<'a>(
             out.extend(chosen.map(|k| ins(k).clone()));
             Ok(None)
         }
-        Ctl::None => Ok(None),
+        Ctl::None | Ctl::Next(..) | Ctl::Exit(_) => Ok(None),
     }
 }
 

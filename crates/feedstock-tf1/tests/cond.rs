@@ -3,9 +3,10 @@
 //! checked against TensorFlow 2.21's `tf.compat.v1` (graph mode).
 
 use feedstock::decode::math::BinaryOp;
+use feedstock::decode::reduce::CmpOp;
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor, Value};
-use feedstock_tf1::op::Binary;
+use feedstock_tf1::op::{Binary, Compare};
 use feedstock_tf1::{Graph, Output, QueueKind, Session, StaticShape};
 
 fn scalar() -> StaticShape {
@@ -202,5 +203,102 @@ fn branches_must_agree_on_dtypes_and_count_and_shapes_merge() -> Result<()> {
     let ab = g.cond(p, |_| Ok(vec![a, c]), |_| Ok(vec![b, c]))?;
     assert_eq!(g.shape(ab[0]), Some(PartialShape::new(vec![None, None])));
     assert_eq!(g.shape(ab[1]), g.shape(c));
+    Ok(())
+}
+
+/// `i, acc = 0, 0; while i < n: i, acc = i + 1, acc + f(i)`.
+fn sum_loop(
+    g: &Graph,
+    n: Output,
+    f: impl FnOnce(&Graph, Output) -> Result<Output>,
+) -> Result<Vec<Output>> {
+    let zero = g.scalar(0.0, DType::I64)?;
+    g.while_loop(
+        &[zero, zero],
+        |g, v| g.op1(Compare { op: CmpOp::Less }, &[v[0], n]),
+        |g, v| {
+            let one = g.scalar(1.0, DType::I64)?;
+            let term = f(g, v[0])?;
+            Ok(vec![
+                g.op1(Binary { op: BinaryOp::Add }, &[v[0], one])?,
+                g.op1(Binary { op: BinaryOp::Add }, &[v[1], term])?,
+            ])
+        },
+    )
+}
+
+#[test]
+fn a_while_loop_runs_its_body_while_the_condition_holds() -> Result<()> {
+    let g = Graph::new();
+    let n = g.placeholder(DType::I64, scalar(), Some("n"))?;
+    let out =
+        sum_loop(&g, n, |g, i| g.op1(Binary { op: BinaryOp::Mul }, &[i, i]))?;
+    let sess = Session::new(&g);
+    for (count, want) in [(0i64, 0i64), (1, 0), (4, 14)] {
+        let got = sess.run(&out, &[(n, Tensor::scalar(count).into())])?;
+        assert_eq!((i64_of(&got[0])?, i64_of(&got[1])?), (count, want));
+    }
+    Ok(())
+}
+
+#[test]
+fn a_loop_body_dequeues_once_per_iteration_and_may_hold_a_cond() -> Result<()>
+{
+    let g = Graph::new();
+    let q = g.queue(QueueKind::Fifo, 10, &[(DType::I64, scalar())], None)?;
+    let vals = g.constant(Tensor::vector(vec![1i64, 2, 3, 4, 5, 6]))?;
+    let put = g.enqueue(q, &[vals], true)?;
+    let n = g.placeholder(DType::I64, scalar(), Some("n"))?;
+    // Odd iterations dequeue, even ones add 100.
+    let out = sum_loop(&g, n, |g, i| {
+        let two = g.scalar(2.0, DType::I64)?;
+        let zero = g.scalar(0.0, DType::I64)?;
+        let r = g.op1(
+            Binary {
+                op: BinaryOp::FloorMod,
+            },
+            &[i, two],
+        )?;
+        let odd = g.op1(
+            Compare {
+                op: CmpOp::NotEqual,
+            },
+            &[r, zero],
+        )?;
+        Ok(g.cond(
+            odd,
+            |g| Ok(vec![g.dequeue(q)?[0]]),
+            |g| Ok(vec![g.scalar(100.0, DType::I64)?]),
+        )?[0])
+    })?;
+    let size = g.queue_size(q)?;
+    let sess = Session::new(&g);
+    sess.run(&[put], &[])?;
+    // i = 0..4: 100 + 1 + 100 + 2.
+    let got = sess.run(&out, &[(n, Tensor::scalar(4i64).into())])?;
+    assert_eq!(i64_of(&got[1])?, 203);
+    assert_eq!(
+        sess.run(&[size], &[])?[0].dense()?.scalar_value::<i32>()?,
+        4
+    );
+    Ok(())
+}
+
+#[test]
+fn a_loop_body_must_keep_the_variables_shapes() -> Result<()> {
+    let g = Graph::new();
+    let x = g.constant(Tensor::vector(vec![1i64]))?;
+    let t = g.scalar(1.0, DType::Bool)?;
+    let e = g
+        .while_loop(
+            &[x],
+            |_, _| Ok(t),
+            |g, _| Ok(vec![g.constant(Tensor::vector(vec![1i64, 2]))?]),
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("enters the loop with shape [1]"),
+        "{e}"
+    );
     Ok(())
 }

@@ -79,12 +79,132 @@ impl OpDef for Cond {
         "cond"
     }
 
-    fn branches(&self) -> Option<[Range<u32>; 2]> {
-        let r = |lo: usize, hi: usize| -> Option<Range<u32>> {
-            Some(u32::try_from(lo).ok()?..u32::try_from(hi).ok()?)
-        };
+    fn control(&self) -> Option<Control> {
         match self.branches[..] {
-            [tl, th, fl, fh] => Some([r(tl, th)?, r(fl, fh)?]),
+            [tl, th, fl, fh] => {
+                Some(Control::Cond([ids(tl, th)?, ids(fl, fh)?]))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The nodes a control-flow op runs only when its predicate says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    /// A cond: the ids of the nodes of its true and false branches.
+    Cond([Range<u32>; 2]),
+    /// A while loop: the ids of the nodes of its condition and body, the
+    /// first `vars` of them its [`LoopVar`]s.
+    While {
+        /// The node ids.
+        body: Range<u32>,
+        /// How many loop variables.
+        vars: usize,
+    },
+}
+
+fn ids(lo: usize, hi: usize) -> Option<Range<u32>> {
+    Some(u32::try_from(lo).ok()?..u32::try_from(hi).ok()?)
+}
+
+op! {
+    /// A loop variable of a [`While`] inside its condition and body: the
+    /// value of the variable in the current iteration. The evaluator
+    /// gives it; it has no kernel.
+    LoopVar = "LoopVar" {
+        /// The variable's dtype.
+        dtype: DType,
+        /// Its shape invariant (-1: unknown size), `None` if unknown rank.
+        shape: Option<Vec<i64>>,
+    }
+}
+
+impl OpDef for LoopVar {
+    fn infer(&self, _: &[In]) -> Result<Vec<OutInfo>> {
+        let shape = self.shape.as_ref().map(|dims| {
+            PartialShape::new(
+                dims.iter()
+                    .map(|&d| usize::try_from(d).ok())
+                    .collect::<Vec<_>>(),
+            )
+        });
+        Ok(vec![dense(shape, self.dtype)])
+    }
+
+    fn run(&self, _: &Args<'_, '_>, _: &mut Vec<Value>) -> Result<()> {
+        Err(Error::internal("a LoopVar is given by its loop"))
+    }
+
+    fn default_name(&self) -> &'static str {
+        "Placeholder"
+    }
+}
+
+op! {
+    /// `tf.while_loop`: the inputs are the loop variables' first values,
+    /// then the condition (a bool scalar computed from the [`LoopVar`]s)
+    /// and the variables' next values (computed by the body); the outputs
+    /// are the variables' values once the condition fails.
+    While = "While" {
+        /// `[lo, hi]`: the ids of the nodes of the condition and body,
+        /// the first `vars` of them the loop variables.
+        body: Vec<usize>,
+        /// How many loop variables.
+        vars: usize,
+    }
+}
+
+impl OpDef for While {
+    fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        let n = self.vars;
+        let [lo, hi] = self.body[..] else {
+            return Err(Error::invalid_argument(
+                "tf.while_loop: body must be [lo, hi]",
+            ));
+        };
+        if ins.len() != 2 * n + 1 || lo + n > hi {
+            return Err(Error::invalid_argument(
+                "tf.while_loop: expected the loop variables, the condition \
+                 and the next values",
+            ));
+        }
+        if ins[n].dense("tf.while_loop condition")?.dtype != DType::Bool {
+            return Err(Error::invalid_dtype(format!(
+                "tf.while_loop: the condition is {}, not bool",
+                ins[n].dtype()
+            )));
+        }
+        (0..n)
+            .map(|i| {
+                let init = ins[i].dense("tf.while_loop")?;
+                let next = ins[n + 1 + i].dense("tf.while_loop")?;
+                if init.dtype != next.dtype {
+                    return Err(Error::invalid_dtype(format!(
+                        "tf.while_loop: loop variable {i} enters the loop as \
+                         {} and leaves the body as {}",
+                        init.dtype, next.dtype
+                    )));
+                }
+                Ok(dense(most_specific(&init.shape, &next.shape), init.dtype))
+            })
+            .collect()
+    }
+
+    fn run(&self, _: &Args<'_, '_>, _: &mut Vec<Value>) -> Result<()> {
+        Err(Error::internal("a While node is run by the evaluator"))
+    }
+
+    fn default_name(&self) -> &'static str {
+        "while"
+    }
+
+    fn control(&self) -> Option<Control> {
+        match self.body[..] {
+            [lo, hi] => Some(Control::While {
+                body: ids(lo, hi)?,
+                vars: self.vars,
+            }),
             _ => None,
         }
     }

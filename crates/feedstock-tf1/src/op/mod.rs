@@ -38,7 +38,7 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
-pub use control::{CaseCheck, Cond};
+pub use control::{CaseCheck, Cond, LoopVar, While};
 pub use math::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
@@ -109,9 +109,9 @@ pub trait OpDef: OpType + fmt::Debug + Send + Sync + 'static {
         Ok(input)
     }
 
-    /// For a control-flow op ([`Cond`]), the id ranges of the nodes of
-    /// its two branches, which the evaluator runs only when chosen.
-    fn branches(&self) -> Option<[std::ops::Range<u32>; 2]> {
+    /// For a control-flow op ([`Cond`], [`While`]), the nodes it runs
+    /// only when its predicate says so.
+    fn control(&self) -> Option<control::Control> {
         None
     }
 }
@@ -305,6 +305,8 @@ registry! {
     array::OneHot,
     control::Cond,
     control::CaseCheck,
+    control::LoopVar,
+    control::While,
 }
 
 /// The op `op_type` with attributes `attrs`.
