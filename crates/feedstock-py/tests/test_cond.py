@@ -1,7 +1,9 @@
-"""tf.cond and tf.case in compat.v1: the values, the laziness of the
-branches (a branch not taken dequeues and draws nothing), static shapes
-and errors, checked against what TensorFlow 2.21's tf.compat.v1 (graph
-mode, where cond builds If ops) gave for the same programs."""
+"""tf.cond, tf.case, tf.while_loop and tf.map_fn over a dimension known
+only when run, in compat.v1: the values, the laziness of the branches (a
+branch not taken dequeues and draws nothing; a loop body dequeues once
+per iteration), static shapes and errors, checked against what
+TensorFlow 2.21's tf.compat.v1 (graph mode, where cond builds If ops)
+gave for the same programs."""
 
 import numpy as np
 import pytest
@@ -206,3 +208,77 @@ def test_a_cond_in_a_batched_input_pipeline():
         finally:
             coord.request_stop()
             coord.join(threads)
+
+
+def test_while_loop_values_structures_and_iteration_bound():
+    n = tf.placeholder(tf.int32, [])
+    bounded = tf.while_loop(lambda i: i < 100, lambda i: i + 1, [0], maximum_iterations=5)
+    grown = tf.while_loop(
+        lambda a: tf.size(a) < n, lambda a: tf.concat([a, a], 0), [tf.constant([1])],
+        shape_invariants=[tf.TensorShape([None])],
+    )
+    pair = tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a * 2), (0, 1.0))
+    nested = tf.while_loop(lambda i, d: i < n, lambda i, d: (i + 1, {"x": d["x"] + i}), (0, {"x": 1}))
+    assert grown.shape.as_list() == [None] and isinstance(pair, tuple) and pair[1].dtype == tf.float32
+    assert isinstance(tf.while_loop(lambda i: i < n, lambda i: i + 1, [0], return_same_structure=True), list)
+    with tf.Session() as s:
+        # TensorFlow 2.21: 5, [1] * 8, (3, 8.0), (4, {'x': 7}).
+        assert s.run(bounded) == 5
+        assert s.run(grown, {n: 5}).tolist() == [1] * 8
+        assert s.run(pair, {n: 3}) == (3, 8.0)
+        assert s.run(nested, {n: 4}) == (4, {"x": 7})
+
+
+def test_a_loop_body_dequeues_once_per_iteration():
+    q = tf.FIFOQueue(10, [tf.int32], shapes=[[]])
+    fill = q.enqueue_many([[1, 2, 3, 4, 5]])
+    n = tf.placeholder(tf.int32, [])
+    r = tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + q.dequeue()), [0, 0])
+    with tf.Session() as s:
+        s.run(fill)
+        # TensorFlow 2.21: [2, 3] leaving 3, then [0, 0] leaving 3.
+        assert s.run(r, {n: 2}) == [2, 3] and s.run(q.size()) == 3
+        assert s.run(r, {n: 0}) == [0, 0] and s.run(q.size()) == 3
+
+
+def test_while_loop_refusals_as_tensorflow_words_them():
+    n = tf.placeholder(tf.int32, [])
+    with pytest.raises(ValueError, match=r"with shape \(1,\), but has shape \(2,\) after one iteration"):
+        tf.while_loop(lambda a: tf.size(a) < n, lambda a: tf.concat([a, a], 0), [tf.constant([1])])
+    with pytest.raises(TypeError, match="enters the loop with type <dtype: 'int32'> but has type <dtype: 'float32'>"):
+        tf.while_loop(lambda i: i < n, lambda i: tf.cast(i, tf.float32), [0])
+    with pytest.raises(ValueError, match="don't have the same nested structure"):
+        tf.while_loop(lambda i: i < n, lambda i: (i, i), [0])
+    with pytest.raises(TypeError, match="'body' must be callable"):
+        tf.while_loop(lambda i: i < n, 1, [0])
+    with pytest.raises(TypeError, match="object of type 'int' has no len"):
+        tf.while_loop(lambda i: i < n, lambda i: i + 1, 0)
+
+
+def test_map_fn_over_a_number_of_slices_known_only_when_run():
+    x = tf.placeholder(tf.int32, [None, 2])
+    y = tf.placeholder(tf.float32, [None])
+    s_ = tf.placeholder(tf.string, [None])
+    doubled = tf.map_fn(lambda v: v * 2, x)
+    pairs = tf.map_fn(lambda v: (v[0] + 1, v[1] * 2.0), (x, y), dtype=(tf.int32, tf.float32))
+    firsts = tf.map_fn(lambda v: tf.string_split([v], ",").values[:1], s_)
+    sums = tf.map_fn(lambda v: tf.reduce_sum(v), x)
+    # TensorFlow 2.21: (None, 2), (None, 2), (None,), (None, None), (None,).
+    assert [t.shape.as_list() for t in (doubled, *pairs, firsts, sums)] == [
+        [None, 2], [None, 2], [None], [None, None], [None]]
+    xv = np.array([[1, 2], [3, 4], [5, 6]], np.int32)
+    with tf.Session() as s:
+        assert s.run(doubled, {x: xv}).tolist() == [[2, 4], [6, 8], [10, 12]]
+        got = s.run(pairs, {x: xv, y: [1, 2, 3]})
+        assert got[0].tolist() == [[2, 3], [4, 5], [6, 7]] and got[1].tolist() == [2.0, 4.0, 6.0]
+        assert s.run(firsts, {s_: [b"a,b", b"c"]}).tolist() == [[b"a"], [b"c"]]
+        assert s.run(sums, {x: xv}).tolist() == [3, 7, 11]
+        assert s.run(sums, {x: np.zeros((0, 2), np.int32)}).tolist() == []
+        assert s.run(doubled, {x: np.zeros((0, 2), np.int32)}).shape == (0, 2)
+
+    with pytest.raises(ValueError, match="not scalars"):
+        tf.map_fn(lambda v: v, tf.constant(1))
+    with tf.Session() as s:
+        unknown_rank = tf.placeholder(tf.int32)
+        assert s.run(tf.map_fn(lambda v: v + 1, unknown_rank), {unknown_rank: [1, 2]}).tolist() == [2, 3]
+        assert s.run(tf.map_fn(lambda v: v + 1, tf.zeros([0, 3], tf.int32))).shape == (0, 3)

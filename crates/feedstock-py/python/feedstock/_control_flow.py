@@ -1,11 +1,15 @@
-"""``tf.cond`` and ``tf.case``: branches that run only when chosen.
+"""``tf.cond``, ``tf.case`` and ``tf.while_loop``: branches that run
+only when chosen, loop bodies once per iteration.
 
 The branch functions run once, while building; the nodes each one adds
 are named (by their ids) to one native ``Cond`` node, and the session
 evaluates a branch's nodes only when its predicate chooses it, so a
 branch not taken dequeues, reads, decodes and draws nothing (as in
 TensorFlow). What a branch reads from outside it is evaluated whichever
-branch is chosen. Behaviour and messages are TensorFlow 2.21's.
+branch is chosen. A loop's condition and body functions also run once,
+on stand-ins for the loop variables (``LoopVar`` nodes); the session runs
+their nodes once per iteration. Behaviour and messages are TensorFlow
+2.21's.
 """
 
 import collections.abc
@@ -14,6 +18,8 @@ from ._graph import (
     Operation,
     SparseTensor,
     Tensor,
+    TensorShape,
+    _op,
     _graph_of,
     _name_scope,
     _next_name,
@@ -21,6 +27,7 @@ from ._graph import (
     bool_,
     convert_to_tensor,
     identity,
+    int32,
 )
 
 _STRUCTURE = (
@@ -208,3 +215,161 @@ def _asserting(g, action, preds):
 
 def _partial_cond(pred, true_fn, false_fn):
     return lambda: cond(pred, true_fn, false_fn)
+
+
+def _fits(shape, invariant):
+    """Whether ``shape`` is one ``invariant`` (a TensorShape) allows."""
+    if invariant.dims is None:
+        return True
+    if shape.dims is None or len(shape.dims) != len(invariant.dims):
+        return False
+    return all(w is None or w == d for w, d in zip(invariant.dims, shape.dims))
+
+
+def _loop_var(g, t, invariant):
+    shape = None if invariant.dims is None else [-1 if d is None else d for d in invariant.dims]
+    return _op(g, "LoopVar", [], dtype=t.dtype._native, shape=shape)
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
+               swap_memory=False, name=None, maximum_iterations=None, return_same_structure=False):
+    """``tf.while_loop``: ``body`` applied to ``loop_vars`` (a tensor or a
+    nested structure of them) while ``cond`` of them holds, when run. Both
+    functions run once, now, on stand-ins for the variables; their ops run
+    once per iteration. A variable keeps its dtype and its shape (or the
+    less specific one ``shape_invariants`` gives); ``maximum_iterations``
+    bounds the iterations. A single variable comes back as a tensor
+    unless ``return_same_structure``."""
+    if not callable(cond):
+        raise TypeError("'cond' must be callable.")
+    if not callable(body):
+        raise TypeError("'body' must be callable.")
+    if parallel_iterations < 1:
+        raise TypeError("'parallel_iterations' must be a positive integer.")
+    if isinstance(loop_vars, Tensor):
+        loop_vars = [loop_vars]
+    if not isinstance(loop_vars, (list, tuple)):
+        raise TypeError(f"object of type '{type(loop_vars).__name__}' has no len()")
+    leaves = []
+    structure = _flatten(list(loop_vars), leaves)
+    inits = [x if isinstance(x, Tensor) else convert_to_tensor(x) for x in leaves]
+    if any(isinstance(t, SparseTensor) for t in inits):
+        raise NotImplementedError("tf.while_loop: sparse loop variables are not supported by feedstock")
+    if shape_invariants is None:
+        invariants = [t.shape for t in inits]
+    else:
+        inv_leaves = []
+        _flatten(shape_invariants, inv_leaves)
+        if len(inv_leaves) != len(inits):
+            raise ValueError(f"shape_invariants has {len(inv_leaves)} shapes for {len(inits)} loop variables")
+        invariants = [x if isinstance(x, TensorShape) else TensorShape(x) for x in inv_leaves]
+        for t, inv in zip(inits, invariants):
+            if not _fits(t.shape, inv):
+                raise ValueError(
+                    f"The shape invariant specified for {t.name} is not compatible with the initial shape of the "
+                    f"loop variable. It enters the loop with shape {t.shape}, but the specified shape invariant "
+                    f"is {inv}."
+                )
+    g = _graph_of(*inits)
+    counted = maximum_iterations is not None
+    with _name_scope(g, name, "while") as scope:
+        if counted:
+            limit = convert_to_tensor(maximum_iterations, dtype=int32, name="maximum_iterations")
+            inits = [convert_to_tensor(0, name="iteration"), *inits]
+            invariants = [TensorShape([]), *invariants]
+        lo = len(g._g)
+        stand_ins = [_loop_var(g, t, inv) for t, inv in zip(inits, invariants)]
+        args = _pack(structure, iter(stand_ins[1:] if counted else stand_ins))
+        pred = convert_to_tensor(cond(*args))
+        if counted:
+            from ._array_ops import logical_and
+
+            pred = logical_and(stand_ins[0] < limit, pred)
+        out = body(*args)
+        if not isinstance(out, (list, tuple)):
+            out = [out]
+        out_leaves = []
+        if not _same_structure(structure, _flatten(list(out), out_leaves)):
+            raise ValueError(
+                "The two structures don't have the same nested structure.\n\n"
+                f"First structure: type={type(loop_vars).__name__} str={loop_vars}\n\n"
+                f"Second structure: type={type(out).__name__} str={out}"
+            )
+        nexts = [x if isinstance(x, Tensor) else convert_to_tensor(x) for x in out_leaves]
+        if counted:
+            nexts = [stand_ins[0] + 1, *nexts]
+        for t, nxt, inv in zip(inits, nexts, invariants):
+            if nxt.dtype != t.dtype:
+                raise TypeError(
+                    f"Loop var {t.name} enters the loop with type {t.dtype!s} but has type {nxt.dtype!s} after 1 "
+                    f"iteration. {t.name} type should remain constant."
+                )
+            if not _fits(nxt.shape, inv):
+                raise ValueError(
+                    f"Input tensor `{t.name}` enters the loop with shape {inv}, but has shape {nxt.shape} after "
+                    "one iteration. To allow the shape to vary across iterations, use the `shape_invariants` "
+                    "argument of tf.while_loop to specify a less-specific shape."
+                )
+        hi = len(g._g)
+        with _next_name(g, scope, exact=True):
+            outs = _ops(g, "While", [*inits, pred, *nexts], body=[lo, hi], vars=len(inits))
+        outs = [identity(o, name="Identity") for o in outs]
+    if counted:
+        outs = outs[1:]
+    result = _pack(structure, iter(outs))
+    if not return_same_structure and len(result) == 1:
+        return result[0]
+    if hasattr(type(loop_vars), "_fields"):
+        return type(loop_vars)(*result)
+    return type(loop_vars)(result)
+
+
+def _map_fn_loop(fn, ts, elems, name):
+    """``tf.map_fn`` of ``fn`` over the slices of the tensors ``ts`` (from
+    the list or tuple ``elems``, or one tensor if ``elems`` is None) along
+    axis 0, whose number is known only when run: a while loop that
+    concatenates the results. ``fn`` is called twice while building: once
+    on stand-ins for the slices to learn what it returns (those ops never
+    run), once in the loop's body."""
+    from ._graph import concat, expand_dims, gather, shape, zeros
+
+    def call(pieces):
+        return fn(pieces[0] if elems is None else type(elems)(pieces))
+
+    g = _graph_of(*ts)
+    with _name_scope(g, name, "map") as scope:
+        probe_leaves = []
+        # Stand-ins for the slices (never run, nor what fn makes of them).
+        slices = [_loop_var(g, t, TensorShape(None if t.shape.dims is None else t.shape.dims[1:])) for t in ts]
+        structure = _flatten(call(slices), probe_leaves)
+        probe_leaves = [x if isinstance(x, Tensor) else convert_to_tensor(x) for x in probe_leaves]
+        # The empty result: unknown sizes (or rank) as 0, replaced by the
+        # first row.
+        accs = [zeros([0] + [d or 0 for d in x.shape.dims or []], dtype=x.dtype) for x in probe_leaves]
+        invariants = [TensorShape(None if x.shape.dims is None else [None, *x.shape.dims]) for x in probe_leaves]
+        n = shape(ts[0], out_type=int32)[0]
+
+        def body(i, *accs):
+            leaves = []
+            got = _flatten(call([gather(t, i) for t in ts]), leaves)
+            if not _same_structure(structure, got):
+                raise ValueError("tf.map_fn: fn returned different structures")
+            new = []
+            for acc, x in zip(accs, leaves):
+                row = expand_dims(convert_to_tensor(x), 0)
+                if acc.shape.dims is not None and None not in acc.shape.dims[1:]:
+                    new.append(concat([acc, row], 0))
+                else:
+                    new.append(cond(i > 0, lambda a=acc, r=row: concat([a, r], 0), lambda r=row: r))
+            return [i + 1, *new]
+
+        out = while_loop(
+            lambda i, *accs: i < n,
+            body,
+            [convert_to_tensor(0), *accs],
+            shape_invariants=[TensorShape([]), *invariants],
+        )[1:]
+        result = _pack(structure, iter(out))
+        if isinstance(result, Tensor):
+            return identity(result, name=scope)
+        return result

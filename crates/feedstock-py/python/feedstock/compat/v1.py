@@ -43,7 +43,7 @@ from .._array_ops import (
     unstack,
 )
 from .._script_ops import Print, numpy_function, py_func
-from .._control_flow import case, cond
+from .._control_flow import case, cond, while_loop
 from .._graph import (
     DType,
     Graph,
