@@ -68,6 +68,9 @@ struct Step {
     movable: bool,
     /// The step's part in a cond, if it has one.
     ctl: Ctl,
+    /// For a merge or a loop's next step: which inputs it may move out of
+    /// their slots (made for it in this pass, and read by it alone).
+    moves: Vec<bool>,
 }
 
 /// What a step does for a cond ([`control::Item`]).
@@ -105,6 +108,7 @@ impl Step {
             uses: Vec::new(),
             movable: false,
             ctl,
+            moves: Vec::new(),
         }
     }
 }
@@ -300,6 +304,7 @@ pub(crate) fn compile(
             uses,
             movable: false,
             ctl: Ctl::None,
+            moves: Vec::new(),
         });
     }
     let outs: Vec<Src> = targets
@@ -318,6 +323,23 @@ pub(crate) fn compile(
         st.key.iter().for_each(&mut count);
     }
     outs.iter().for_each(&mut count);
+    for st in &mut steps {
+        let bound = match st.ctl {
+            Ctl::Merge(switch) => switch,
+            Ctl::Next(enter, _) => enter,
+            _ => continue,
+        };
+        st.moves = st
+            .inputs
+            .iter()
+            .map(|s| match s {
+                Src::Slot(p, i) => {
+                    *p > bound && reads.get(&(*p, *i)) == Some(&1)
+                }
+                _ => false,
+            })
+            .collect();
+    }
     // A step inside a loop runs again: it may not move what it reads.
     let mut depth = 0usize;
     for st in &mut steps {
@@ -396,13 +418,28 @@ impl Compiled {
             match step.ctl {
                 Ctl::None => {}
                 Ctl::Next(enter, to) => {
-                    let next = step
-                        .inputs
-                        .iter()
-                        .map(|s| value_of(s, done, ctx.feeds).clone())
+                    let next = (0..step.inputs.len())
+                        .map(|k| take_input(step, k, done, ctx.feeds))
                         .collect();
                     done[enter as usize] = next;
                     i = to as usize;
+                    continue;
+                }
+                Ctl::Merge(switch) => {
+                    let chosen = match done.get(switch as usize) {
+                        Some(s) if !s.is_empty() => truth(&s[0]),
+                        _ => Err(Error::internal("a merge before its switch")),
+                    };
+                    let n = step.inputs.len() / 2;
+                    match chosen {
+                        Ok(t) => {
+                            let ks = if t { 0..n } else { n..2 * n };
+                            for k in ks {
+                                out.push(take_input(step, k, done, ctx.feeds));
+                            }
+                        }
+                        Err(e) => return Err(annotate(e, None, &step.node)),
+                    }
                     continue;
                 }
                 Ctl::Exit(enter) => {
@@ -412,8 +449,7 @@ impl Compiled {
                 ctl => {
                     let ins =
                         |k: usize| value_of(&step.inputs[k], done, ctx.feeds);
-                    match control_step(ctl, &ins, step.inputs.len(), done, out)
-                    {
+                    match control_step(ctl, &ins, step.inputs.len(), out) {
                         Ok(Some(to)) => i = to as usize,
                         Ok(None) => {}
                         Err(e) => return Err(annotate(e, None, &step.node)),
@@ -477,12 +513,30 @@ fn forward(step: &Step, v: Value, out: &mut Vec<Value>) -> Result<()> {
     Ok(())
 }
 
+/// Input `k` of a merge or next step: moved out of its slot where the
+/// compiler allowed it, else cloned.
+fn take_input(
+    step: &Step,
+    k: usize,
+    done: &mut [Vec<Value>],
+    feeds: &[(Output, Value)],
+) -> Value {
+    match &step.inputs[k] {
+        Src::Slot(p, i) if step.moves.get(k) == Some(&true) => {
+            std::mem::replace(
+                &mut done[*p as usize][*i as usize],
+                Value::Dense(Tensor::hollow()),
+            )
+        }
+        src => value_of(src, done, feeds).clone(),
+    }
+}
+
 /// Runs a cond's control step; the step to go on at, if not the next.
 fn control_step<'a>(
     ctl: Ctl,
     ins: &dyn Fn(usize) -> &'a Value,
     len: usize,
-    done: &[Vec<Value>],
     out: &mut Vec<Value>,
 ) -> Result<Option<u32>> {
     match ctl {
@@ -496,18 +550,7 @@ fn control_step<'a>(
             out.extend((0..len).map(|k| ins(k).clone()));
             Ok(None)
         }
-        Ctl::Merge(switch) => {
-            let chose_true = match done.get(switch as usize).map(|s| s.first())
-            {
-                Some(Some(v)) => truth(v)?,
-                _ => return Err(Error::internal("a merge before its switch")),
-            };
-            let n = len / 2;
-            let chosen = if chose_true { 0..n } else { n..2 * n };
-            out.extend(chosen.map(|k| ins(k).clone()));
-            Ok(None)
-        }
-        Ctl::None | Ctl::Next(..) | Ctl::Exit(_) => Ok(None),
+        Ctl::None | Ctl::Merge(_) | Ctl::Next(..) | Ctl::Exit(_) => Ok(None),
     }
 }
 

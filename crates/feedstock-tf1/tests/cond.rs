@@ -302,3 +302,30 @@ fn a_loop_body_must_keep_the_variables_shapes() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn values_from_outside_a_loop_survive_every_iteration() -> Result<()> {
+    // A branch in the body gives a value made outside the loop (read by
+    // the merge alone): each iteration must see it whole.
+    let g = Graph::new();
+    let n = g.placeholder(DType::I64, scalar(), Some("n"))?;
+    let x = g.placeholder(DType::I64, scalar(), Some("x"))?;
+    let outer = g.op1(Binary { op: BinaryOp::Add }, &[x, x])?;
+    let out = sum_loop(&g, n, |g, i| {
+        let zero = g.scalar(0.0, DType::I64)?;
+        let pos = g.op1(Compare { op: CmpOp::Greater }, &[i, zero])?;
+        Ok(g.cond(
+            pos,
+            |_| Ok(vec![outer]),
+            |g| Ok(vec![g.op1(Binary { op: BinaryOp::Mul }, &[i, i])?]),
+        )?[0])
+    })?;
+    let sess = Session::new(&g);
+    let feeds = [
+        (n, Tensor::scalar(4i64).into()),
+        (x, Tensor::scalar(5i64).into()),
+    ];
+    let got = sess.run(&out, &feeds)?;
+    assert_eq!(i64_of(&got[1])?, 30);
+    Ok(())
+}
