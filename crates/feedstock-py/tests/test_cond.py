@@ -282,3 +282,37 @@ def test_map_fn_over_a_number_of_slices_known_only_when_run():
         unknown_rank = tf.placeholder(tf.int32)
         assert s.run(tf.map_fn(lambda v: v + 1, unknown_rank), {unknown_rank: [1, 2]}).tolist() == [2, 3]
         assert s.run(tf.map_fn(lambda v: v + 1, tf.zeros([0, 3], tf.int32))).shape == (0, 3)
+
+
+def test_a_tensor_made_in_a_branch_is_refused_outside_it():
+    # TensorFlow 2.21 refuses the fetch too (its branches are functions:
+    # "is not an element of this graph"); feedstock says why.
+    p = tf.placeholder(tf.bool, [])
+    inner = []
+
+    def branch():
+        inner.append(tf.constant(5) + 1)
+        return inner[0]
+
+    r = tf.cond(p, branch, lambda: tf.constant(0))
+    with tf.Session() as s:
+        assert s.run(r, {p: True}) == 6
+        with pytest.raises(tf.errors.InvalidArgumentError, match="made inside a branch of the tf.cond cond"):
+            s.run(inner[0], {p: True})
+
+
+def test_cond_and_while_loop_in_a_pipeline_map():
+    import feedstock as fs
+
+    def halves(ex):
+        x = ex["x"]
+        return {"x": x, "y": tf.cond(tf.equal(x % 2, 0), lambda: x * 10, lambda: -x)}
+
+    def triangle(ex):
+        zero = tf.constant(0, tf.int64)
+        return {"y": tf.while_loop(lambda i, s: i < ex["x"], lambda i, s: (i + 1, s + i), [zero, zero])[1]}
+
+    got = [b["y"].tolist() for b in fs.Pipeline(arrays={"x": np.arange(6)}, batch_size=3, shuffle=False, map=halves)]
+    assert got == [[0, -1, 20], [-3, 40, -5]]
+    got = [b["y"].tolist() for b in fs.Pipeline(arrays={"x": np.arange(6)}, batch_size=3, shuffle=False, map=triangle)]
+    assert got == [[0, 0, 1], [3, 6, 10]]
