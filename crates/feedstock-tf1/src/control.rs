@@ -22,10 +22,11 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use feedstock::error::{Error, Result};
+use feedstock::tensor::{Tensor, Value};
 
 use super::graph::{Node, Op, Output};
 use super::Graph;
-use crate::op::control::Control;
+use crate::op::control::{truth, Control};
 use crate::op::{Cond, LoopVar, While};
 
 impl Graph {
@@ -524,6 +525,52 @@ impl Plan<'_> {
             .filter(|o| !self.given(o))
             .map(|o| o.node)
             .collect()
+    }
+}
+
+/// What a step of the evaluator does for a cond or loop ([`Item`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ctl {
+    /// An ordinary step: run its node.
+    None,
+    /// Evaluate the predicate (input 0), keep the choice in the slot and,
+    /// when false, go on at this step.
+    Switch(u32),
+    /// Go on at this step.
+    Jump(u32),
+    /// Give the chosen branch's outputs (inputs: the true branch's, then
+    /// the false branch's) as the switch at this step chose.
+    Merge(u32),
+    /// Start a while loop: its variables' first values (the inputs) in
+    /// the slot.
+    Enter,
+    /// The loop's body is done: the next values (the inputs) replace the
+    /// variables in the slot of the step at `.0`; go on at `.1`.
+    Next(u32, u32),
+    /// The loop's outputs: the variables' values, moved from the slot of
+    /// the step at this position.
+    Exit(u32),
+}
+
+/// Runs a cond's control step; the step to go on at, if not the next.
+pub(crate) fn control_step<'a>(
+    ctl: Ctl,
+    ins: &dyn Fn(usize) -> &'a Value,
+    len: usize,
+    out: &mut Vec<Value>,
+) -> Result<Option<u32>> {
+    match ctl {
+        Ctl::Switch(else_at) => {
+            let t = truth(ins(0))?;
+            out.push(Tensor::scalar(t).into());
+            Ok((!t).then_some(else_at))
+        }
+        Ctl::Jump(to) => Ok(Some(to)),
+        Ctl::Enter => {
+            out.extend((0..len).map(|k| ins(k).clone()));
+            Ok(None)
+        }
+        Ctl::None | Ctl::Merge(_) | Ctl::Next(..) | Ctl::Exit(_) => Ok(None),
     }
 }
 

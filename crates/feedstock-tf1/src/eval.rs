@@ -39,7 +39,7 @@ use super::graph::{
     SparsePart,
 };
 use super::session::{Inner, Interrupt, NodeState, Resource};
-use crate::control::{self, Item};
+use crate::control::{self, control_step, Ctl, Item};
 use crate::op::{control::truth, Args};
 
 /// Where a step finds an input.
@@ -71,30 +71,6 @@ struct Step {
     /// For a merge or a loop's next step: which inputs it may move out of
     /// their slots (made for it in this pass, and read by it alone).
     moves: Vec<bool>,
-}
-
-/// What a step does for a cond ([`control::Item`]).
-#[derive(Debug, Clone, Copy)]
-enum Ctl {
-    /// An ordinary step: run its node.
-    None,
-    /// Evaluate the predicate (input 0), keep the choice in the slot and,
-    /// when false, go on at this step.
-    Switch(u32),
-    /// Go on at this step.
-    Jump(u32),
-    /// Give the chosen branch's outputs (inputs: the true branch's, then
-    /// the false branch's) as the switch at this step chose.
-    Merge(u32),
-    /// Start a while loop: its variables' first values (the inputs) in
-    /// the slot.
-    Enter,
-    /// The loop's body is done: the next values (the inputs) replace the
-    /// variables in the slot of the step at `.0`; go on at `.1`.
-    Next(u32, u32),
-    /// The loop's outputs: the variables' values, moved from the slot of
-    /// the step at this position.
-    Exit(u32),
 }
 
 impl Step {
@@ -529,28 +505,6 @@ fn take_input(
             )
         }
         src => value_of(src, done, feeds).clone(),
-    }
-}
-
-/// Runs a cond's control step; the step to go on at, if not the next.
-fn control_step<'a>(
-    ctl: Ctl,
-    ins: &dyn Fn(usize) -> &'a Value,
-    len: usize,
-    out: &mut Vec<Value>,
-) -> Result<Option<u32>> {
-    match ctl {
-        Ctl::Switch(else_at) => {
-            let t = truth(ins(0))?;
-            out.push(Tensor::scalar(t).into());
-            Ok((!t).then_some(else_at))
-        }
-        Ctl::Jump(to) => Ok(Some(to)),
-        Ctl::Enter => {
-            out.extend((0..len).map(|k| ins(k).clone()));
-            Ok(None)
-        }
-        Ctl::None | Ctl::Merge(_) | Ctl::Next(..) | Ctl::Exit(_) => Ok(None),
     }
 }
 
