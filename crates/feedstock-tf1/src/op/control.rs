@@ -1,10 +1,12 @@
-//! Control flow: the node of `tf.cond` (and so of `tf.case`).
+//! Control flow: the nodes of `tf.cond` (and so of `tf.case`) and of
+//! `tf.while_loop`.
 //!
 //! The branches of a cond are ordinary nodes of the graph, made while
 //! the branch functions ran; the [`Cond`] node names them by their id
-//! ranges, and the evaluator ([`crate::control`]) runs a branch's nodes
+//! ranges, and the evaluator (`crate::control`) runs a branch's nodes
 //! only when its predicate chooses it. A branch not taken dequeues,
-//! reads, decodes and draws nothing.
+//! reads, decodes and draws nothing. A [`While`] node names the nodes of
+//! its condition and body the same way; they run once per iteration.
 
 use std::ops::Range;
 
