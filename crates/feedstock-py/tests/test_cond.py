@@ -316,3 +316,18 @@ def test_cond_and_while_loop_in_a_pipeline_map():
     assert got == [[0, -1, 20], [-3, 40, -5]]
     got = [b["y"].tolist() for b in fs.Pipeline(arrays={"x": np.arange(6)}, batch_size=3, shuffle=False, map=triangle)]
     assert got == [[0, 0, 1], [3, 6, 10]]
+
+
+def test_a_branch_may_return_an_operation():
+    # A conditional enqueue. TensorFlow 2.21 gives a bool: the
+    # predicate's value.
+    q = tf.FIFOQueue(10, [tf.int32], shapes=[[]])
+    x = tf.placeholder(tf.int32, [])
+    op = tf.cond(x > 0, lambda: q.enqueue(x), lambda: tf.no_op())
+    both = tf.cond(x > 0, lambda: tf.group(q.enqueue(x * 10), q.enqueue(x * 100)), tf.no_op)
+    assert op.dtype == tf.bool and op.shape.as_list() == []
+    with tf.Session() as s:
+        assert [s.run(op, {x: v}) for v in (1, -1, 2)] == [True, False, True]
+        assert s.run(q.size()) == 2
+        assert [s.run(both, {x: v}) for v in (-1, 3)] == [False, True]
+        assert sorted(s.run(q.dequeue_many(4)).tolist()) == [1, 2, 30, 300]

@@ -75,18 +75,19 @@ def _same_structure(a, b):
     return a[1] is b[1] and a[2] == b[2] and all(_same_structure(x, y) for x, y in zip(a[3], b[3]))
 
 
-def _branch(fn):
-    """Runs a branch function: its structure and its leaves as tensors."""
+def _branch(fn, g, which):
+    """Runs a branch function: its structure and its leaves as tensors.
+    An operation (an enqueue, ``tf.group``, ``tf.no_op``) becomes a bool
+    scalar evaluated after it: ``which`` (TensorFlow 2.21 gives the
+    predicate's value)."""
     out = fn()
     leaves = []
     structure = _flatten(out, leaves)
     tensors = []
     for leaf in leaves:
         if isinstance(leaf, Operation):
-            raise NotImplementedError(
-                "tf.cond: a branch returning an operation (tf.group, tf.no_op) is not supported by feedstock; "
-                "return tensors"
-            )
+            tensors.append(_op(g, "Done", leaf.inputs, value=which))
+            continue
         if isinstance(leaf, SparseTensor):
             raise NotImplementedError(
                 "tf.cond: a branch returning a SparseTensor is not supported by feedstock; return its "
@@ -127,9 +128,9 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     g = _graph_of(pred)
     with _name_scope(g, name, "cond") as scope:
         lo = len(g._g)
-        t_out, t_structure, t_tensors = _branch(true_fn)
+        t_out, t_structure, t_tensors = _branch(true_fn, g, True)
         mid = len(g._g)
-        f_out, f_structure, f_tensors = _branch(false_fn)
+        f_out, f_structure, f_tensors = _branch(false_fn, g, False)
         hi = len(g._g)
         if not _same_structure(t_structure, f_structure):
             if len(t_tensors) != len(f_tensors) and t_structure[0] == f_structure[0] == list:

@@ -283,6 +283,29 @@ impl OpDef for CaseCheck {
     }
 }
 
+op! {
+    /// An operation (`tf.group`, an enqueue, `tf.no_op`) returned by a
+    /// cond's branch, as a value: its inputs are the operation's tensors,
+    /// evaluated for their effect; the output is the bool scalar `value`
+    /// (TensorFlow 2.21 gives the predicate's value: `true` in the true
+    /// branch, `false` in the false one).
+    Done = "Done" {
+        /// The output.
+        value: bool,
+    }
+}
+
+impl OpDef for Done {
+    fn infer(&self, _: &[In]) -> Result<Vec<OutInfo>> {
+        Ok(vec![dense(Some(PartialShape::scalar()), DType::Bool)])
+    }
+
+    fn run(&self, _: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
+        out.push(Value::Dense(feedstock::tensor::Tensor::scalar(self.value)));
+        Ok(())
+    }
+}
+
 /// The most specific shape compatible with both `a` and `b`
 /// (TensorFlow's `most_specific_compatible_shape`): unknown rank where
 /// the ranks differ, an unknown dimension where the sizes do.

@@ -38,7 +38,7 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
-pub use control::{CaseCheck, Cond, LoopVar, While};
+pub use control::{CaseCheck, Cond, Done, LoopVar, While};
 pub use math::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
@@ -307,6 +307,7 @@ registry! {
     control::CaseCheck,
     control::LoopVar,
     control::While,
+    control::Done,
 }
 
 /// The op `op_type` with attributes `attrs`.
