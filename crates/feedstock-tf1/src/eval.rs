@@ -22,7 +22,8 @@ use feedstock::tensor::{DType, Tensor, Value};
 
 use super::graph::{Graph, Node, Op, Output, ReaderStateOp};
 use super::session::{Inner, Interrupt, NodeState, Resource};
-use crate::op::Args;
+use crate::control::{self, control_step, Ctl, Item};
+use crate::op::{control::truth, Args};
 
 /// Where a step finds an input.
 #[derive(Debug, Clone)]
@@ -48,6 +49,27 @@ struct Step {
     /// Input 0 is read by this step alone, so a step that only reshapes
     /// or forwards it may move it instead of copying it.
     movable: bool,
+    /// The step's part in a cond, if it has one.
+    ctl: Ctl,
+    /// For a merge or a loop's next step: which inputs it may move out of
+    /// their slots (made for it in this pass, and read by it alone).
+    moves: Vec<bool>,
+}
+
+impl Step {
+    /// A step of a cond's control.
+    fn control(node: &Arc<Node>, inputs: Vec<Src>, ctl: Ctl) -> Step {
+        Step {
+            node: Arc::clone(node),
+            inputs,
+            key: None,
+            state: Arc::new(NodeState::default()),
+            uses: Vec::new(),
+            movable: false,
+            ctl,
+            moves: Vec::new(),
+        }
+    }
 }
 
 /// Outputs compiled into steps in dependency order.
@@ -111,56 +133,33 @@ pub(crate) fn compile(
             fed.iter().any(|f| f.node == n.id && f.index as usize == i)
         })
     };
-    // Depth-first, post-order: every step after the steps it reads.
-    let mut order: Vec<u32> = Vec::new();
-    let mut mark: HashMap<u32, bool> = HashMap::new();
-    let mut stack: Vec<(u32, bool)> = Vec::new();
-    for t in targets {
-        let node = graph.get(t.node as usize).ok_or_else(|| {
-            Error::invalid_argument("fetch of another graph")
-        })?;
-        if feed_of(t).is_some() || matches!(node.op, Op::Constant(_)) {
-            continue;
-        }
-        stack.push((t.node, false));
-    }
-    while let Some((id, expanded)) = stack.pop() {
-        if expanded {
-            if mark.get(&id) == Some(&false) {
-                mark.insert(id, true);
-                order.push(id);
-            }
-            continue;
-        }
-        if mark.contains_key(&id) {
-            continue;
-        }
-        mark.insert(id, false);
-        stack.push((id, true));
-        let node = &graph[id as usize];
-        if !node.steps_inputs() || fully_fed(node) {
-            continue;
-        }
-        for i in &node.inputs {
-            let dep = &graph[i.node as usize];
-            if feed_of(i).is_some() || matches!(dep.op, Op::Constant(_)) {
-                continue;
-            }
-            match mark.get(&i.node) {
-                Some(false) => {
-                    return Err(Error::internal("the graph has a cycle"))
-                }
-                Some(true) => {}
-                None => stack.push((i.node, false)),
-            }
-        }
-    }
+    // Every step after the steps it reads; a cond's branches laid out
+    // to run only when chosen (see `control`).
+    let order = control::order(&graph, targets, fed)?;
     let pos: HashMap<u32, u32> = order
         .iter()
         .enumerate()
-        .map(|(p, &id)| (id, p as u32))
+        .filter_map(|(p, item)| match *item {
+            Item::Node(id)
+            | Item::Merge { cond: id, .. }
+            | Item::Exit { w: id, .. } => Some((id, p as u32)),
+            _ => None,
+        })
         .collect();
+    // A loop variable is read in its loop's enter step's slot.
+    let mut loop_vars: HashMap<u32, (u32, u32)> = HashMap::new();
+    for (p, item) in order.iter().enumerate() {
+        if let Item::Enter { w } = *item {
+            let first = control::loop_vars(&graph[w as usize]);
+            for (i, v) in first.enumerate() {
+                loop_vars.insert(v, (p as u32, i as u32));
+            }
+        }
+    }
     let src = |o: &Output| -> Option<Src> {
+        if let Some(&(p, i)) = loop_vars.get(&o.node) {
+            return Some(Src::Slot(p, i));
+        }
         if let Some(f) = feed_of(o) {
             return Some(Src::Feed(f as u32));
         }
@@ -170,8 +169,60 @@ pub(crate) fn compile(
         }
         pos.get(&o.node).map(|&p| Src::Slot(p, o.index))
     };
+    let srcs = |outs: &[Output]| -> Result<Vec<Src>> {
+        outs.iter()
+            .map(|i| src(i).ok_or_else(|| Error::internal("unplanned input")))
+            .collect()
+    };
     let mut steps = Vec::with_capacity(order.len());
-    for &id in &order {
+    for &item in &order {
+        let id = match item {
+            Item::Node(id) => id,
+            Item::Switch { cond, else_at } => {
+                let node = &graph[cond as usize];
+                let inputs = vec![src(&node.inputs[0])
+                    .ok_or_else(|| Error::internal("unplanned input"))?];
+                steps.push(Step::control(node, inputs, Ctl::Switch(else_at)));
+                continue;
+            }
+            Item::Jump { cond, to } => {
+                let node = &graph[cond as usize];
+                steps.push(Step::control(node, Vec::new(), Ctl::Jump(to)));
+                continue;
+            }
+            Item::Merge { cond, switch } => {
+                let node = &graph[cond as usize];
+                let inputs = srcs(&node.inputs[1..])?;
+                steps.push(Step::control(node, inputs, Ctl::Merge(switch)));
+                continue;
+            }
+            Item::Enter { w } => {
+                let node = &graph[w as usize];
+                let n = (node.inputs.len() - 1) / 2;
+                let inputs = srcs(&node.inputs[..n])?;
+                steps.push(Step::control(node, inputs, Ctl::Enter));
+                continue;
+            }
+            Item::Test { w, exit_at } => {
+                let node = &graph[w as usize];
+                let n = (node.inputs.len() - 1) / 2;
+                let inputs = srcs(&node.inputs[n..=n])?;
+                steps.push(Step::control(node, inputs, Ctl::Switch(exit_at)));
+                continue;
+            }
+            Item::Next { w, enter, to } => {
+                let node = &graph[w as usize];
+                let n = (node.inputs.len() - 1) / 2;
+                let inputs = srcs(&node.inputs[n + 1..])?;
+                steps.push(Step::control(node, inputs, Ctl::Next(enter, to)));
+                continue;
+            }
+            Item::Exit { w, enter } => {
+                let node = &graph[w as usize];
+                steps.push(Step::control(node, Vec::new(), Ctl::Exit(enter)));
+                continue;
+            }
+        };
         let node = Arc::clone(&graph[id as usize]);
         let state = if node.is_resource() {
             inner.ensure(id)?
@@ -211,6 +262,8 @@ pub(crate) fn compile(
             state,
             uses,
             movable: false,
+            ctl: Ctl::None,
+            moves: Vec::new(),
         });
     }
     let outs: Vec<Src> = targets
@@ -230,6 +283,33 @@ pub(crate) fn compile(
     }
     outs.iter().for_each(&mut count);
     for st in &mut steps {
+        let bound = match st.ctl {
+            Ctl::Merge(switch) => switch,
+            Ctl::Next(enter, _) => enter,
+            _ => continue,
+        };
+        st.moves = st
+            .inputs
+            .iter()
+            .map(|s| match s {
+                Src::Slot(p, i) => {
+                    *p > bound && reads.get(&(*p, *i)) == Some(&1)
+                }
+                _ => false,
+            })
+            .collect();
+    }
+    // A step inside a loop runs again: it may not move what it reads.
+    let mut depth = 0usize;
+    for st in &mut steps {
+        match st.ctl {
+            Ctl::Enter => depth += 1,
+            Ctl::Exit(_) => depth -= 1,
+            _ => {}
+        }
+        if !matches!(st.ctl, Ctl::None) || depth > 0 {
+            continue;
+        }
         if let Some(Src::Slot(p, i)) = st.inputs.first() {
             let forwards = match &st.node.op {
                 Op::Def(def) => def.forwards(),
@@ -287,9 +367,55 @@ impl Compiled {
         for s in slots.iter_mut() {
             s.clear();
         }
-        for (i, step) in self.steps.iter().enumerate() {
+        let mut i = 0;
+        while let Some(step) = self.steps.get(i) {
             let (done, rest) = slots.split_at_mut(i);
             let out = &mut rest[0];
+            // A step in a loop runs again: its last outputs go.
+            out.clear();
+            i += 1;
+            match step.ctl {
+                Ctl::None => {}
+                Ctl::Next(enter, to) => {
+                    let next = (0..step.inputs.len())
+                        .map(|k| take_input(step, k, done, ctx.feeds))
+                        .collect();
+                    done[enter as usize] = next;
+                    i = to as usize;
+                    continue;
+                }
+                Ctl::Merge(switch) => {
+                    let chosen = match done.get(switch as usize) {
+                        Some(s) if !s.is_empty() => truth(&s[0]),
+                        _ => Err(Error::internal("a merge before its switch")),
+                    };
+                    let n = step.inputs.len() / 2;
+                    match chosen {
+                        Ok(t) => {
+                            let ks = if t { 0..n } else { n..2 * n };
+                            for k in ks {
+                                out.push(take_input(step, k, done, ctx.feeds));
+                            }
+                        }
+                        Err(e) => return Err(annotate(e, None, &step.node)),
+                    }
+                    continue;
+                }
+                Ctl::Exit(enter) => {
+                    out.append(&mut done[enter as usize]);
+                    continue;
+                }
+                ctl => {
+                    let ins =
+                        |k: usize| value_of(&step.inputs[k], done, ctx.feeds);
+                    match control_step(ctl, &ins, step.inputs.len(), out) {
+                        Ok(Some(to)) => i = to as usize,
+                        Ok(None) => {}
+                        Err(e) => return Err(annotate(e, None, &step.node)),
+                    }
+                    continue;
+                }
+            }
             if step.movable {
                 if let Some(Src::Slot(p, k)) = step.inputs.first() {
                     let v = std::mem::replace(
@@ -351,6 +477,25 @@ fn forward<'a>(
         _ => out.push(v),
     }
     Ok(())
+}
+
+/// Input `k` of a merge or next step: moved out of its slot where the
+/// compiler allowed it, else cloned.
+fn take_input(
+    step: &Step,
+    k: usize,
+    done: &mut [Vec<Value>],
+    feeds: &[(Output, Value)],
+) -> Value {
+    match &step.inputs[k] {
+        Src::Slot(p, i) if step.moves.get(k) == Some(&true) => {
+            std::mem::replace(
+                &mut done[*p as usize][*i as usize],
+                Value::Dense(Tensor::hollow()),
+            )
+        }
+        src => value_of(src, done, feeds).clone(),
+    }
 }
 
 /// Adds the record key to an error that has none, and the node name to

@@ -198,6 +198,7 @@
 //!   TensorFlow, which refuses to build it); examples of differing shapes
 //!   then fail InvalidArgument when batched, naming the component.
 
+mod control;
 mod eval;
 mod graph;
 mod graph_fn;

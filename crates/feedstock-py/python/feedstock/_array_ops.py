@@ -400,22 +400,25 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
            name=None):
     """``tf.map_fn``: ``fn`` applied to each slice of ``elems`` (a tensor,
     or a tuple / list of tensors sliced together) along axis 0, the
-    results stacked. feedstock unrolls the loop, so the number of slices
-    must be known while building (TensorFlow's ``while_loop`` is not
-    offered); the values are TensorFlow's."""
+    results stacked. Where the number of slices is known while building
+    feedstock unrolls the loop, else it runs a ``tf.while_loop``; the
+    values are TensorFlow's."""
     seq = isinstance(elems, (list, tuple))
     ts = [convert_to_tensor(e) for e in (elems if seq else [elems])]
     if not ts:
         raise ValueError("elems must be a Tensor or (possibly nested) sequence of Tensors. Got []")
+    if any(t.shape.ndims == 0 for t in ts):
+        raise ValueError("Elements in elems must be 1+ dimensional Tensors, not scalars")
     sizes = {t.shape.as_list()[0] if t.shape.ndims else None for t in ts}
+    if len(sizes - {None}) > 1:
+        raise ValueError(f"tf.map_fn: the elems have different first dimensions (shapes {[t.shape for t in ts]})")
     n = sizes.pop() if len(sizes) == 1 else None
-    if n is None or sizes:
-        raise NotImplementedError(
-            "tf.map_fn needs elems whose first dimension is known while building and the same for all "
-            f"(got shapes {[t.shape for t in ts]})"
-        )
-    if n == 0:
-        raise NotImplementedError("tf.map_fn over no elements")
+    if not n:
+        # The number of slices is known only when run (or none): a while
+        # loop.
+        from ._control_flow import _map_fn_loop
+
+        return _map_fn_loop(fn, ts, elems if seq else None, name)
     g = _graph_of(*ts)
     with _name_scope(g, name, "map") as scope:
         results = []

@@ -21,6 +21,7 @@
 
 pub mod array;
 pub mod attrs;
+pub mod control;
 pub mod crop;
 pub mod decode;
 pub mod image;
@@ -48,6 +49,7 @@ pub use crate::graph::OutInfo;
 use crate::graph::{Output, StaticShape};
 pub use array::*;
 pub use attrs::{Attr, Attrs, FromAttr};
+pub use control::{CaseCheck, Cond, Done, LoopVar, While};
 pub use crop::*;
 pub use decode::*;
 pub use image::*;
@@ -129,6 +131,12 @@ pub trait OpDef: OpType + fmt::Debug + Send + Sync + 'static {
     fn forward(&self, input: Value, args: &Args<'_, '_>) -> Result<Value> {
         let _ = args;
         Ok(input)
+    }
+
+    /// For a control-flow op ([`Cond`], [`While`]), the nodes it runs
+    /// only when its predicate says so.
+    fn control(&self) -> Option<control::Control> {
+        None
     }
 }
 
@@ -380,6 +388,11 @@ registry! {
     image_extra::DrawBoundingBoxes,
     image_extra::EncodePng,
     image_extra::EncodeJpeg,
+    control::Cond,
+    control::CaseCheck,
+    control::LoopVar,
+    control::While,
+    control::Done,
 }
 
 /// The op `op_type` with attributes `attrs`.

@@ -44,6 +44,7 @@ from .._array_ops import (
 )
 from .._script_ops import Print, numpy_function, py_func
 from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
+from .._control_flow import case, cond, while_loop
 from .._graph import (
     DType,
     Graph,
