@@ -1267,15 +1267,22 @@ def string_split(source, sep=None, skip_empty=True, delimiter=None, result_type=
             return _op(g, "StringSplit", [x], delimiter=bytes(delimiter), skip_empty=bool(skip_empty))
 
 
-def strided_slice(input_, begin, end, strides=None, name=None, **masks):
-    """``tf.strided_slice`` without masks."""
-    if any(masks.values()):
-        raise NotImplementedError("strided_slice masks are not supported; index with x[a:b] instead")
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                  new_axis_mask=0, shrink_axis_mask=0, var=None, name=None):
+    """``tf.strided_slice``, with TensorFlow's masks when the bounds are
+    known while building (bounds computed when run take no masks)."""
+    masks = dict(begin_mask=begin_mask, end_mask=end_mask, ellipsis_mask=ellipsis_mask,
+                 new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_axis_mask)
+    masks = {k: int(v or 0) for k, v in masks.items()}
     x = convert_to_tensor(input_)
-    strides = strides if strides is not None else [1] * len(begin)
+    if strides is None:
+        # As TensorFlow: ones like ``begin``.
+        strides = ones_like(begin) if isinstance(begin, Tensor) else [1] * len(begin)
     g = x.graph
     bounds = [_const_or_tensor(g, v) for v in (begin, end, strides)]
     if any(isinstance(v, Tensor) for v in bounds):
+        if any(masks.values()):
+            raise NotImplementedError("strided_slice: masks with bounds computed when run are not supported")
         with g.as_default():
             bounds = [v if isinstance(v, Tensor) else constant(v, dtype=int32) for v in bounds]
         return _named_op(
@@ -1285,7 +1292,7 @@ def strided_slice(input_, begin, end, strides=None, name=None, **masks):
     begin, end, strides = ([int(v) for v in b] for b in bounds)
     return _named_op(
         x.graph, name if name is not None else "StridedSlice",
-        lambda: _op(x.graph, "StridedSlice", [x], begin=begin, end=end, strides=strides, **dict.fromkeys(_MASKS, 0)),
+        lambda: _op(x.graph, "StridedSlice", [x], begin=begin, end=end, strides=strides, **masks),
     )
 
 
