@@ -39,6 +39,7 @@ pub mod example;
 pub mod graph;
 mod py_func;
 pub mod records;
+pub mod session;
 pub mod tfrecord;
 
 /// The extension module `feedstock._native`.
@@ -55,6 +56,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     example::register(m)?;
     tfrecord::register(m)?;
     graph::register(m)?;
+    session::register(m)?;
     py_func::register(m)?;
     records::register(m)?;
     Ok(())
