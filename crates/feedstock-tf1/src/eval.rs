@@ -311,10 +311,7 @@ pub(crate) fn compile(
             continue;
         }
         if let Some(Src::Slot(p, i)) = st.inputs.first() {
-            let forwards = match &st.node.op {
-                Op::Def(def) => def.forwards(),
-                _ => false,
-            };
+            let forwards = matches!(&st.node.op, Op::Def(d) if d.forwards());
             st.movable = forwards && reads.get(&(*p, *i)) == Some(&1);
         }
     }
@@ -469,13 +466,12 @@ fn forward<'a>(
     ins: &dyn Fn(usize) -> &'a Value,
     out: &mut Vec<Value>,
 ) -> Result<()> {
-    match &step.node.op {
-        Op::Def(def) => {
-            let args = Args::new(ins, step.inputs.len(), None, None);
-            out.push(def.forward(v, &args)?);
-        }
-        _ => out.push(v),
-    }
+    // Only a forwarding op's step is movable.
+    let Op::Def(def) = &step.node.op else {
+        return Err(Error::internal("a movable step that is not an op"));
+    };
+    let args = Args::new(ins, step.inputs.len(), None, None);
+    out.push(def.forward(v, &args)?);
     Ok(())
 }
 
@@ -543,21 +539,6 @@ pub(super) fn queue_of(st: &NodeState) -> Result<&dyn Queue> {
         Some(Resource::UserQueue(q)) => Ok(&**q),
         _ => Err(Error::internal("not a queue")),
     }
-}
-
-/// A crop size computed when run (an int32 or int64 vector) as sizes;
-/// a negative one is InvalidArgument.
-pub(crate) fn crop_size(t: &Tensor) -> Result<Vec<usize>> {
-    let v = t.cast(DType::I64)?;
-    let v = v.as_slice::<i64>()?;
-    v.iter()
-        .map(|&d| usize::try_from(d))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| {
-            Error::invalid_argument(format!(
-                "the crop size {v:?} holds a negative value"
-            ))
-        })
 }
 
 /// The files matching `pattern`, sorted, as a string vector; as in

@@ -17,7 +17,9 @@ mod batching;
 mod inputs;
 
 use super::queues::{QueueKind, RunnerDef};
-use crate::op::{value_as_shape, Identity, In, OpDef};
+use crate::op::{
+    dense, invalid, known, partial, value_as_shape, Identity, In, OpDef,
+};
 
 /// The node id a builder uses for "the node being added".
 const SELF: u32 = u32::MAX;
@@ -633,33 +635,10 @@ impl fmt::Debug for Graph {
     }
 }
 
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::invalid_argument(msg)
-}
-
 /// An invalid argument that is a refused dtype (see
 /// [`Error::invalid_dtype`]).
 fn invalid_dtype(msg: impl Into<String>) -> Error {
     Error::invalid_dtype(msg)
-}
-
-fn dense(shape: StaticShape, dtype: DType) -> OutInfo {
-    OutInfo {
-        dtype,
-        sparse: false,
-        shape,
-        key: None,
-    }
-}
-
-fn known(dims: &[usize]) -> StaticShape {
-    Some(PartialShape::new(
-        dims.iter().map(|&d| Some(d)).collect::<Vec<_>>(),
-    ))
-}
-
-fn partial(dims: Vec<Option<usize>>) -> StaticShape {
-    Some(PartialShape::new(dims))
 }
 
 fn with_key(mut info: OutInfo, key: Option<Output>) -> OutInfo {

@@ -65,7 +65,7 @@ fn a_shape_of_the_wrong_kind_is_refused_while_building() -> Result<()> {
     assert!(e.to_string().contains("Shape must be rank 1"), "{e}");
     let e = g.op1(Reshape { shape: None }, &[x]).unwrap_err();
     assert!(
-        e.to_string().contains("Reshape takes 2 input(s), got 1"),
+        e.to_string().contains("Reshape: takes 2 inputs, got 1"),
         "{e}"
     );
     // A constant shape input is read while building.

@@ -9,31 +9,16 @@
 //! `testBlockingEnqueueManyBeforeClose`: an enqueue blocked before the
 //! close completes, and its elements are dequeued before OutOfRange.
 
+mod queue_support;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
-use feedstock::queue::{
-    ComponentSpec, FifoQueue, PartialShape, Queue, QueueSpec,
-    RandomShuffleQueue,
-};
-use feedstock::{DType, Kind, Tensor, Value};
-
-fn scalar_i64() -> QueueSpec {
-    QueueSpec::new().component(
-        ComponentSpec::new(DType::I64).shape(PartialShape::scalar()),
-    )
-}
-
-fn ints(batch: &[Value]) -> Vec<i64> {
-    batch[0]
-        .dense()
-        .unwrap()
-        .as_slice::<i64>()
-        .unwrap()
-        .to_vec()
-}
+use feedstock::queue::{FifoQueue, Queue, RandomShuffleQueue};
+use feedstock::{Kind, Tensor};
+use queue_support::{ints_of, scalar_i64};
 
 /// Never reached by a working queue: a lost wake-up or an enqueue left
 /// blocked after the consumer saw the end fails the test instead of
@@ -124,7 +109,7 @@ fn trial(
                 // ahead (it blocks on the empty one).
                 spin((trial * 13) % 700);
                 match q.dequeue_up_to_timeout(2, LONG) {
-                    Ok(batch) => got.extend(ints(&batch)),
+                    Ok(batch) => got.extend(ints_of(&batch)),
                     Err(e) => {
                         assert_eq!(e.kind(), Kind::OutOfRange, "{e}");
                         break;
@@ -252,7 +237,7 @@ fn close_waits_for_a_blocked_enqueue_before_reporting_the_end() {
         assert!(!q.close(false), "the second close reports it did not close");
         let mut got = Vec::new();
         for _ in 0..5 {
-            got.extend(ints(&q.dequeue_many(1).unwrap()));
+            got.extend(ints_of(&q.dequeue_many(1).unwrap()));
         }
         blocked.join().unwrap().unwrap();
         assert_eq!(got, [10, 20, 30, 40, 50]);
@@ -278,9 +263,9 @@ fn blocked_enqueue_many_before_close_lands_whole() {
             thread::yield_now();
         }
         q.close(false);
-        assert_eq!(ints(&q.dequeue_many(1).unwrap()), [10]);
+        assert_eq!(ints_of(&q.dequeue_many(1).unwrap()), [10]);
         blocked.join().unwrap().unwrap();
-        assert_eq!(ints(&q.dequeue_up_to(10).unwrap()), [20, 30, 50, 60]);
+        assert_eq!(ints_of(&q.dequeue_up_to(10).unwrap()), [20, 30, 50, 60]);
         assert_eq!(q.dequeue().unwrap_err().kind(), Kind::OutOfRange);
     });
 }
@@ -308,7 +293,7 @@ fn cancelling_close_fails_a_blocked_enqueue_many_keeping_its_admitted_part() {
         let err = blocked.join().unwrap().unwrap_err();
         assert_eq!(err.kind(), Kind::Cancelled);
         assert!(err.message().contains("1 of 3 elements"), "{err}");
-        assert_eq!(ints(&q.dequeue_up_to(10).unwrap()), [1, 2]);
+        assert_eq!(ints_of(&q.dequeue_up_to(10).unwrap()), [1, 2]);
         assert_eq!(q.dequeue().unwrap_err().kind(), Kind::OutOfRange);
     });
 }
@@ -331,9 +316,9 @@ fn shuffle_queue_holds_back_until_a_pending_close_takes_effect() {
         }
         q.close(false);
         // Still open: one element is held back, so only one is available.
-        let first = ints(&q.dequeue_up_to(1).unwrap());
+        let first = ints_of(&q.dequeue_up_to(1).unwrap());
         blocked.join().unwrap().unwrap();
-        let mut rest = ints(&q.dequeue_up_to(10).unwrap());
+        let mut rest = ints_of(&q.dequeue_up_to(10).unwrap());
         rest.extend(first);
         rest.sort();
         assert_eq!(rest, [1, 2, 3]);
@@ -410,5 +395,5 @@ fn default_timeout_bounds_calls_given_no_timeout_of_their_own() {
         .unwrap_err();
     assert_eq!(e.kind(), Kind::DeadlineExceeded, "{e}");
     q.set_default_timeout(None);
-    assert_eq!(ints(&q.dequeue_many(1).unwrap()), [1]);
+    assert_eq!(ints_of(&q.dequeue_many(1).unwrap()), [1]);
 }

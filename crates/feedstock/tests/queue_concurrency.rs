@@ -2,6 +2,8 @@
 //! deadlock; and the shuffle queue's order is a fair, reproducible
 //! permutation.
 
+mod queue_support;
+
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -10,28 +12,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use feedstock::queue::{
-    ComponentSpec, FifoQueue, PartialShape, PriorityQueue, Queue, QueueSpec,
-    RandomShuffleQueue,
+    FifoQueue, PriorityQueue, Queue, QueueSpec, RandomShuffleQueue,
 };
-use feedstock::{DType, Kind, Tensor, Value};
+use feedstock::{Kind, Tensor};
+use queue_support::{ints_of, scalar_i64};
 
 /// Generous: a working call never waits this long, a deadlock fails.
 const LONG: Duration = Duration::from_secs(30);
-
-fn scalar_i64() -> QueueSpec {
-    QueueSpec::new().component(
-        ComponentSpec::new(DType::I64).shape(PartialShape::scalar()),
-    )
-}
-
-fn values(batch: &[Value]) -> Vec<i64> {
-    batch[0]
-        .dense()
-        .unwrap()
-        .as_slice::<i64>()
-        .unwrap()
-        .to_vec()
-}
 
 /// Runs `producers` threads enqueuing `per_producer` distinct values each
 /// and `consumers` threads dequeuing until OutOfRange, every thread mixing
@@ -92,7 +79,7 @@ fn run_mixed(
                         _ => q.dequeue_up_to_timeout(k, LONG),
                     };
                     match r {
-                        Ok(batch) => got.extend(values(&batch)),
+                        Ok(batch) => got.extend(ints_of(&batch)),
                         Err(e) if e.kind() == Kind::OutOfRange => break,
                         Err(e) => panic!("consumer {c}: {e}"),
                     }
@@ -114,7 +101,7 @@ fn run_mixed(
         .collect();
     // A dequeue_many that found too few left them in the queue.
     if let Ok(rest) = q.dequeue_up_to(usize::MAX) {
-        all.extend(values(&rest));
+        all.extend(ints_of(&rest));
     }
     all
 }
@@ -265,7 +252,7 @@ fn threaded_shuffle_order(seed: u64, timing: u64, n: i64) -> Vec<i64> {
         jitter(&mut rng);
         let k = rng.gen_range(1..=3);
         match q.dequeue_up_to_timeout(k, LONG) {
-            Ok(b) => out.extend(values(&b)),
+            Ok(b) => out.extend(ints_of(&b)),
             Err(e) if e.kind() == Kind::OutOfRange => break,
             Err(e) => panic!("{e}"),
         }
@@ -317,7 +304,7 @@ fn shuffle_order_is_not_biased() {
             .unwrap();
         q.close(false);
         let order: Vec<i64> =
-            (0..4).map(|_| values(&q.dequeue().unwrap())[0]).collect();
+            (0..4).map(|_| ints_of(&q.dequeue().unwrap())[0]).collect();
         counts[permutation_index(&order)] += 1;
     }
     let expected = TRIALS as f64 / 24.0;

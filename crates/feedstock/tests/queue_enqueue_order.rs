@@ -16,29 +16,15 @@
 //! the two rows the first had added; `close(False)` let both finish, in
 //! order, before dequeues saw OutOfRange.
 
+mod queue_support;
+
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use feedstock::queue::{
-    ComponentSpec, FifoQueue, PaddingFifoQueue, PartialShape, Queue, QueueSpec,
-};
-use feedstock::{DType, Kind, Tensor, Value};
-
-fn scalar_i64() -> QueueSpec {
-    QueueSpec::new().component(
-        ComponentSpec::new(DType::I64).shape(PartialShape::scalar()),
-    )
-}
-
-fn ints(batch: &[Value]) -> Vec<i64> {
-    batch[0]
-        .dense()
-        .unwrap()
-        .as_slice::<i64>()
-        .unwrap()
-        .to_vec()
-}
+use feedstock::queue::{FifoQueue, PaddingFifoQueue, Queue};
+use feedstock::{Kind, Tensor, Value};
+use queue_support::{ints_of, scalar_i64};
 
 fn rows(v: impl IntoIterator<Item = i64>) -> Vec<Value> {
     vec![Tensor::vector(v.into_iter().collect::<Vec<_>>()).into()]
@@ -85,7 +71,7 @@ fn arrival_order_kept_whole(q: Arc<dyn Queue>) {
         let calls = blocked_calls(s, &q, 4, 5);
         let mut got = Vec::new();
         for _ in 0..23 {
-            got.extend(ints(&q.dequeue_many_timeout(1, LONG).unwrap()));
+            got.extend(ints_of(&q.dequeue_many_timeout(1, LONG).unwrap()));
         }
         for c in calls {
             c.join().unwrap().unwrap();
@@ -125,14 +111,20 @@ fn a_single_enqueue_waits_behind_an_earlier_blocked_enqueue_many() {
         });
         wait_blocked(&*q, 2);
         // Room for two: both go to the call that came first.
-        assert_eq!(ints(&q.dequeue_many_timeout(2, LONG).unwrap()), [-1, -2]);
         assert_eq!(
-            ints(&q.dequeue_many_timeout(2, LONG).unwrap()),
+            ints_of(&q.dequeue_many_timeout(2, LONG).unwrap()),
+            [-1, -2]
+        );
+        assert_eq!(
+            ints_of(&q.dequeue_many_timeout(2, LONG).unwrap()),
             [100, 101]
         );
         // The first call's last row leaves room for the single enqueue,
         // which must be woken for it.
-        assert_eq!(ints(&q.dequeue_many_timeout(2, LONG).unwrap()), [102, 7]);
+        assert_eq!(
+            ints_of(&q.dequeue_many_timeout(2, LONG).unwrap()),
+            [102, 7]
+        );
         many.join().unwrap().unwrap();
         one.join().unwrap().unwrap();
         assert_eq!(q.stats().blocked_enqueues, 0);
@@ -166,7 +158,7 @@ fn racing_enqueue_many_calls_keep_their_rows_contiguous() {
             while got.len() < total {
                 // Odd sizes, so batches straddle the calls' blocks.
                 let n = (1 + got.len() % 3).min(total - got.len());
-                got.extend(ints(&q.dequeue_many_timeout(n, LONG).unwrap()));
+                got.extend(ints_of(&q.dequeue_many_timeout(n, LONG).unwrap()));
             }
             got
         });
@@ -199,7 +191,7 @@ fn a_later_call_that_times_out_in_line_adds_nothing_and_the_line_moves_on() {
         wait_blocked(&*q, 2);
         let mut got = Vec::new();
         for _ in 0..6 {
-            got.extend(ints(&q.dequeue_many_timeout(1, LONG).unwrap()));
+            got.extend(ints_of(&q.dequeue_many_timeout(1, LONG).unwrap()));
         }
         first.join().unwrap().unwrap();
         last.join().unwrap().unwrap();
@@ -228,7 +220,7 @@ fn close_without_cancel_lets_blocked_calls_finish_in_arrival_order() {
         let mut got = Vec::new();
         loop {
             match q.dequeue_many_timeout(1, LONG) {
-                Ok(v) => got.extend(ints(&v)),
+                Ok(v) => got.extend(ints_of(&v)),
                 Err(e) => {
                     assert_eq!(e.kind(), Kind::OutOfRange);
                     break;
@@ -262,7 +254,7 @@ fn close_with_cancel_fails_every_call_in_line_keeping_the_first_part() {
         assert_eq!((a.kind(), b.kind()), (Kind::Cancelled, Kind::Cancelled));
         assert!(a.message().contains("2 of 5 elements"), "{a}");
         assert!(b.message().contains("0 of 3 elements"), "{b}");
-        assert_eq!(ints(&q.dequeue_up_to(10).unwrap()), [1, 2]);
+        assert_eq!(ints_of(&q.dequeue_up_to(10).unwrap()), [1, 2]);
         assert_eq!(q.dequeue().unwrap_err().kind(), Kind::OutOfRange);
         assert_eq!(q.stats().blocked_enqueues, 0);
     });

@@ -1,6 +1,8 @@
 //! The semantics of every queue kind, one behaviour per test (TensorFlow's
 //! queue semantics, plus our stricter "nothing is lost, nothing hangs").
 
+mod queue_support;
+
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -10,6 +12,7 @@ use feedstock::queue::{
     Queue, QueueSpec, RandomShuffleQueue,
 };
 use feedstock::{DType, Kind, SparseTensor, Tensor, Value};
+use queue_support::{ints_of, scalar_i64};
 
 /// Long enough that a working blocking call never hits it, so a bug fails
 /// the test instead of hanging it.
@@ -27,19 +30,6 @@ fn ints(v: &[i64]) -> Vec<Value> {
 
 fn int_of(element: &[Value]) -> i64 {
     element[0].dense().unwrap().scalar_value::<i64>().unwrap()
-}
-
-fn ints_of(batch: &[Value]) -> Vec<i64> {
-    batch[0]
-        .dense()
-        .unwrap()
-        .as_slice::<i64>()
-        .unwrap()
-        .to_vec()
-}
-
-fn scalar_i64() -> QueueSpec {
-    QueueSpec::new().component(ComponentSpec::new(DType::I64).shape([]))
 }
 
 fn fifo(capacity: usize) -> Arc<FifoQueue> {

@@ -8,21 +8,13 @@
 
 use feedstock::decode::ops;
 use feedstock::error::{Error, Result};
-use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 
-use super::image::{check_image, fmt_dims, need};
-use super::{dense_from, op, Args, In, OpDef, OutInfo};
-use crate::graph::StaticShape;
+use super::image::{check_image, fmt_dims};
+use super::{
+    dense_from, invalid, need, op, partial, sizes, Args, In, OpDef, OutInfo,
+};
 use crate::kernels::adjust;
-
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::invalid_argument(msg)
-}
-
-fn partial(dims: Vec<Option<usize>>) -> StaticShape {
-    Some(PartialShape::new(dims))
-}
 
 /// The output of an op on image input 0 whose height and width become
 /// `size` (unknown where `None`); an image of unknown rank is taken as
@@ -381,7 +373,7 @@ impl OpDef for RandomCrop {
         let r = match &self.size {
             Some(size) => ops::random_crop(t, size, &mut *rng)?,
             None => {
-                let size = crate::eval::crop_size(a.dense(1)?)?;
+                let size = sizes(a.dense(1)?)?;
                 ops::random_crop(t, &size, &mut *rng)?
             }
         };

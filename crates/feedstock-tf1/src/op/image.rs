@@ -12,21 +12,13 @@ use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 
 use super::attrs::attr_enum;
-use super::{dense, dense_from, op, Args, In, OpDef, OutInfo};
+use super::{
+    dense, dense_from, invalid, known, need, op, Args, In, OpDef, OutInfo,
+};
 use crate::graph::StaticShape;
 use crate::kernels::adjust;
 use crate::kernels::bbox::{self, BoxSampling};
 use crate::kernels::resize::{self, ResizeOptions};
-
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::invalid_argument(msg)
-}
-
-fn known(dims: &[usize]) -> StaticShape {
-    Some(PartialShape::new(
-        dims.iter().map(|&d| Some(d)).collect::<Vec<_>>(),
-    ))
-}
 
 /// Checks a known image shape as TensorFlow's image ops do while
 /// building: a rank of at least 3 (and at most `max_rank`), and no known
@@ -58,20 +50,6 @@ pub(crate) fn check_image(
             "{what}: the inner 3 dimensions of the image (shape {}) must \
              be > 0",
             fmt_dims(d)
-        )));
-    }
-    Ok(())
-}
-
-/// Checks that op `op` has `n` inputs.
-///
-/// # Errors
-/// InvalidArgument naming the op.
-pub(crate) fn need(ins: &[In], n: usize, op: &str) -> Result<()> {
-    if ins.len() != n {
-        return Err(invalid(format!(
-            "{op}: takes {n} inputs, got {}",
-            ins.len()
         )));
     }
     Ok(())

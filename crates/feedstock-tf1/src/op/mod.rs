@@ -41,6 +41,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use feedstock::error::{Error, Result};
+use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 use parking_lot::{Mutex, MutexGuard};
 use rand_chacha::ChaCha8Rng;
@@ -190,6 +191,15 @@ impl In {
     pub fn constant_tensor(&self) -> Option<&Tensor> {
         self.constant.as_ref().and_then(|v| v.dense().ok())
     }
+
+    /// Its values as dimensions if it is an integer vector constant (a
+    /// negative one unknown).
+    pub fn constant_dims(&self) -> Option<Vec<Option<usize>>> {
+        let t = self.constant_tensor()?;
+        let t = t.cast(DType::I64).ok().filter(|t| t.rank() == 1)?;
+        let d = t.as_slice::<i64>().ok()?;
+        Some(d.iter().map(|&x| usize::try_from(x).ok()).collect())
+    }
 }
 
 /// What a kernel gets when run: its inputs' values, the record key of
@@ -238,14 +248,6 @@ impl<'s, 'a> Args<'s, 'a> {
     /// InvalidArgument if it is sparse.
     pub fn dense(&self, k: usize) -> Result<&'a Tensor> {
         (self.ins)(k).dense()
-    }
-
-    /// Every input as a dense tensor.
-    ///
-    /// # Errors
-    /// InvalidArgument if one is sparse.
-    pub fn all_dense(&self) -> Result<Vec<&'a Tensor>> {
-        (0..self.len).map(|k| self.dense(k)).collect()
     }
 
     /// The first record key of the values, or `""`: what decoders name in
@@ -405,6 +407,50 @@ pub fn from_attrs(op_type: &str, attrs: &Attrs) -> Result<Arc<dyn OpDef>> {
         Error::invalid_argument(format!("no op of type {op_type}"))
     })?;
     ctor(attrs)
+}
+
+/// Checks that op `op` has `n` inputs.
+///
+/// # Errors
+/// InvalidArgument naming the op.
+pub(crate) fn need(ins: &[In], n: usize, op: &str) -> Result<()> {
+    if ins.len() != n {
+        return Err(invalid(format!(
+            "{op}: takes {n} inputs, got {}",
+            ins.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Sizes computed when run (an int32 or int64 vector); a negative one
+/// is InvalidArgument.
+pub(crate) fn sizes(t: &Tensor) -> Result<Vec<usize>> {
+    let v = t.cast(DType::I64)?;
+    let v = v.as_slice::<i64>()?;
+    v.iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| {
+            invalid(format!("the crop size {v:?} holds a negative value"))
+        })
+}
+
+/// InvalidArgument with `msg`.
+pub(crate) fn invalid(msg: impl Into<String>) -> Error {
+    Error::invalid_argument(msg)
+}
+
+/// A static shape of these known dims.
+pub(crate) fn known(dims: &[usize]) -> StaticShape {
+    Some(PartialShape::new(
+        dims.iter().map(|&d| Some(d)).collect::<Vec<_>>(),
+    ))
+}
+
+/// A static shape of known rank.
+pub(crate) fn partial(dims: Vec<Option<usize>>) -> StaticShape {
+    Some(PartialShape::new(dims))
 }
 
 /// A dense output with no record key.

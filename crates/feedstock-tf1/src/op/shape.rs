@@ -10,14 +10,12 @@ use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 
-use super::slice::{arity, int_vector_len};
-use super::{dense, dense_from, op, Args, In, OpDef, OutInfo};
+use super::slice::int_vector_len;
+use super::{
+    dense, dense_from, invalid, need, op, sizes, Args, In, OpDef, OutInfo,
+};
 use crate::graph::{merge_dim, merge_static, Node, Op, Output, StaticShape};
 use crate::kernels::expand;
-
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::invalid_argument(msg)
-}
 
 op! {
     /// `tf.reshape` of input 0 to `shape` when it is known while
@@ -35,7 +33,7 @@ op! {
 
 impl OpDef for Reshape {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 1 + usize::from(self.shape.is_none()), "Reshape")?;
+        need(ins, 1 + usize::from(self.shape.is_none()), "Reshape")?;
         let info = ins[0].dense("reshape")?;
         let out = match &self.shape {
             Some(shape) => Some(static_reshape(shape, &info.shape)?),
@@ -295,7 +293,7 @@ op! {
 
 impl OpDef for Transpose {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 1, "Transpose")?;
+        need(ins, 1, "Transpose")?;
         let perm = &self.perm;
         let info = ins[0].dense("transpose")?;
         let mut sorted = perm.clone();
@@ -472,7 +470,7 @@ op! {
 
 impl OpDef for Identity {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 1, "Identity")?;
+        need(ins, 1, "Identity")?;
         Ok(vec![ins[0].info.clone()])
     }
 
@@ -494,7 +492,7 @@ op! {
 
 impl OpDef for Shape {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 1, "Shape")?;
+        need(ins, 1, "Shape")?;
         ins[0].dense("shape")?;
         let rank = ins[0].dims().map(|d| d.len());
         let shape = Some(PartialShape::new(vec![rank]));
@@ -524,13 +522,14 @@ op! {
 
 impl OpDef for Fill {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 2, "Fill")?;
+        need(ins, 2, "Fill")?;
         let rank = int_vector_len(&ins[0], "fill")?;
         let v = ins[1].dense("fill")?;
         if v.shape.as_ref().is_some_and(|s| s.rank() != 0) {
             return Err(invalid("fill: the value must be a scalar"));
         }
-        let shape = constant_dims(&ins[0])
+        let shape = ins[0]
+            .constant_dims()
             .or_else(|| rank.map(|n| vec![None; n]))
             .map(PartialShape::new);
         Ok(vec![dense(shape, v.dtype)])
@@ -541,28 +540,6 @@ impl OpDef for Fill {
         out.push(expand::fill(&dims, a.dense(1)?)?.into());
         Ok(())
     }
-}
-
-/// The values of `i` as dimensions if it is an integer vector constant
-/// (a negative one unknown).
-fn constant_dims(i: &In) -> Option<Vec<Option<usize>>> {
-    let t = i.constant_tensor()?;
-    let t = t.cast(DType::I64).ok().filter(|t| t.rank() == 1)?;
-    let d = t.as_slice::<i64>().ok()?;
-    Some(d.iter().map(|&x| usize::try_from(x).ok()).collect())
-}
-
-/// Sizes computed when run (an int32 or int64 vector); a negative one
-/// is InvalidArgument.
-fn sizes(t: &Tensor) -> Result<Vec<usize>> {
-    let v = t.cast(DType::I64)?;
-    let v = v.as_slice::<i64>()?;
-    v.iter()
-        .map(|&d| usize::try_from(d))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| {
-            invalid(format!("the crop size {v:?} holds a negative value"))
-        })
 }
 
 op! {
@@ -576,7 +553,7 @@ op! {
 
 impl OpDef for Tile {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 1, "Tile")?;
+        need(ins, 1, "Tile")?;
         let multiples = &self.multiples;
         let info = ins[0].dense("tile")?;
         let shape = match ins[0].dims() {
@@ -618,7 +595,7 @@ op! {
 
 impl OpDef for Gather {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 2, "Gather")?;
+        need(ins, 2, "Gather")?;
         let axis = self.axis;
         let p = ins[0].dense("gather")?;
         let i = ins[1].dense("gather")?;

@@ -3,30 +3,12 @@
 //! when run.
 
 use feedstock::decode::ops;
-use feedstock::error::{Error, Result};
+use feedstock::error::Result;
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 
-use super::{dense_from, op, Args, In, OpDef, OutInfo};
+use super::{dense_from, invalid, need, op, Args, In, OpDef, OutInfo};
 use crate::graph::SliceDim;
-
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::invalid_argument(msg)
-}
-
-/// Checks that op `op` was given `n` inputs.
-///
-/// # Errors
-/// InvalidArgument otherwise.
-pub(crate) fn arity(ins: &[In], n: usize, op: &str) -> Result<()> {
-    if ins.len() != n {
-        return Err(invalid(format!(
-            "{op} takes {n} input(s), got {}",
-            ins.len()
-        )));
-    }
-    Ok(())
-}
 
 /// Checks that `i` is a dense int32 or int64 vector, as `what` needs;
 /// its static length if known.
@@ -73,7 +55,7 @@ op! {
 
 impl OpDef for Slice {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 1, "Slice")?;
+        need(ins, 1, "Slice")?;
         let (begin, size) = (&self.begin, &self.size);
         let info = ins[0].dense("slice")?;
         if begin.len() != size.len() {
@@ -157,7 +139,7 @@ op! {
 
 impl OpDef for SliceInputs {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 3, "SliceInputs")?;
+        need(ins, 3, "SliceInputs")?;
         let info = ins[0].dense("slice")?;
         for i in &ins[1..3] {
             int_vector_len(i, "slice")?;
@@ -301,7 +283,7 @@ impl StridedSlice {
 
 impl OpDef for StridedSlice {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 1, "StridedSlice")?;
+        need(ins, 1, "StridedSlice")?;
         let dims = &self.dims()?;
         let info = ins[0].dense("strided_slice")?;
         if dims
@@ -367,7 +349,7 @@ op! {
 
 impl OpDef for StridedSliceInputs {
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        arity(ins, 4, "StridedSliceInputs")?;
+        need(ins, 4, "StridedSliceInputs")?;
         let info = ins[0].dense("strided_slice")?;
         let mut n = None;
         for i in &ins[1..4] {

@@ -133,7 +133,7 @@ impl OpDef for MakeSparse {
         }
         // The dense shape: known when it is a constant (as in TensorFlow),
         // else its rank when its length is known.
-        let known = ins[2].constant_tensor().and_then(constant_dims);
+        let known = ins[2].constant_dims();
         let rank = ins[2].dims().and_then(|d| d.first().copied().flatten());
         let shape = known
             .or_else(|| rank.map(|r| vec![None; r]))
@@ -171,12 +171,4 @@ impl OpDef for MakeSparse {
         out.push(Value::Sparse(sp));
         Ok(())
     }
-}
-
-/// The values of an integer vector constant as dimensions (a negative
-/// one unknown).
-pub(crate) fn constant_dims(t: &Tensor) -> Option<Vec<Option<usize>>> {
-    let t = t.cast(DType::I64).ok().filter(|t| t.rank() == 1)?;
-    let d = t.as_slice::<i64>().ok()?;
-    Some(d.iter().map(|&x| usize::try_from(x).ok()).collect())
 }
