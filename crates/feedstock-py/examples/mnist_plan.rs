@@ -18,7 +18,7 @@
 //!   graph's decode-cast-scale ops, as `feedstock.Pipeline(map=...)`
 //!   runs it.
 
-use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::kernels::math::BinaryOp;
 use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse, Reshape};
 use std::time::Instant;
 

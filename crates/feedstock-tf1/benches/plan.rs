@@ -8,7 +8,7 @@
 //! `cargo bench -p feedstock --bench plan -- --warm-up-time 1
 //! --measurement-time 3`
 
-use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::kernels::math::BinaryOp;
 use feedstock_tf1::op::{
     Binary, Cast, DecodeRaw, Parse, Reshape, StridedSlice, Transpose,
 };
@@ -20,7 +20,6 @@ use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::example::{
     parse_example, parse_single_example, FeatureSpec,
 };
-use feedstock::decode::math::mul;
 use feedstock::decode::raw::{decode_raw, decode_raw_batch, ByteOrder};
 use feedstock::decode::Records;
 use feedstock::input::{shuffle_batch, string_input_producer, BatchSource};
@@ -29,6 +28,7 @@ use feedstock::io::Compression;
 use feedstock::proto::ExampleBuilder;
 use feedstock::reader::{Reader, TfRecordReader};
 use feedstock::{DType, Kind, Tensor, Value};
+use feedstock_tf1::kernels::math::mul;
 use feedstock_tf1::{
     BatchOptions, Graph, ProducerOptions, ReaderKind, Session, ShuffleOptions,
     SliceDim, Strings,

@@ -11,7 +11,7 @@
 //!
 //! Run with `cargo run --example plan`.
 
-use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::kernels::math::BinaryOp;
 use feedstock_tf1::op::{Binary, Cast, DecodeRaw, Parse, Reshape};
 use std::collections::BTreeMap;
 use std::error::Error;

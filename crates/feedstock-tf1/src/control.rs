@@ -39,8 +39,8 @@ impl Graph {
     ///
     /// ```
     /// use feedstock_tf1::op::{Binary, Compare};
-    /// use feedstock::decode::math::BinaryOp;
-    /// use feedstock::decode::reduce::CmpOp;
+    /// use feedstock_tf1::kernels::math::BinaryOp;
+    /// use feedstock_tf1::kernels::reduce::CmpOp;
     /// use feedstock_tf1::{Graph, Session};
     /// use feedstock::{DType, Tensor};
     ///
@@ -577,8 +577,8 @@ pub(crate) fn control_step<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::math::BinaryOp;
     use crate::op::Binary;
-    use feedstock::decode::math::BinaryOp;
     use feedstock::DType;
 
     #[test]
@@ -623,8 +623,8 @@ mod tests {
     #[test]
     fn a_loop_is_laid_out_as_enter_condition_test_body_next_exit() -> Result<()>
     {
+        use crate::kernels::reduce::CmpOp;
         use crate::op::Compare;
-        use feedstock::decode::reduce::CmpOp;
         let g = Graph::new();
         let n = g.placeholder(DType::I64, None, Some("n"))?;
         let zero = g.scalar(0.0, DType::I64)?;

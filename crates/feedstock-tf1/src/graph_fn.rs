@@ -25,7 +25,7 @@ use feedstock::tensor::{Data, Value};
 /// ```
 /// use feedstock_tf1::op::Binary;
 /// use feedstock_tf1::{Graph, GraphFn};
-/// use feedstock::decode::math::BinaryOp;
+/// use feedstock_tf1::kernels::math::BinaryOp;
 /// use feedstock::queue::PartialShape;
 /// use feedstock::{DType, Tensor, Value};
 ///
@@ -247,12 +247,12 @@ fn fingerprint_tensor(t: &feedstock::Tensor, h: &mut Fnv) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::math::BinaryOp;
     use crate::op::{
         parse_sequence, Binary, Parse, ParseSequence, RandomUniform,
     };
     use crate::Graph;
     use feedstock::decode::example::FeatureSpec;
-    use feedstock::decode::math::BinaryOp;
     use feedstock::queue::PartialShape;
     use feedstock::{DType, Kind, Tensor};
 

@@ -23,7 +23,7 @@
 //! use feedstock::coord::Coordinator;
 //! use feedstock_tf1::op::Binary;
 //! use feedstock_tf1::{BatchOptions, Graph, ProducerOptions, Session};
-//! use feedstock::decode::math::BinaryOp;
+//! use feedstock_tf1::kernels::math::BinaryOp;
 //! use feedstock::{DType, Kind, Tensor};
 //!
 //! let g = Graph::new();

@@ -10,9 +10,9 @@ use feedstock_tf1::op::{Fill, Tile};
 use std::process::Command;
 
 use bytes::Bytes;
-use feedstock::decode::math::BinaryOp;
 use feedstock::decode::raw::{decode_raw_batch, ByteOrder};
 use feedstock::{DType, Kind, Tensor};
+use feedstock_tf1::kernels::math::BinaryOp;
 use feedstock_tf1::{Graph, Output, Session};
 
 /// Runs `out` of `g` and returns its error.

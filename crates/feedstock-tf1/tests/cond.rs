@@ -2,10 +2,10 @@
 //! the branches read from outside runs whichever is chosen. Behaviour
 //! checked against TensorFlow 2.21's `tf.compat.v1` (graph mode).
 
-use feedstock::decode::math::BinaryOp;
-use feedstock::decode::reduce::CmpOp;
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor, Value};
+use feedstock_tf1::kernels::math::BinaryOp;
+use feedstock_tf1::kernels::reduce::CmpOp;
 use feedstock_tf1::op::{Binary, Compare, RandomUniform};
 use feedstock_tf1::{Graph, Output, QueueKind, Session, StaticShape};
 

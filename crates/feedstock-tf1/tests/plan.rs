@@ -3,7 +3,7 @@
 //! `num_epochs`, OutOfRange at the end, errors naming the file and
 //! record, and `close` waking blocked runs.
 
-use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::kernels::math::BinaryOp;
 use feedstock_tf1::op::{
     parse_sequence, Binary, Cast, Concat, CropToBox, CropToBoxInputs,
     DecodeCsv, DecodeImage, DecodeRaw, FlipLeftRight, FlipUpDown, Neg, Parse,

@@ -3,9 +3,9 @@
 //! `placeholder_with_default` and string `Add`, as TensorFlow 2.21 does.
 
 use bytes::Bytes;
-use feedstock::decode::math::BinaryOp;
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor};
+use feedstock_tf1::kernels::math::BinaryOp;
 use feedstock_tf1::op::{Binary, RandomCrop};
 use feedstock_tf1::{Graph, Session};
 

@@ -2,7 +2,7 @@
 //! enqueue, close and size ops, and queue runners over them; behaviour
 //! checked against TensorFlow 2.21's `tf.compat.v1`.
 
-use feedstock::decode::math::BinaryOp;
+use feedstock_tf1::kernels::math::BinaryOp;
 use feedstock_tf1::op::{Binary, Cast};
 use std::time::{Duration, Instant};
 

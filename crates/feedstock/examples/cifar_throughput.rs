@@ -20,9 +20,9 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use feedstock::decode::fixed_image::FixedImageDecoder;
-use feedstock::decode::ops::{slice, transpose};
 use feedstock::decode::raw::{decode_raw, ByteOrder};
 use feedstock::reader::{FixedLengthRecordReader, Reader, WorkQueue};
+use feedstock::transform::{slice, transpose};
 use feedstock::DType;
 
 /// mimalloc, as the CLI, the Python extension and `side_by_side` use: the

@@ -21,10 +21,10 @@ use std::time::Duration;
 
 use feedstock::coord::{Coordinator, Pipeline};
 use feedstock::decode::fixed_image::FixedImageDecoder;
-use feedstock::decode::ops::transpose;
 use feedstock::decode::raw::{decode_raw, ByteOrder};
 use feedstock::input::string_input_producer;
 use feedstock::reader::{FixedLengthRecordReader, Reader};
+use feedstock::transform::transpose;
 use feedstock::DType;
 
 const LABEL_BYTES: usize = 1;

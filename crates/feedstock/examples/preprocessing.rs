@@ -10,7 +10,7 @@
 
 use std::error::Error;
 
-use feedstock::decode::ops::{
+use feedstock::transform::{
     crop_to_bounding_box, per_image_standardization, random_crop,
     random_flip_left_right,
 };

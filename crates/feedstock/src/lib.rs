@@ -35,6 +35,7 @@ pub mod reader;
 mod spin;
 pub mod summary;
 pub mod tensor;
+pub mod transform;
 
 pub use error::{Error, Kind, Result};
 pub use tensor::{DType, Data, Shape, SparseTensor, Tensor, Value};

@@ -9,12 +9,12 @@ use bytes::Bytes;
 use feedstock::decode::image::{
     decode_image, decode_jpeg, decode_png, Channels, Format,
 };
-use feedstock::decode::ops::{
+use feedstock::decode::raw::{decode_raw, ByteOrder};
+use feedstock::transform::{
     crop_to_bounding_box, flip_left_right, flip_up_down,
     per_image_standardization, random_crop, random_flip_left_right, slice,
     transpose,
 };
-use feedstock::decode::raw::{decode_raw, ByteOrder};
 use feedstock::{DType, Kind, Tensor};
 use image::{DynamicImage, ImageFormat};
 use rand::SeedableRng;

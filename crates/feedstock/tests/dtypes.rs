@@ -3,12 +3,12 @@
 //! batching.
 
 use bytes::Bytes;
-use feedstock::decode::ops::per_image_standardization;
 use feedstock::decode::raw::{decode_raw, decode_raw_batch, ByteOrder};
 use feedstock::queue::{
     ComponentSpec, FifoQueue, PaddingFifoQueue, Queue, QueueSpec,
 };
 use feedstock::tensor::{bf16, f16, Complex32, Complex64};
+use feedstock::transform::per_image_standardization;
 use feedstock::{DType, Kind, Tensor};
 
 use ByteOrder::{BigEndian as BE, LittleEndian as LE};

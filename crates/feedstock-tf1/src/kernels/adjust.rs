@@ -127,7 +127,7 @@ pub fn crop_or_pad(
     };
     let (crop_h, pad_h) = off(h, target_height);
     let (crop_w, pad_w) = off(w, target_width);
-    let cropped = feedstock::decode::ops::crop_to_bounding_box(
+    let cropped = feedstock::transform::crop_to_bounding_box(
         image,
         crop_h,
         crop_w,
@@ -147,7 +147,7 @@ pub fn central_crop(image: &Tensor, fraction: f64) -> Result<Tensor> {
     let (_, h, w, _) = image_dims(image)?;
     let start = |d: usize| ((d as f64 - d as f64 * fraction) / 2.0) as usize;
     let (top, left) = (start(h), start(w));
-    feedstock::decode::ops::crop_to_bounding_box(
+    feedstock::transform::crop_to_bounding_box(
         image,
         top,
         left,
@@ -170,7 +170,7 @@ fn image_dims(t: &Tensor) -> Result<(usize, usize, usize, usize)> {
             )))
         }
     };
-    feedstock::decode::ops::check_inner_dims(t)?;
+    feedstock::transform::check_inner_dims(t)?;
     Ok((lead, rest[0], rest[1], rest[2]))
 }
 

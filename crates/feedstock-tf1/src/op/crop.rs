@@ -6,9 +6,9 @@
 //! TensorFlow distinguishes them: Python ints are checked when the graph
 //! is built, tensors (constant or not) when it runs.
 
-use feedstock::decode::ops;
 use feedstock::error::{Error, Result};
 use feedstock::tensor::{DType, Tensor, Value};
+use feedstock::transform;
 
 use super::image::{check_image, fmt_dims};
 use super::{
@@ -371,10 +371,10 @@ impl OpDef for RandomCrop {
         let mut rng = a.rng()?;
         let t = a.dense(0)?;
         let r = match &self.size {
-            Some(size) => ops::random_crop(t, size, &mut *rng)?,
+            Some(size) => transform::random_crop(t, size, &mut *rng)?,
             None => {
                 let size = sizes(a.dense(1)?)?;
-                ops::random_crop(t, &size, &mut *rng)?
+                transform::random_crop(t, &size, &mut *rng)?
             }
         };
         out.push(r.into());
@@ -482,7 +482,7 @@ impl OpDef for CropToBox {
     }
 
     fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
-        let r = ops::crop_to_bounding_box(
+        let r = transform::crop_to_bounding_box(
             a.dense(0)?,
             self.offset_height,
             self.offset_width,
@@ -528,7 +528,7 @@ impl OpDef for CropToBoxInputs {
     fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
         let t = a.dense(0)?;
         let [oh, ow, th, tw] = checked_box(t, box_inputs(a)?)?;
-        out.push(ops::crop_to_bounding_box(t, oh, ow, th, tw)?.into());
+        out.push(transform::crop_to_bounding_box(t, oh, ow, th, tw)?.into());
         Ok(())
     }
 }

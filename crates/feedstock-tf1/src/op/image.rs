@@ -3,13 +3,13 @@
 //! JPEG header's shape and bounding-box sampling. Crops and pads are in
 //! [`crop`](super::crop).
 
+use crate::kernels::math;
 use bytes::Bytes;
 use feedstock::decode::image;
-use feedstock::decode::math;
-use feedstock::decode::ops;
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
+use feedstock::transform;
 
 use super::attrs::attr_enum;
 use super::{
@@ -90,7 +90,7 @@ impl OpDef for FlipLeftRight {
     }
 
     fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
-        out.push(ops::flip_left_right(a.dense(0)?)?.into());
+        out.push(transform::flip_left_right(a.dense(0)?)?.into());
         Ok(())
     }
 }
@@ -113,7 +113,7 @@ impl OpDef for FlipUpDown {
     }
 
     fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
-        out.push(ops::flip_up_down(a.dense(0)?)?.into());
+        out.push(transform::flip_up_down(a.dense(0)?)?.into());
         Ok(())
     }
 }
@@ -140,7 +140,7 @@ impl OpDef for PerImageStandardization {
     }
 
     fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
-        out.push(ops::per_image_standardization(a.dense(0)?)?.into());
+        out.push(transform::per_image_standardization(a.dense(0)?)?.into());
         Ok(())
     }
 }
@@ -181,9 +181,9 @@ impl OpDef for RandomFlip {
         let mut rng = a.rng()?;
         let t = a.dense(0)?;
         let r = if self.up_down {
-            ops::random_flip_up_down(t, &mut *rng)?
+            transform::random_flip_up_down(t, &mut *rng)?
         } else {
-            ops::random_flip_left_right(t, &mut *rng)?
+            transform::random_flip_left_right(t, &mut *rng)?
         };
         out.push(r.into());
         Ok(())

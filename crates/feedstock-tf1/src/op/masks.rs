@@ -3,7 +3,7 @@
 //! `Where`, `Reshape`, `GatherV2`), with the same values, static shapes
 //! and errors.
 
-use feedstock::decode::reduce;
+use crate::kernels::reduce;
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{try_vec, DType, Tensor, Value};

@@ -1,7 +1,7 @@
 //! Elementwise arithmetic, comparisons and casts.
 
-use feedstock::decode::math::{self, BinaryOp};
-use feedstock::decode::reduce::{self, CmpOp, UnaryOp};
+use crate::kernels::math::{self, BinaryOp};
+use crate::kernels::reduce::{self, CmpOp, UnaryOp};
 use feedstock::error::{Error, Result};
 use feedstock::tensor::{DType, Value};
 
@@ -54,7 +54,7 @@ op! {
     /// `a op b` elementwise with NumPy broadcasting (`tf.add`,
     /// `tf.subtract`, `tf.multiply`, `tf.divide` on floats, `tf.maximum`,
     /// `tf.minimum`, `tf.floordiv`, `tf.floormod`); `add` of strings
-    /// concatenates. See [`decode::math`](feedstock::decode::math).
+    /// concatenates. See [`kernels::math`](crate::kernels::math).
     Binary = "Binary" {
         /// The operation.
         op: BinaryOp,

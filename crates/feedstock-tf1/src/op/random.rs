@@ -1,7 +1,7 @@
 //! Ops that draw random numbers, each node from its own generator
 //! (seeded by its `seed`, else from entropy), which the session makes.
 
-use feedstock::decode::reduce;
+use crate::kernels::reduce;
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Value};

@@ -1,7 +1,7 @@
 //! Ops that choose elements: `tf.where`, reductions and `tf.argmax`.
 
-use feedstock::decode::math;
-use feedstock::decode::reduce::{self, ReduceOp};
+use crate::kernels::math;
+use crate::kernels::reduce::{self, ReduceOp};
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Value};

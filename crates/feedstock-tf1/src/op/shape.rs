@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use feedstock::decode::ops;
-use feedstock::decode::reduce;
+use crate::kernels::reduce;
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
+use feedstock::transform;
 
 use super::slice::int_vector_len;
 use super::{
@@ -323,7 +323,7 @@ impl OpDef for Transpose {
     }
 
     fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
-        out.push(ops::transpose(a.dense(0)?, &self.perm)?.into());
+        out.push(transform::transpose(a.dense(0)?, &self.perm)?.into());
         Ok(())
     }
 }
@@ -733,7 +733,7 @@ fn stack_or_concat(
     } else {
         let moved = ts
             .iter()
-            .map(|t| ops::transpose(t, &to_front))
+            .map(|t| transform::transpose(t, &to_front))
             .collect::<Result<Vec<_>>>()?;
         Tensor::concat(&moved)?
     };
@@ -748,7 +748,7 @@ fn stack_or_concat(
             k
         });
     }
-    ops::transpose(&joined, &perm)
+    transform::transpose(&joined, &perm)
 }
 
 #[cfg(test)]

@@ -2,10 +2,10 @@
 //! and Python's indexing, with bounds known while building or computed
 //! when run.
 
-use feedstock::decode::ops;
 use feedstock::error::Result;
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
+use feedstock::transform;
 
 use super::{dense_from, invalid, need, op, Args, In, OpDef, OutInfo};
 use crate::graph::SliceDim;
@@ -124,7 +124,7 @@ impl OpDef for Slice {
                 }
             })
             .collect();
-        out.push(ops::slice(t, begin, &size)?.into());
+        out.push(transform::slice(t, begin, &size)?.into());
         Ok(())
     }
 }
@@ -159,7 +159,7 @@ impl OpDef for SliceInputs {
         let begin = int_vector(a.dense(1)?)?;
         let size = int_vector(a.dense(2)?)?;
         let (begin, size) = slice_bounds(t.dims(), &begin, &size)?;
-        out.push(ops::slice(t, &begin, &size)?.into());
+        out.push(transform::slice(t, &begin, &size)?.into());
         Ok(())
     }
 }
@@ -555,7 +555,7 @@ fn strided_slice(t: &Tensor, dims: &[SliceDim]) -> Result<Tensor> {
     // slower, batched or not (`benches/plan.rs`, `cifar_graph_generic_ops`).
     let (lens, steps): (Vec<usize>, Vec<isize>) =
         walk.iter().map(|&(n, s)| (n, s as isize)).unzip();
-    let data = ops::strided(t.data(), &lens, &steps, base as usize);
+    let data = transform::strided(t.data(), &lens, &steps, base as usize);
     Tensor::from_data(out_dims, data)
 }
 

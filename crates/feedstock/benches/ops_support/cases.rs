@@ -5,7 +5,7 @@ use criterion::{
     black_box, criterion_group, criterion_main, Criterion, Throughput,
 };
 use feedstock::decode::fixed_image::FixedImageDecoder;
-use feedstock::decode::ops::{
+use feedstock::transform::{
     crop_to_bounding_box, per_image_standardization, slice, transpose,
 };
 use feedstock::decode::raw::{decode_raw, decode_raw_batch, ByteOrder};

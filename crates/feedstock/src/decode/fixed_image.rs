@@ -41,10 +41,10 @@
 
 use bytes::Bytes;
 
-use crate::decode::ops;
 use crate::decode::Records;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
+use crate::transform;
 
 /// The order of an image's axes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -239,7 +239,7 @@ impl FixedImageDecoder {
                 out.copy_from_slice(image)
             }
             (Layout::Chw, Layout::Hwc) => {
-                ops::interleave_rows(image, (0, plane), d, out)
+                transform::interleave_rows(image, (0, plane), d, out)
             }
             (Layout::Hwc, Layout::Chw) => {
                 for (c, dst) in out.chunks_exact_mut(plane).enumerate() {
@@ -256,9 +256,9 @@ impl FixedImageDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::ops::{slice, transpose};
     use crate::decode::raw::{decode_raw, ByteOrder};
     use crate::tensor::DType;
+    use crate::transform::{slice, transpose};
 
     /// Records of `d` planes of `h`×`w` after `lb` label bytes, every byte
     /// distinct enough to catch a misplaced pixel.

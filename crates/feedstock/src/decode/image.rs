@@ -6,7 +6,7 @@
 //! animated GIF. [`decode`] takes every attribute of the three ops
 //! ([`DecodeSpec`]); [`decode_jpeg`], [`decode_png`] and
 //! [`decode_image`] are their defaults. The preprocessing ops that usually follow
-//! are in [`crate::decode::ops`].
+//! are in [`crate::transform`].
 //!
 //! ```
 //! use std::io::Cursor;

@@ -12,18 +12,14 @@
 
 mod bmp;
 pub mod csv;
-mod eigen;
 pub mod example;
 pub mod fixed_image;
 mod gif;
 pub mod image;
 mod jpeg;
-pub mod math;
 mod number;
-pub mod ops;
 pub mod raw;
 mod records;
-pub mod reduce;
 
 // For the TF1 crate's StringToNumber and StringSplit ops (TensorFlow's
 // error words); the engine's own is `raw::string_to_number`.

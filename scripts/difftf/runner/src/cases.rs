@@ -9,7 +9,7 @@ use feedstock::decode::example::{
 };
 use feedstock::decode::raw::{decode_compressed, decode_raw, ByteOrder};
 use feedstock::decode::image::{decode_jpeg, decode_png, Channels};
-use feedstock::decode::ops::per_image_standardization;
+use feedstock::transform::per_image_standardization;
 use feedstock::io::Compression;
 use feedstock::reader::{
     FixedLengthRecordReader, Reader, TextLineReader, TfRecordReader,

@@ -2,10 +2,10 @@
 //! comparisons (`tf.equal`, `tf.less`, ...), `tf.one_hot` and `tf.gather`, as
 //! TensorFlow's CPU kernels compute them.
 
-use crate::decode::eigen::{self, Combine};
-use crate::decode::math::{broadcast_shape, zip_broadcast};
-use crate::error::{Error, Result};
-use crate::tensor::{DType, Data, Tensor};
+use super::math::{broadcast_shape, zip_broadcast};
+use feedstock::error::{Error, Result};
+use feedstock::tensor::{DType, Data, Tensor};
+use feedstock::transform::eigen::{self, Combine};
 
 /// A reduction over some axes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -124,7 +124,7 @@ fn reduce_typed<T: Reducible>(
         ReduceOp::Max => T::LOWEST,
         ReduceOp::Min => T::HIGHEST,
     };
-    let n_out = kept_count(dims, axes);
+    let n_out = eigen::kept_count(dims, axes);
     let combine = |a: T, x: T| match op {
         ReduceOp::Sum | ReduceOp::Mean => a.add(x),
         ReduceOp::Prod => a.mul(x),
@@ -164,16 +164,6 @@ fn reduce_typed<T: Reducible>(
         }
     }
     out
-}
-
-/// How many values a reduction of `dims` over the axes marked in `axes`
-/// gives: the product of the kept dimensions.
-pub(crate) fn kept_count(dims: &[usize], axes: &[bool]) -> usize {
-    dims.iter()
-        .zip(axes)
-        .filter(|(_, &r)| !r)
-        .map(|(d, _)| d)
-        .product()
 }
 
 /// Calls `f(input index, output index)` for each element in row-major
@@ -438,7 +428,7 @@ pub fn gather(
     // `params` with `axis` first, so each index picks rows.
     let mut perm: Vec<usize> = vec![axis];
     perm.extend((0..dims.len()).filter(|&k| k != axis));
-    let front = crate::decode::ops::transpose(params, &perm)?;
+    let front = feedstock::transform::transpose(params, &perm)?;
     let mut rows = Vec::with_capacity(idx.len());
     for (k, &i) in idx.iter().enumerate() {
         if i < 0 || i as usize >= n {
@@ -461,7 +451,7 @@ pub fn gather(
     let mut back: Vec<usize> = (1..=pre.len()).collect();
     back.push(0);
     back.extend(pre.len() + 1..dims.len());
-    let out = crate::decode::ops::transpose(&picked, &back)?;
+    let out = feedstock::transform::transpose(&picked, &back)?;
     let mut out_dims = pre.to_vec();
     out_dims.extend_from_slice(indices.dims());
     out_dims.extend_from_slice(post);

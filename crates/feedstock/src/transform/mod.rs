@@ -1,4 +1,4 @@
-//! Preprocessing ops: the slicing, transposing, flipping, cropping and
+//! Tensor transforms: the slicing, transposing, flipping, cropping and
 //! normalization a pipeline applies to decoded images (the seed guide's
 //! CIFAR-10 example uses all of them).
 //!
@@ -8,7 +8,7 @@
 //! same crops and flips on every run.
 //!
 //! ```
-//! use feedstock::decode::ops::{per_image_standardization, transpose};
+//! use feedstock::transform::{per_image_standardization, transpose};
 //! use feedstock::Tensor;
 //!
 //! // A CIFAR-10 record stores its image depth-major: [3, 32, 32].
@@ -26,7 +26,9 @@
 use rand::Rng;
 use smallvec::SmallVec;
 
-use super::eigen;
+#[doc(hidden)] // For the TF1 crate's reductions, which share this order.
+pub mod eigen;
+
 use crate::error::{Error, Result};
 use crate::tensor::{DType, Data, Dims, Tensor};
 

@@ -6,7 +6,7 @@
 //! right and each pair must be equal or contain a 1.
 //!
 //! ```
-//! use feedstock::decode::math::{add, div, BinaryOp, binary};
+//! use feedstock_tf1::kernels::math::{add, div, BinaryOp, binary};
 //! use feedstock::Tensor;
 //!
 //! let x = Tensor::new([2, 2], vec![1.0f32, 2.0, 3.0, 4.0])?;
@@ -22,8 +22,8 @@
 
 use bytes::Bytes;
 
-use crate::error::{Error, Result};
-use crate::tensor::{bf16, f16, DType, Data, Element, Tensor};
+use feedstock::error::{Error, Result};
+use feedstock::tensor::{bf16, f16, DType, Data, Element, Tensor};
 
 /// An elementwise binary operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -150,7 +150,7 @@ pub(crate) fn zip_broadcast<T: Copy, U: Element>(
         let x = a[0];
         return Ok(b.iter().map(|&y| f(x, y)).collect());
     }
-    let mut out = crate::tensor::try_vec::<U>(out_dims)?;
+    let mut out = feedstock::tensor::try_vec::<U>(out_dims)?;
     if total == 0 {
         return Ok(out);
     }

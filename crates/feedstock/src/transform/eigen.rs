@@ -35,7 +35,7 @@
 use std::sync::OnceLock;
 
 /// A float type as Eigen's packets hold it.
-pub(crate) trait EigenFloat: num_traits::Float {
+pub trait EigenFloat: num_traits::Float {
     /// Lanes of a packet in TensorFlow's x86-64 build (AVX, 256 bits).
     const LANES: usize;
 }
@@ -53,7 +53,7 @@ const MAX_LANES: usize = 8;
 
 /// Which combination is reduced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Combine {
+pub enum Combine {
     /// A sum (also the first step of a mean).
     Sum,
     /// A product.
@@ -95,7 +95,7 @@ impl Op for Mul {
 
 /// `xs` (of shape `dims`) reduced over the axes marked in `axes`, one
 /// value per kept position in row-major order, in TensorFlow's order.
-pub(crate) fn reduce<T: EigenFloat>(
+pub fn reduce<T: EigenFloat>(
     xs: &[T],
     dims: &[usize],
     axes: &[bool],
@@ -112,7 +112,7 @@ fn reduce_by<T: EigenFloat, O: Op>(
     dims: &[usize],
     axes: &[bool],
 ) -> Vec<T> {
-    let n_out = super::reduce::kept_count(dims, axes);
+    let n_out = kept_count(dims, axes);
     if xs.is_empty() || n_out == 0 {
         return vec![O::identity(); n_out];
     }
@@ -145,11 +145,7 @@ fn reduce_by<T: EigenFloat, O: Op>(
 /// `run` values each) computes for image `index` of `images`: a single
 /// image is a full reduction, several are runs of an inner reduction (of
 /// one value each, not reduced at all).
-pub(crate) fn image_sum<T: EigenFloat>(
-    run: &[T],
-    index: usize,
-    images: usize,
-) -> T {
+pub fn image_sum<T: EigenFloat>(run: &[T], index: usize, images: usize) -> T {
     match run {
         _ if images == 1 => full::<T, Add>(run, pool_threads()),
         [one] => *one,
@@ -365,6 +361,16 @@ fn leaf<T: EigenFloat, O: Op>(xs: &[T]) -> T {
         }
     }
     O::apply(tail, p0[0])
+}
+
+/// How many values a reduction of `dims` over the axes marked in `axes`
+/// gives: the product of the kept dimensions.
+pub fn kept_count(dims: &[usize], axes: &[bool]) -> usize {
+    dims.iter()
+        .zip(axes)
+        .filter(|(_, &r)| !r)
+        .map(|(d, _)| d)
+        .product()
 }
 
 #[cfg(test)]
