@@ -888,6 +888,7 @@ impl Graph {
         def: Arc<dyn OpDef>,
         inputs: &[Output],
     ) -> Result<Vec<Output>> {
+        crate::op::check_arity(&*def, inputs.len())?;
         let ins = inputs
             .iter()
             .map(|&o| {

@@ -116,3 +116,47 @@ fn a_wrong_number_of_inputs_is_refused_not_a_panic() -> Result<()> {
     refused(g.op1(StridedSliceInputs {}, &[x]));
     Ok(())
 }
+
+#[test]
+fn every_op_checks_its_input_count_when_added() -> Result<()> {
+    use feedstock_tf1::kernels::math::BinaryOp;
+    use feedstock_tf1::op::{
+        Binary, BooleanMask, Cast, DrawBoundingBoxes, OneHot, Select,
+        SequenceMask,
+    };
+    let g = Graph::new();
+    let x = g.constant(Tensor::vector(vec![1i32, 2]))?;
+    let refused = |r: Result<feedstock_tf1::Output>, says: &str| {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), Kind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+    };
+    let add = Binary { op: BinaryOp::Add };
+    refused(g.op1(add.clone(), &[x]), "Binary: takes 2 inputs, got 1");
+    refused(g.op1(add, &[x, x, x]), "Binary: takes 2 inputs, got 3");
+    let hot = OneHot { depth: 3, axis: -1 };
+    refused(g.op1(hot, &[x]), "OneHot: takes 3 inputs, got 1");
+    refused(
+        g.op1(Cast { dtype: DType::F32 }, &[]),
+        "Cast: takes 1 input, got 0",
+    );
+    refused(g.op1(Select {}, &[x, x]), "Select: takes 3 inputs, got 2");
+    let mask = SequenceMask { dtype: DType::Bool };
+    refused(
+        g.op1(mask, &[x, x, x]),
+        "SequenceMask: takes 1 to 2 inputs, got 3",
+    );
+    refused(
+        g.op1(DrawBoundingBoxes {}, &[x]),
+        "DrawBoundingBoxes: takes 2 to 3 inputs, got 1",
+    );
+    refused(
+        g.op1(BooleanMask { axis: 0 }, &[x]),
+        "BooleanMask: takes 2 inputs, got 1",
+    );
+    refused(
+        g.op1(Stack { axis: 0 }, &[]),
+        "takes at least 1 input, got 0",
+    );
+    Ok(())
+}

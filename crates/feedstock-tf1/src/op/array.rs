@@ -1,5 +1,7 @@
 //! Ops that build, select and rearrange elements.
 
+use std::ops::RangeInclusive;
+
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Value};
@@ -21,6 +23,10 @@ op! {
 }
 
 impl OpDef for OneHot {
+    fn arity(&self) -> RangeInclusive<usize> {
+        3..=3
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let ii = ins[0].dense("one_hot")?;
         let (io, if_) = (ins[1].dense("one_hot")?, ins[2].dense("one_hot")?);

@@ -8,6 +8,8 @@
 //! reads, decodes and draws nothing. A [`While`] node names the nodes of
 //! its condition and body the same way; they run once per iteration.
 
+use std::ops::RangeInclusive;
+
 use std::ops::Range;
 
 use feedstock::error::{Error, Result};
@@ -36,6 +38,10 @@ impl Cond {
 }
 
 impl OpDef for Cond {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=usize::MAX
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let [tl, th, fl, fh] = self.branches[..] else {
             return Err(Error::invalid_argument(
@@ -123,6 +129,10 @@ op! {
 }
 
 impl OpDef for LoopVar {
+    fn arity(&self) -> RangeInclusive<usize> {
+        0..=0
+    }
+
     fn infer(&self, _: &[In]) -> Result<Vec<OutInfo>> {
         let shape = self.shape.as_ref().map(|dims| {
             PartialShape::new(
@@ -158,6 +168,11 @@ op! {
 }
 
 impl OpDef for While {
+    fn arity(&self) -> RangeInclusive<usize> {
+        let n = 2 * self.vars + 1;
+        n..=n
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let n = self.vars;
         let [lo, hi] = self.body[..] else {
@@ -230,6 +245,10 @@ op! {
 }
 
 impl OpDef for CaseCheck {
+    fn arity(&self) -> RangeInclusive<usize> {
+        self.count + 1..=usize::MAX
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         if !matches!(self.check.as_str(), "last" | "exclusive") {
             return Err(Error::invalid_argument(format!(
@@ -296,6 +315,10 @@ op! {
 }
 
 impl OpDef for Done {
+    fn arity(&self) -> RangeInclusive<usize> {
+        0..=0
+    }
+
     fn infer(&self, _: &[In]) -> Result<Vec<OutInfo>> {
         Ok(vec![dense(Some(PartialShape::scalar()), DType::Bool)])
     }

@@ -6,13 +6,15 @@
 //! TensorFlow distinguishes them: Python ints are checked when the graph
 //! is built, tensors (constant or not) when it runs.
 
+use std::ops::RangeInclusive;
+
 use feedstock::error::{Error, Result};
 use feedstock::tensor::{DType, Tensor, Value};
 use feedstock::transform;
 
 use super::image::{check_image, fmt_dims};
 use super::{
-    dense_from, invalid, need, op, partial, sizes, Args, In, OpDef, OutInfo,
+    dense_from, invalid, op, partial, sizes, Args, In, OpDef, OutInfo,
 };
 use crate::kernels::adjust;
 
@@ -111,8 +113,11 @@ op! {
 }
 
 impl OpDef for PadToBox {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "PadToBox")?;
         const NAME: &str = "pad_to_bounding_box";
         let offset = [self.offset_height, self.offset_width];
         let size = [self.target_height, self.target_width];
@@ -160,8 +165,11 @@ op! {
 }
 
 impl OpDef for PadToBoxInputs {
+    fn arity(&self) -> RangeInclusive<usize> {
+        5..=5
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 5, "PadToBoxInputs")?;
         resized_inputs(ins, "pad_to_bounding_box", &ins[3..5])
     }
 
@@ -215,8 +223,11 @@ op! {
 }
 
 impl OpDef for CropOrPad {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "CropOrPad")?;
         const NAME: &str = "resize_image_with_crop_or_pad";
         let size = [self.target_height, self.target_width];
         let info = ins[0].dense(NAME)?;
@@ -243,8 +254,11 @@ op! {
 }
 
 impl OpDef for CropOrPadInputs {
+    fn arity(&self) -> RangeInclusive<usize> {
+        3..=3
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 3, "CropOrPadInputs")?;
         resized_inputs(ins, "resize_image_with_crop_or_pad", &ins[1..3])
     }
 
@@ -284,8 +298,11 @@ op! {
 }
 
 impl OpDef for CentralCrop {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "CentralCrop")?;
         const NAME: &str = "central_crop";
         let fraction = self.fraction;
         let info = ins[0].dense(NAME)?;
@@ -336,8 +353,12 @@ op! {
 }
 
 impl OpDef for RandomCrop {
+    fn arity(&self) -> RangeInclusive<usize> {
+        let n = 1 + usize::from(self.size.is_none());
+        n..=n
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, if self.size.is_some() { 1 } else { 2 }, "RandomCrop")?;
         let info = ins[0].dense("random_crop")?;
         let Some(size) = &self.size else {
             return infer_sized(ins);
@@ -435,8 +456,11 @@ op! {
 }
 
 impl OpDef for CropToBox {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "CropToBox")?;
         const NAME: &str = "crop_to_bounding_box";
         let CropToBox {
             offset_height,
@@ -506,8 +530,11 @@ op! {
 }
 
 impl OpDef for CropToBoxInputs {
+    fn arity(&self) -> RangeInclusive<usize> {
+        5..=5
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 5, "CropToBoxInputs")?;
         const NAME: &str = "crop_to_bounding_box";
         let info = ins[0].dense(NAME)?;
         check_image(&info.shape, NAME, Some(4))?;

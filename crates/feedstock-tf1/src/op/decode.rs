@@ -8,6 +8,8 @@
 //! hold, so they are built as values (the Python binding has one small
 //! constructor for each).
 
+use std::ops::RangeInclusive;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
@@ -118,6 +120,10 @@ impl OpType for DecodeCsv {
 }
 
 impl OpDef for DecodeCsv {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let info = string_in(&ins[0], "decode_csv")?;
         Ok(self
@@ -158,6 +164,10 @@ op! {
 }
 
 impl OpDef for DecodeRaw {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         string_in(&ins[0], "decode_raw")?;
         let dtype = self.out_type;
@@ -260,6 +270,10 @@ impl FromAttrs for DecodeImage {
 }
 
 impl OpDef for DecodeImage {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         const NAME: &str = "decode_image";
         let spec = &self.spec;
@@ -470,6 +484,10 @@ impl OpType for Parse {
 }
 
 impl OpDef for Parse {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let what = if self.batched {
             "parse_example"
@@ -558,6 +576,10 @@ impl OpType for ParseSequence {
 }
 
 impl OpDef for ParseSequence {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let batched = self.batched;
         let what = if batched {

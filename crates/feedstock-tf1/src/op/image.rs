@@ -3,6 +3,8 @@
 //! JPEG header's shape and bounding-box sampling. Crops and pads are in
 //! [`crop`](super::crop).
 
+use std::ops::RangeInclusive;
+
 use crate::kernels::math;
 use bytes::Bytes;
 use feedstock::decode::image;
@@ -12,9 +14,7 @@ use feedstock::tensor::{DType, Tensor, Value};
 use feedstock::transform;
 
 use super::attrs::attr_enum;
-use super::{
-    dense, dense_from, invalid, known, need, op, Args, In, OpDef, OutInfo,
-};
+use super::{dense, dense_from, invalid, known, op, Args, In, OpDef, OutInfo};
 use crate::graph::StaticShape;
 use crate::kernels::adjust;
 use crate::kernels::bbox::{self, BoxSampling};
@@ -80,8 +80,11 @@ op! {
 }
 
 impl OpDef for FlipLeftRight {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "FlipLeftRight")?;
         image_like(ins, "flip_left_right")
     }
 
@@ -103,8 +106,11 @@ op! {
 }
 
 impl OpDef for FlipUpDown {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "FlipUpDown")?;
         image_like(ins, "flip_up_down")
     }
 
@@ -127,8 +133,11 @@ op! {
 }
 
 impl OpDef for PerImageStandardization {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "PerImageStandardization")?;
         const NAME: &str = "per_image_standardization";
         let info = ins[0].dense(NAME)?;
         check_image(&info.shape, NAME, None)?;
@@ -160,8 +169,11 @@ op! {
 }
 
 impl OpDef for RandomFlip {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "RandomFlip")?;
         image_like(ins, self.default_name())
     }
 
@@ -219,8 +231,11 @@ op! {
 }
 
 impl OpDef for Adjust {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 2, "Adjust")?;
         const NAME: &str = "adjust";
         let info = ins[0].dense(NAME)?;
         check_image(&info.shape, NAME, None)?;
@@ -273,8 +288,11 @@ op! {
 }
 
 impl OpDef for Resize {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 2, "Resize")?;
         const NAME: &str = "resize";
         let info = ins[0].dense(NAME)?;
         let dims = ins[0].dims();
@@ -362,8 +380,11 @@ op! {
 }
 
 impl OpDef for ExtractJpegShape {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "ExtractJpegShape")?;
         const NAME: &str = "extract_jpeg_shape";
         let info = ins[0].dense(NAME)?;
         if info.dtype != DType::String
@@ -452,8 +473,11 @@ impl SampleBox {
 }
 
 impl OpDef for SampleBox {
+    fn arity(&self) -> RangeInclusive<usize> {
+        3..=3
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 3, "SampleBox")?;
         const NAME: &str = "sample_distorted_bounding_box";
         self.sampling()?;
         let si = ins[0].dense(NAME)?;

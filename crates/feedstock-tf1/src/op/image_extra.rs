@@ -3,6 +3,8 @@
 //! TensorFlow's CPU kernel (see [`crate::kernels::resize_extra`] and
 //! [`crate::kernels::color`]).
 
+use std::ops::RangeInclusive;
+
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Value};
@@ -107,6 +109,10 @@ op! {
 }
 
 impl OpDef for ResizeBicubic {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         infer_resize(ins, self.static_size.as_deref(), "ResizeBicubic")
     }
@@ -136,6 +142,10 @@ op! {
 }
 
 impl OpDef for ResizeArea {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         infer_resize(ins, self.static_size.as_deref(), "ResizeArea")
     }
@@ -197,6 +207,10 @@ op! {
 }
 
 impl OpDef for RgbToHsv {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         infer_color(ins, "RGBToHSV")
     }
@@ -213,6 +227,10 @@ op! {
 }
 
 impl OpDef for HsvToRgb {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         infer_color(ins, "HSVToRGB")
     }
@@ -233,6 +251,10 @@ op! {
 }
 
 impl OpDef for AdjustGamma {
+    fn arity(&self) -> RangeInclusive<usize> {
+        3..=3
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let x = &ins[0];
         let info = x.dense("adjust_gamma")?;
@@ -281,6 +303,10 @@ op! {
 }
 
 impl OpDef for DrawBoundingBoxes {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=3
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         const NAME: &str = "draw_bounding_boxes";
         let images = &ins[0];
@@ -361,6 +387,10 @@ op! {
 }
 
 impl OpDef for EncodePng {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let x = &ins[0];
         let info = x.dense("encode_png")?;
@@ -413,6 +443,10 @@ op! {
 }
 
 impl OpDef for EncodeJpeg {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let x = &ins[0];
         let info = x.dense("encode_jpeg")?;

@@ -3,6 +3,8 @@
 //! `Where`, `Reshape`, `GatherV2`), with the same values, static shapes
 //! and errors.
 
+use std::ops::RangeInclusive;
+
 use crate::kernels::reduce;
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
@@ -100,6 +102,10 @@ op! {
 }
 
 impl OpDef for SequenceMask {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         if !(1..=2).contains(&ins.len()) {
             return Err(Error::invalid_argument(format!(
@@ -247,6 +253,10 @@ op! {
 }
 
 impl OpDef for BooleanMask {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let tensor = ins[0].dense("boolean_mask")?;
         let mask = ins[1].dense("boolean_mask")?;

@@ -1,5 +1,7 @@
 //! Elementwise arithmetic, comparisons and casts.
 
+use std::ops::RangeInclusive;
+
 use crate::kernels::math::{self, BinaryOp};
 use crate::kernels::reduce::{self, CmpOp, UnaryOp};
 use feedstock::error::{Error, Result};
@@ -38,6 +40,10 @@ op! {
 }
 
 impl OpDef for Cast {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let x = &ins[0];
         let info = x.dense("cast")?;
@@ -62,6 +68,10 @@ op! {
 }
 
 impl OpDef for Binary {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let name = self.op.name();
         let (ia, ib) = (ins[0].dense(name)?, ins[1].dense(name)?);
@@ -101,6 +111,10 @@ op! {
 }
 
 impl OpDef for Neg {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let info = ins[0].dense("neg")?;
         if !math::is_arithmetic(info.dtype)
@@ -133,6 +147,10 @@ op! {
 }
 
 impl OpDef for Unary {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let x = &ins[0];
         let info = x.dense("unary")?;
@@ -166,6 +184,10 @@ op! {
 }
 
 impl OpDef for Compare {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let (ia, ib) = (ins[0].dense("compare")?, ins[1].dense("compare")?);
         if ia.dtype != ib.dtype {

@@ -3,14 +3,16 @@
 //! An op of the graph that holds no state between runs (arithmetic,
 //! shapes, decoders, image kernels, random draws from its own generator)
 //! is one Rust type implementing [`OpDef`]: its attributes are the type's
-//! fields, [`OpDef::infer`] checks its inputs and says what its outputs
-//! are when the graph is built, and [`OpDef::run`] is its kernel. The
+//! fields, [`OpDef::arity`] says how many inputs it takes,
+//! [`OpDef::infer`] checks them and says what its outputs are when the
+//! graph is built, and [`OpDef::run`] is its kernel. The
 //! builder adds it with [`Graph::op`](crate::Graph::op), the evaluator
 //! runs it through the trait, and the Python binding makes it by name
 //! from a dict of attributes through [`from_attrs`], so adding an op is:
 //!
 //! 1. declare its type with `op!` in the module of its kind (the
-//!    attributes), implement [`OpDef`] for it (inference and kernel);
+//!    attributes), implement [`OpDef`] for it (its arity, inference and
+//!    kernel);
 //! 2. list it in `registry!` below;
 //! 3. in Python, one call `_op(g, "Type", inputs, attr=value, ...)` in
 //!    the function that mirrors TensorFlow's signature.
@@ -37,6 +39,7 @@ pub mod strings;
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -89,6 +92,11 @@ impl<T: FromAttrs> OpType for T {
 
 /// One stateless op: its build-time inference and its kernel.
 pub trait OpDef: OpType + fmt::Debug + Send + Sync + 'static {
+    /// How many inputs the op takes. [`Graph::op`](crate::Graph::op)
+    /// refuses any other count before [`OpDef::infer`] is called, so
+    /// `infer` and `run` index their inputs within it.
+    fn arity(&self) -> RangeInclusive<usize>;
+
     /// Checks the inputs as TensorFlow's Python layer and shape functions
     /// would, and returns the outputs' dtypes, sparseness, static shapes
     /// and record-key sources.
@@ -409,18 +417,30 @@ pub fn from_attrs(op_type: &str, attrs: &Attrs) -> Result<Arc<dyn OpDef>> {
     ctor(attrs)
 }
 
-/// Checks that op `op` has `n` inputs.
+/// Checks that `def` takes `n` inputs ([`OpDef::arity`]).
 ///
 /// # Errors
-/// InvalidArgument naming the op.
-pub(crate) fn need(ins: &[In], n: usize, op: &str) -> Result<()> {
-    if ins.len() != n {
-        return Err(invalid(format!(
-            "{op}: takes {n} inputs, got {}",
-            ins.len()
-        )));
+/// InvalidArgument naming the op and the counts.
+pub(crate) fn check_arity(def: &dyn OpDef, n: usize) -> Result<()> {
+    let arity = def.arity();
+    if arity.contains(&n) {
+        return Ok(());
     }
-    Ok(())
+    let (lo, hi) = (*arity.start(), *arity.end());
+    let takes = match (lo, hi) {
+        _ if lo == hi => lo.to_string(),
+        (_, usize::MAX) => format!("at least {lo}"),
+        _ => format!("{lo} to {hi}"),
+    };
+    let s = if hi == 1 || lo == 1 && hi == usize::MAX {
+        ""
+    } else {
+        "s"
+    };
+    Err(invalid(format!(
+        "{}: takes {takes} input{s}, got {n}",
+        def.op_type()
+    )))
 }
 
 /// Sizes computed when run (an int32 or int64 vector); a negative one

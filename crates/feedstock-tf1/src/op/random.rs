@@ -1,6 +1,8 @@
 //! Ops that draw random numbers, each node from its own generator
 //! (seeded by its `seed`, else from entropy), which the session makes.
 
+use std::ops::RangeInclusive;
+
 use crate::kernels::reduce;
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
@@ -27,6 +29,10 @@ op! {
 }
 
 impl OpDef for RandomUniform {
+    fn arity(&self) -> RangeInclusive<usize> {
+        0..=0
+    }
+
     fn infer(&self, _ins: &[In]) -> Result<Vec<OutInfo>> {
         let dtype = self.dtype;
         let ints = matches!(dtype, DType::I32 | DType::I64);
@@ -64,6 +70,10 @@ op! {
 }
 
 impl OpDef for RandomShuffle {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let info = ins[0].dense("random_shuffle")?;
         Ok(vec![dense_from(info.shape.clone(), info.dtype, &ins[0])])

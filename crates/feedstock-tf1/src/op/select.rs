@@ -1,5 +1,7 @@
 //! Ops that choose elements: `tf.where`, reductions and `tf.argmax`.
 
+use std::ops::RangeInclusive;
+
 use crate::kernels::math;
 use crate::kernels::reduce::{self, ReduceOp};
 use feedstock::error::{Error, Result};
@@ -22,6 +24,10 @@ op! {
 }
 
 impl OpDef for Select {
+    fn arity(&self) -> RangeInclusive<usize> {
+        3..=3
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let c = ins[0].dense("where")?;
         let ix = ins[1].dense("where")?;
@@ -74,6 +80,10 @@ op! {
 }
 
 impl OpDef for WhereTrue {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let c = ins[0].dense("where")?;
         if c.dtype != DType::Bool {
@@ -109,6 +119,10 @@ op! {
 }
 
 impl OpDef for Reduce {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let info = ins[0].dense("reduce")?;
         let dims = ins[0].dims().ok_or_else(|| {
@@ -166,6 +180,10 @@ op! {
 }
 
 impl OpDef for ArgReduce {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let info = ins[0].dense("argmax")?;
         let mut dims = ins[0].dims().ok_or_else(|| {

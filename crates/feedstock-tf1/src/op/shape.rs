@@ -2,6 +2,8 @@
 //! tensors: reshape, transpose, stack, concat, identity, shape, fill,
 //! tile and gather.
 
+use std::ops::RangeInclusive;
+
 use std::sync::Arc;
 
 use crate::kernels::reduce;
@@ -11,9 +13,7 @@ use feedstock::tensor::{DType, Tensor, Value};
 use feedstock::transform;
 
 use super::slice::int_vector_len;
-use super::{
-    dense, dense_from, invalid, need, op, sizes, Args, In, OpDef, OutInfo,
-};
+use super::{dense, dense_from, invalid, op, sizes, Args, In, OpDef, OutInfo};
 use crate::graph::{merge_dim, merge_static, Node, Op, Output, StaticShape};
 use crate::kernels::expand;
 
@@ -32,8 +32,12 @@ op! {
 }
 
 impl OpDef for Reshape {
+    fn arity(&self) -> RangeInclusive<usize> {
+        let n = 1 + usize::from(self.shape.is_none());
+        n..=n
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1 + usize::from(self.shape.is_none()), "Reshape")?;
         let info = ins[0].dense("reshape")?;
         let out = match &self.shape {
             Some(shape) => Some(static_reshape(shape, &info.shape)?),
@@ -292,8 +296,11 @@ op! {
 }
 
 impl OpDef for Transpose {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "Transpose")?;
         let perm = &self.perm;
         let info = ins[0].dense("transpose")?;
         let mut sorted = perm.clone();
@@ -364,6 +371,10 @@ op! {
 }
 
 impl OpDef for Stack {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=usize::MAX
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let infos = same_dtype(ins, "stack")?;
         let mut shape = infos[0].shape.clone();
@@ -407,6 +418,10 @@ op! {
 }
 
 impl OpDef for Concat {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=usize::MAX
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let axis = self.axis;
         let infos = same_dtype(ins, "concat")?;
@@ -469,8 +484,11 @@ op! {
 }
 
 impl OpDef for Identity {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "Identity")?;
         Ok(vec![ins[0].info.clone()])
     }
 
@@ -491,8 +509,11 @@ op! {
 }
 
 impl OpDef for Shape {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "Shape")?;
         ins[0].dense("shape")?;
         let rank = ins[0].dims().map(|d| d.len());
         let shape = Some(PartialShape::new(vec![rank]));
@@ -521,8 +542,11 @@ op! {
 }
 
 impl OpDef for Fill {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 2, "Fill")?;
         let rank = int_vector_len(&ins[0], "fill")?;
         let v = ins[1].dense("fill")?;
         if v.shape.as_ref().is_some_and(|s| s.rank() != 0) {
@@ -552,8 +576,11 @@ op! {
 }
 
 impl OpDef for Tile {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "Tile")?;
         let multiples = &self.multiples;
         let info = ins[0].dense("tile")?;
         let shape = match ins[0].dims() {
@@ -594,8 +621,11 @@ op! {
 }
 
 impl OpDef for Gather {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 2, "Gather")?;
         let axis = self.axis;
         let p = ins[0].dense("gather")?;
         let i = ins[1].dense("gather")?;

@@ -2,12 +2,14 @@
 //! and Python's indexing, with bounds known while building or computed
 //! when run.
 
+use std::ops::RangeInclusive;
+
 use feedstock::error::Result;
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 use feedstock::transform;
 
-use super::{dense_from, invalid, need, op, Args, In, OpDef, OutInfo};
+use super::{dense_from, invalid, op, Args, In, OpDef, OutInfo};
 use crate::graph::SliceDim;
 
 /// Checks that `i` is a dense int32 or int64 vector, as `what` needs;
@@ -54,8 +56,11 @@ op! {
 }
 
 impl OpDef for Slice {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "Slice")?;
         let (begin, size) = (&self.begin, &self.size);
         let info = ins[0].dense("slice")?;
         if begin.len() != size.len() {
@@ -138,8 +143,11 @@ op! {
 }
 
 impl OpDef for SliceInputs {
+    fn arity(&self) -> RangeInclusive<usize> {
+        3..=3
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 3, "SliceInputs")?;
         let info = ins[0].dense("slice")?;
         for i in &ins[1..3] {
             int_vector_len(i, "slice")?;
@@ -282,8 +290,11 @@ impl StridedSlice {
 }
 
 impl OpDef for StridedSlice {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 1, "StridedSlice")?;
         let dims = &self.dims()?;
         let info = ins[0].dense("strided_slice")?;
         if dims
@@ -348,8 +359,11 @@ op! {
 }
 
 impl OpDef for StridedSliceInputs {
+    fn arity(&self) -> RangeInclusive<usize> {
+        4..=4
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        need(ins, 4, "StridedSliceInputs")?;
         let info = ins[0].dense("strided_slice")?;
         let mut n = None;
         for i in &ins[1..4] {

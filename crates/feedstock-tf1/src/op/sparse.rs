@@ -1,5 +1,7 @@
 //! Ops that make sparse tensors, take them apart and make them dense.
 
+use std::ops::RangeInclusive;
+
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
@@ -34,6 +36,10 @@ op! {
 }
 
 impl OpDef for SparsePart {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let info = sparse_input(ins, 0)?;
         let rank = info.shape.as_ref().map(PartialShape::rank);
@@ -81,6 +87,10 @@ op! {
 }
 
 impl OpDef for SparseToDense {
+    fn arity(&self) -> RangeInclusive<usize> {
+        2..=2
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let info = sparse_input(ins, 0)?;
         let d = &ins[1].info;
@@ -115,6 +125,10 @@ op! {
 }
 
 impl OpDef for MakeSparse {
+    fn arity(&self) -> RangeInclusive<usize> {
+        3..=3
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let ii = ins[0].dense("SparseTensor indices")?;
         let vi = ins[1].dense("SparseTensor values")?;

@@ -1,5 +1,7 @@
 //! Ops on strings: parsing, splitting, and the files strings name.
 
+use std::ops::RangeInclusive;
+
 use std::io::Read;
 
 use bytes::Bytes;
@@ -55,6 +57,10 @@ op! {
 }
 
 impl OpDef for StringToNumber {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let info = ins[0].dense("string_to_number")?;
         if info.dtype != DType::String {
@@ -94,6 +100,10 @@ op! {
 }
 
 impl OpDef for StringSplit {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         let info = ins[0].dense("string_split")?;
         if info.dtype != DType::String {
@@ -131,6 +141,10 @@ op! {
 }
 
 impl OpDef for ReadFile {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         string_scalar(&ins[0], "read_file")?;
         let shape = Some(PartialShape::scalar());
@@ -156,6 +170,10 @@ op! {
 }
 
 impl OpDef for MatchingFiles {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         string_scalar(&ins[0], "matching_files")?;
         let shape = Some(PartialShape::new(vec![None]));
@@ -181,6 +199,10 @@ op! {
 }
 
 impl OpDef for StringToHashBucketFast {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         const OP: &str = "StringToHashBucketFast";
         let info = ins[0].dense(OP)?;
