@@ -748,316 +748,6 @@ class Operation:
         return f"<tf.Operation '{self.name}'>"
 
 
-class Variable(Tensor):
-    """``tf.Variable`` for preloaded data: reading it gives the value its
-    ``initializer`` assigned."""
-
-    __slots__ = ("initializer", "initial_value", "trainable")
-
-    def __init__(self, initial_value=None, trainable=None, collections=None, name=None, dtype=None, **_ignored):
-        g = _graph_of(initial_value)
-        # As TensorFlow names them: the variable `name` (default
-        # `Variable`, made unique), a value converted here
-        # `<name>/Initializer/initial_value`, the initializer `<name>/Assign`.
-        vname = _scope(g, name, "Variable")
-        with _under(g, vname):
-            init = convert_to_tensor(initial_value, dtype=dtype, name="Initializer/initial_value")
-        with _next_name(g, vname, exact=True):
-            value, initializer = g._g.variable(init._o, None)
-        super().__init__(g, value)
-        self.initial_value = init
-        self.trainable = bool(trainable) if trainable is not None else True
-        self.initializer = Operation(g, [Tensor(g, initializer)], name=g._g.name(initializer))
-        collections = [GLOBAL_VARIABLES] if collections is None else list(collections)
-        if self.trainable and TRAINABLE_VARIABLES not in collections:
-            # As TensorFlow: a trainable variable is in the trainable
-            # collection, even with `collections=[]`.
-            collections.append(TRAINABLE_VARIABLES)
-        for c in collections:
-            g.add_to_collection(c, self)
-
-    def value(self):
-        return self
-
-    def read_value(self):
-        return self
-
-    def assign(self, value, use_locking=None, name=None, read_value=True):
-        """Sets the variable to ``value`` (converted to its dtype) when
-        run; the returned tensor's value is the value assigned
-        (``read_value=False``: an operation)."""
-        g = self.graph
-        with g.as_default():
-            value = convert_to_tensor(value, dtype=self.dtype)
-        with _next_name(g, name):
-            out = Tensor(g, g._g.assign(self._o, value._o))
-        return out if read_value else Operation(g, [out], name=g._g.name(out._o))
-
-    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        """Adds ``delta`` to the variable when run; the value is the sum
-        (reads of the variable in the same run see the value before)."""
-        with self.graph.as_default():
-            delta = convert_to_tensor(delta, dtype=self.dtype)
-        return self.assign(self + delta, name=name, read_value=read_value)
-
-
-def assign(ref, value, validate_shape=None, use_locking=None, name=None):
-    """``tf.assign``: ``ref.assign(value)``."""
-    return ref.assign(value, name=name)
-
-
-def assign_add(ref, value, use_locking=None, name=None):
-    """``tf.assign_add``: ``ref.assign_add(value)``."""
-    return ref.assign_add(value, name=name)
-
-
-def global_variables_initializer():
-    """Runs the initializers of the global variables (those not made
-    with ``collections=[]``); named ``init`` (made unique)."""
-    g = get_default_graph()
-    return group(*[v.initializer for v in g.get_collection(GLOBAL_VARIABLES)], name="init")
-
-
-def local_variables_initializer():
-    """Runs the initializers of the local variables. Epoch counters need
-    none in feedstock (producers count epochs themselves), so this is
-    usually an empty operation; it exists so the guide's pattern runs.
-    Named ``init`` (made unique), as in TensorFlow."""
-    g = get_default_graph()
-    return group(*[v.initializer for v in g.get_collection(LOCAL_VARIABLES)], name="init")
-
-
-initialize_all_variables = global_variables_initializer
-initialize_local_variables = local_variables_initializer
-
-
-def variables_initializer(var_list, name="init"):
-    """An operation running the initializers of ``var_list``."""
-    return group(*[v.initializer for v in var_list], name=name)
-
-
-def global_variables(scope=None):
-    return get_default_graph().get_collection(GLOBAL_VARIABLES)
-
-
-def local_variables(scope=None):
-    return get_default_graph().get_collection(LOCAL_VARIABLES)
-
-
-def trainable_variables(scope=None):
-    return get_default_graph().get_collection(TRAINABLE_VARIABLES)
-
-
-def get_collection(key, scope=None):
-    """``tf.get_collection``: the default graph's collection ``key``."""
-    return get_default_graph().get_collection(key, scope)
-
-
-def add_to_collection(name, value):
-    """``tf.add_to_collection``, in the default graph."""
-    get_default_graph().add_to_collection(name, value)
-
-
-def _group_inputs(inputs):
-    """The tensors running ``inputs`` (tensors, operations, lists of
-    them) runs."""
-    tensors = []
-    for x in inputs:
-        if isinstance(x, Operation):
-            tensors.extend(x.inputs)
-        elif isinstance(x, (list, tuple)):
-            tensors.extend(_group_inputs(x))
-        elif isinstance(x, Tensor):
-            tensors.append(x)
-        elif x is not None:
-            raise TypeError(f"tf.group takes tensors and operations, got {type(x).__name__}")
-    return tensors
-
-
-def group(*inputs, name=None):
-    """An operation that runs ``inputs`` (tensors or operations)."""
-    g = get_default_graph()
-    tensors = []
-    for x in inputs:
-        if isinstance(x, Operation):
-            tensors.extend(x.inputs)
-            g = x.graph
-        elif isinstance(x, (list, tuple)):
-            tensors.extend(_group_inputs(x))
-        elif isinstance(x, Tensor):
-            tensors.append(x)
-            g = x.graph
-        elif x is not None:
-            raise TypeError(f"tf.group takes tensors and operations, got {type(x).__name__}")
-    return _python_op(g, tensors, name, "group_deps")
-
-
-def no_op(name=None):
-    """An operation that does nothing."""
-    return _python_op(get_default_graph(), [], name, "NoOp")
-
-
-def _python_op(g, tensors, name, default):
-    """An operation of ``g`` that only exists in Python (it runs
-    ``tensors``), named as TensorFlow names the op it stands for."""
-    g._g.check_not_finalized()
-    g._python_ops += 1
-    return Operation(g, tensors, name=_scope(g, name, default))
-
-
-# ---------------------------------------------------------------- constants
-
-
-def _infer_dtype(value):
-    """The dtype TensorFlow gives a constant of ``value``: an array's or
-    numpy scalar's own; for (nested) lists, taken from every element:
-    string, else bool if all are, else complex128, float32 or int32
-    (int64 when a value does not fit), numpy scalars counting as Python
-    numbers."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        return as_dtype(value.dtype)
-    leaves = list(_leaves(value))
-    if not leaves:
-        return float32
-    kinds = {_leaf_kind(v) for v in leaves}
-    if "string" in kinds:
-        if kinds != {"string"}:
-            raise TypeError(f"cannot make a tensor of strings mixed with numbers: {value!r}")
-        return string
-    if kinds == {"bool"}:
-        return bool_
-    if "complex" in kinds:
-        # As TensorFlow: a Python complex is a complex128.
-        return complex128
-    if "float" in kinds:
-        return float32
-    ints = [int(v) for v in leaves]
-    if max(ints) > 2**63 - 1 and min(ints) >= 0:
-        # As TensorFlow: what fits only unsigned 64 bits is uint64.
-        return uint64
-    if max(ints) > 2**31 - 1 or min(ints) < -(2**31):
-        return int64
-    return int32
-
-
-def _leaves(value):
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _leaves(v)
-    elif isinstance(value, np.ndarray):
-        yield from value.reshape(-1).tolist()
-    else:
-        yield value
-
-
-def _leaf_kind(v):
-    if v is None:
-        raise ValueError("None values not supported.")
-    if isinstance(v, (bytes, str, np.bytes_, np.str_)):
-        return "string"
-    if isinstance(v, (bool, np.bool_)):
-        return "bool"
-    if isinstance(v, (int, np.integer)):
-        return "int"
-    if isinstance(v, (float, np.floating)):
-        return "float"
-    if isinstance(v, (complex, np.complexfloating)):
-        return "complex"
-    raise TypeError(f"cannot make a tensor of {type(v).__name__}")
-
-
-def _const_array(value, dtype):
-    if dtype == string:
-        arr = np.asarray(value, dtype=object)
-        return np.vectorize(lambda v: v.encode() if isinstance(v, str) else v, otypes=[object])(arr) if arr.size else arr
-    return np.asarray(value, dtype=dtype.as_numpy_dtype)
-
-
-def constant(value, dtype=None, shape=None, name=None, verify_shape=False):
-    """``tf.constant``."""
-    g = get_default_graph()
-    if dtype is None:
-        dtype = _infer_dtype(value)
-        arr = _const_array(value, dtype)
-    else:
-        dtype = as_dtype(dtype)
-        arr = _as_dtype_array(value, dtype)
-    if shape is not None:
-        dims = _shape_arg(shape)
-        if dims is None or None in dims:
-            raise ValueError(f"tf.constant's shape must be fully defined, got {shape}")
-        arr = _fill_shape(arr, dims, verify_shape)
-    with _next_name(g, name):
-        return Tensor(g, g._g.constant(arr, dtype._native), const=arr)
-
-
-def _fill_shape(arr, shape, verify_shape):
-    """``tf.constant``'s ``shape``, as TensorFlow 1 fills it: the values
-    in order, the last one repeated to fill the shape (zeros if there are
-    none); more values than the shape holds is a ValueError, and with
-    ``verify_shape`` any other shape a TypeError."""
-    if verify_shape and list(arr.shape) != shape:
-        raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, but got {arr.shape}.")
-    n = int(np.prod(shape))
-    flat = arr.reshape(-1)
-    if flat.size > n:
-        raise ValueError(f"Too many elements provided. Takes at most {n}, but got {flat.size}.")
-    if flat.size < n:
-        fill = flat[-1] if flat.size else np.zeros((), dtype=arr.dtype)
-        flat = np.concatenate([flat, np.full(n - flat.size, fill, dtype=arr.dtype)])
-    return flat.reshape(shape)
-
-
-def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_hint=None):
-    """``value`` if it is a tensor, else a constant of it (named
-    ``name``). Without ``dtype``, ``preferred_dtype`` (``dtype_hint``) is
-    tried first, as TensorFlow tries it: the value converted to it if
-    that conversion succeeds, else converted as if it were not given."""
-    preferred_dtype = preferred_dtype if preferred_dtype is not None else dtype_hint
-    if dtype is None and preferred_dtype is not None:
-        try:
-            return convert_to_tensor(value, dtype=preferred_dtype, name=name)
-        except (TypeError, ValueError):
-            pass
-    if isinstance(value, Tensor):
-        if dtype is not None and as_dtype(dtype) != value.dtype:
-            raise ValueError(
-                f"Tensor conversion requested dtype {as_dtype(dtype).name} for Tensor with dtype {value.dtype.name}: "
-                f"{value!r}"
-            )
-        return value
-    if _holds_tensor(value):
-        return _autopack(value, dtype, name)
-    return constant(value, dtype=dtype, name=name)
-
-
-def _holds_tensor(value):
-    """Whether the (nested) list or tuple ``value`` holds a tensor."""
-    return isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or _holds_tensor(v) for v in value)
-
-
-def _first_tensor(value):
-    for v in value:
-        if isinstance(v, Tensor):
-            return v
-        if isinstance(v, (list, tuple)):
-            t = _first_tensor(v)
-            if t is not None:
-                return t
-    return None
-
-
-def _autopack(value, dtype, name):
-    """A list holding tensors as one tensor, stacked as TensorFlow packs
-    it (named ``packed``): the other elements converted to the first
-    tensor's dtype (or ``dtype``)."""
-    dtype = as_dtype(dtype) if dtype is not None else _first_tensor(value).dtype
-    g = _graph_of(_first_tensor(value))
-    with g.as_default():
-        parts = [convert_to_tensor(v, dtype=dtype) for v in value]
-        return stack(parts, name=name or "packed")
-
-
 def string_to_number(string_tensor, out_type=None, name=None):
     """``tf.string_to_number`` (``tf.strings.to_number``): each string
     parsed as ``out_type`` (float32 by default; int32, int64, float64) as
@@ -1146,6 +836,46 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 (TensorFlow
         return _wrap1(g, g._g.placeholder_with_default(x._o, _shape_arg(shape)))
 
 
+# Defined in _constants, which imports from this module: re-exported here, after
+# everything it needs is defined.
+from ._constants import (  # noqa: E402,F401
+    _as_dtype_array,
+    _autopack,
+    _const_array,
+    _fill_shape,
+    _first_tensor,
+    _holds_tensor,
+    _infer_dtype,
+    _leaf_kind,
+    _leaves,
+    constant,
+    convert_to_tensor,
+)
+
+
+# Defined in _variables, which imports from this module: re-exported here, after
+# everything it needs is defined.
+from ._variables import (  # noqa: E402,F401
+    Variable,
+    _group_inputs,
+    _python_op,
+    add_to_collection,
+    assign,
+    assign_add,
+    get_collection,
+    global_variables,
+    global_variables_initializer,
+    group,
+    initialize_all_variables,
+    initialize_local_variables,
+    local_variables,
+    local_variables_initializer,
+    no_op,
+    trainable_variables,
+    variables_initializer,
+)
+
+
 # Defined in _session, which imports from this module: re-exported here, after
 # everything it needs is defined.
 from ._session import (  # noqa: E402,F401
@@ -1178,7 +908,6 @@ from ._session import (  # noqa: E402,F401
 from ._math_ops import (  # noqa: E402,F401
     _DEFAULT_GRAPH_SEED,
     _INT_FOLDS,
-    _as_dtype_array,
     _assert_same_shape,
     _binary,
     _binary_of,

@@ -4,11 +4,11 @@ over the native graph."""
 import contextlib
 import math
 import numpy as np
-import warnings
 
 from ._graph import (
     SparseTensor,
     Tensor,
+    _as_dtype_array,
     _compatible,
     _const_array,
     _first_tensor,
@@ -71,29 +71,6 @@ def _like(x, t, name=None):
     floats, as TensorFlow does)."""
     with t.graph.as_default():
         return constant(x, dtype=t.dtype, name=name)
-
-
-def _as_dtype_array(x, dtype):
-    """``x`` (Python values or numpy ones) as an array of ``dtype``,
-    converted as TensorFlow converts a value to a given dtype: Python
-    floats (or lists holding one) are refused for integer and bool
-    dtypes, Python ints for bool, strings for numbers (TypeError); ints
-    wrap into the dtype (numpy's ``astype``); numpy values are cast
-    (floats truncated)."""
-    if dtype == string:
-        return _const_array(x, dtype)
-    if not isinstance(x, (np.ndarray, np.generic)):
-        kinds = {_leaf_kind(v) for v in _leaves(x)}
-        refused = {"string", "complex"} - ({"complex"} if dtype.is_complex else set())
-        if not dtype.is_floating and not dtype.is_complex:
-            refused.add("float")
-        if dtype == bool_:
-            refused.add("int")
-        if kinds & refused:
-            raise TypeError(f"Expected {dtype.name}, but got {x!r} of type '{type(x).__name__}'.")
-    with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(x).astype(dtype.as_numpy_dtype)
 
 
 def _binary(op, a, b, name, default):
