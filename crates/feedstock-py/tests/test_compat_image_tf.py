@@ -252,3 +252,30 @@ def test_decode_image_static_shapes():
     img = tf.io.decode_image(RGB8)
     img.set_shape([1, 2, 3])
     assert run(img).shape == (1, 2, 3)
+
+
+def test_decode_and_resize_name_their_tensors_as_tensorflow():
+    # Printed tensors are what a program shows its user; these names and
+    # shapes were observed under TensorFlow 2.21 (frankkuo20/openCVExample's
+    # tensorflow/train.py prints its decode_jpeg output).
+    g = tf.Graph()
+    with g.as_default():
+        c = tf.placeholder(tf.string, [])
+        got = [tf.image.decode_jpeg(c, 3), tf.image.decode_jpeg(c, 3, name="x"), tf.image.decode_png(c),
+               tf.image.decode_image(c), tf.image.decode_image(c, name="y"), tf.io.decode_jpeg(c)]
+        assert [t.name for t in got] == ["DecodeJpeg:0", "x:0", "DecodePng:0", "decode_image/DecodeImage:0",
+                                         "y/DecodeImage:0", "DecodeJpeg_1:0"]
+        assert str(got[0]) == 'Tensor("DecodeJpeg:0", shape=(None, None, 3), dtype=uint8)'
+        i = tf.placeholder(tf.float32, [None, None, 3])
+        one = [tf.image.resize_images(i, [5, 5], method=m) for m in range(3)]
+        one.append(tf.image.resize_images(i, [5, 5], name="r"))
+        assert [t.name for t in one] == ["resize/Squeeze:0", "resize_1/Squeeze:0", "resize_2/Squeeze:0",
+                                         "r/Squeeze:0"]
+        assert str(one[0]) == 'Tensor("resize/Squeeze:0", shape=(5, 5, 3), dtype=float32)'
+        assert g.get_tensor_by_name("resize_2/ResizeBicubic:0").shape.as_list() == [1, 5, 5, 3]
+        b = tf.placeholder(tf.float32, [2, None, None, 3])
+        many = [tf.image.resize_images(b, [5, 5]), tf.image.resize_images(b, [5, 5], method=3),
+                tf.image.resize_bilinear(b, [4, 4]), tf.image.resize_nearest_neighbor(b, [4, 4], name="nn"),
+                tf.image.resize_bicubic(b, [4, 4], name="bc")]
+        assert [t.name for t in many] == ["resize_3/ResizeBilinear:0", "resize_4/ResizeArea:0", "ResizeBilinear:0",
+                                          "nn:0", "bc:0"]

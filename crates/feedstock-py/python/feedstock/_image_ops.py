@@ -9,6 +9,7 @@ import numpy as np
 from ._graph import (
     InvalidArgumentValueError,
     Tensor,
+    _name_scope,
     _next_name,
     _op,
     _ops,
@@ -16,8 +17,10 @@ from ._graph import (
     as_dtype,
     constant,
     convert_to_tensor,
+    expand_dims,
     float32,
     int32,
+    squeeze,
     stack,
     string,
     uint8,
@@ -37,7 +40,8 @@ _DECODE_OPS = {"jpeg": "DecodeJpeg", "png": "DecodePng", "any": "DecodeImage"}
 
 
 def _decode_image(contents, fmt, channels, dtype=uint8, expand_animations=True, ratio=1,
-                  fancy_upscaling=True, try_recover_truncated=False, acceptable_fraction=1, dct_method=""):
+                  fancy_upscaling=True, try_recover_truncated=False, acceptable_fraction=1, dct_method="",
+                  name=None):
     """One of TensorFlow's decode ops. The attributes are checked when the
     op runs (InvalidArgumentError), as TensorFlow's kernels check them; a
     dtype the op cannot decode to is a TypeError when built, as in
@@ -51,10 +55,11 @@ def _decode_image(contents, fmt, channels, dtype=uint8, expand_animations=True, 
     if x.dtype != string:
         raise TypeError(f"Input 'contents' of '{_DECODE_OPS[fmt]}' Op has type {x.dtype.name} that does not "
                         "match expected type of string.")
-    return _op(x.graph, "DecodeImage", [x], format=fmt, channels=operator.index(channels or 0), dtype=dtype.name,
-               expand_animations=bool(expand_animations), ratio=operator.index(ratio),
-               fancy_upscaling=bool(fancy_upscaling), try_recover_truncated=bool(try_recover_truncated),
-               acceptable_fraction=float(acceptable_fraction), dct_method=str(dct_method))
+    with _next_name(x.graph, name):
+        return _op(x.graph, "DecodeImage", [x], format=fmt, channels=operator.index(channels or 0),
+                   dtype=dtype.name, expand_animations=bool(expand_animations), ratio=operator.index(ratio),
+                   fancy_upscaling=bool(fancy_upscaling), try_recover_truncated=bool(try_recover_truncated),
+                   acceptable_fraction=float(acceptable_fraction), dct_method=str(dct_method))
 
 
 def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,
@@ -63,7 +68,7 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover
     JPEG attributes apply to JPEG data only) to uint8 ``[h, w, c]``."""
     return _decode_image(contents, "jpeg", channels, ratio=ratio, fancy_upscaling=fancy_upscaling,
                          try_recover_truncated=try_recover_truncated,
-                         acceptable_fraction=acceptable_fraction, dct_method=dct_method)
+                         acceptable_fraction=acceptable_fraction, dct_method=dct_method, name=name)
 
 
 def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upscaling=True,
@@ -108,7 +113,7 @@ def extract_jpeg_shape(contents, output_type=int32, name=None):
 def decode_png(contents, channels=0, dtype=uint8, name=None):
     """``tf.io.decode_png``: decodes a PNG, JPEG or single-frame GIF to
     uint8 or uint16 ``[h, w, c]``."""
-    return _decode_image(contents, "png", channels, dtype)
+    return _decode_image(contents, "png", channels, dtype, name=name)
 
 
 def decode_image(contents, channels=None, dtype=uint8, name=None, expand_animations=True):
@@ -117,8 +122,10 @@ def decode_image(contents, channels=None, dtype=uint8, name=None, expand_animati
     through ``convert_image_dtype``, as in TensorFlow."""
     dtype = as_dtype(dtype)
     direct = dtype.name in _DECODE_DTYPES["any"]
-    image = _decode_image(contents, "any", channels, dtype if direct else "uint16", expand_animations)
-    return image if direct else _convert_image_dtype(image, dtype)
+    contents = convert_to_tensor(contents)
+    with _name_scope(contents.graph, name, "decode_image"):
+        image = _decode_image(contents, "any", channels, dtype if direct else "uint16", expand_animations)
+        return image if direct else _convert_image_dtype(image, dtype)
 
 
 def _convert_image_dtype(image, dtype):
@@ -508,14 +515,15 @@ def _resize_size(g, size):
     return size, [v if v is not None and v > 0 else None for v in static]
 
 
-def _resize_op(images, size, bilinear, align_corners, half_pixel_centers):
+def _resize_op(images, size, bilinear, align_corners, half_pixel_centers, name=None):
     """TensorFlow's ``ResizeBilinear`` / ``ResizeNearestNeighbor`` on 4-D
     images: ``size`` an int32 ``[height, width]`` (what is constant gives
     the static shape)."""
     g = images.graph
     size, static = _resize_size(g, size)
-    return _op(g, "Resize", [images, size], bilinear=bilinear, align_corners=bool(align_corners),
-               half_pixel_centers=bool(half_pixel_centers), static_height=static[0], static_width=static[1])
+    with _next_name(g, name):
+        return _op(g, "Resize", [images, size], bilinear=bilinear, align_corners=bool(align_corners),
+                   half_pixel_centers=bool(half_pixel_centers), static_height=static[0], static_width=static[1])
 
 
 def _rank4_images(images):
@@ -529,13 +537,13 @@ def _rank4_images(images):
 def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
     """``tf.image.resize_bilinear`` (TensorFlow's ``ResizeBilinear``):
     4-D images to float32, bit for bit TensorFlow's."""
-    return _resize_op(_rank4_images(images), size, True, align_corners, half_pixel_centers)
+    return _resize_op(_rank4_images(images), size, True, align_corners, half_pixel_centers, name)
 
 
 def resize_nearest_neighbor(images, size, align_corners=False, name=None, half_pixel_centers=False):
     """``tf.image.resize_nearest_neighbor``: 4-D images, keeping their
     dtype."""
-    return _resize_op(_rank4_images(images), size, False, align_corners, half_pixel_centers)
+    return _resize_op(_rank4_images(images), size, False, align_corners, half_pixel_centers, name)
 
 
 def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False,
@@ -567,37 +575,38 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
     for v in known or ():
         if v < 0:  # TensorFlow's set_shape of the output
             raise ValueError(f"Dimension {v} must be >= 0")
-    single = len(shape) == 3
-    batch = images[None] if single else images
-    if method == ResizeMethod.BICUBIC:
-        out = resize_bicubic(batch, size, align_corners)
-    elif method == ResizeMethod.AREA:
-        out = resize_area(batch, size, align_corners)
-    else:
-        out = _resize_op(batch, size, method == ResizeMethod.BILINEAR, align_corners, False)
-    return out[0] if single else out
-    return out
+    # As TensorFlow: under a `resize` scope, one image made a batch of one
+    # (ExpandDims) and back (Squeeze).
+    with _name_scope(images.graph, name, "resize"):
+        single = len(shape) == 3
+        batch = expand_dims(images, 0) if single else images
+        if method == ResizeMethod.BICUBIC:
+            out = resize_bicubic(batch, size, align_corners)
+        elif method == ResizeMethod.AREA:
+            out = resize_area(batch, size, align_corners)
+        else:
+            out = _resize_op(batch, size, method == ResizeMethod.BILINEAR, align_corners, False)
+        return squeeze(out, [0]) if single else out
 
 
 # ------------------------------------------- image ops: resize, colour, gamma
 
 
-def _resize_extra(op_type, images, size, **attrs):
+def _resize_extra(op_type, images, size, name=None, **attrs):
     """TensorFlow's ``ResizeBicubic`` / ``ResizeArea`` on 4-D images."""
-    from ._graph import _op
-
     images = _rank4_images(images)
     g = images.graph
     size, static = _resize_size(g, size)
     known = [-1 if v is None else v for v in static]
-    return _op(g, op_type, [images, size], static_size=known, **attrs)
+    with _next_name(g, name):
+        return _op(g, op_type, [images, size], static_size=known, **attrs)
 
 
 def resize_bicubic(images, size, align_corners=False, name=None, half_pixel_centers=False):
     """``tf.image.resize_bicubic`` (TensorFlow's ``ResizeBicubic``): 4-D
     images to float32, bit for bit TensorFlow's; ``half_pixel_centers``
     uses Keys' cubic (TensorFlow 2's ``tf.image.resize`` bicubic)."""
-    return _resize_extra("ResizeBicubic", images, size, align_corners=bool(align_corners),
+    return _resize_extra("ResizeBicubic", images, size, name, align_corners=bool(align_corners),
                          half_pixel_centers=bool(half_pixel_centers))
 
 
@@ -605,7 +614,7 @@ def resize_area(images, size, align_corners=False, name=None):
     """``tf.image.resize_area`` (TensorFlow's ``ResizeArea``): each output
     pixel the mean of the source area it covers, float32, bit for bit
     TensorFlow's."""
-    return _resize_extra("ResizeArea", images, size, align_corners=bool(align_corners))
+    return _resize_extra("ResizeArea", images, size, name, align_corners=bool(align_corners))
 
 
 def _colour_op(op_type, images):

@@ -8,9 +8,8 @@
 //! reads, decodes and draws nothing. A [`While`] node names the nodes of
 //! its condition and body the same way; they run once per iteration.
 
-use std::ops::RangeInclusive;
-
 use std::ops::Range;
+use std::ops::RangeInclusive;
 
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;

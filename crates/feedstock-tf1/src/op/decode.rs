@@ -8,10 +8,9 @@
 //! hold, so they are built as values (the Python binding has one small
 //! constructor for each).
 
-use std::ops::RangeInclusive;
-
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -272,6 +271,10 @@ impl FromAttrs for DecodeImage {
 impl OpDef for DecodeImage {
     fn arity(&self) -> RangeInclusive<usize> {
         1..=1
+    }
+
+    fn default_name(&self) -> &'static str {
+        self.spec.op.op_name()
     }
 
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {

@@ -292,6 +292,14 @@ impl OpDef for Resize {
         2..=2
     }
 
+    fn default_name(&self) -> &'static str {
+        if self.bilinear {
+            "ResizeBilinear"
+        } else {
+            "ResizeNearestNeighbor"
+        }
+    }
+
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         const NAME: &str = "resize";
         let info = ins[0].dense(NAME)?;
@@ -332,10 +340,6 @@ impl OpDef for Resize {
             dtype,
             &ins[0],
         )])
-    }
-
-    fn default_name(&self) -> &'static str {
-        "resize"
     }
 
     fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {

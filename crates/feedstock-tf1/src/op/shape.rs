@@ -3,7 +3,6 @@
 //! tile and gather.
 
 use std::ops::RangeInclusive;
-
 use std::sync::Arc;
 
 use crate::kernels::reduce;

@@ -1,8 +1,7 @@
 //! Ops on strings: parsing, splitting, and the files strings name.
 
-use std::ops::RangeInclusive;
-
 use std::io::Read;
+use std::ops::RangeInclusive;
 
 use bytes::Bytes;
 use feedstock::decode;

@@ -121,7 +121,7 @@ pub enum ImageFormat {
 
 impl ImageFormat {
     /// TensorFlow's name of the op's kernel.
-    fn op_name(self) -> &'static str {
+    pub fn op_name(self) -> &'static str {
         match self {
             ImageFormat::Jpeg => "DecodeJpeg",
             ImageFormat::Png => "DecodePng",
