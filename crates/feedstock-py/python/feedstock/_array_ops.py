@@ -1,7 +1,7 @@
 """More of TensorFlow 1's array, logical and string ops for
 ``feedstock.compat.v1`` (``tf.range``, ``tf.pad``, ``tf.split``,
 ``tf.unstack``, ``tf.reverse``, ``tf.logical_*``, ``tf.reduce_any`` /
-``reduce_all``, ``tf.string_join``, ``tf.sign``, ``tf.is_nan``,
+``reduce_all``, ``tf.string_join``, ``tf.is_nan``,
 ``tf.is_finite``, ``tf.squared_difference``, ``tf.div_no_nan``,
 ``tf.argmax`` / ``tf.argmin``, ``tf.map_fn``), built from the graph's own ops
 (slices, concatenation, casts, reductions) so that they run natively as
@@ -337,19 +337,6 @@ def squared_difference(x, y, name=None):
     with _name_scope(g, name, "SquaredDifference") as scope:
         d = subtract(x, y)
         return _binary_of("mul", d, d, scope[:-1])
-
-
-def sign(x, name=None):
-    """``tf.sign``: -1, 0 or 1 by the sign of ``x``; NaN stays NaN and
-    -0.0 gives 0.0, as TensorFlow's."""
-    x = convert_to_tensor(x)
-    g = x.graph
-    with _name_scope(g, name, "Sign") as scope:
-        one = ones_like(x)
-        # x - x: 0 (+0.0 for either zero), NaN for NaN; infinities are
-        # taken by the comparisons first.
-        rest = subtract(x, x) if (x.dtype.is_floating or x.dtype.is_complex) else zeros_like(x)
-        return where(greater(x, 0), one, where(less(x, 0), -one, rest), name=scope)
 
 
 def div_no_nan(x, y, name=None):

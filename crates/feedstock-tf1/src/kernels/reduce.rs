@@ -474,12 +474,40 @@ pub enum UnaryOp {
     Ceil,
     /// `tf.round`: half to even (floats; integers unchanged).
     Round,
+    /// `tf.exp` (floats).
+    Exp,
+    /// `tf.log`: the natural logarithm (floats).
+    Log,
+    /// `tf.log1p`: `log(1 + x)` (floats).
+    Log1p,
+    /// `tf.sigmoid`: `1 / (1 + exp(-x))` (floats).
+    Sigmoid,
+    /// `tf.tanh` (floats).
+    Tanh,
+    /// `tf.reciprocal`: `1 / x` (floats).
+    Reciprocal,
+    /// `tf.rsqrt`: `1 / sqrt(x)` (floats).
+    Rsqrt,
+    /// `tf.sign`: -1, 0 or 1 (NaN for NaN).
+    Sign,
 }
 
 impl UnaryOp {
     /// Whether the operation takes integers too.
     pub fn takes_integers(self) -> bool {
-        matches!(self, UnaryOp::Abs | UnaryOp::Square | UnaryOp::Round)
+        matches!(
+            self,
+            UnaryOp::Abs | UnaryOp::Square | UnaryOp::Round | UnaryOp::Sign
+        )
+    }
+}
+
+/// `x`, or zero of its sign if it is subnormal (flush to zero).
+fn ftz<F: num_traits::Float>(x: F) -> F {
+    if x.is_subnormal() {
+        F::zero() * x.signum()
+    } else {
+        x
     }
 }
 
@@ -499,6 +527,21 @@ pub fn unary(op: UnaryOp, t: &Tensor) -> Result<Tensor> {
                         UnaryOp::Floor => x.floor(),
                         UnaryOp::Ceil => x.ceil(),
                         UnaryOp::Round => x.round_ties_even(),
+                        // TensorFlow's CPU threads flush subnormal
+                        // numbers to zero, in and out; its transcendental
+                        // kernels are Eigen's approximations, within a
+                        // few ulp of these (docs/differences.md).
+                        UnaryOp::Exp => ftz(ftz(x).exp()),
+                        UnaryOp::Log => ftz(x).ln(),
+                        UnaryOp::Log1p => ftz(ftz(x).ln_1p()),
+                        UnaryOp::Sigmoid => ftz(1.0 / (1.0 + (-ftz(x)).exp())),
+                        UnaryOp::Tanh => ftz(ftz(x).tanh()),
+                        UnaryOp::Reciprocal => ftz(1.0 / ftz(x)),
+                        UnaryOp::Rsqrt => ftz(1.0 / ftz(x).sqrt()),
+                        // TensorFlow's sign of -0.0 is +0.0.
+                        UnaryOp::Sign if x == 0.0 => 0.0,
+                        UnaryOp::Sign if x.is_nan() => x,
+                        UnaryOp::Sign => x.signum(),
                     })
                     .collect(),
             )
@@ -511,6 +554,7 @@ pub fn unary(op: UnaryOp, t: &Tensor) -> Result<Tensor> {
                     .map(|&x| match op {
                         UnaryOp::Abs => $abs(x),
                         UnaryOp::Square => x.wrapping_mul(x),
+                        UnaryOp::Sign => x.signum(),
                         _ => x,
                     })
                     .collect(),

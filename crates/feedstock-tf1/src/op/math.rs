@@ -20,7 +20,11 @@ attr_enum!(BinaryOp, "an arithmetic operation",
 attr_enum!(UnaryOp, "an elementwise function",
     "abs" => UnaryOp::Abs, "square" => UnaryOp::Square,
     "sqrt" => UnaryOp::Sqrt, "floor" => UnaryOp::Floor,
-    "ceil" => UnaryOp::Ceil, "round" => UnaryOp::Round);
+    "ceil" => UnaryOp::Ceil, "round" => UnaryOp::Round,
+    "exp" => UnaryOp::Exp, "log" => UnaryOp::Log, "log1p" => UnaryOp::Log1p,
+    "sigmoid" => UnaryOp::Sigmoid, "tanh" => UnaryOp::Tanh,
+    "reciprocal" => UnaryOp::Reciprocal, "rsqrt" => UnaryOp::Rsqrt,
+    "sign" => UnaryOp::Sign);
 
 attr_enum!(CmpOp, "a comparison",
     "equal" => CmpOp::Equal, "not_equal" => CmpOp::NotEqual,

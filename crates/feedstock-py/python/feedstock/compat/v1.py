@@ -36,13 +36,13 @@ from .._array_ops import (
     reduce_any,
     reverse,
     reverse_v2,
-    sign,
     split,
     squared_difference,
     string_join,
     unstack,
 )
 from .._script_ops import Print, numpy_function, py_func
+from .._math_ops import exp, log, log1p, reciprocal, rsqrt, sigmoid, sign, tanh
 from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
 from .._control_flow import case, cond, while_loop
 from .._graph import (
@@ -339,6 +339,7 @@ math = _NS("tf.math",
     abs=abs, square=square, sqrt=sqrt, floor=floor, ceil=ceil, round=round, equal=equal, not_equal=not_equal,
     less=less, less_equal=less_equal, greater=greater, greater_equal=greater_equal, reduce_sum=reduce_sum,
     reduce_mean=reduce_mean, reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
+    exp=exp, log=log, log1p=log1p, sigmoid=sigmoid, tanh=tanh, reciprocal=reciprocal, rsqrt=rsqrt, sign=sign,
 )
 
 random = _NS("tf.random", uniform=random_uniform, shuffle=random_shuffle)
