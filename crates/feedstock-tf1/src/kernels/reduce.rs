@@ -538,8 +538,8 @@ pub fn unary(op: UnaryOp, t: &Tensor) -> Result<Tensor> {
                         UnaryOp::Tanh => ftz(ftz(x).tanh()),
                         UnaryOp::Reciprocal => ftz(1.0 / ftz(x)),
                         UnaryOp::Rsqrt => ftz(1.0 / ftz(x).sqrt()),
-                        // TensorFlow's sign of -0.0 is +0.0.
-                        UnaryOp::Sign if x == 0.0 => 0.0,
+                        // TensorFlow's sign of -0.0 (or a subnormal) is +0.0.
+                        UnaryOp::Sign if ftz(x) == 0.0 => 0.0,
                         UnaryOp::Sign if x.is_nan() => x,
                         UnaryOp::Sign => x.signum(),
                     })
@@ -725,6 +725,25 @@ pub fn where_true(cond: &Tensor) -> Result<Tensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transcendental_ops_flush_subnormals_and_keep_special_values() {
+        let x = Tensor::vector::<f32>(vec![-1e-40, 0.0, -0.0, -90.0, 1.0]);
+        let f =
+            |op| unary(op, &x).unwrap().as_slice::<f32>().unwrap().to_vec();
+        // As TensorFlow 2.21: a subnormal input is zero (exp gives 1),
+        // a subnormal result is zero (sigmoid(-90)), sign(-0.0) is +0.0.
+        assert_eq!(f(UnaryOp::Exp)[..3], [1.0, 1.0, 1.0]);
+        assert_eq!(f(UnaryOp::Sigmoid)[3], 0.0);
+        assert_eq!(f(UnaryOp::Log)[..3], [f32::NEG_INFINITY; 3]);
+        let s = f(UnaryOp::Sign);
+        assert_eq!(s, [0.0, 0.0, 0.0, -1.0, 1.0]);
+        assert!(s[..3].iter().all(|z| z.is_sign_positive()));
+        let ints = Tensor::vector::<i64>(vec![-5, 0, 7]);
+        let sign = unary(UnaryOp::Sign, &ints).unwrap();
+        assert_eq!(sign.as_slice::<i64>().unwrap(), &[-1, 0, 1]);
+        assert!(unary(UnaryOp::Exp, &ints).is_err());
+    }
 
     #[test]
     fn reductions_as_tensorflow() {
