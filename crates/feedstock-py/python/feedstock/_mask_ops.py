@@ -1,6 +1,7 @@
-"""Masks and hash buckets: ``tf.sequence_mask``, ``tf.boolean_mask`` and
-``tf.string_to_hash_bucket_fast``, each one native op (where TensorFlow's
-Python composes several) with TensorFlow's values, static shapes, node
+"""Masks, hash buckets and string lengths: ``tf.sequence_mask``,
+``tf.boolean_mask``, ``tf.string_to_hash_bucket_fast`` and
+``tf.strings.length``, each one native op (where TensorFlow's Python
+composes several) with TensorFlow's values, static shapes, node
 names and errors."""
 
 from __future__ import annotations
@@ -73,6 +74,24 @@ def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002 (Te
     num_buckets = _int64_attr(num_buckets)
     with _next_name(g, scope, exact=True):
         return _op(g, op, [x], num_buckets=num_buckets)
+
+
+def string_length(input, name=None, unit="BYTE"):  # noqa: A002 (TensorFlow's name)
+    """``tf.strings.length``: the length of each string of ``input`` in
+    bytes, or with ``unit="UTF8_CHAR"`` in UTF-8 characters; int32, of
+    its shape."""
+    op = "StringLength"
+    if unit not in ("BYTE", "UTF8_CHAR"):
+        raise ValueError(f"Attr 'unit' of '{op}' Op passed string '{unit}' not in: \"BYTE\", \"UTF8_CHAR\".")
+    g = _graph_of(input)
+    with g.as_default():
+        x = convert_to_tensor(input)
+    if x.dtype != string:
+        raise TypeError(
+            f"Input 'input' of '{op}' Op has type {x.dtype.name} that does not match expected type of string."
+        )
+    with _next_name(g, name):
+        return _op(g, op, [x], utf8_chars=unit == "UTF8_CHAR")
 
 
 def sequence_mask(lengths, maxlen=None, dtype=bool_, name=None):

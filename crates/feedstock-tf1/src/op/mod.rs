@@ -354,6 +354,7 @@ registry! {
     sparse::MakeSparse,
     strings::StringToNumber,
     strings::StringSplit,
+    strings::StringLength,
     strings::ReadFile,
     strings::MatchingFiles,
     decode::DecodeRaw,

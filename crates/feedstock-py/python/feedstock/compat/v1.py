@@ -43,7 +43,7 @@ from .._array_ops import (
 )
 from .._script_ops import Print, numpy_function, py_func
 from .._math_ops import exp, log, log1p, reciprocal, rsqrt, sigmoid, sign, tanh
-from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
+from .._mask_ops import boolean_mask, sequence_mask, string_length, string_to_hash_bucket_fast
 from .._control_flow import case, cond, while_loop
 from .._graph import (
     DType,
@@ -345,7 +345,7 @@ math = _NS("tf.math",
 random = _NS("tf.random", uniform=random_uniform, shuffle=random_shuffle)
 
 strings = _NS("tf.strings", to_number=string_to_number, split=string_split,
-              to_hash_bucket_fast=string_to_hash_bucket_fast)
+              to_hash_bucket_fast=string_to_hash_bucket_fast, length=string_length, join=string_join)
 
 sparse = _NS("tf.sparse", to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
 
