@@ -744,6 +744,47 @@ def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=
         )
 
 
+def _random_normal(shape, mean, stddev, dtype, seed, name, truncated):
+    """``tf.random_normal`` / ``tf.truncated_normal`` of a shape known
+    while building: new values each run from feedstock's generator (the
+    distribution TensorFlow's draws from, not its values)."""
+    dtype = as_dtype(dtype)
+    if not dtype.is_floating:
+        # As TensorFlow, which converts the float mean to the dtype first.
+        raise TypeError(f"Expected {dtype.name}, but got {float(mean)!r} of type 'float'.")
+    g = get_default_graph()
+    dims = _const_or_tensor(g, shape)
+    if isinstance(dims, Tensor):
+        raise NotImplementedError(f"tf.{_NORMAL[truncated]} of a shape computed when run")
+    moments = []
+    for v in (mean, stddev):
+        if isinstance(v, Tensor):
+            if v._const is None:
+                raise NotImplementedError(f"tf.{_NORMAL[truncated]} with a mean or stddev computed when run")
+            v = v._const
+        moments.append(float(v))
+    scope = _scope(g, name, _NORMAL[truncated])
+    with _next_name(g, scope, exact=True):
+        return _op(g, "RandomNormal", [], dims=list(dims), dtype=dtype._native, mean=moments[0],
+                   stddev=moments[1], truncated=truncated, seed=_random_seed(g, seed))
+
+
+_NORMAL = {False: "random_normal", True: "truncated_normal"}
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
+    """``tf.random_normal`` (``tf.random.normal``): normally distributed
+    floats of a shape known while building, new each run."""
+    return _random_normal(shape, mean, stddev, dtype, seed, name, False)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
+    """``tf.truncated_normal`` (``tf.random.truncated_normal``): as
+    :func:`random_normal`, values more than two standard deviations from
+    the mean drawn again."""
+    return _random_normal(shape, mean, stddev, dtype, seed, name, True)
+
+
 def random_shuffle(value, seed=None, name=None):
     """``tf.random_shuffle``: ``value``'s rows in a new random order each
     run (feedstock's generator: the order differs from TensorFlow's)."""

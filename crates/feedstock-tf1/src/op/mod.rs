@@ -348,6 +348,7 @@ registry! {
     select::Reduce,
     select::ArgReduce,
     random::RandomUniform,
+    random::RandomNormal,
     random::RandomShuffle,
     sparse::SparsePart,
     sparse::SparseToDense,

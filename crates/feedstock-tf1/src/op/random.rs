@@ -6,7 +6,7 @@ use std::ops::RangeInclusive;
 use crate::kernels::reduce;
 use feedstock::error::{Error, Result};
 use feedstock::queue::PartialShape;
-use feedstock::tensor::{DType, Value};
+use feedstock::tensor::{DType, Tensor, Value};
 
 use super::{dense, dense_from, op, Args, In, OpDef, OutInfo};
 
@@ -56,6 +56,84 @@ impl OpDef for RandomUniform {
             &self.dims, self.dtype, min, max, &mut *rng,
         )?;
         out.push(r.into());
+        Ok(())
+    }
+}
+
+op! {
+    /// `tf.random_normal(dims, mean, stddev, dtype, seed)` and, with
+    /// `truncated`, `tf.truncated_normal`: new normally distributed
+    /// floats each run; truncated draws again any value more than two
+    /// standard deviations from the mean, as TensorFlow's does.
+    RandomNormal = "RandomNormal" {
+        /// The shape of the output.
+        dims: Vec<usize>,
+        /// float32 or float64.
+        dtype: DType,
+        /// The mean.
+        mean: f64,
+        /// The standard deviation.
+        stddev: f64,
+        /// Values beyond two standard deviations are drawn again.
+        truncated: bool,
+        /// The generator's seed; `None`: from entropy.
+        seed: Option<u64>,
+    }
+}
+
+impl OpDef for RandomNormal {
+    fn arity(&self) -> RangeInclusive<usize> {
+        0..=0
+    }
+
+    fn infer(&self, _ins: &[In]) -> Result<Vec<OutInfo>> {
+        if !matches!(self.dtype, DType::F32 | DType::F64) {
+            return Err(Error::invalid_dtype(format!(
+                "random_normal: not defined for {}",
+                self.dtype
+            )));
+        }
+        let dims = self.dims.iter().map(|&d| Some(d)).collect::<Vec<_>>();
+        Ok(vec![dense(Some(PartialShape::new(dims)), self.dtype)])
+    }
+
+    fn default_name(&self) -> &'static str {
+        if self.truncated {
+            "truncated_normal"
+        } else {
+            "random_normal"
+        }
+    }
+
+    fn seed(&self) -> Option<Option<u64>> {
+        Some(self.seed)
+    }
+
+    fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
+        use rand::Rng;
+        use rand_distr::StandardNormal;
+
+        let mut rng = a.rng()?;
+        let mut draw = || loop {
+            let z: f64 = rng.sample(StandardNormal);
+            if !self.truncated || z.abs() <= 2.0 {
+                break self.mean + self.stddev * z;
+            }
+        };
+        let n = self.dims.iter().product::<usize>();
+        let t = match self.dtype {
+            DType::F64 => {
+                let mut v = feedstock::tensor::try_vec::<f64>(&self.dims)?;
+                v.extend((0..n).map(|_| draw()));
+                Tensor::new(self.dims.clone(), v)?
+            }
+            _ => {
+                let mut v = feedstock::tensor::try_vec::<f32>(&self.dims)?;
+                v.extend((0..n).map(|_| draw() as f32));
+                Tensor::new(self.dims.clone(), v)?
+            }
+        };
+        out.push(t.into());
         Ok(())
     }
 }

@@ -42,7 +42,7 @@ from .._array_ops import (
     unstack,
 )
 from .._script_ops import Print, numpy_function, py_func
-from .._math_ops import exp, log, log1p, reciprocal, rsqrt, sigmoid, sign, tanh
+from .._math_ops import exp, log, log1p, random_normal, reciprocal, rsqrt, sigmoid, sign, tanh, truncated_normal
 from .._mask_ops import boolean_mask, sequence_mask, string_length, string_to_hash_bucket_fast
 from .._control_flow import case, cond, while_loop
 from .._graph import (
@@ -342,7 +342,8 @@ math = _NS("tf.math",
     exp=exp, log=log, log1p=log1p, sigmoid=sigmoid, tanh=tanh, reciprocal=reciprocal, rsqrt=rsqrt, sign=sign,
 )
 
-random = _NS("tf.random", uniform=random_uniform, shuffle=random_shuffle)
+random = _NS("tf.random", uniform=random_uniform, shuffle=random_shuffle, normal=random_normal,
+             truncated_normal=truncated_normal)
 
 strings = _NS("tf.strings", to_number=string_to_number, split=string_split,
               to_hash_bucket_fast=string_to_hash_bucket_fast, length=string_length, join=string_join)
