@@ -300,21 +300,3 @@ def test_boolean_mask_checks_only_the_true_positions_when_run():
     with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape("indices[0] = 4 is not in [0, 2)")):
         run(m, {mask: [F, F, F, F, T]})
 
-
-def test_string_length_as_tensorflow():
-    # Observed with TensorFlow 2.21: bytes by default, UTF-8 characters
-    # with unit="UTF8_CHAR" (the second positional argument is the name).
-    g = tf.Graph()
-    with g.as_default():
-        n = tf.strings.length([["a", "bcd"]], name="n")
-        assert str(n) == 'Tensor("n:0", shape=(1, 2), dtype=int32)'
-        word = tf.constant("h\u00e9llo")
-        with tf.Session() as sess:
-            assert sess.run(n).tolist() == [[1, 3]]
-            assert sess.run(tf.strings.length(word)) == 6
-            assert sess.run(tf.strings.length(word, unit="UTF8_CHAR")) == 5
-            assert sess.run(tf.strings.join(["a", "b"], separator="-")) == b"a-b"
-        with pytest.raises(TypeError, match="Input 'input' of 'StringLength' Op has type int32"):
-            tf.strings.length(tf.constant([1, 2]))
-        with pytest.raises(ValueError, match="Attr 'unit' of 'StringLength' Op passed string 'X'"):
-            tf.strings.length("ab", unit="X")

@@ -36,7 +36,7 @@ impl Default for ProducerOptions {
     }
 }
 
-/// Which part of the files a [`Graph::sharded_string_input_producer`]
+/// Which part of the files a [`Graph::sharded_string_input_producer`](crate::Graph::sharded_string_input_producer)
 /// reads: host `index` of `count` (its rank and the world size), with a
 /// remainder policy; see
 /// [`StringInputProducerBuilder::shard`](feedstock::input::StringInputProducerBuilder::shard).
@@ -50,13 +50,13 @@ pub struct ShardOptions {
     pub remainder: Remainder,
 }
 
-/// Where a [`Graph::string_input_producer`] gets its strings.
+/// Where a [`Graph::string_input_producer`](crate::Graph::string_input_producer) gets its strings.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Strings {
     /// A list known when the graph is built.
     List(Vec<String>),
     /// A rank-1 string output, evaluated once, when the producer is first
-    /// used: typically [`Graph::match_filenames_once`].
+    /// used: typically [`Graph::match_filenames_once`](crate::Graph::match_filenames_once).
     Output(Output),
 }
 
@@ -104,7 +104,7 @@ pub enum ReaderKind {
         /// What the reader does with a damaged record: fail naming the
         /// file and offset (the default, as TensorFlow), or skip within a
         /// budget. Skipped regions are counted in the session's
-        /// [`stats`](super::Session::stats) (`skips`).
+        /// [`stats`](crate::Session::stats) (`skips`).
         corrupt_records: CorruptRecords,
         /// Reads an empty file as no records, as TensorFlow does, instead
         /// of failing DataLoss naming it.
@@ -149,7 +149,7 @@ pub enum SparsePart {
     DenseShape,
 }
 
-/// What [`Graph::reader_state`] asks of a reader, as the methods of
+/// What [`Graph::reader_state`](crate::Graph::reader_state) asks of a reader, as the methods of
 /// TensorFlow's `ReaderBase` of the same names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReaderStateOp {

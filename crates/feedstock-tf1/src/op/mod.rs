@@ -36,6 +36,7 @@ pub mod shape;
 pub mod slice;
 pub mod sparse;
 pub mod strings;
+pub mod text;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -66,6 +67,7 @@ pub use shape::*;
 pub use slice::*;
 pub use sparse::*;
 pub use strings::*;
+pub use text::*;
 
 /// The op's TensorFlow type name (`OneHot`), given by [`FromAttrs`].
 pub trait OpType {
@@ -355,7 +357,9 @@ registry! {
     sparse::MakeSparse,
     strings::StringToNumber,
     strings::StringSplit,
-    strings::StringLength,
+    text::StringLength,
+    text::Substr,
+    text::RegexReplace,
     strings::ReadFile,
     strings::MatchingFiles,
     decode::DecodeRaw,

@@ -236,47 +236,6 @@ impl OpDef for StringToHashBucketFast {
     }
 }
 
-op! {
-    /// `tf.strings.length`: the length of each string, int32, of the
-    /// input's shape: in bytes, or with `utf8_chars` in UTF-8 characters
-    /// (TensorFlow's `unit="UTF8_CHAR"` counts the bytes that do not
-    /// continue a character).
-    StringLength = "StringLength" {
-        /// Count UTF-8 characters rather than bytes.
-        utf8_chars: bool,
-    }
-}
-
-impl OpDef for StringLength {
-    fn arity(&self) -> RangeInclusive<usize> {
-        1..=1
-    }
-
-    fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        let info = string_input(&ins[0], "StringLength")?;
-        Ok(vec![dense_from(info.shape.clone(), DType::I32, &ins[0])])
-    }
-
-    fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
-        let t = a.dense(0)?;
-        let mut lengths = feedstock::tensor::try_vec::<i32>(t.dims())?;
-        for s in t.as_slice::<Bytes>()? {
-            let n = if self.utf8_chars {
-                s.iter().filter(|&&b| b & 0xC0 != 0x80).count()
-            } else {
-                s.len()
-            };
-            lengths.push(i32::try_from(n).map_err(|_| {
-                Error::invalid_argument(format!(
-                    "StringLength: a string of {n} is longer than int32"
-                ))
-            })?);
-        }
-        out.push(Tensor::new(t.dims().to_vec(), lengths)?.into());
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,7 +43,7 @@ from .._array_ops import (
 )
 from .._script_ops import Print, numpy_function, py_func
 from .._math_ops import exp, log, log1p, random_normal, reciprocal, rsqrt, sigmoid, sign, tanh, truncated_normal
-from .._mask_ops import boolean_mask, sequence_mask, string_length, string_to_hash_bucket_fast
+from .._mask_ops import boolean_mask, regex_replace, sequence_mask, string_length, string_to_hash_bucket_fast, substr
 from .._control_flow import case, cond, while_loop
 from .._graph import (
     DType,
@@ -346,7 +346,8 @@ random = _NS("tf.random", uniform=random_uniform, shuffle=random_shuffle, normal
              truncated_normal=truncated_normal)
 
 strings = _NS("tf.strings", to_number=string_to_number, split=string_split,
-              to_hash_bucket_fast=string_to_hash_bucket_fast, length=string_length, join=string_join)
+              to_hash_bucket_fast=string_to_hash_bucket_fast, length=string_length, join=string_join,
+              substr=substr, regex_replace=regex_replace)
 
 sparse = _NS("tf.sparse", to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
 
