@@ -279,3 +279,16 @@ def test_decode_and_resize_name_their_tensors_as_tensorflow():
                 tf.image.resize_bicubic(b, [4, 4], name="bc")]
         assert [t.name for t in many] == ["resize_3/ResizeBilinear:0", "resize_4/ResizeArea:0", "ResizeBilinear:0",
                                           "nn:0", "bc:0"]
+    # A size that does not change still goes through the scope (TF 2.21).
+    with tf.Graph().as_default():
+        i = tf.placeholder(tf.float32, [5, 5, 3])
+        b = tf.placeholder(tf.float32, [2, 5, 5, 3])
+        u = tf.placeholder(tf.uint8, [5, 5, 3])
+        same = [tf.image.resize_images(i, [5, 5]), tf.image.resize_images(b, [5, 5]),
+                tf.image.resize_images(u, [5, 5]), tf.image.resize_images(u, [4, 4], method=1)]
+        assert [str(t) for t in same] == [
+            'Tensor("resize/Squeeze:0", shape=(5, 5, 3), dtype=float32)',
+            'Tensor("Placeholder_1:0", shape=(2, 5, 5, 3), dtype=float32)',
+            'Tensor("resize_2/Squeeze:0", shape=(5, 5, 3), dtype=uint8)',
+            'Tensor("resize_3/Squeeze:0", shape=(4, 4, 3), dtype=uint8)',
+        ]

@@ -570,17 +570,17 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
         f = min(np.float32(known[0]) / np.float32(height), np.float32(known[1]) / np.float32(width))
         known = [int(np.round(f * np.float32(height))), int(np.round(f * np.float32(width)))]
         size = known
-    if known is not None and len(known) == 2 and [height, width] == known:
-        return images
     for v in known or ():
         if v < 0:  # TensorFlow's set_shape of the output
             raise ValueError(f"Dimension {v} must be >= 0")
     # As TensorFlow: under a `resize` scope, one image made a batch of one
-    # (ExpandDims) and back (Squeeze).
+    # (ExpandDims) and back (Squeeze), also when the size does not change.
     with _name_scope(images.graph, name, "resize"):
         single = len(shape) == 3
         batch = expand_dims(images, 0) if single else images
-        if method == ResizeMethod.BICUBIC:
+        if known is not None and len(known) == 2 and [height, width] == known:
+            out = batch
+        elif method == ResizeMethod.BICUBIC:
             out = resize_bicubic(batch, size, align_corners)
         elif method == ResizeMethod.AREA:
             out = resize_area(batch, size, align_corners)
