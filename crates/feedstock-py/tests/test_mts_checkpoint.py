@@ -195,3 +195,51 @@ def test_a_checkpoint_at_the_end_resumes_at_the_end(csv_files, tmp_path):
         with tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt) as s:
             run(s, b, inc, got=after)
     assert after == []
+
+
+def user_queue_graph(threads):
+    """range_input_producer -> a FIFOQueue filled by a QueueRunner of
+    ``threads`` enqueue ops -> dequeue, with a global step."""
+    p = tf.train.range_input_producer(10, num_epochs=2, seed=1)
+    fq = tf.FIFOQueue(10, [tf.int32], shapes=[[]])
+    tf.train.add_queue_runner(tf.train.QueueRunner(fq, [fq.enqueue(p.dequeue())] * threads))
+    return fq.dequeue(), tf.assign_add(tf.train.get_or_create_global_step(), 1)
+
+
+def test_a_queue_runner_with_one_thread_resumes_and_with_two_is_refused(tmp_path):
+    full = []
+    with tf.Graph().as_default():
+        x, inc = user_queue_graph(1)
+        with tf.train.MonitoredTrainingSession() as s:
+            run(s, x, inc, got=full)
+    assert sorted(full) == sorted(2 * list(range(10)))
+    ckpt = str(tmp_path / "ckpt")
+    with tf.Graph().as_default():
+        x, inc = user_queue_graph(1)
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt, save_checkpoint_steps=5) as s:
+            before = run(s, x, inc, 7)
+    after = []
+    with tf.Graph().as_default():
+        x, inc = user_queue_graph(1)
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt) as s:
+            run(s, x, inc, got=after)
+    assert before + after == full
+    with tf.Graph().as_default():
+        user_queue_graph(2)
+        with pytest.raises(NotImplementedError, match="the queue runner of fifo_queue runs 2 threads"):
+            tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt)
+
+
+def test_an_unseeded_random_op_is_refused_and_a_graph_seed_seeds_it(csv_files, tmp_path):
+    with tf.Graph().as_default():
+        b, inc = build(csv_files)
+        tf.random_uniform([3])
+        with pytest.raises(NotImplementedError, match=r"random_uniform/RandomUniform \(RandomUniform\) has no seed"):
+            tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "ckpt"))
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        b, inc = build(csv_files)
+        tf.random_uniform([3])
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "ckpt"), save_checkpoint_steps=2) as s:
+            run(s, b, inc, 2)
+    assert os.path.exists(tmp_path / "ckpt" / "input.ckpt-2.json")

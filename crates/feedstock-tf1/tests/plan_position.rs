@@ -147,3 +147,29 @@ fn threads_and_unseeded_shuffles_are_named() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn two_stages_reading_one_producer_are_named() -> Result<()> {
+    let g = Graph::new();
+    let q = g.range_input_producer(
+        10,
+        ProducerOptions {
+            seed: Some(1),
+            ..Default::default()
+        },
+    )?;
+    let d = g.dequeue(q)?[0];
+    for name in ["train", "eval"] {
+        let opts = BatchOptions {
+            batch_size: 2,
+            name: Some(name.into()),
+            ..Default::default()
+        };
+        g.batch(&[vec![d]], None, opts)?;
+    }
+    assert_eq!(
+        g.input_nondeterminism(),
+        vec!["input_producer is read by 2 threads (train, eval)".to_owned()]
+    );
+    Ok(())
+}

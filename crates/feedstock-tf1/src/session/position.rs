@@ -9,8 +9,10 @@
 //! there by making those steps again and dropping what they give
 //! ([`Session::replay_input`]).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use feedstock::error::{Error, Kind, Result};
 
@@ -80,6 +82,8 @@ impl Graph {
                 _ => {}
             }
         }
+        // Each thread's stage, and the queues and readers it takes from.
+        let mut stages: Vec<(String, BTreeSet<u32>)> = Vec::new();
         for r in &g.runners {
             if r.ops.len() > 1 {
                 why.push(format!(
@@ -87,6 +91,36 @@ impl Graph {
                      enqueue op)",
                     g.nodes[r.queue as usize].name,
                     r.ops.len()
+                ));
+            }
+            let name = format!(
+                "the queue runner of {}",
+                g.nodes[r.queue as usize].name
+            );
+            stages.push((name, taken_from(&g.nodes, &r.ops)));
+        }
+        for n in &g.nodes {
+            if let Op::Batch(spec) = &n.op {
+                let mut outs: Vec<Output> = spec.lists.concat();
+                outs.extend(spec.keep_input);
+                stages.push((n.name.clone(), taken_from(&g.nodes, &outs)));
+            }
+        }
+        // Two stages taking from one queue or reader, each in its own
+        // thread, share its elements in the order the threads get there.
+        let mut readers: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
+        for (name, from) in &stages {
+            for &r in from {
+                readers.entry(r).or_default().push(name);
+            }
+        }
+        for (r, names) in readers {
+            if names.len() > 1 {
+                why.push(format!(
+                    "{} is read by {} threads ({})",
+                    g.nodes[r as usize].name,
+                    names.len(),
+                    names.join(", ")
                 ));
             }
         }
@@ -130,6 +164,36 @@ impl Graph {
     }
 }
 
+/// The queues, readers and batching stages that evaluating `outs` takes
+/// elements from (not looking past a batching stage, whose own threads
+/// fill it).
+fn taken_from(nodes: &[Arc<Node>], outs: &[Output]) -> BTreeSet<u32> {
+    let mut seen = BTreeSet::new();
+    let mut from = BTreeSet::new();
+    let mut todo: Vec<u32> = outs.iter().map(|o| o.node).collect();
+    while let Some(id) = todo.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let n = &nodes[id as usize];
+        match &n.op {
+            Op::Batch(_) | Op::SliceProducer { .. } => {
+                from.insert(id);
+                continue;
+            }
+            op if n.takes_input() || matches!(op, Op::LimitEpochs { .. }) => {
+                from.extend(n.uses());
+                if matches!(op, Op::LimitEpochs { .. }) {
+                    from.insert(id);
+                }
+            }
+            _ => {}
+        }
+        todo.extend(n.inputs.iter().map(|o| o.node));
+    }
+    from
+}
+
 impl Session {
     /// How far the user's runs have read the input: for each node that
     /// takes elements from it (a batching stage, a dequeue, a read) and
@@ -160,19 +224,32 @@ impl Session {
     /// runs.
     pub fn replay_input(&self, position: &[(String, u64)]) -> Result<()> {
         let mut steps: Vec<(Output, &str, u64)> = Vec::new();
-        for (name, n) in position {
-            let out = self.inner.graph.output_by_name(name, 0);
-            let node = out.map(|o| self.inner.graph.node(o.node));
-            match (out, node) {
-                (Some(o), Some(node)) if node.takes_input() => {
-                    steps.push((o, name, *n));
-                }
-                _ => {
+        {
+            let g = self.inner.graph.inner.read();
+            for (name, n) in position {
+                let mut found = g
+                    .nodes
+                    .iter()
+                    .filter(|node| node.takes_input() && &node.name == name);
+                let (Some(node), None) = (found.next(), found.next()) else {
                     return Err(Error::invalid_argument(format!(
-                        "the input position names {name}, which is not a \
+                        "the input position names {name}, which is not one \
                          node of this graph that reads input"
-                    )))
-                }
+                    )));
+                };
+                let Some(info) = node.outputs.first() else {
+                    return Err(Error::invalid_argument(format!(
+                        "the input position names {name}, which has no \
+                         output to replay"
+                    )));
+                };
+                let o = Output {
+                    node: node.id,
+                    index: 0,
+                    dtype: info.dtype,
+                    sparse: info.sparse,
+                };
+                steps.push((o, name, *n));
             }
         }
         steps.sort_by_key(|(o, _, _)| o.node);
