@@ -119,8 +119,8 @@ impl PySession {
 
     /// `[(node name, steps)]`: how far the user's runs have read the
     /// input (see `Session::input_position`).
-    fn input_position(&self) -> Vec<(String, u64)> {
-        self.0.input_position()
+    fn input_position(&self) -> PyResult<Vec<(String, u64)>> {
+        self.0.input_position().py_err()
     }
 
     /// Resumes the input at `position` (from `input_position`) by making

@@ -243,3 +243,21 @@ def test_an_unseeded_random_op_is_refused_and_a_graph_seed_seeds_it(csv_files, t
         with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "ckpt"), save_checkpoint_steps=2) as s:
             run(s, b, inc, 2)
     assert os.path.exists(tmp_path / "ckpt" / "input.ckpt-2.json")
+
+
+@pytest.mark.parametrize("kw, want", [
+    # TensorFlow 2.21: neither given is every 600 s (so here at creation
+    # and close only); both None is no saver at all.
+    (dict(), ["input.ckpt-0.json", "input.ckpt-5.json", "input_checkpoint"]),
+    (dict(save_checkpoint_secs=None, save_checkpoint_steps=None), []),
+    # Both given: the seconds are used, TensorFlow's rule.
+    (dict(save_checkpoint_secs=600, save_checkpoint_steps=1), ["input.ckpt-0.json", "input.ckpt-5.json",
+                                                               "input_checkpoint"]),
+])
+def test_default_and_disabled_save_intervals(csv_files, tmp_path, kw, want):
+    ckpt = tmp_path / "ckpt"
+    with tf.Graph().as_default():
+        b, inc = build(csv_files)
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=str(ckpt), **kw) as s:
+            run(s, b, inc, 5)
+    assert (sorted(os.listdir(ckpt)) if ckpt.exists() else []) == want

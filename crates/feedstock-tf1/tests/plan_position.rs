@@ -64,7 +64,7 @@ fn take(
             Err(e) => return Err(e),
         }
     }
-    Ok((out, sess.input_position()))
+    Ok((out, sess.input_position()?))
 }
 
 fn session(
@@ -172,4 +172,29 @@ fn two_stages_reading_one_producer_are_named() -> Result<()> {
         vec!["input_producer is read by 2 threads (train, eval)".to_owned()]
     );
     Ok(())
+}
+
+#[test]
+fn two_nodes_dequeuing_from_one_queue_have_no_position() -> Result<()> {
+    let g = Graph::new();
+    let q = g.range_input_producer(
+        10,
+        ProducerOptions {
+            shuffle: false,
+            ..Default::default()
+        },
+    )?;
+    let (a, b) = (g.dequeue(q)?[0], g.dequeue(q)?[0]);
+    let (sess, coord, threads) = session(&g)?;
+    sess.run(&[a], &[])?;
+    assert_eq!(sess.input_position()?.len(), 1);
+    sess.run(&[b], &[])?;
+    let err = sess.input_position().unwrap_err();
+    assert_eq!(err.kind(), Kind::FailedPrecondition, "{err}");
+    assert!(
+        err.to_string().contains("both take from input_producer"),
+        "{err}"
+    );
+    coord.request_stop();
+    coord.join(threads, JOIN)
 }

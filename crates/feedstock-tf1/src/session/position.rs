@@ -200,16 +200,35 @@ impl Session {
     /// that a run used, its name and the steps of it the runs made. Runner
     /// threads' steps are not counted (replaying the user's steps makes
     /// them again).
-    pub fn input_position(&self) -> Vec<(String, u64)> {
+    ///
+    /// # Errors
+    /// FailedPrecondition when two of those nodes take from one queue or
+    /// reader: how their steps interleaved is not kept, so a replay could
+    /// not give each the elements it had.
+    pub fn input_position(&self) -> Result<Vec<(String, u64)>> {
         let states = self.inner.states.lock().clone();
+        let g = self.inner.graph.inner.read();
         let mut out = Vec::new();
+        let mut from: BTreeMap<u32, &str> = BTreeMap::new();
         for (id, st) in states.iter().enumerate() {
             let n = st.taken.load(Ordering::SeqCst);
-            if n > 0 {
-                out.push((self.inner.graph.node(id as u32).name.clone(), n));
+            if n == 0 {
+                continue;
             }
+            let node = &g.nodes[id];
+            for r in node.uses() {
+                if let Some(other) = from.insert(r, &node.name) {
+                    return Err(Error::failed_precondition(format!(
+                        "{other} and {} both take from {}: the input \
+                         position cannot say in which order, so it cannot \
+                         be saved",
+                        node.name, g.nodes[r as usize].name
+                    )));
+                }
+            }
+            out.push((node.name.clone(), n));
         }
-        out
+        Ok(out)
     }
 
     /// Resumes at `position` (from [`Session::input_position`] of a
