@@ -261,3 +261,18 @@ def test_default_and_disabled_save_intervals(csv_files, tmp_path, kw, want):
         with tf.train.MonitoredTrainingSession(checkpoint_dir=str(ckpt), **kw) as s:
             run(s, b, inc, 5)
     assert (sorted(os.listdir(ckpt)) if ckpt.exists() else []) == want
+
+
+def test_a_damaged_checkpoint_is_refused_naming_it(csv_files, tmp_path):
+    ckpt = tmp_path / "ckpt"
+    with tf.Graph().as_default():
+        b, inc = build(csv_files)
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=str(ckpt), save_checkpoint_steps=2) as s:
+            run(s, b, inc, 2)
+    (ckpt / "input.ckpt-2.json").write_text('{"format": "feedstock-input-checkpoint", "vers')
+    with tf.Graph().as_default() as g:
+        build(csv_files)
+        with pytest.raises(ValueError, match=r"input.ckpt-2.json: not a feedstock input checkpoint"):
+            tf.train.MonitoredTrainingSession(checkpoint_dir=str(ckpt))
+        # The graph is open again, as after a session that closed.
+        assert not g.finalized

@@ -140,7 +140,11 @@ class ChiefSessionCreator:
             self._scaffold.init_fn(self._scaffold, sess)
         sess.run(self._scaffold.local_init_op)
         if self._checkpoint_dir is not None or self._checkpoint_file is not None:
-            _checkpoint.restore(sess, self._checkpoint_dir, self._checkpoint_file)
+            try:
+                _checkpoint.restore(sess, self._checkpoint_dir, self._checkpoint_file)
+            except Exception:
+                sess.close()
+                raise
         return sess
 
 
@@ -154,7 +158,12 @@ class _MonitoredSession:
         self._grace = stop_grace_period_secs
         for h in self._hooks:
             h.begin()
-        self._tf_sess = (session_creator or ChiefSessionCreator()).create_session()
+        try:
+            self._tf_sess = (session_creator or ChiefSessionCreator()).create_session()
+        except Exception:
+            if not self._graph_was_finalized:
+                self._graph._g.finalized = False
+            raise
         # As TensorFlow's: no exception type is a clean stop here.
         self._coord = Coordinator(clean_stop_exception_types=[])
         if self._graph.get_collection(QUEUE_RUNNERS):
