@@ -542,21 +542,6 @@ impl Node {
         )
     }
 
-    /// Whether a step of the node takes elements from the input (a
-    /// dequeue, a read, a batch): what a checkpoint counts and a restore
-    /// replays.
-    pub(crate) fn takes_input(&self) -> bool {
-        matches!(
-            self.op,
-            Op::SliceProducer { .. }
-                | Op::Dequeue { .. }
-                | Op::DequeueMany { .. }
-                | Op::Read { .. }
-                | Op::ReadUpTo { .. }
-                | Op::Batch(_)
-        )
-    }
-
     /// The resource nodes a step of this node uses besides itself.
     pub(crate) fn uses(&self) -> Vec<u32> {
         match self.op {

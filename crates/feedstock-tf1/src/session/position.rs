@@ -20,6 +20,23 @@ use super::Session;
 use crate::graph::{Graph, Node, Op, Output};
 use crate::queues::QueueKind;
 
+impl Node {
+    /// Whether a step of the node takes elements from the input (a
+    /// dequeue, a read, a batch): what a checkpoint counts and a restore
+    /// replays.
+    pub(crate) fn takes_input(&self) -> bool {
+        matches!(
+            self.op,
+            Op::SliceProducer { .. }
+                | Op::Dequeue { .. }
+                | Op::DequeueMany { .. }
+                | Op::Read { .. }
+                | Op::ReadUpTo { .. }
+                | Op::Batch(_)
+        )
+    }
+}
+
 impl Graph {
     /// Why the graph's input is not the same on every run, one reason a
     /// line naming the node: a batching stage or queue runner with more
