@@ -727,6 +727,18 @@ impl PyGraph {
         self.0.unique_name(name)
     }
 
+    /// Why the graph's input differs from run to run, one reason per
+    /// node (empty when it is deterministic).
+    fn input_nondeterminism(&self) -> Vec<String> {
+        self.0.input_nondeterminism()
+    }
+
+    /// A description of the graph's input: producers, readers, queues,
+    /// batching stages and seeds, with their settings.
+    fn input_fingerprint(&self) -> String {
+        self.0.input_fingerprint()
+    }
+
     /// The current name scope (`""` at the top).
     fn name_scope(&self) -> String {
         self.0.name_scope()

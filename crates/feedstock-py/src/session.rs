@@ -117,6 +117,23 @@ impl PySession {
         Ok(py_threads(threads))
     }
 
+    /// `[(node name, steps)]`: how far the user's runs have read the
+    /// input (see `Session::input_position`).
+    fn input_position(&self) -> PyResult<Vec<(String, u64)>> {
+        self.0.input_position().py_err()
+    }
+
+    /// Resumes the input at `position` (from `input_position`) by making
+    /// those steps again, the GIL released.
+    fn replay_input(
+        &self,
+        py: Python<'_>,
+        position: Vec<(String, u64)>,
+    ) -> PyResult<()> {
+        let sess = &self.0;
+        py.detach(|| sess.replay_input(&position)).py_err()
+    }
+
     /// Closes the session: blocked runs and runner threads return.
     fn close(&self) {
         self.0.close();

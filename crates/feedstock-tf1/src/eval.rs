@@ -91,6 +91,10 @@ pub(crate) struct Ctx<'a> {
     /// The session's default operation timeout, applied by sliced waits
     /// when the run has no deadline.
     pub(crate) op_timeout: Option<Duration>,
+    /// A run of the user's (not a runner thread's): the elements its
+    /// steps take from the input are counted (see
+    /// [`Session::input_position`](crate::Session::input_position)).
+    pub(crate) user: bool,
 }
 
 /// Checks a fed value against its output's static dtype and shape.
@@ -851,6 +855,9 @@ fn run_step<'a>(
             })?;
             out.extend(batch.into_components());
         }
+    }
+    if ctx.user && node.takes_input() {
+        step.state.taken.fetch_add(1, Ordering::SeqCst);
     }
     if ctx.closed.load(Ordering::Relaxed) {
         return Err(Error::cancelled("the session was closed"));

@@ -35,6 +35,8 @@ use super::graph::{
 };
 use super::queues::{self, RunnerDef, RunnerRef};
 
+mod position;
+
 macro_rules! set_epochs {
     ($b:expr, $opts:expr, $node:expr) => {{
         let opts: &ProducerOptions = $opts;
@@ -90,6 +92,9 @@ pub(crate) struct NodeState {
     pub(crate) var: RwLock<Option<Value>>,
     /// Held while the resource is made, so it is made once.
     create: Mutex<()>,
+    /// For a node that takes elements from the input (see
+    /// [`Node::takes_input`]): the steps of it the user's runs made.
+    pub(crate) taken: AtomicU64,
 }
 
 /// A compiled run: fetches, fed outputs, steps.
@@ -537,6 +542,7 @@ impl Inner {
             closed: &self.closed,
             interrupt,
             op_timeout,
+            user: true,
         };
         let mut slots = Vec::new();
         compiled
@@ -934,6 +940,7 @@ impl Runner {
             closed: &RUNNING,
             interrupt: None,
             op_timeout: None,
+            user: false,
         };
         self.compiled.exec(&mut self.slots, &ctx)?;
         let mut values = self.compiled.take_outputs(&mut self.slots, &[]);

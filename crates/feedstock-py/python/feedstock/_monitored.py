@@ -8,16 +8,18 @@ initializers, finalizes the graph and starts the queue runners of
 hooks around each run; ``OutOfRangeError`` (or ``StopIteration``) leaving
 the ``with`` block ends it cleanly (the exception is swallowed); closing
 stops and joins the threads and the graph is unfinalized again.
-Checkpoints and summaries (``checkpoint_dir``) are refused, saying why:
-the queue-runner graph cannot save its input position exactly; an input
-that resumes exactly is ``feedstock.Pipeline`` and its ``state_dict()``.
-``tf.train.Supervisor`` (without a ``logdir``) is here too.
+
+``checkpoint_dir`` saves and restores the input position and the global
+step exactly (see ``_checkpoint``) when the graph's input is
+deterministic, and is refused naming why otherwise; summaries are not
+written (``summary_dir`` is refused). ``tf.train.Supervisor`` (without a
+``logdir``) is here too.
 """
 
 import collections
 import contextlib
 
-from . import errors
+from . import _checkpoint, errors
 from ._graph import (
     QUEUE_RUNNERS,
     Coordinator,
@@ -29,15 +31,15 @@ from ._graph import (
 )
 
 
-# Why a queue-runner graph cannot checkpoint its input exactly, and where
-# exact resume lives: said wherever a checkpoint is asked of it.
-_NO_INPUT_CHECKPOINT = (
-    "the queue-runner graph cannot save its input position exactly (records in flight "
-    "between its threads and queues are not tracked, and its shuffle depends on which "
-    "thread enqueues first), and feedstock saves no model variables; for an input that "
-    "stops and resumes exactly, read with feedstock.Pipeline and save its state_dict() "
-    "with your checkpoint"
+# Why a Supervisor's logdir is refused, and where checkpoints live.
+_NO_SUPERVISOR_CHECKPOINT = (
+    "feedstock writes no summaries and no model variables; the input position and global step of a "
+    "deterministic graph are checkpointed by tf.train.MonitoredTrainingSession(checkpoint_dir=...), "
+    f"and {_checkpoint._PIPELINE}"
 )
+
+# TensorFlow's marker for an argument left at its default.
+USE_DEFAULT = object()
 
 
 class SessionRunArgs(collections.namedtuple("SessionRunArgs", ["fetches", "feed_dict", "options"])):
@@ -116,13 +118,19 @@ class Scaffold:
 
 class ChiefSessionCreator:
     """``tf.train.ChiefSessionCreator``: a session with the scaffold's
-    initializers run."""
+    initializers run, and with ``checkpoint_dir`` (or
+    ``checkpoint_filename_with_path``) the global step and input position
+    of the latest input checkpoint restored (the input resumes once the
+    queue runners start). A graph whose input cannot resume exactly is
+    refused (NotImplementedError naming why)."""
 
     def __init__(self, scaffold=None, master="", config=None, checkpoint_dir=None, checkpoint_filename_with_path=None):
         if checkpoint_dir is not None or checkpoint_filename_with_path is not None:
-            raise NotImplementedError(f"feedstock's monitored sessions restore no checkpoint: {_NO_INPUT_CHECKPOINT}")
+            _checkpoint.check_deterministic(get_default_graph(), "checkpoint_dir")
         self._scaffold = scaffold or Scaffold()
         self._config = config
+        self._checkpoint_dir = checkpoint_dir
+        self._checkpoint_file = checkpoint_filename_with_path
 
     def create_session(self):
         self._scaffold.finalize()
@@ -131,6 +139,12 @@ class ChiefSessionCreator:
         if self._scaffold.init_fn is not None:
             self._scaffold.init_fn(self._scaffold, sess)
         sess.run(self._scaffold.local_init_op)
+        if self._checkpoint_dir is not None or self._checkpoint_file is not None:
+            try:
+                _checkpoint.restore(sess, self._checkpoint_dir, self._checkpoint_file)
+            except Exception:
+                sess.close()
+                raise
         return sess
 
 
@@ -144,11 +158,24 @@ class _MonitoredSession:
         self._grace = stop_grace_period_secs
         for h in self._hooks:
             h.begin()
-        self._tf_sess = (session_creator or ChiefSessionCreator()).create_session()
+        try:
+            self._tf_sess = (session_creator or ChiefSessionCreator()).create_session()
+        except Exception:
+            if not self._graph_was_finalized:
+                self._graph._g.finalized = False
+            raise
         # As TensorFlow's: no exception type is a clean stop here.
         self._coord = Coordinator(clean_stop_exception_types=[])
         if self._graph.get_collection(QUEUE_RUNNERS):
             start_queue_runners(sess=self._tf_sess, coord=self._coord)
+        try:
+            _checkpoint.replay(self._tf_sess)
+        except Exception:
+            self._coord.request_stop()
+            self._tf_sess.close()
+            if not self._graph_was_finalized:
+                self._graph._g.finalized = False
+            raise
         for h in self._hooks:
             h.after_create_session(self._tf_sess, self._coord)
         self._stop = False
@@ -249,16 +276,43 @@ class SingularMonitoredSession(_MonitoredSession):
 
 
 def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaffold=None, hooks=None,  # noqa: N802
-                             chief_only_hooks=None, save_checkpoint_secs=None, save_summaries_steps=None,
-                             save_summaries_secs=None, config=None, stop_grace_period_secs=120,
-                             log_step_count_steps=100, max_wait_secs=7200, save_checkpoint_steps=None,
-                             summary_dir=None, **_ignored):
-    """``tf.train.MonitoredTrainingSession`` without a ``checkpoint_dir``
-    (feedstock writes no checkpoints or summaries: NotImplementedError)."""
-    if checkpoint_dir is not None or summary_dir is not None:
-        raise NotImplementedError(f"feedstock's monitored sessions write no checkpoints or summaries: {_NO_INPUT_CHECKPOINT}")
+                             chief_only_hooks=None, save_checkpoint_secs=USE_DEFAULT,
+                             save_summaries_steps=USE_DEFAULT, save_summaries_secs=USE_DEFAULT, config=None,
+                             stop_grace_period_secs=120, log_step_count_steps=100, max_wait_secs=7200,
+                             save_checkpoint_steps=USE_DEFAULT, summary_dir=None, **_ignored):
+    """``tf.train.MonitoredTrainingSession``.
+
+    With ``checkpoint_dir`` (as TensorFlow 2.21's): on creation the latest
+    checkpoint there is restored; the chief saves one when the session is
+    created, every ``save_checkpoint_steps`` global steps or
+    ``save_checkpoint_secs`` seconds (600 when neither is given; the
+    seconds when both are; none when both are ``None``) and at close. A
+    global step is required (RuntimeError, as TensorFlow). What is saved is
+    the input position and the global step, exactly, for a graph whose
+    input is deterministic; another graph is refused (NotImplementedError
+    naming the thread counts and unseeded ops), as is ``summary_dir``
+    (feedstock writes no summaries)."""
+    if summary_dir is not None:
+        raise NotImplementedError(f"feedstock's monitored sessions write no summaries (summary_dir): {_NO_SUPERVISOR_CHECKPOINT}")
     all_hooks = list(hooks or []) + (list(chief_only_hooks or []) if is_chief else [])
-    creator = ChiefSessionCreator(scaffold=scaffold, config=config)
+    if checkpoint_dir is None:
+        creator = ChiefSessionCreator(scaffold=scaffold, config=config)
+    else:
+        graph = get_default_graph()
+        _checkpoint.check_deterministic(graph, "MonitoredTrainingSession(checkpoint_dir=...)")
+        if save_checkpoint_steps is USE_DEFAULT and save_checkpoint_secs is USE_DEFAULT:
+            save_checkpoint_secs, save_checkpoint_steps = 600, None
+        elif save_checkpoint_secs is USE_DEFAULT:
+            save_checkpoint_secs = None
+        elif save_checkpoint_steps is USE_DEFAULT:
+            save_checkpoint_steps = None
+        if is_chief and (save_checkpoint_secs or save_checkpoint_steps):
+            if _checkpoint._global_step(graph) is None:
+                raise RuntimeError("Global step should be created to use CheckpointSaverHook.")
+            all_hooks.append(_checkpoint.CheckpointSaverHook(
+                checkpoint_dir, save_secs=save_checkpoint_secs,
+                save_steps=None if save_checkpoint_secs else save_checkpoint_steps))
+        creator = ChiefSessionCreator(scaffold=scaffold, config=config, checkpoint_dir=checkpoint_dir)
     return MonitoredSession(session_creator=creator, hooks=all_hooks, stop_grace_period_secs=stop_grace_period_secs)
 
 
@@ -281,7 +335,7 @@ class Supervisor:
                  checkpoint_basename="model.ckpt", session_manager=None, summary_writer=0, init_fn=None,
                  local_init_run_options=None):
         if logdir is not None:
-            raise NotImplementedError(f"tf.train.Supervisor with a logdir writes no checkpoints or summaries: {_NO_INPUT_CHECKPOINT}")
+            raise NotImplementedError(f"tf.train.Supervisor with a logdir writes no checkpoints or summaries: {_NO_SUPERVISOR_CHECKPOINT}")
         self._graph = graph or get_default_graph()
         with self._graph.as_default():
             self._init_op = global_variables_initializer() if init_op == Supervisor.USE_DEFAULT else init_op

@@ -1,0 +1,202 @@
+"""Input checkpoints of the queue-runner graph: what
+``MonitoredTrainingSession(checkpoint_dir=...)`` saves and restores.
+
+A graph whose input is deterministic (every batching stage and queue
+runner one thread, every shuffle and random op seeded) delivers the same
+batches in the same order on every run. A checkpoint then holds the input
+position (how many batches, dequeues and reads the program's runs took, by
+node; counted by the native session) and the global step. Restoring makes
+those steps again in a new session of the same graph, dropping what they
+give, and sets the global step: the batches after the restore are the ones
+an uninterrupted run delivers after that point. Any other graph is refused
+with the reasons, never resumed approximately.
+
+The files are feedstock's own (JSON): ``input.ckpt-<step>.json`` and the
+index ``input_checkpoint`` naming the latest, written atomically. They hold
+no model variables (feedstock holds no model).
+"""
+
+import hashlib
+import json
+import os
+import time
+
+import numpy as np
+
+from ._graph import GLOBAL_STEP
+
+_FORMAT = "feedstock-input-checkpoint"
+_VERSION = 1
+_INDEX = "input_checkpoint"
+# As TensorFlow's Saver: the five most recent checkpoints are kept.
+_MAX_TO_KEEP = 5
+
+# Where an input that resumes exactly without these conditions lives.
+_PIPELINE = ("an input that stops and resumes exactly whatever its threads is feedstock.Pipeline: "
+             "save feedstock.Pipeline.state_dict() with your checkpoint")
+
+
+def _global_step(graph):
+    found = graph.get_collection(GLOBAL_STEP)
+    return found[0] if len(found) == 1 else None
+
+
+def check_deterministic(graph, what):
+    """Raises NotImplementedError naming why ``graph``'s input cannot be
+    checkpointed exactly, if it cannot."""
+    why = graph._g.native.input_nondeterminism()
+    if why:
+        raise NotImplementedError(
+            f"{what}: the input of this graph cannot be checkpointed exactly, because it differs from run to "
+            f"run: {'; '.join(why)}. A checkpoint resumes a graph whose batching stages and queue runners run "
+            f"one thread each and whose shuffles and random ops have seeds; {_PIPELINE}")
+
+
+def fingerprint(graph):
+    """A hash of the graph's input: producers (file lists), readers,
+    queues, batching stages (batch sizes), seeds."""
+    return hashlib.sha256(graph._g.native.input_fingerprint().encode()).hexdigest()
+
+
+def latest_checkpoint(checkpoint_dir):
+    """The path of the latest input checkpoint in ``checkpoint_dir``, or
+    ``None``."""
+    try:
+        with open(os.path.join(checkpoint_dir, _INDEX)) as f:
+            index = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{os.path.join(checkpoint_dir, _INDEX)}: not a feedstock input checkpoint index ({e})")
+    return os.path.join(checkpoint_dir, index["latest"])
+
+
+def _write_atomic(path, text):
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save(sess, checkpoint_dir, step):
+    """Writes the input position of ``sess`` and global step ``step`` as
+    ``input.ckpt-<step>.json``, then points the index at it; keeps the
+    five most recent."""
+    os.makedirs(checkpoint_dir, exist_ok=True)
+    name = f"input.ckpt-{step}.json"
+    body = {
+        "format": _FORMAT,
+        "version": _VERSION,
+        "global_step": step,
+        "fingerprint": fingerprint(sess.graph),
+        "input_position": [[n, k] for n, k in sess._s.input_position()],
+    }
+    _write_atomic(os.path.join(checkpoint_dir, name), json.dumps(body, indent=1))
+    index_path = os.path.join(checkpoint_dir, _INDEX)
+    try:
+        with open(index_path) as f:
+            kept = json.load(f).get("all", [])
+    except (OSError, ValueError):
+        kept = []
+    kept = [k for k in kept if k != name] + [name]
+    for old in kept[:-_MAX_TO_KEEP]:
+        try:
+            os.remove(os.path.join(checkpoint_dir, old))
+        except FileNotFoundError:
+            pass
+    kept = kept[-_MAX_TO_KEEP:]
+    _write_atomic(index_path, json.dumps({"latest": name, "all": kept}))
+    return os.path.join(checkpoint_dir, name)
+
+
+def load(path, graph):
+    """The checkpoint at ``path``, checked against ``graph``: ValueError
+    when it is not an input checkpoint or is of another input."""
+    try:
+        with open(path) as f:
+            body = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: not a feedstock input checkpoint ({e})") from None
+    if not isinstance(body, dict) or body.get("format") != _FORMAT or body.get("version") != _VERSION:
+        raise ValueError(f"{path}: not a feedstock input checkpoint (format {_FORMAT} version {_VERSION})")
+    if body["fingerprint"] != fingerprint(graph):
+        raise ValueError(
+            f"{path} was saved from another input (other files, seeds, batch sizes or graph): it cannot resume "
+            f"this graph's input, which would not deliver the batches an uninterrupted run does; use a new "
+            f"checkpoint_dir, or build the graph as the one that saved it")
+    return body
+
+
+def restore(sess, checkpoint_dir=None, checkpoint_filename_with_path=None):
+    """Sets the global step from the latest checkpoint (or the given
+    file) and leaves its input position on ``sess`` for
+    :func:`replay` once the queue runners run. Nothing without one."""
+    path = checkpoint_filename_with_path or latest_checkpoint(checkpoint_dir)
+    if path is None:
+        return None
+    body = load(path, sess.graph)
+    step = _global_step(sess.graph)
+    if step is not None:
+        sess.run(step.initializer, feed_dict={step.initial_value: np.asarray(body["global_step"], step.dtype.as_numpy_dtype)})
+    sess._pending_input_position = [(n, int(k)) for n, k in body["input_position"]]
+    return body
+
+
+def replay(sess):
+    """Resumes the input at the position :func:`restore` left (after the
+    queue runners start): the native session makes those steps again."""
+    position = getattr(sess, "_pending_input_position", None)
+    if position:
+        sess._pending_input_position = None
+        sess._s.replay_input(position)
+
+
+class CheckpointSaverHook:
+    """Saves input checkpoints as TensorFlow's ``CheckpointSaverHook``
+    saves model ones: when the session is created, every ``save_steps``
+    global steps or ``save_secs`` seconds, and at the end."""
+
+    def __init__(self, checkpoint_dir, save_secs=None, save_steps=None):
+        self._dir = checkpoint_dir
+        self._secs = save_secs
+        self._steps = save_steps
+        self._last_step = None
+        self._last_time = None
+        self._step = None
+
+    def begin(self):
+        from ._graph import get_default_graph
+
+        self._step = _global_step(get_default_graph())
+        if self._step is None:
+            raise RuntimeError("Global step should be created to use CheckpointSaverHook.")
+
+    def _save(self, sess, step):
+        save(sess, self._dir, step)
+        self._last_step = step
+        self._last_time = time.monotonic()
+
+    def after_create_session(self, session, coord):
+        self._save(session, int(session.run(self._step)))
+
+    def before_run(self, run_context):
+        return None
+
+    def after_run(self, run_context, run_values):
+        sess = run_context.session
+        step = int(sess.run(self._step))
+        if step == self._last_step:
+            return
+        if self._secs is not None:
+            due = time.monotonic() - self._last_time >= self._secs
+        else:
+            due = step >= self._last_step + self._steps
+        if due:
+            self._save(sess, step)
+
+    def end(self, session):
+        step = int(session.run(self._step))
+        if step != self._last_step:
+            self._save(session, step)
