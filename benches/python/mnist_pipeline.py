@@ -6,9 +6,11 @@ TFRecord files of ``tf.train.Example`` (784 raw bytes + an int64 label)
 (``min_after_dequeue`` 10000, 2 reader threads), read to the end of the
 epochs, each batch handed to Python as numpy arrays. Measured, each in
 its own process, median of ``--repeat`` runs, the ways taking turns
-(round after round, every way once per round: on a shared machine the
-load drifts, and a way's runs back to back would each meet a different
-load); besides examples/s, the CPU time of the whole process over the
+(round after round, every way once per round, in a new order each
+round: on a shared machine the load drifts, so a way's runs back to
+back would each meet a different load, and a run can be slowed by the
+state its predecessor left, so no way always follows the same one);
+besides examples/s, the CPU time of the whole process over the
 same span, per example, which the load on the machine moves far less:
 
 - ``rust-plan``: the same graph built and run from Rust
@@ -46,6 +48,7 @@ delivered every example. Run it with the package built optimised
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -236,8 +239,10 @@ def measure(plans, files, epochs, min_after, repeat):
     not run again)."""
     runs = {mode: [] for mode, _ in plans}
     failed = {}
-    for _ in range(repeat):
-        for mode, python in plans:
+    for round_ in range(repeat):
+        order = list(plans)
+        random.Random(round_).shuffle(order)
+        for mode, python in order:
             if mode in failed:
                 continue
             r, err = run_once(python, mode, files, epochs, min_after)
