@@ -5,7 +5,9 @@
 //! TFRecord → `parse_single_example` → `decode_raw` → cast and scale to
 //! [-0.5, 0.5] → `shuffle_batch(128)`, the same graph
 //! `feedstock.compat.v1` builds. Prints one line of JSON:
-//! `{"examples": N, "seconds": S}`.
+//! `{"examples": N, "seconds": S, "cpu_seconds": C}`, C the CPU time
+//! of every thread of the process over the same span (the figure that
+//! stays comparable on a shared machine).
 //!
 //! `cargo run --release -p feedstock-py --example mnist_plan -- [MODE]
 //! EPOCHS MIN_AFTER_DEQUEUE FILE...`, MODE one of
@@ -39,6 +41,33 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// The CPU time of the whole process (every thread, those already
+/// joined included), in seconds: `CLOCK_PROCESS_CPUTIME_ID`, the clock
+/// Python's `time.process_time()` reads (NaN where there is none).
+#[cfg(unix)]
+fn process_cpu() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call.
+    let rc = unsafe {
+        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts)
+    };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+#[cfg(not(unix))]
+fn process_cpu() -> f64 {
+    f64::NAN
+}
+
+/// Examples, seconds and CPU seconds of one run.
+type Timed = (usize, f64, f64);
+
 fn spec() -> Res<FeatureSpec> {
     Ok(FeatureSpec::builder()
         .fixed("image_raw", DType::String, [])
@@ -46,14 +75,14 @@ fn spec() -> Res<FeatureSpec> {
         .build()?)
 }
 
-/// The front door over `files`, with `map` as its map; examples and
-/// seconds.
+/// The front door over `files`, with `map` as its map; examples,
+/// seconds and CPU seconds.
 fn front_door(
     epochs: u64,
     min_after: usize,
     files: Vec<String>,
     graph: bool,
-) -> Res<(usize, f64)> {
+) -> Res<Timed> {
     let d = Dataset::tfrecord(files)?.parse(spec()?);
     let d = if graph {
         let g = Graph::new();
@@ -107,6 +136,7 @@ fn front_door(
     // Timed from the start (which indexes the files), as the Python
     // benchmark times feedstock.Pipeline from its first iteration.
     let start = Instant::now();
+    let cpu = process_cpu();
     let loader = d
         .shuffle(Shuffle::Buffer(min_after))
         .batch(128)
@@ -118,7 +148,7 @@ fn front_door(
     for batch in loader {
         n += batch?.len();
     }
-    Ok((n, start.elapsed().as_secs_f64()))
+    Ok((n, start.elapsed().as_secs_f64(), process_cpu() - cpu))
 }
 
 fn main() -> Res<()> {
@@ -138,9 +168,9 @@ fn main() -> Res<()> {
         return Err("no files given".into());
     }
     if mode != "plan" {
-        let (n, secs) =
+        let (n, secs, cpu) =
             front_door(epochs, min_after, files, mode == "front-door-graph")?;
-        println!("{{\"examples\": {n}, \"seconds\": {secs}}}");
+        print_result((n, secs, cpu));
         return Ok(());
     }
     let batch_size = 128;
@@ -204,6 +234,7 @@ fn main() -> Res<()> {
     let sess = Session::new(&g);
     let coord = Coordinator::new();
     let start = Instant::now();
+    let cpu = process_cpu();
     let threads = sess.start_queue_runners(&coord)?;
     let mut n = 0usize;
     loop {
@@ -214,8 +245,15 @@ fn main() -> Res<()> {
         }
     }
     let secs = start.elapsed().as_secs_f64();
+    let cpu = process_cpu() - cpu;
     coord.request_stop();
     coord.join(threads, std::time::Duration::from_secs(10))?;
-    println!("{{\"examples\": {n}, \"seconds\": {secs}}}");
+    print_result((n, secs, cpu));
     Ok(())
+}
+
+fn print_result((n, secs, cpu): Timed) {
+    println!(
+        "{{\"examples\": {n}, \"seconds\": {secs}, \"cpu_seconds\": {cpu}}}"
+    );
 }
