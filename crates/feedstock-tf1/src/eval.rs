@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 use feedstock::error::{Error, Kind, Result};
 use feedstock::io::fs::default_fs;
-use feedstock::queue::Queue;
+use feedstock::queue::{PartialShape, Queue};
 use feedstock::reader::{Reader, WorkQueue};
 use feedstock::tensor::{DType, Tensor, Value};
 
@@ -99,20 +99,33 @@ pub(crate) struct Ctx<'a> {
 
 /// Checks a fed value against its output's static dtype and shape.
 pub(crate) fn check_feed(graph: &Graph, o: Output, v: &Value) -> Result<()> {
-    let name = graph.name(o);
+    check_fed(graph, o, graph.shape(o).as_ref(), v)
+}
+
+/// [`check_feed`] against `shape`, the output's static shape, known
+/// beforehand (a callable's feeds): the node's name is looked up only
+/// for an error.
+pub(crate) fn check_fed(
+    graph: &Graph,
+    o: Output,
+    shape: Option<&PartialShape>,
+    v: &Value,
+) -> Result<()> {
     if v.dtype() != o.dtype() {
         return Err(Error::invalid_argument(format!(
-            "fed a {} value for {name}:{}, which is {}",
+            "fed a {} value for {}:{}, which is {}",
             v.dtype(),
+            graph.name(o),
             o.index(),
             o.dtype()
         )));
     }
-    if let (Value::Dense(t), Some(s)) = (v, graph.shape(o)) {
+    if let (Value::Dense(t), Some(s)) = (v, shape) {
         if !s.is_compatible(t.dims()) {
             return Err(Error::invalid_argument(format!(
-                "fed a value of shape {:?} for {name}:{}, which has shape {s}",
+                "fed a value of shape {:?} for {}:{}, which has shape {s}",
                 t.dims(),
+                graph.name(o),
                 o.index()
             )));
         }

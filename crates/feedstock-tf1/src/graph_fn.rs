@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use super::graph::{Node, Op};
-use super::{Graph, Output, Session};
+use super::{Callable, Graph, Output, Session};
 use feedstock::dataset::source::Fnv;
 use feedstock::error::{Error, Result};
 use feedstock::tensor::{Data, Value};
@@ -39,7 +39,7 @@ use feedstock::tensor::{Data, Value};
 /// # Ok::<(), feedstock::Error>(())
 /// ```
 pub struct GraphFn {
-    session: Session,
+    callable: Callable,
     inputs: Vec<Output>,
     outputs: Vec<Output>,
     fingerprint: u64,
@@ -114,8 +114,9 @@ impl GraphFn {
         for &id in seen.iter().chain(&fed) {
             fingerprint_node(&graph.node(id), graph, &mut h);
         }
+        let callable = Session::new(graph).make_callable(outputs, inputs)?;
         Ok(GraphFn {
-            session: Session::new(graph),
+            callable,
             inputs: inputs.to_vec(),
             outputs: outputs.to_vec(),
             fingerprint: h.finish(),
@@ -138,9 +139,7 @@ impl GraphFn {
                 example.len()
             )));
         }
-        let feeds: Vec<(Output, Value)> =
-            self.inputs.iter().copied().zip(example).collect();
-        self.session.run(&self.outputs, &feeds)
+        self.callable.call(example)
     }
 
     /// A hash of the subgraph (its ops, their settings and constants,

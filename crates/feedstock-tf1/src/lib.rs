@@ -215,4 +215,4 @@ pub use graph::{
 };
 pub use graph_fn::GraphFn;
 pub use queues::{QueueKind, RunnerRef};
-pub use session::{Interrupt, QueueSummary, RunOptions, Session};
+pub use session::{Callable, Interrupt, QueueSummary, RunOptions, Session};

@@ -35,7 +35,10 @@ use super::graph::{
 };
 use super::queues::{self, RunnerDef, RunnerRef};
 
+mod callable;
 mod position;
+
+pub use callable::Callable;
 
 macro_rules! set_epochs {
     ($b:expr, $opts:expr, $node:expr) => {{
@@ -530,6 +533,17 @@ impl Inner {
             eval::check_feed(&self.graph, *o, v)?;
         }
         let compiled = self.compiled(fetches, &fed)?;
+        self.exec(&compiled, feeds, deadline, interrupt)
+    }
+
+    /// Runs `compiled` with `feeds` (checked by the caller), a user's run.
+    fn exec(
+        &self,
+        compiled: &Compiled,
+        feeds: &[(Output, Value)],
+        deadline: Option<Instant>,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<Vec<Value>> {
         // A sliced wait passes its own timeouts, which would replace the
         // queues' default one: the run applies that one itself.
         let op_timeout = match interrupt {

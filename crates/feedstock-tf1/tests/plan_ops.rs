@@ -1,7 +1,9 @@
-//! `tf.reshape` to a shape computed when run: the static shape TensorFlow
-//! infers from what is known of the shape's value, the value moved (not
-//! copied) when nothing else reads it, and TensorFlow 2.21's kernel
-//! errors.
+//! Ops through the graph builder and the session: `tf.reshape` to a
+//! shape computed when run (the static shape TensorFlow infers from what
+//! is known of the shape's value, the value moved, not copied, when
+//! nothing else reads it, and TensorFlow 2.21's kernel errors); every
+//! op's input count checked when it is added; a callable
+//! (`Session::make_callable`) run many times.
 
 use feedstock::queue::PartialShape;
 use feedstock::{DType, Kind, Result, Tensor, Value};
@@ -158,5 +160,39 @@ fn every_op_checks_its_input_count_when_added() -> Result<()> {
         g.op1(Stack { axis: 0 }, &[]),
         "takes at least 1 input, got 0",
     );
+    Ok(())
+}
+
+#[test]
+fn a_callable_runs_its_compiled_fetches_and_checks_each_feed() -> Result<()> {
+    use feedstock_tf1::kernels::math::BinaryOp;
+    use feedstock_tf1::op::Binary;
+    let g = Graph::new();
+    let x = g.placeholder(
+        DType::I64,
+        Some(PartialShape::new([Some(2)])),
+        Some("x"),
+    )?;
+    let y = g.op1(Binary { op: BinaryOp::Add }, &[x, x])?;
+    let sess = Session::new(&g);
+    let f = sess.make_callable(&[y], &[x])?;
+    for k in 0..3i64 {
+        let out = f.call(vec![Value::Dense(Tensor::vector(vec![k, 10]))])?;
+        assert_eq!(out[0].dense()?.as_slice::<i64>()?, &[2 * k, 20]);
+    }
+    let e = f
+        .call(vec![Value::Dense(Tensor::vector(vec![1.0f32, 2.0]))])
+        .unwrap_err();
+    assert!(e.to_string().contains("fed a float32 value for x:0"), "{e}");
+    let e = f
+        .call(vec![Value::Dense(Tensor::vector(vec![1i64, 2, 3]))])
+        .unwrap_err();
+    assert!(e.to_string().contains("for x:0, which has shape"), "{e}");
+    assert_eq!(f.call(vec![]).unwrap_err().kind(), Kind::InvalidArgument);
+    sess.close();
+    let e = f
+        .call(vec![Value::Dense(Tensor::vector(vec![1i64, 2]))])
+        .unwrap_err();
+    assert_eq!(e.kind(), Kind::Cancelled);
     Ok(())
 }
