@@ -40,8 +40,6 @@ from ._graph import (
     minimum,
     multiply,
     equal,
-    greater,
-    less,
     not_equal,
     ones_like,
     subtract,

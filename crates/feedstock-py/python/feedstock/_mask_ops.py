@@ -1,8 +1,7 @@
-"""Masks, hash buckets and text: ``tf.sequence_mask``,
-``tf.boolean_mask``, ``tf.string_to_hash_bucket_fast``,
-``tf.strings.length``, ``substr`` and ``regex_replace``, each one
-native op (where TensorFlow's Python composes several) with
-TensorFlow's values, static shapes, node names and errors."""
+"""Masks and hash buckets: ``tf.sequence_mask``, ``tf.boolean_mask`` and
+``tf.string_to_hash_bucket_fast``, each one native op (where TensorFlow's
+Python composes several) with TensorFlow's values, static shapes, node
+names and errors."""
 
 from __future__ import annotations
 
@@ -74,70 +73,6 @@ def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002 (Te
     num_buckets = _int64_attr(num_buckets)
     with _next_name(g, scope, exact=True):
         return _op(g, op, [x], num_buckets=num_buckets)
-
-
-def string_length(input, name=None, unit="BYTE"):  # noqa: A002 (TensorFlow's name)
-    """``tf.strings.length``: the length of each string of ``input`` in
-    bytes, or with ``unit="UTF8_CHAR"`` in UTF-8 characters; int32, of
-    its shape."""
-    op = "StringLength"
-    if unit not in ("BYTE", "UTF8_CHAR"):
-        raise ValueError(f"Attr 'unit' of '{op}' Op passed string '{unit}' not in: \"BYTE\", \"UTF8_CHAR\".")
-    g = _graph_of(input)
-    with g.as_default():
-        x = convert_to_tensor(input)
-    if x.dtype != string:
-        raise TypeError(
-            f"Input 'input' of '{op}' Op has type {x.dtype.name} that does not match expected type of string."
-        )
-    with _next_name(g, name):
-        return _op(g, op, [x], utf8_chars=unit == "UTF8_CHAR")
-
-
-def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 (TensorFlow's names)
-    """``tf.strings.substr`` (``tf.substr``): of each string, ``len``
-    bytes (or UTF-8 characters with ``unit="UTF8_CHAR"``) from ``pos``
-    (from the end when negative); ``pos`` and ``len`` scalars or of the
-    input's shape. A ``pos`` past either end fails when run."""
-    op = "Substr"
-    if unit not in ("BYTE", "UTF8_CHAR"):
-        raise ValueError(f"Attr 'unit' of '{op}' Op passed string '{unit}' not in: \"BYTE\", \"UTF8_CHAR\".")
-    g = _graph_of(input, pos, len)
-    with g.as_default():
-        x = convert_to_tensor(input)
-        p = convert_to_tensor(pos)
-        n = convert_to_tensor(len, dtype=p.dtype)
-    if x.dtype != string:
-        raise TypeError(
-            f"Input 'input' of '{op}' Op has type {x.dtype.name} that does not match expected type of string."
-        )
-    with _next_name(g, name):
-        return _op(g, op, [x, p, n], utf8_chars=unit == "UTF8_CHAR")
-
-
-def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002 (TensorFlow's name)
-    """``tf.strings.regex_replace`` (``tf.regex_replace``): matches of
-    ``pattern`` (RE2 syntax) replaced by ``rewrite`` (``\\1`` a group,
-    ``\\0`` the match), every one or with ``replace_global=False`` the
-    first; ``pattern`` and ``rewrite`` known while building (TensorFlow's
-    ``StaticRegexReplace``)."""
-    g = _graph_of(input)
-    with g.as_default():
-        x = convert_to_tensor(input)
-    if x.dtype != string:
-        raise TypeError(
-            f"Input 'input' of 'StaticRegexReplace' Op has type {x.dtype.name} that does not match expected "
-            "type of string."
-        )
-    texts = []
-    for v in (pattern, rewrite):
-        if isinstance(v, Tensor):
-            if v._const is None:
-                raise NotImplementedError("tf.strings.regex_replace with a pattern or rewrite computed when run")
-            v = v._const.item() if hasattr(v._const, "item") else v._const
-        texts.append(v.decode() if isinstance(v, bytes) else str(v))
-    with _next_name(g, name):
-        return _op(g, "RegexReplace", [x], pattern=texts[0], rewrite=texts[1], **{"global": bool(replace_global)})
 
 
 def sequence_mask(lengths, maxlen=None, dtype=bool_, name=None):

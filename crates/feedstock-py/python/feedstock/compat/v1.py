@@ -43,7 +43,8 @@ from .._array_ops import (
 )
 from .._script_ops import Print, numpy_function, py_func
 from .._math_ops import exp, log, log1p, random_normal, reciprocal, rsqrt, sigmoid, sign, tanh, truncated_normal
-from .._mask_ops import boolean_mask, regex_replace, sequence_mask, string_length, string_to_hash_bucket_fast, substr
+from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
+from .._text_ops import regex_replace, string_length, substr
 from .._control_flow import case, cond, while_loop
 from .._graph import (
     DType,
