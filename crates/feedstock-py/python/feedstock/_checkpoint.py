@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from ._gfile import write_atomic
 from ._graph import GLOBAL_STEP
 
 _FORMAT = "feedstock-input-checkpoint"
@@ -71,15 +72,6 @@ def latest_checkpoint(checkpoint_dir):
     return os.path.join(checkpoint_dir, index["latest"])
 
 
-def _write_atomic(path, text):
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def save(sess, checkpoint_dir, step):
     """Writes the input position of ``sess`` and global step ``step`` as
     ``input.ckpt-<step>.json``, then points the index at it; keeps the
@@ -93,7 +85,7 @@ def save(sess, checkpoint_dir, step):
         "fingerprint": fingerprint(sess.graph),
         "input_position": [[n, k] for n, k in sess._s.input_position()],
     }
-    _write_atomic(os.path.join(checkpoint_dir, name), json.dumps(body, indent=1))
+    write_atomic(os.path.join(checkpoint_dir, name), json.dumps(body, indent=1).encode())
     index_path = os.path.join(checkpoint_dir, _INDEX)
     try:
         with open(index_path) as f:
@@ -107,7 +99,7 @@ def save(sess, checkpoint_dir, step):
         except FileNotFoundError:
             pass
     kept = kept[-_MAX_TO_KEEP:]
-    _write_atomic(index_path, json.dumps({"latest": name, "all": kept}))
+    write_atomic(index_path, json.dumps({"latest": name, "all": kept}).encode())
     return os.path.join(checkpoint_dir, name)
 
 

@@ -7,9 +7,27 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 
 from . import errors
 from ._native import glob as _glob
+
+
+def write_atomic(path, data):
+    """Writes ``data`` (bytes) to ``path`` atomically: into a temporary
+    file beside it, synced, then renamed over it, so that a crash while
+    writing leaves the previous file."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".feedstock-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def glob(pattern):

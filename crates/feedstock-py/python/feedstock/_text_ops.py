@@ -7,22 +7,33 @@ from __future__ import annotations
 from ._graph import Tensor, _graph_of, _next_name, _op, convert_to_tensor, string
 
 
-def string_length(input, name=None, unit="BYTE"):  # noqa: A002 (TensorFlow's name)
-    """``tf.strings.length``: the length of each string of ``input`` in
-    bytes, or with ``unit="UTF8_CHAR"`` in UTF-8 characters; int32, of
-    its shape."""
-    op = "StringLength"
+def _utf8_chars(op, unit):
+    """Whether ``unit`` counts UTF-8 characters (else bytes), checked as
+    TensorFlow checks the attribute."""
     if unit not in ("BYTE", "UTF8_CHAR"):
         raise ValueError(f"Attr 'unit' of '{op}' Op passed string '{unit}' not in: \"BYTE\", \"UTF8_CHAR\".")
-    g = _graph_of(input)
-    with g.as_default():
-        x = convert_to_tensor(input)
+    return unit == "UTF8_CHAR"
+
+
+def _strings(op, x):
+    """``x``, checked to be a string tensor, in TensorFlow's words."""
     if x.dtype != string:
         raise TypeError(
             f"Input 'input' of '{op}' Op has type {x.dtype.name} that does not match expected type of string."
         )
+    return x
+
+
+def string_length(input, name=None, unit="BYTE"):  # noqa: A002 (TensorFlow's name)
+    """``tf.strings.length``: the length of each string of ``input`` in
+    bytes, or with ``unit="UTF8_CHAR"`` in UTF-8 characters; int32, of
+    its shape."""
+    chars = _utf8_chars("StringLength", unit)
+    g = _graph_of(input)
+    with g.as_default():
+        x = _strings("StringLength", convert_to_tensor(input))
     with _next_name(g, name):
-        return _op(g, op, [x], utf8_chars=unit == "UTF8_CHAR")
+        return _op(g, "StringLength", [x], utf8_chars=chars)
 
 
 def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 (TensorFlow's names)
@@ -30,20 +41,14 @@ def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 (TensorFlow's
     bytes (or UTF-8 characters with ``unit="UTF8_CHAR"``) from ``pos``
     (from the end when negative); ``pos`` and ``len`` scalars or of the
     input's shape. A ``pos`` past either end fails when run."""
-    op = "Substr"
-    if unit not in ("BYTE", "UTF8_CHAR"):
-        raise ValueError(f"Attr 'unit' of '{op}' Op passed string '{unit}' not in: \"BYTE\", \"UTF8_CHAR\".")
+    chars = _utf8_chars("Substr", unit)
     g = _graph_of(input, pos, len)
     with g.as_default():
-        x = convert_to_tensor(input)
+        x = _strings("Substr", convert_to_tensor(input))
         p = convert_to_tensor(pos)
         n = convert_to_tensor(len, dtype=p.dtype)
-    if x.dtype != string:
-        raise TypeError(
-            f"Input 'input' of '{op}' Op has type {x.dtype.name} that does not match expected type of string."
-        )
     with _next_name(g, name):
-        return _op(g, op, [x, p, n], utf8_chars=unit == "UTF8_CHAR")
+        return _op(g, "Substr", [x, p, n], utf8_chars=chars)
 
 
 def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002 (TensorFlow's name)
@@ -54,12 +59,7 @@ def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # n
     ``StaticRegexReplace``)."""
     g = _graph_of(input)
     with g.as_default():
-        x = convert_to_tensor(input)
-    if x.dtype != string:
-        raise TypeError(
-            f"Input 'input' of 'StaticRegexReplace' Op has type {x.dtype.name} that does not match expected "
-            "type of string."
-        )
+        x = _strings("StaticRegexReplace", convert_to_tensor(input))
     texts = []
     for v in (pattern, rewrite):
         if isinstance(v, Tensor):

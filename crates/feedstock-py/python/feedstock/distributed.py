@@ -60,6 +60,7 @@ import sys
 import tempfile
 
 from . import errors
+from ._gfile import write_atomic
 from .pipeline import Pipeline
 
 __all__ = [
@@ -142,17 +143,7 @@ def save_input_state(pipeline, directory):
     os.makedirs(directory, exist_ok=True)
     path = state_file(directory, rank, world)
     payload = {"version": _STATE_VERSION, "rank": rank, "world_size": world, "state": pipeline.state_dict()}
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".feedstock-input-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, pickle.dumps(payload))
     return path
 
 

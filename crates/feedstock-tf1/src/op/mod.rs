@@ -449,6 +449,20 @@ pub(crate) fn check_arity(def: &dyn OpDef, n: usize) -> Result<()> {
     )))
 }
 
+/// Checks that input `x` of op `op` (its type name) is a dense string
+/// tensor; InvalidDtype in TensorFlow's words otherwise.
+pub(crate) fn string_op_input<'a>(x: &'a In, op: &str) -> Result<&'a OutInfo> {
+    let info = x.dense(op)?;
+    if info.dtype != DType::String {
+        return Err(Error::invalid_dtype(format!(
+            "Input 'input' of '{op}' Op has type {} that does not match \
+             expected type of string.",
+            info.dtype
+        )));
+    }
+    Ok(info)
+}
+
 /// Sizes computed when run (an int32 or int64 vector); a negative one
 /// is InvalidArgument.
 pub(crate) fn sizes(t: &Tensor) -> Result<Vec<usize>> {

@@ -10,7 +10,7 @@ use feedstock::io::fs::{default_fs, io_error};
 use feedstock::queue::PartialShape;
 use feedstock::tensor::{DType, Tensor, Value};
 
-use super::{dense_from, op, Args, In, OpDef, OutInfo};
+use super::{dense_from, op, string_op_input, Args, In, OpDef, OutInfo};
 
 /// Checks that input `x` is a dense string tensor.
 fn string_input<'a>(x: &'a In, what: &str) -> Result<&'a OutInfo> {
@@ -204,14 +204,7 @@ impl OpDef for StringToHashBucketFast {
 
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
         const OP: &str = "StringToHashBucketFast";
-        let info = ins[0].dense(OP)?;
-        if info.dtype != DType::String {
-            return Err(Error::invalid_dtype(format!(
-                "Input 'input' of '{OP}' Op has type {} that does not match \
-                 expected type of string.",
-                info.dtype
-            )));
-        }
+        let info = string_op_input(&ins[0], OP)?;
         if self.num_buckets < 1 {
             return Err(Error::invalid_argument(format!(
                 "Attr 'num_buckets' of '{OP}' Op passed {} less than \

@@ -10,20 +10,10 @@ use feedstock::error::{Error, Result};
 use feedstock::tensor::{DType, Tensor, Value};
 use regex::bytes::{Captures, Regex};
 
-use super::{dense_from, op, Args, Attrs, FromAttrs, In, OpDef, OutInfo};
-
-/// Checks that input `x` is a dense string tensor, in TensorFlow's words.
-fn string_input<'a>(x: &'a In, op: &str) -> Result<&'a OutInfo> {
-    let info = x.dense(op)?;
-    if info.dtype != DType::String {
-        return Err(Error::invalid_dtype(format!(
-            "Input 'input' of '{op}' Op has type {} that does not match \
-             expected type of string.",
-            info.dtype
-        )));
-    }
-    Ok(info)
-}
+use super::{
+    dense_from, op, string_op_input, Args, Attrs, FromAttrs, In, OpDef,
+    OutInfo,
+};
 
 /// The number of UTF-8 characters of `s`: the bytes that do not continue
 /// a character, as TensorFlow counts them.
@@ -62,7 +52,7 @@ impl OpDef for StringLength {
     }
 
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        let info = string_input(&ins[0], "StringLength")?;
+        let info = string_op_input(&ins[0], "StringLength")?;
         Ok(vec![dense_from(info.shape.clone(), DType::I32, &ins[0])])
     }
 
@@ -105,7 +95,7 @@ impl OpDef for Substr {
     }
 
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        let info = string_input(&ins[0], "Substr")?;
+        let info = string_op_input(&ins[0], "Substr")?;
         for (k, what) in [(1, "pos"), (2, "len")] {
             let i = ins[k].dense("Substr")?;
             if !matches!(i.dtype, DType::I32 | DType::I64) {
@@ -359,7 +349,7 @@ impl OpDef for RegexReplace {
     }
 
     fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
-        let info = string_input(&ins[0], "StaticRegexReplace")?;
+        let info = string_op_input(&ins[0], "StaticRegexReplace")?;
         Ok(vec![dense_from(info.shape.clone(), DType::String, &ins[0])])
     }
 
