@@ -81,6 +81,9 @@ _BY_NATIVE = {
     )
 }
 _BY_NATIVE["object"] = string
+# TensorFlow's other names for three types ("float" is how TF1 tutorials
+# and the queues guide write float32: ``tf.FIFOQueue(3, "float")``).
+_ALIASES = {"float": float32, "double": float64, "half": float16}
 
 
 def _ml_dtypes():
@@ -111,6 +114,8 @@ def as_dtype(x):
             return string
         if x in _BY_NATIVE:
             return _BY_NATIVE[x]
+        if x in _ALIASES:
+            return _ALIASES[x]
         raise refused
     try:
         nd = np.dtype(x)

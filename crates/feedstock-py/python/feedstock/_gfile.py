@@ -5,6 +5,7 @@ object-store URLs."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import tempfile
@@ -31,11 +32,64 @@ def write_atomic(path, data):
 
 
 def glob(pattern):
-    """The paths matching ``pattern``, sorted; ``[]`` if none."""
-    try:
-        return _glob(os.fsdecode(pattern))
-    except errors.NotFoundError:
-        return []
+    """The paths matching ``pattern`` (or each pattern of a list, in
+    turn), ``[]`` if none, in TensorFlow's order: a local pattern lists
+    each directory in the order the file system gives its entries, as
+    TensorFlow's ``GetMatchingPaths`` does, so that a program reading
+    ``string_input_producer(tf.gfile.Glob(p), shuffle=False)`` reads its
+    files in the order it does under TensorFlow. (The pipeline's
+    ``match_filenames_once`` and ``matching_files`` sort, as TensorFlow's
+    kernel does.) An object-store URL is listed sorted."""
+    if not isinstance(pattern, (str, bytes, os.PathLike)):
+        return [path for one in pattern for path in glob(one)]
+    pattern = os.fsdecode(pattern)
+    if "://" in pattern:
+        try:
+            return _glob(pattern)
+        except errors.NotFoundError:
+            return []
+    return _local_matches(pattern)
+
+
+def _local_matches(pattern):
+    """TensorFlow's ``GetMatchingPaths`` over local files, written again
+    because its order (and its ``./`` before a pattern with no
+    directory) is what TF1 programs see: a pattern with no wildcard is
+    itself if it exists; otherwise the directories are walked breadth
+    first from the part of the pattern before its first wildcard, each
+    level's entries in listing order, matched as ``fnmatch`` matches."""
+    wildcard = min((i for i in map(pattern.find, "*?[\\") if i >= 0), default=-1)
+    if wildcard < 0:
+        return [pattern] if os.path.exists(pattern) else []
+    root = os.path.dirname(pattern[:wildcard])
+    if not root:
+        root, pattern = ".", os.path.join(".", pattern)
+    wants_dir = pattern.endswith("/")
+    levels = [] if wants_dir else [pattern]
+    parent = os.path.dirname(pattern)
+    while len(parent) > len(root):
+        levels.append(parent)
+        parent = os.path.dirname(parent)
+    levels.reverse()
+    found, current = [], [root]
+    for depth, level in enumerate(levels):
+        last = depth == len(levels) - 1
+        following = []
+        for directory in current:
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue
+            for name in names:
+                path = os.path.join(directory, name)
+                if not fnmatch.fnmatchcase(path, level):
+                    continue
+                if last and not wants_dir:
+                    found.append(path)
+                elif os.path.isdir(path):
+                    (found if last else following).append(path)
+        current = following
+    return found
 
 
 def exists(path):
@@ -92,6 +146,34 @@ def copy(src, dst, overwrite=False):
     shutil.copyfile(src, dst)
 
 
+def walk(top, topdown=True, onerror=None):
+    """``(directory, subdirectories, files)`` for ``top`` and every
+    directory under it, as TensorFlow's ``walk``: names in listing order,
+    a directory before its subdirectories when ``topdown`` (after them
+    otherwise); a missing ``top`` yields nothing, or is passed to
+    ``onerror``."""
+    try:
+        names = listdir(top)
+    except errors.NotFoundError as e:
+        if onerror is not None:
+            onerror(e)
+        return
+    subdirs = [n for n in names if os.path.isdir(os.path.join(top, n))]
+    files = [n for n in names if n not in subdirs]
+    if topdown:
+        yield top, subdirs, files
+    for name in subdirs:
+        yield from walk(os.path.join(top, name), topdown, onerror)
+    if not topdown:
+        yield top, subdirs, files
+
+
+def Walk(top, in_order=True):  # noqa: N802 (TensorFlow 1's name)
+    """TensorFlow 1's ``tf.gfile.Walk``: :func:`walk` with ``in_order``
+    for ``topdown``."""
+    return walk(top, topdown=in_order)
+
+
 class GFile:
     """A local file, opened as ``open`` opens it (``mode`` ``r``, ``rb``,
     ``w``, ``wb``, ``a``...), and a context manager."""
@@ -117,4 +199,4 @@ class GFile:
 
 # TensorFlow 1's ``tf.gfile`` names.
 Glob, Exists, IsDirectory, ListDirectory, MakeDirs, MkDir = glob, exists, isdir, listdir, makedirs, mkdir
-Remove, DeleteRecursively, Rename, Copy, Open = remove, rmtree, rename, copy, GFile
+Remove, DeleteRecursively, Rename, Copy, Open, FastGFile = remove, rmtree, rename, copy, GFile, GFile

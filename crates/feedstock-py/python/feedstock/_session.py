@@ -4,6 +4,7 @@ graph."""
 from . import _native
 from . import errors
 from ._types import SparseTensorValue
+from ._config import RunOptions, run_timeout  # noqa: F401 (RunOptions: re-exported)
 import contextlib
 import numpy as np
 import sys
@@ -177,6 +178,7 @@ class Session:
     def __init__(self, target="", graph=None, config=None):
         self.graph = graph or get_default_graph()
         self._s = _native.Session(self.graph._g.native)
+        self._config = config
         self._closed = False
         self._ctx = None
 
@@ -205,9 +207,7 @@ class Session:
                 if t._o not in index and t._o not in fed:
                     index[t._o] = len(native_fetches)
                     native_fetches.append(t._o)
-        timeout = None
-        if options is not None and getattr(options, "timeout_in_ms", 0):
-            timeout = options.timeout_in_ms / 1000.0
+        timeout = run_timeout(options, self._config)
         values = []
         if native_fetches:
             # As TensorFlow: nothing runs when every fetch is fed.
@@ -294,14 +294,6 @@ class InteractiveSession(Session):
             self._graph_default_ctx.__exit__(None, None, None)
             self._default_ctx.__exit__(None, None, None)
             self._default_ctx = None
-
-
-class RunOptions:
-    """``tf.RunOptions``: ``timeout_in_ms`` bounds how long a run waits
-    (``DeadlineExceededError`` past it)."""
-
-    def __init__(self, timeout_in_ms=0, **_ignored):
-        self.timeout_in_ms = timeout_in_ms
 
 
 class _SummaryFetch:

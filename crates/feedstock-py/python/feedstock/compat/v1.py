@@ -46,6 +46,7 @@ from .._math_ops import exp, log, log1p, random_normal, reciprocal, rsqrt, sigmo
 from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
 from .._text_ops import regex_replace, string_length, substr
 from .._control_flow import case, cond, while_loop
+from .._config import ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata
 from .._graph import (
     DType,
     Graph,
@@ -326,14 +327,15 @@ io = _NS("tf.io",
     gfile=_NS("tf.io.gfile",
         GFile=_gf.GFile, glob=_gf.glob, exists=_gf.exists, isdir=_gf.isdir, listdir=_gf.listdir,
         makedirs=_gf.makedirs, mkdir=_gf.mkdir, remove=_gf.remove, rmtree=_gf.rmtree, rename=_gf.rename,
-        copy=_gf.copy,
+        copy=_gf.copy, walk=_gf.walk,
     ),
 )
 
 gfile = _NS("tf.gfile",
     GFile=_gf.GFile, Open=_gf.Open, Glob=_gf.Glob, Exists=_gf.Exists, IsDirectory=_gf.IsDirectory,
     ListDirectory=_gf.ListDirectory, MakeDirs=_gf.MakeDirs, MkDir=_gf.MkDir, Remove=_gf.Remove,
-    DeleteRecursively=_gf.DeleteRecursively, Rename=_gf.Rename, Copy=_gf.Copy,
+    DeleteRecursively=_gf.DeleteRecursively, Rename=_gf.Rename, Copy=_gf.Copy, Walk=_gf.Walk,
+    FastGFile=_gf.FastGFile,
 )
 
 math = _NS("tf.math",

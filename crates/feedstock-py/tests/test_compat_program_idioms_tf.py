@@ -1,0 +1,144 @@
+"""Lines that public TF1 input programs write around their pipelines
+(session configuration, dtype names, file globs, image reading through
+gfile), as TensorFlow 2.21 (``tensorflow.compat.v1`` with
+``disable_v2_behavior()``) behaves; every expectation below was observed
+there."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import feedstock.compat.v1 as tf
+
+
+def test_session_config_is_built_and_assigned_as_tensorflow_programs_do():
+    # tf.Session(config=tf.ConfigProto(allow_soft_placement=True,
+    # gpu_options=tf.GPUOptions(allow_growth=True))) is one of the commonest
+    # lines of TF1 programs; fields read back as protobuf's defaults.
+    c = tf.ConfigProto(allow_soft_placement=True, gpu_options=tf.GPUOptions(allow_growth=True))
+    c.gpu_options.per_process_gpu_memory_fraction = 0.5
+    c.graph_options.optimizer_options.global_jit_level = tf.OptimizerOptions.ON_1
+    assert (c.allow_soft_placement, c.log_device_placement, c.gpu_options.allow_growth) == (True, False, True)
+    assert c.intra_op_parallelism_threads == 0
+    assert c.gpu_options.per_process_gpu_memory_fraction == 0.5
+    assert c.graph_options.optimizer_options.global_jit_level == 1
+    assert (tf.OptimizerOptions.ON_1, tf.OptimizerOptions.OFF, tf.OptimizerOptions.L1) == (1, -1, 0)
+    assert dict(tf.ConfigProto(device_count={"GPU": 0}).device_count) == {"GPU": 0}
+    assert type(tf.RunMetadata()).__name__ == "RunMetadata"
+    with pytest.raises(ValueError, match='Protocol message ConfigProto has no "bogus" field.'):
+        tf.ConfigProto(bogus=1)
+    with tf.Graph().as_default():
+        x = tf.constant([1.5, 2.5])
+        with tf.Session(config=c) as s:
+            np.testing.assert_array_equal(s.run(x, run_metadata=tf.RunMetadata()), [1.5, 2.5])
+
+
+def test_operation_timeout_is_the_session_deadline_and_run_options_override_it():
+    # TensorFlow: a dequeue from an empty queue fails DeadlineExceeded after
+    # the session's operation_timeout_in_ms (0.3 s), or after the run's own
+    # RunOptions.timeout_in_ms (0.6 s) when it gives one.
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(3, "float")
+        x = q.dequeue()
+        with tf.Session(config=tf.ConfigProto(operation_timeout_in_ms=300)) as s:
+            t = time.monotonic()
+            with pytest.raises(tf.errors.DeadlineExceededError):
+                s.run(x)
+            first = time.monotonic() - t
+            t = time.monotonic()
+            with pytest.raises(tf.errors.DeadlineExceededError):
+                s.run(x, options=tf.RunOptions(timeout_in_ms=600))
+            second = time.monotonic() - t
+    # Which deadline applied, not how fast: each run waits at least its own.
+    assert first >= 0.3 and second >= 0.6
+
+
+def test_tensorflow_dtype_aliases_float_double_half():
+    # tf.FIFOQueue(3, "float") is the queues guide's own line; early MNIST
+    # tutorials write tf.placeholder("float", [None, 784]).
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(3, "float")
+        x = tf.placeholder("float", [None, 784])
+        assert str(q.dequeue().dtype) == "<dtype: 'float32'>"
+        assert str(x.dtype) == "<dtype: 'float32'>"
+        assert str(tf.as_dtype("double")) == "<dtype: 'float64'>"
+        assert tf.as_dtype("half") == tf.float16
+        y = tf.cast(tf.constant([1, 2]), "double")
+        with tf.Session() as s:
+            assert s.run(y).dtype == np.float64
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """g/{b-1,a-0,c-2}.txt and g/d2/y, g/d1/{x,z}, made in that order;
+    the working directory is tmp_path."""
+    g = tmp_path / "g"
+    g.mkdir()
+    for name in ("b-1.txt", "a-0.txt", "c-2.txt"):
+        (g / name).write_bytes(b"")
+    for d, names in (("d2", ["y"]), ("d1", ["x", "z"])):
+        (g / d).mkdir()
+        for n in names:
+            (g / d / n).write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    return g
+
+
+def listing(directory, keep=lambda name: True):
+    # TensorFlow's GetMatchingPaths and walk give the file system's listing
+    # order (TensorFlow 2.21 matched `ls -U` and os.listdir here).
+    return [n for n in os.listdir(directory) if keep(n)]
+
+
+def test_gfile_glob_lists_in_tensorflows_order_and_form(tree):
+    # Observed under TensorFlow 2.21: a pattern with no directory gets
+    # "./" before each match; a pattern with no wildcard is itself if it
+    # exists; levels are walked breadth first in listing order; a list of
+    # patterns is each pattern's matches in turn.
+    txt = listing("g", lambda n: n.endswith(".txt"))
+    assert tf.gfile.Glob("g/*.txt") == [f"g/{n}" for n in txt]
+    assert tf.io.gfile.glob(f"{tree}/*") == [f"{tree}/{n}" for n in listing("g")]
+    os.chdir("g")
+    assert tf.gfile.Glob("*.txt") == [f"./{n}" for n in txt]
+    assert tf.gfile.Glob("[ab]-?.txt") == [f"./{n}" for n in txt if n[0] in "ab"]
+    assert tf.gfile.Glob("d*/*") == [
+        f"./{d}/{n}" for d in listing(".", lambda n: n.startswith("d")) for n in listing(d)
+    ]
+    assert tf.gfile.Glob("a-0.txt") == ["a-0.txt"]
+    assert tf.gfile.Glob("d1/") == ["d1/"]
+    assert tf.gfile.Glob("nope/*") == [] and tf.gfile.Glob("nope.txt") == []
+    assert tf.gfile.Glob(["a-0.txt", "d1/*"]) == ["a-0.txt"] + [f"d1/{n}" for n in listing("d1")]
+
+
+def test_gfile_glob_feeds_the_producer_in_that_order(tree):
+    # string_input_producer(Glob(p), shuffle=False) reads files in Glob's
+    # order, as under TensorFlow (a book's sharded-TFRecord program).
+    for i, name in enumerate(listing("g", lambda n: n.endswith(".txt"))):
+        (tree / name).write_bytes(f"line of {name}\n".encode())
+    with tf.Graph().as_default():
+        files = tf.gfile.Glob("g/*.txt")
+        q = tf.train.string_input_producer(files, shuffle=False, num_epochs=1)
+        _, line = tf.TextLineReader().read(q)
+        with tf.Session() as s:
+            tf.local_variables_initializer().run()
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(s, coord)
+            got = [s.run(line) for _ in files]
+            coord.request_stop()
+            coord.join(threads)
+    assert got == [f"line of {os.path.basename(f)}".encode() for f in files]
+
+
+def test_gfile_walk_and_fastgfile(tree):
+    # Observed under TensorFlow 2.21 on this tree.
+    d = listing("g", lambda n: n.startswith("d"))
+    files = listing("g", lambda n: n.endswith(".txt"))
+    down = [("g", d, files)] + [(f"g/{x}", [], listing(f"g/{x}")) for x in d]
+    assert list(tf.gfile.Walk("g")) == down
+    assert list(tf.gfile.Walk("g", in_order=False)) == down[1:] + down[:1]
+    assert list(tf.io.gfile.walk("g/"))[0] == ("g/", d, files)
+    assert list(tf.gfile.Walk("nope")) == []
+    with tf.gfile.FastGFile("g/a-0.txt", "rb") as f:
+        assert f.read() == b""
