@@ -142,3 +142,53 @@ def test_gfile_walk_and_fastgfile(tree):
     assert list(tf.gfile.Walk("nope")) == []
     with tf.gfile.FastGFile("g/a-0.txt", "rb") as f:
         assert f.read() == b""
+
+
+def test_batching_stages_are_named_uniquely_and_join_forms_by_their_own_names():
+    # Observed under TensorFlow 2.21: a second stage of a name takes _1
+    # (a train and a test batch in one graph), the join forms default to
+    # batch_join / shuffle_batch_join, maybe_* to their base names, and
+    # each stage's queue runner is named after its queue.
+    with tf.Graph().as_default() as g:
+        x, y, yes = tf.constant([1.0, 2.0]), tf.constant(3), tf.constant(True)
+        names = [
+            tf.train.batch([x, y], 2)[0].name,
+            tf.train.batch_join([[x, y], [x, y]], 2)[0].name,
+            tf.train.shuffle_batch([x, y], 2, 10, 2)[0].name,
+            tf.train.shuffle_batch_join([[x, y], [x, y]], 2, 10, 2)[0].name,
+            tf.train.maybe_batch([x, y], yes, 2)[0].name,
+            tf.train.maybe_batch_join([[x, y]], yes, 2)[0].name,
+            tf.train.maybe_shuffle_batch([x, y], 2, 10, 2, yes)[0].name,
+            tf.train.maybe_shuffle_batch_join([[x, y]], 2, 10, 2, yes)[0].name,
+            tf.train.batch({"a": x, "b": y}, 2)["a"].name,
+            tf.train.batch([tf.placeholder_with_default(x, [None])], 2, dynamic_pad=True).name,
+            tf.train.batch([x], 2, name="b").name,
+            tf.train.batch([x], 2, name="b").name,
+        ]
+        assert names == [
+            "batch:0", "batch_join:0", "shuffle_batch:0", "shuffle_batch_join:0", "batch_1:0", "batch_join_1:0",
+            "shuffle_batch_1:0", "shuffle_batch_join_1:0", "batch_2:0", "batch_3:0", "b:0", "b_1:0",
+        ]
+        assert [qr.name for qr in g.get_collection(tf.GraphKeys.QUEUE_RUNNERS)] == [
+            "batch/fifo_queue", "batch_join/fifo_queue", "shuffle_batch/random_shuffle_queue",
+            "shuffle_batch_join/random_shuffle_queue", "batch_1/fifo_queue", "batch_join_1/fifo_queue",
+            "shuffle_batch_1/random_shuffle_queue", "shuffle_batch_join_1/random_shuffle_queue",
+            "batch_2/fifo_queue", "batch_3/padding_fifo_queue", "b/fifo_queue", "b_1/fifo_queue",
+        ]
+
+
+def test_a_second_batch_is_fetched_by_its_name():
+    # TensorFlow: sess.run("batch_1:0") is the test batch, [2 2 2].
+    with tf.Graph().as_default():
+        train = tf.train.batch([tf.constant(1)], batch_size=2)
+        test = tf.train.batch([tf.constant(2)], batch_size=3)
+        assert (train.name, test.name) == ("batch:0", "batch_1:0")
+        with tf.Session() as s:
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(s, coord)
+            got = s.run("batch_1:0")
+            first = s.run(train)
+            coord.request_stop()
+            coord.join(threads)
+    np.testing.assert_array_equal(got, [2, 2, 2])
+    np.testing.assert_array_equal(first, [1, 1])

@@ -176,6 +176,9 @@ def _batch(tensors_list, join, batch_size, keep_input=None, num_threads=1, capac
     num_threads = _num_threads(num_threads)
     g = lists[0][0].graph
     keep = None if keep_input is None else _keep_input(g, keep_input)._o
+    # TensorFlow's default names: batch, shuffle_batch, batch_join,
+    # shuffle_batch_join (the maybe_* forms too).
+    default = ("shuffle_batch" if min_after_dequeue is not None else "batch") + ("_join" if join else "")
     # A shape, rank or keep_input refused here is the ValueError
     # TensorFlow raises as it builds (the graph wrapper makes it one).
     outs = g._g.batch(
@@ -190,12 +193,15 @@ def _batch(tensors_list, join, batch_size, keep_input=None, num_threads=1, capac
         allow_smaller_final_batch=bool(allow_smaller_final_batch),
         min_after_dequeue=min_after_dequeue,
         seed=_random_seed(g, seed),
-        name=name,
+        name=name or default,
     )
     wrapped = _wrap(g, outs)
-    stage = name or ("shuffle_batch" if min_after_dequeue is not None else "batch")
+    stage = wrapped[0].op.name
     g.add_to_collection(SUMMARIES, ("queue", stage))
-    g.add_to_collection(QUEUE_RUNNERS, StageRunner(stage))
+    # The runner is named after the stage's queue, as TensorFlow's.
+    queue = "random_shuffle_queue" if min_after_dequeue is not None else (
+        "padding_fifo_queue" if dynamic_pad else "fifo_queue")
+    g.add_to_collection(QUEUE_RUNNERS, StageRunner(f"{stage}/{queue}"))
     return _as_original(tensors_list[0] if join else tensors_list, keys, wrapped)
 
 

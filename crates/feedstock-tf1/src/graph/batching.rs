@@ -100,11 +100,12 @@ impl Graph {
         let mut inputs: Vec<Output> = lists.concat();
         inputs.extend(keep_input);
         let name = opts.name.clone();
-        // The node's name is the queue's; reserve it first.
+        // The node's name is the queue's; reserve it first, so that the
+        // next stage of the same name is `batch_1` as in TensorFlow.
         let probe = {
             let mut g = self.inner.write();
             let full = g.scoped(name.as_deref().unwrap_or(default));
-            g.unique_name(&full, false)
+            g.unique_name(&full, true)
         };
         let spec = BatchSpec {
             opts,
