@@ -149,18 +149,48 @@ def test_restores_from_a_periodic_checkpoint_of_a_killed_process(csv_files, tmp_
     assert after == full[resumed_at:]
 
 
+def flat(batches):
+    return sorted(x for b in batches for x in b)
+
+
 @pytest.mark.parametrize("kw, reason", [
     (dict(num_threads=2), "shuffle_batch runs 2 threads (num_threads=2)"),
     (dict(batch_seed=None), "shuffle_batch shuffles with no seed"),
     (dict(producer_seed=None), "input_producer shuffles with no seed"),
 ])
-def test_a_nondeterministic_graph_is_refused_with_the_reason(csv_files, tmp_path, kw, reason):
+def test_a_nondeterministic_graph_saves_the_global_step_and_restarts_its_input(csv_files, tmp_path, kw, reason):
+    # TensorFlow runs such a graph with checkpoint_dir (cifar10_train's
+    # unseeded producer and threads), restores the global step and reads
+    # the input from its start: so does feedstock, warning why the input
+    # position is not saved.
+    ckpt = str(tmp_path / "ckpt")
+    full = flat(uninterrupted(csv_files))
     with tf.Graph().as_default():
-        build(csv_files, **kw)
-        with pytest.raises(NotImplementedError) as e:
-            tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "ckpt"))
-    assert reason in str(e.value) and "feedstock.Pipeline.state_dict()" in str(e.value)
-    assert not (tmp_path / "ckpt").exists()
+        b, inc = build(csv_files, **kw)
+        with pytest.warns(UserWarning) as w:
+            s = tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt, save_checkpoint_steps=2)
+        assert reason in str(w[0].message) and "feedstock.Pipeline.state_dict()" in str(w[0].message)
+        with s:
+            run(s, b, inc, 3)
+    body = json.loads((tmp_path / "ckpt" / "input.ckpt-3.json").read_text())
+    assert (body["global_step"], body["input_position"]) == (3, None)
+    after = []
+    with tf.Graph().as_default():
+        b, inc = build(csv_files, **kw)
+        with pytest.warns(UserWarning, match="a restart reads the input from its start"):
+            s = tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt)
+        with s:
+            assert int(s.run(tf.train.get_global_step())) == 3
+            run(s, b, inc, got=after)
+    assert flat(after) == full
+
+
+def test_summary_dir_is_accepted_and_nothing_is_written(csv_files, tmp_path):
+    with tf.Graph().as_default():
+        b, inc = build(csv_files)
+        with tf.train.MonitoredTrainingSession(summary_dir=str(tmp_path / "s")) as s:
+            run(s, b, inc, 2)
+    assert not (tmp_path / "s").exists()
 
 
 def test_a_checkpoint_of_another_input_is_refused(csv_files, tmp_path):
@@ -206,7 +236,7 @@ def user_queue_graph(threads):
     return fq.dequeue(), tf.assign_add(tf.train.get_or_create_global_step(), 1)
 
 
-def test_a_queue_runner_with_one_thread_resumes_and_with_two_is_refused(tmp_path):
+def test_a_queue_runner_with_one_thread_resumes_and_with_two_is_named(tmp_path):
     full = []
     with tf.Graph().as_default():
         x, inc = user_queue_graph(1)
@@ -226,16 +256,34 @@ def test_a_queue_runner_with_one_thread_resumes_and_with_two_is_refused(tmp_path
     assert before + after == full
     with tf.Graph().as_default():
         user_queue_graph(2)
-        with pytest.raises(NotImplementedError, match="the queue runner of fifo_queue runs 2 threads"):
-            tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt)
+        with pytest.warns(UserWarning, match="the queue runner of fifo_queue runs 2 threads"):
+            tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "ckpt2")).close()
 
 
-def test_an_unseeded_random_op_is_refused_and_a_graph_seed_seeds_it(csv_files, tmp_path):
+def test_two_dequeues_of_one_queue_save_the_global_step_only(tmp_path):
+    # How the program's two dequeues interleaved is not kept, so the
+    # position would misdeal on replay: the checkpoint holds the step alone.
+    ckpt = tmp_path / "ckpt"
+    with tf.Graph().as_default():
+        p = tf.train.range_input_producer(10, num_epochs=2, seed=1)
+        fq = tf.FIFOQueue(10, [tf.int32], shapes=[[]])
+        tf.train.add_queue_runner(tf.train.QueueRunner(fq, [fq.enqueue(p.dequeue())]))
+        x1, x2 = fq.dequeue(), fq.dequeue()
+        inc = tf.assign_add(tf.train.get_or_create_global_step(), 1)
+        with pytest.warns(UserWarning, match="both take from fifo_queue"):
+            with tf.train.MonitoredTrainingSession(checkpoint_dir=str(ckpt), save_checkpoint_steps=2) as s:
+                s.run([x1, inc])
+                s.run([x2, inc])
+    body = json.loads((ckpt / "input.ckpt-2.json").read_text())
+    assert (body["global_step"], body["input_position"]) == (2, None)
+
+
+def test_an_unseeded_random_op_is_named_and_a_graph_seed_seeds_it(csv_files, tmp_path):
     with tf.Graph().as_default():
         b, inc = build(csv_files)
         tf.random_uniform([3])
-        with pytest.raises(NotImplementedError, match=r"random_uniform/RandomUniform \(RandomUniform\) has no seed"):
-            tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "ckpt"))
+        with pytest.warns(UserWarning, match=r"random_uniform/RandomUniform \(RandomUniform\) has no seed"):
+            tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "unseeded")).close()
     with tf.Graph().as_default():
         tf.set_random_seed(1)
         b, inc = build(csv_files)

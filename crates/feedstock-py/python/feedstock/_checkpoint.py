@@ -8,8 +8,11 @@ position (how many batches, dequeues and reads the program's runs took, by
 node; counted by the native session) and the global step. Restoring makes
 those steps again in a new session of the same graph, dropping what they
 give, and sets the global step: the batches after the restore are the ones
-an uninterrupted run delivers after that point. Any other graph is refused
-with the reasons, never resumed approximately.
+an uninterrupted run delivers after that point. Any other graph (threads
+that interleave, unseeded shuffles) cannot be resumed exactly: its
+checkpoints hold the global step alone, a warning names the reasons when
+the session is built, and a restart reads the input from its start, as
+TensorFlow's does — never an approximate resume.
 
 The files are feedstock's own (JSON): ``input.ckpt-<step>.json`` and the
 index ``input_checkpoint`` naming the latest, written atomically. They hold
@@ -19,10 +22,13 @@ no model variables (feedstock holds no model).
 import hashlib
 import json
 import os
+import sys
 import time
+import warnings
 
 import numpy as np
 
+from . import errors
 from ._gfile import write_atomic
 from ._graph import GLOBAL_STEP
 
@@ -42,15 +48,34 @@ def _global_step(graph):
     return found[0] if len(found) == 1 else None
 
 
-def check_deterministic(graph, what):
-    """Raises NotImplementedError naming why ``graph``'s input cannot be
-    checkpointed exactly, if it cannot."""
+def exact(graph):
+    """Whether ``graph``'s input position can be saved (its input is the
+    same on every run)."""
+    return not graph._g.native.input_nondeterminism()
+
+
+def _caller_level():
+    """The ``stacklevel`` that points a warning raised in this package at
+    the first caller outside it (the user's line), however deep the
+    package's own calls were."""
+    package = os.path.dirname(__file__)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.dirname(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_if_inexact(graph, what):
+    """Warns, naming the reasons, when ``graph``'s input position cannot
+    be saved: its checkpoints then hold the global step alone."""
     why = graph._g.native.input_nondeterminism()
     if why:
-        raise NotImplementedError(
-            f"{what}: the input of this graph cannot be checkpointed exactly, because it differs from run to "
-            f"run: {'; '.join(why)}. A checkpoint resumes a graph whose batching stages and queue runners run "
-            f"one thread each and whose shuffles and random ops have seeds; {_PIPELINE}")
+        warnings.warn(
+            f"{what}: the input position of this graph is not saved, because its input differs from run to run: "
+            f"{'; '.join(why)}. Its checkpoints hold the global step, and a restart reads the input from its "
+            f"start, as TensorFlow's does. An exact resume needs batching stages and queue runners of one "
+            f"thread each, and seeds on shuffles and random ops; {_PIPELINE}",
+            stacklevel=_caller_level())
 
 
 def fingerprint(graph):
@@ -73,7 +98,8 @@ def latest_checkpoint(checkpoint_dir):
 
 
 def save(sess, checkpoint_dir, step):
-    """Writes the input position of ``sess`` and global step ``step`` as
+    """Writes the global step ``step`` and, if the graph's input is
+    :func:`exact`, the input position of ``sess`` as
     ``input.ckpt-<step>.json``, then points the index at it; keeps the
     five most recent."""
     os.makedirs(checkpoint_dir, exist_ok=True)
@@ -83,7 +109,7 @@ def save(sess, checkpoint_dir, step):
         "version": _VERSION,
         "global_step": step,
         "fingerprint": fingerprint(sess.graph),
-        "input_position": [[n, k] for n, k in sess._s.input_position()],
+        "input_position": _input_position(sess),
     }
     write_atomic(os.path.join(checkpoint_dir, name), json.dumps(body, indent=1).encode())
     index_path = os.path.join(checkpoint_dir, _INDEX)
@@ -103,9 +129,25 @@ def save(sess, checkpoint_dir, step):
     return os.path.join(checkpoint_dir, name)
 
 
+def _input_position(sess):
+    """The input position of ``sess`` as saved, or None (with a warning)
+    when the graph's input is not :func:`exact` or the program's runs
+    made it one a replay could not repeat (two nodes it runs taking from
+    one queue or reader)."""
+    if not exact(sess.graph):
+        return None
+    try:
+        return [[n, k] for n, k in sess._s.input_position()]
+    except errors.FailedPreconditionError as e:
+        warnings.warn(f"the input position is not saved, only the global step: {e.message}",
+                      stacklevel=_caller_level())
+        return None
+
+
 def load(path, graph):
     """The checkpoint at ``path``, checked against ``graph``: ValueError
-    when it is not an input checkpoint or is of another input."""
+    when it is not an input checkpoint, or holds the input position of
+    another input."""
     try:
         with open(path) as f:
             body = json.load(f)
@@ -113,7 +155,7 @@ def load(path, graph):
         raise ValueError(f"{path}: not a feedstock input checkpoint ({e})") from None
     if not isinstance(body, dict) or body.get("format") != _FORMAT or body.get("version") != _VERSION:
         raise ValueError(f"{path}: not a feedstock input checkpoint (format {_FORMAT} version {_VERSION})")
-    if body["fingerprint"] != fingerprint(graph):
+    if body["input_position"] is not None and body["fingerprint"] != fingerprint(graph):
         raise ValueError(
             f"{path} was saved from another input (other files, seeds, batch sizes or graph): it cannot resume "
             f"this graph's input, which would not deliver the batches an uninterrupted run does; use a new "
@@ -123,8 +165,9 @@ def load(path, graph):
 
 def restore(sess, checkpoint_dir=None, checkpoint_filename_with_path=None):
     """Sets the global step from the latest checkpoint (or the given
-    file) and leaves its input position on ``sess`` for
-    :func:`replay` once the queue runners run. Nothing without one."""
+    file) and leaves its input position, if it has one and the graph's
+    input is :func:`exact`, on ``sess`` for :func:`replay` once the queue
+    runners run. Nothing without a checkpoint."""
     path = checkpoint_filename_with_path or latest_checkpoint(checkpoint_dir)
     if path is None:
         return None
@@ -132,7 +175,8 @@ def restore(sess, checkpoint_dir=None, checkpoint_filename_with_path=None):
     step = _global_step(sess.graph)
     if step is not None:
         sess.run(step.initializer, feed_dict={step.initial_value: np.asarray(body["global_step"], step.dtype.as_numpy_dtype)})
-    sess._pending_input_position = [(n, int(k)) for n, k in body["input_position"]]
+    if body["input_position"] is not None and exact(sess.graph):
+        sess._pending_input_position = [(n, int(k)) for n, k in body["input_position"]]
     return body
 
 

@@ -121,12 +121,12 @@ class ChiefSessionCreator:
     initializers run, and with ``checkpoint_dir`` (or
     ``checkpoint_filename_with_path``) the global step and input position
     of the latest input checkpoint restored (the input resumes once the
-    queue runners start). A graph whose input cannot resume exactly is
-    refused (NotImplementedError naming why)."""
+    queue runners start). For a graph whose input cannot resume exactly,
+    a warning says why, and only the global step is restored."""
 
     def __init__(self, scaffold=None, master="", config=None, checkpoint_dir=None, checkpoint_filename_with_path=None):
         if checkpoint_dir is not None or checkpoint_filename_with_path is not None:
-            _checkpoint.check_deterministic(get_default_graph(), "checkpoint_dir")
+            _checkpoint.warn_if_inexact(get_default_graph(), "MonitoredTrainingSession(checkpoint_dir=...)")
         self._scaffold = scaffold or Scaffold()
         self._config = config
         self._checkpoint_dir = checkpoint_dir
@@ -288,18 +288,17 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
     ``save_checkpoint_secs`` seconds (600 when neither is given; the
     seconds when both are; none when both are ``None``) and at close. A
     global step is required (RuntimeError, as TensorFlow). What is saved is
-    the input position and the global step, exactly, for a graph whose
-    input is deterministic; another graph is refused (NotImplementedError
-    naming the thread counts and unseeded ops), as is ``summary_dir``
-    (feedstock writes no summaries)."""
-    if summary_dir is not None:
-        raise NotImplementedError(f"feedstock's monitored sessions write no summaries (summary_dir): {_NO_SUPERVISOR_CHECKPOINT}")
+    the global step and, for a graph whose input is deterministic, the
+    input position, which a restart resumes exactly; for another graph a
+    warning names why (thread counts, unseeded ops), and a restart reads
+    the input from its start, as TensorFlow's does. ``summary_dir`` is
+    accepted and nothing is written there (feedstock writes no event
+    files)."""
     all_hooks = list(hooks or []) + (list(chief_only_hooks or []) if is_chief else [])
     if checkpoint_dir is None:
         creator = ChiefSessionCreator(scaffold=scaffold, config=config)
     else:
         graph = get_default_graph()
-        _checkpoint.check_deterministic(graph, "MonitoredTrainingSession(checkpoint_dir=...)")
         if save_checkpoint_steps is USE_DEFAULT and save_checkpoint_secs is USE_DEFAULT:
             save_checkpoint_secs, save_checkpoint_steps = 600, None
         elif save_checkpoint_secs is USE_DEFAULT:
