@@ -749,6 +749,12 @@ impl PyGraph {
         self.0.set_name_scope(scope);
     }
 
+    /// The control inputs of the nodes added from now on
+    /// (`tf.control_dependencies`); empty for none.
+    fn set_control_inputs(&self, control: Vec<PyOutput>) -> PyResult<()> {
+        self.0.set_control_inputs(ins(&control)).py_err()
+    }
+
     /// The name the next node added takes (`exact`: already unique).
     #[pyo3(signature = (name, exact=false))]
     fn set_next_name(&self, name: Option<String>, exact: bool) {

@@ -344,7 +344,7 @@ impl Plan<'_> {
                 if seen.insert(o.node) {
                     let n = &self.nodes[o.node as usize];
                     if self.follows(n) {
-                        stack.extend(n.inputs.iter().copied());
+                        stack.extend(n.reads().copied());
                     }
                 }
             }
@@ -352,8 +352,9 @@ impl Plan<'_> {
         out
     }
 
-    /// The nodes a step of `id` reads: a cond's predicate and what its
-    /// branches read from outside them; another node's inputs.
+    /// The nodes a step of `id` reads: a cond's predicate, its control
+    /// inputs and what its branches read from outside them; another
+    /// node's inputs and control inputs.
     fn deps(&self, id: u32) -> Vec<u32> {
         let n = &self.nodes[id as usize];
         if !self.follows(n) {
@@ -367,11 +368,13 @@ impl Plan<'_> {
                 .filter(|o| !self.given(o))
                 .map(|o| o.node)
                 .collect();
+            d.extend(
+                n.control.iter().filter(|o| !self.given(o)).map(|o| o.node),
+            );
             d.extend(self.frontier(id));
             return d;
         }
-        n.inputs
-            .iter()
+        n.reads()
             .filter(|o| !self.given(o))
             .map(|o| o.node)
             .collect()

@@ -238,9 +238,18 @@ pub(crate) struct Node {
     pub(crate) op: Op,
     pub(crate) inputs: Vec<Output>,
     pub(crate) outputs: Vec<OutInfo>,
+    /// Outputs evaluated before the node and not read by it: its control
+    /// inputs (`tf.control_dependencies`).
+    pub(crate) control: Vec<Output>,
 }
 
 impl Node {
+    /// Everything a step of the node evaluates first: its inputs, then
+    /// its control inputs.
+    pub(crate) fn reads(&self) -> impl Iterator<Item = &Output> {
+        self.inputs.iter().chain(&self.control)
+    }
+
     /// Whether the node owns state built once per session (a queue, a
     /// reader, a batching stage, a random generator, ...).
     pub(crate) fn is_resource(&self) -> bool {
@@ -313,6 +322,9 @@ pub(crate) struct Inner {
     scope: String,
     /// Queue runners defined, in order; see [`Graph::queue_runner`].
     pub(crate) runners: Vec<RunnerDef>,
+    /// The control inputs of the nodes added now (see
+    /// [`Graph::set_control_inputs`]).
+    control: Vec<Output>,
 }
 
 impl Inner {
@@ -514,6 +526,21 @@ impl Graph {
         self.inner.write().next_name = name.map(|n| (n, exact));
     }
 
+    /// Sets the control inputs of the nodes added from now on
+    /// (`tf.control_dependencies`): a run evaluates them before any of
+    /// those nodes, and the nodes do not read them. Empty to add none.
+    ///
+    /// # Errors
+    /// InvalidArgument for an output not of this graph.
+    pub fn set_control_inputs(&self, control: Vec<Output>) -> Result<()> {
+        let mut g = self.inner.write();
+        if control.iter().any(|o| o.node as usize >= g.nodes.len()) {
+            return Err(invalid("a control input is not of this graph"));
+        }
+        g.control = control;
+        Ok(())
+    }
+
     /// Every variable initializer, in creation order (what
     /// `tf.global_variables_initializer()` runs).
     pub fn initializers(&self) -> Vec<Output> {
@@ -581,12 +608,14 @@ impl Graph {
                 }
             }
         }
+        let control = g.control.clone();
         g.nodes.push(Arc::new(Node {
             id,
             name: unique,
             op,
             inputs,
             outputs,
+            control,
         }));
         Ok(outs)
     }

@@ -103,7 +103,7 @@ impl GraphFn {
                     node.name
                 )));
             }
-            todo.extend(node.inputs.iter().map(|o| o.node));
+            todo.extend(node.reads().map(|o| o.node));
         }
         let mut h = Fnv::default();
         h.bytes(b"graph_fn");

@@ -151,6 +151,8 @@ class Graph:
         # initializers): TensorFlow adds nodes for them, so a graph
         # holding one is not empty.
         self._python_ops = 0
+        # The tensors the nodes made now run first (tf.control_dependencies).
+        self._control_inputs = []
         #: The graph-level random seed (``tf.set_random_seed``).
         self.seed = None
 

@@ -170,4 +170,5 @@ def _python_op(g, tensors, name, default):
     ``tensors``), named as TensorFlow names the op it stands for."""
     g._g.check_not_finalized()
     g._python_ops += 1
-    return Operation(g, tensors, name=_scope(g, name, default))
+    # Made in a tf.control_dependencies block, it runs the block's inputs.
+    return Operation(g, [*tensors, *g._control_inputs], name=_scope(g, name, default))

@@ -206,7 +206,7 @@ fn taken_from(nodes: &[Arc<Node>], outs: &[Output]) -> BTreeSet<u32> {
             }
             _ => {}
         }
-        todo.extend(n.inputs.iter().map(|o| o.node));
+        todo.extend(n.reads().map(|o| o.node));
     }
     from
 }

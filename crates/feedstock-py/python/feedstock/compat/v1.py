@@ -47,6 +47,7 @@ from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
 from .._text_ops import regex_replace, string_length, substr
 from .._control_flow import case, cond, while_loop
 from .._config import ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata
+from .._assert_ops import Assert
 from .._graph import (
     DType,
     Graph,
