@@ -53,7 +53,7 @@ def _operands(a, b, scope=None):
             return a, _like(b, a, names[1])
         if isinstance(b, Tensor):
             return _like(a, b, names[0]), b
-        a = constant(a, name=names[0])
+        a = convert_to_tensor(a, name=names[0])
         return a, _like(b, a, names[1])
 
 
@@ -152,7 +152,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 def _assert_same_shape(a, b):
-    if not _compatible(a.shape.dims, b.shape.dims):
+    if not _compatible(a.shape._dims, b.shape._dims):
         raise ValueError(f"Shapes {a.shape} and {b.shape} are incompatible")
 
 

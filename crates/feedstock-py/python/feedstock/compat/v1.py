@@ -46,6 +46,8 @@ from .._math_ops import exp, log, log1p, random_normal, reciprocal, rsqrt, sigmo
 from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
 from .._text_ops import regex_replace, string_length, substr
 from .._control_flow import case, cond, while_loop
+from .._dtypes import Dimension, dimension_at_index, dimension_value
+from .._mode import disable_eager_execution, disable_v2_behavior, disable_v2_tensorshape, enable_v2_tensorshape
 from .._graph import (
     DType,
     Graph,
