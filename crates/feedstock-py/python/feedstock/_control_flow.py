@@ -111,7 +111,9 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     functions run once, now; the ops each adds run only when its branch is
     chosen. The branches must return the same structure of tensors of the
     same dtypes; each output's static shape is the most specific one both
-    branches' are compatible with."""
+    branches' are compatible with. Under TensorFlow 1's control flow (see
+    :mod:`feedstock._mode`) a one-element list comes back as its element
+    unless ``strict``."""
     if fn1 is not None:
         if true_fn is not None:
             raise TypeError("cond(): 'true_fn' and 'fn1' may not be set simultaneously.")
@@ -152,7 +154,14 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         with _next_name(g, scope, exact=True):
             outs = _ops(g, "Cond", [pred, *t_tensors, *f_tensors], branches=[lo, mid, mid, hi])
         outs = [identity(o, name=_output_name("Merge")) for o in outs]
-    return _pack(t_structure, iter(outs))
+    result = _pack(t_structure, iter(outs))
+    if not strict and not _mode.v2_behavior():
+        # TensorFlow 1 unpacks a one-element list or tuple from the
+        # branches, then once more from the result.
+        for _ in range(2):
+            if isinstance(result, (list, tuple)) and len(result) == 1:
+                result = result[0]
+    return result
 
 
 def _check(g, values, preds, check, message):

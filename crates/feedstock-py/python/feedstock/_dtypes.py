@@ -437,7 +437,9 @@ class TensorShape:
         if self._dims is not None:
             if isinstance(key, slice):
                 return TensorShape(self._dims[key])
-            return self._dim(self._dims[key])
+            # TensorFlow indexes a tuple of sizes (v2) or a list of
+            # Dimensions (v1): their IndexError and TypeError words.
+            return tuple(self._dims)[key] if _mode.v2_tensorshape() else self.dims[key]
         if not isinstance(key, slice):
             return self._dim(None)
         # TensorFlow's reading of a slice of an unknown rank.

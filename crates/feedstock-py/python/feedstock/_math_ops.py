@@ -5,6 +5,8 @@ import contextlib
 import math
 import numpy as np
 
+from ._constants import _dimension_values
+from ._dtypes import Dimension
 from ._graph import (
     SparseTensor,
     Tensor,
@@ -405,6 +407,8 @@ def _const_or_tensor(g, v):
     if isinstance(v, (list, tuple)) and any(isinstance(e, Tensor) for e in v):
         with g.as_default():
             return _const_or_tensor(g, stack(list(v)))
+    if isinstance(v, (list, tuple)):
+        v = _dimension_values(v)
     return [int(e) for e in np.asarray(v).reshape(-1)]
 
 
@@ -568,6 +572,9 @@ def _small(dims):
 def _filled(shape, dtype, value, name, default):
     dtype = as_dtype(dtype)
     g = _graph_of(shape)
+    if isinstance(shape, (list, tuple)):
+        # TensorFlow's int() of each size (its TypeError for an unknown one).
+        shape = [int(d) if isinstance(d, Dimension) else d for d in shape]
     with g.as_default():
         dims = _const_or_tensor(g, shape)
         if not isinstance(dims, Tensor) and _small(dims):
