@@ -327,4 +327,6 @@ def test_v2_control_flow_names():
     # Identity, and the loop's result in the loop variables' container.
     # (TensorFlow's loop outputs start at Identity_2, past its counters.)
     names = _cond_and_loop_names()
-    assert names[:4] == ["cond/Identity:0", ["cond_1/Identity:0", "cond_1/Identity_1:0"], "case/cond/Identity:0", "list"]
+    assert names[:4] == [
+        "cond/Identity:0", ["cond_1/Identity:0", "cond_1/Identity_1:0"], "case/cond/Identity:0", "list",
+    ]

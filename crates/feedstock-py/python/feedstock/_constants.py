@@ -161,7 +161,9 @@ def _shape_as_tensor(value, dtype, name):
     else:
         dtype = as_dtype(dtype)
         if dtype not in (int32, int64):
-            raise TypeError(f"Cannot convert {kind} {value} to dtype {dtype}. Allowed dtypes are tf.int32 and tf.int64.")
+            raise TypeError(
+                f"Cannot convert {kind} {value} to dtype {dtype}. Allowed dtypes are tf.int32 and tf.int64."
+            )
         if dtype == int32 and big:
             raise ValueError(
                 f"Cannot convert TensorShape {value} to dtype int32; a dimension is too large. Consider using tf.int64."
