@@ -14,11 +14,16 @@ def golden():
 @pytest.fixture(autouse=True)
 def fresh_graph():
     """Every test builds in a graph of its own (compat.v1's default graph
-    is reset before it)."""
+    is reset before it), as a TensorFlow 1 program (no
+    ``disable_eager_execution`` or ``enable_v2_tensorshape`` of an earlier
+    test holds)."""
     import feedstock.compat.v1 as tf
+    from feedstock import _mode
 
     tf.reset_default_graph()
+    _mode._tf2 = _mode._v2_tensorshape = None
     yield
+    _mode._tf2 = _mode._v2_tensorshape = None
 
 
 # --- a real S3 server: SeaweedFS on 127.0.0.1, started for the session ------

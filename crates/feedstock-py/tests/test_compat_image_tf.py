@@ -265,7 +265,7 @@ def test_decode_and_resize_name_their_tensors_as_tensorflow():
                tf.image.decode_image(c), tf.image.decode_image(c, name="y"), tf.io.decode_jpeg(c)]
         assert [t.name for t in got] == ["DecodeJpeg:0", "x:0", "DecodePng:0", "decode_image/DecodeImage:0",
                                          "y/DecodeImage:0", "DecodeJpeg_1:0"]
-        assert str(got[0]) == 'Tensor("DecodeJpeg:0", shape=(None, None, 3), dtype=uint8)'
+        assert str(got[0]) == 'Tensor("DecodeJpeg:0", shape=(?, ?, 3), dtype=uint8)'
         i = tf.placeholder(tf.float32, [None, None, 3])
         one = [tf.image.resize_images(i, [5, 5], method=m) for m in range(3)]
         one.append(tf.image.resize_images(i, [5, 5], name="r"))

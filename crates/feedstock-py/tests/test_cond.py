@@ -20,7 +20,8 @@ def test_the_chosen_branch_gives_the_value():
     p = tf.placeholder(tf.bool, [])
     x = tf.placeholder(tf.int32, [])
     r = tf.cond(p, lambda: x * 10, lambda: x - 1)
-    assert r.name == "cond/Identity:0" and r.dtype == tf.int32
+    # TensorFlow 2.21 (disable_v2_behavior): TensorFlow 1 control flow's Merge.
+    assert r.name == "cond/Merge:0" and r.dtype == tf.int32
     with tf.Session() as s:
         assert s.run(r, {p: True, x: 3}) == 30
         assert s.run(r, {p: False, x: 3}) == 2
@@ -78,9 +79,13 @@ def test_outputs_keep_the_branches_structure_and_merge_shapes():
     assert r[1]["k"].shape.as_list() == [2, 3]
     assert r[1]["n"].dtype == tf.int32
     assert tf.cond(p, lambda: a, lambda: tf.placeholder(tf.float32, [2])).shape.ndims is None
-    # A one-element list stays a list (TensorFlow 2.21, strict or not).
-    assert isinstance(tf.cond(p, lambda: [a], lambda: [a]), list)
-    assert tf.cond(p, lambda: a, lambda: a, name="mycond").name == "mycond/Identity:0"
+    # TensorFlow 2.21 (disable_v2_behavior): a one-element list comes back
+    # as its element (twice unpacked) unless strict.
+    assert isinstance(tf.cond(p, lambda: [a], lambda: [a]), tf.Tensor)
+    assert isinstance(tf.cond(p, lambda: [[a]], lambda: [[a]]), tf.Tensor)
+    assert isinstance(tf.cond(p, lambda: [a], lambda: [a], strict=True), list)
+    assert isinstance(tf.cond(p, lambda: {"k": a}, lambda: {"k": a}), dict)
+    assert tf.cond(p, lambda: a, lambda: a, name="mycond").name == "mycond/Merge:0"
     # What either branch reads from outside is evaluated whichever is
     # chosen (TensorFlow 2.21 too wants `a` fed here).
     feeds = {p: False, a: np.ones((1, 3), np.float32), b: np.ones((2, 5), np.float32), c: np.zeros((2, 3), np.float32)}
@@ -90,6 +95,9 @@ def test_outputs_keep_the_branches_structure_and_merge_shapes():
 
 
 def test_a_predicate_is_a_bool_scalar_checked_when_run():
+    # TensorFlow 2.21's v2 control flow (disable_eager_execution alone) words
+    # these refusals; TensorFlow 1's control flow words some otherwise.
+    tf.disable_eager_execution()
     # TensorFlow 2.21 builds these and fails when run (its lowered If's
     # Switch); a bool vector of one element passes.
     with tf.Graph().as_default():
@@ -108,6 +116,9 @@ def test_a_predicate_is_a_bool_scalar_checked_when_run():
 
 
 def test_branches_that_disagree_are_refused_as_tensorflow_refuses_them():
+    # TensorFlow 2.21's v2 control flow (disable_eager_execution alone) words
+    # these refusals; TensorFlow 1's control flow words some otherwise.
+    tf.disable_eager_execution()
     p = tf.placeholder(tf.bool, [])
     with pytest.raises(TypeError, match="have different types"):
         tf.cond(p, lambda: tf.constant(1), lambda: tf.constant(1.0))
@@ -120,6 +131,9 @@ def test_branches_that_disagree_are_refused_as_tensorflow_refuses_them():
 
 
 def test_arguments_are_checked_as_tensorflow_checks_them():
+    # TensorFlow 2.21's v2 control flow (disable_eager_execution alone) words
+    # these refusals; TensorFlow 1's control flow words some otherwise.
+    tf.disable_eager_execution()
     p = tf.placeholder(tf.bool, [])
     one = tf.constant(1)
     with pytest.raises(TypeError, match="'true_fn' must be callable"):
@@ -143,7 +157,7 @@ def test_case_takes_the_first_predicate_that_holds():
         return [(tf.equal(x, 1), lambda: tf.constant(1)), (tf.greater(x, 0), lambda: tf.constant(2))]
 
     r = tf.case(pairs(), default=lambda: tf.constant(0))
-    assert r.name == "case/cond/Identity:0"
+    assert r.name == "case/cond/Merge:0"
     no_default = tf.case(pairs())
     exclusive = tf.case(pairs(), default=lambda: tf.constant(0), exclusive=True)
     with tf.Session() as s:
@@ -183,6 +197,9 @@ def test_case_runs_only_the_chosen_function():
 
 
 def test_case_arguments_are_checked_as_tensorflow_checks_them():
+    # TensorFlow 2.21's v2 control flow (disable_eager_execution alone) words
+    # these refusals; TensorFlow 1's control flow words some otherwise.
+    tf.disable_eager_execution()
     x = tf.placeholder(tf.int32, [])
     one = lambda: tf.constant(1)  # noqa: E731
     with pytest.raises(TypeError, match="must be callable"):
@@ -236,12 +253,17 @@ def test_a_loop_body_dequeues_once_per_iteration():
     r = tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + q.dequeue()), [0, 0])
     with tf.Session() as s:
         s.run(fill)
-        # TensorFlow 2.21: [2, 3] leaving 3, then [0, 0] leaving 3.
-        assert s.run(r, {n: 2}) == [2, 3] and s.run(q.size()) == 3
-        assert s.run(r, {n: 0}) == [0, 0] and s.run(q.size()) == 3
+        # TensorFlow 2.21 (disable_v2_behavior): (2, 3) leaving 3, then
+        # (0, 0) leaving 3 (a tuple: TensorFlow 1 returns the body's
+        # structure).
+        assert s.run(r, {n: 2}) == (2, 3) and s.run(q.size()) == 3
+        assert s.run(r, {n: 0}) == (0, 0) and s.run(q.size()) == 3
 
 
 def test_while_loop_refusals_as_tensorflow_words_them():
+    # TensorFlow 2.21's v2 control flow (disable_eager_execution alone) words
+    # these refusals; TensorFlow 1's control flow words some otherwise.
+    tf.disable_eager_execution()
     n = tf.placeholder(tf.int32, [])
     with pytest.raises(ValueError, match=r"with shape \(1,\), but has shape \(2,\) after one iteration"):
         tf.while_loop(lambda a: tf.size(a) < n, lambda a: tf.concat([a, a], 0), [tf.constant([1])])
@@ -285,8 +307,9 @@ def test_map_fn_over_a_number_of_slices_known_only_when_run():
 
 
 def test_a_tensor_made_in_a_branch_is_refused_outside_it():
-    # TensorFlow 2.21 refuses the fetch too (its branches are functions:
-    # "is not an element of this graph"); feedstock says why.
+    # TensorFlow 2.21 refuses the fetch too (disable_v2_behavior: "has been
+    # marked as not fetchable"; v2 control flow, whose branches are
+    # functions: "is not an element of this graph"); feedstock says why.
     p = tf.placeholder(tf.bool, [])
     inner = []
 

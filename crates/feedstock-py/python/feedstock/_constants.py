@@ -6,7 +6,19 @@ import warnings
 
 import numpy as np
 
-from ._dtypes import _shape_arg, as_dtype, bool_, complex128, float32, int32, int64, string, uint64
+from ._dtypes import (
+    Dimension,
+    TensorShape,
+    _shape_arg,
+    as_dtype,
+    bool_,
+    complex128,
+    float32,
+    int32,
+    int64,
+    string,
+    uint64,
+)
 from ._graph import (
     Tensor,
     _graph_of,
@@ -27,6 +39,9 @@ def _infer_dtype(value):
     if not leaves:
         return float32
     kinds = {_leaf_kind(v) for v in leaves}
+    if "dimension" in kinds:
+        # As TensorFlow: a Dimension converts only to a given int dtype.
+        raise _unconvertible(value)
     if "string" in kinds:
         if kinds != {"string"}:
             raise TypeError(f"cannot make a tensor of strings mixed with numbers: {value!r}")
@@ -70,6 +85,8 @@ def _leaf_kind(v):
         return "float"
     if isinstance(v, (complex, np.complexfloating)):
         return "complex"
+    if isinstance(v, Dimension):
+        return "dimension"
     raise TypeError(f"cannot make a tensor of {type(v).__name__}")
 
 
@@ -79,7 +96,8 @@ def _as_dtype_array(x, dtype):
     floats (or lists holding one) are refused for integer and bool
     dtypes, Python ints for bool, strings for numbers (TypeError); ints
     wrap into the dtype (numpy's ``astype``); numpy values are cast
-    (floats truncated)."""
+    (floats truncated). A ``Dimension`` gives its value to an integer
+    dtype (an unknown one is a TypeError)."""
     if dtype == string:
         return _const_array(x, dtype)
     if not isinstance(x, (np.ndarray, np.generic)):
@@ -89,11 +107,68 @@ def _as_dtype_array(x, dtype):
             refused.add("float")
         if dtype == bool_:
             refused.add("int")
+        if not dtype.is_integer:
+            refused.add("dimension")
         if kinds & refused:
             raise TypeError(f"Expected {dtype.name}, but got {x!r} of type '{type(x).__name__}'.")
+        if "dimension" in kinds:
+            x = _dimension_values(x)
     with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(x).astype(dtype.as_numpy_dtype)
+
+
+def _unconvertible(value):
+    """TensorFlow's TypeError for a value holding what it cannot make a
+    tensor of (a Dimension without an int dtype, an unknown one)."""
+    return TypeError(
+        f"Failed to convert elements of {value} to Tensor. Consider casting elements to a supported type. "
+        "See https://www.tensorflow.org/api_docs/python/tf/dtypes for supported TF dtypes."
+    )
+
+
+def _dimension_values(x):
+    """``x`` (a Dimension, or nested lists and tuples holding some) with
+    each Dimension as its int value; TypeError for an unknown one."""
+    if any(isinstance(v, Dimension) and v.value is None for v in _leaves(x)):
+        raise _unconvertible(x)
+    return _known_values(x)
+
+
+def _known_values(x):
+    if isinstance(x, (list, tuple)):
+        return [_known_values(v) for v in x]
+    return x.value if isinstance(x, Dimension) else x
+
+
+def _shape_as_tensor(value, dtype, name):
+    """A :class:`Dimension` or :class:`TensorShape` as a tensor, as
+    TensorFlow converts them: known sizes only, to int32 or int64 (int32
+    by default, int64 for a shape with a size past int32), named
+    ``shape_as_tensor``."""
+    kind = type(value).__name__
+    if isinstance(value, Dimension):
+        if value.value is None:
+            raise ValueError(f"Cannot convert unknown Dimension {value} to a Tensor.")
+        values, big = value.value, False
+    else:
+        if not value.is_fully_defined():
+            raise ValueError(f"Cannot convert a partially known TensorShape {value} to a Tensor.")
+        values = value.as_list()
+        big = any(d >= 2**31 for d in values)
+    if dtype is None:
+        dtype = int64 if big else int32
+    else:
+        dtype = as_dtype(dtype)
+        if dtype not in (int32, int64):
+            raise TypeError(
+                f"Cannot convert {kind} {value} to dtype {dtype}. Allowed dtypes are tf.int32 and tf.int64."
+            )
+        if dtype == int32 and big:
+            raise ValueError(
+                f"Cannot convert TensorShape {value} to dtype int32; a dimension is too large. Consider using tf.int64."
+            )
+    return constant(values, dtype=dtype, name=name or "shape_as_tensor")
 
 
 def _const_array(value, dtype):
@@ -156,6 +231,8 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
                 f"{value!r}"
             )
         return value
+    if isinstance(value, (Dimension, TensorShape)):
+        return _shape_as_tensor(value, dtype, name)
     if _holds_tensor(value):
         return _autopack(value, dtype, name)
     return constant(value, dtype=dtype, name=name)

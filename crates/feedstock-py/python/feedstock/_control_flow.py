@@ -14,6 +14,7 @@ their nodes once per iteration. Behaviour and messages are TensorFlow
 
 import collections.abc
 
+from . import _mode
 from ._graph import (
     Operation,
     SparseTensor,
@@ -75,6 +76,13 @@ def _same_structure(a, b):
     return a[1] is b[1] and a[2] == b[2] and all(_same_structure(x, y) for x, y in zip(a[3], b[3]))
 
 
+def _output_name(v1):
+    """The name of a cond's or a loop's outputs: ``v1`` (``Merge``,
+    ``Exit``) as TensorFlow 1's control flow names them, ``Identity`` as
+    v2's (see :mod:`feedstock._mode`)."""
+    return "Identity" if _mode.v2_behavior() else v1
+
+
 def _branch(fn, g, which):
     """Runs a branch function: its structure and its leaves as tensors.
     An operation (an enqueue, ``tf.group``, ``tf.no_op``) becomes a bool
@@ -103,7 +111,9 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     functions run once, now; the ops each adds run only when its branch is
     chosen. The branches must return the same structure of tensors of the
     same dtypes; each output's static shape is the most specific one both
-    branches' are compatible with."""
+    branches' are compatible with. Under TensorFlow 1's control flow (see
+    :mod:`feedstock._mode`) a one-element list comes back as its element
+    unless ``strict``."""
     if fn1 is not None:
         if true_fn is not None:
             raise TypeError("cond(): 'true_fn' and 'fn1' may not be set simultaneously.")
@@ -143,8 +153,15 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
                 raise TypeError(_STRUCTURE.format(t_out, f_out, f"{t} and {f} have different types"))
         with _next_name(g, scope, exact=True):
             outs = _ops(g, "Cond", [pred, *t_tensors, *f_tensors], branches=[lo, mid, mid, hi])
-        outs = [identity(o, name="Identity") for o in outs]
-    return _pack(t_structure, iter(outs))
+        outs = [identity(o, name=_output_name("Merge")) for o in outs]
+    result = _pack(t_structure, iter(outs))
+    if not strict and not _mode.v2_behavior():
+        # TensorFlow 1 unpacks a one-element list or tuple from the
+        # branches, then once more from the result.
+        for _ in range(2):
+            if isinstance(result, (list, tuple)) and len(result) == 1:
+                result = result[0]
+    return result
 
 
 def _check(g, values, preds, check, message):
@@ -220,15 +237,15 @@ def _partial_cond(pred, true_fn, false_fn):
 
 def _fits(shape, invariant):
     """Whether ``shape`` is one ``invariant`` (a TensorShape) allows."""
-    if invariant.dims is None:
+    if invariant._dims is None:
         return True
-    if shape.dims is None or len(shape.dims) != len(invariant.dims):
+    if shape._dims is None or len(shape._dims) != len(invariant._dims):
         return False
-    return all(w is None or w == d for w, d in zip(invariant.dims, shape.dims))
+    return all(w is None or w == d for w, d in zip(invariant._dims, shape._dims))
 
 
 def _loop_var(g, t, invariant):
-    shape = None if invariant.dims is None else [-1 if d is None else d for d in invariant.dims]
+    shape = None if invariant._dims is None else [-1 if d is None else d for d in invariant._dims]
     return _op(g, "LoopVar", [], dtype=t.dtype._native, shape=shape)
 
 
@@ -314,15 +331,18 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         hi = len(g._g)
         with _next_name(g, scope, exact=True):
             outs = _ops(g, "While", [*inits, pred, *nexts], body=[lo, hi], vars=len(inits))
-        outs = [identity(o, name="Identity") for o in outs]
+        outs = [identity(o, name=_output_name("Exit")) for o in outs]
     if counted:
         outs = outs[1:]
     result = _pack(structure, iter(outs))
     if not return_same_structure and len(result) == 1:
         return result[0]
-    if hasattr(type(loop_vars), "_fields"):
-        return type(loop_vars)(*result)
-    return type(loop_vars)(result)
+    # The container is the body's under TensorFlow 1's control flow, the
+    # loop variables' under v2's.
+    like = loop_vars if _mode.v2_behavior() else out
+    if hasattr(type(like), "_fields"):
+        return type(like)(*result)
+    return type(like)(result)
 
 
 def _map_fn_loop(fn, ts, elems, name):
@@ -341,13 +361,13 @@ def _map_fn_loop(fn, ts, elems, name):
     with _name_scope(g, name, "map") as scope:
         probe_leaves = []
         # Stand-ins for the slices (never run, nor what fn makes of them).
-        slices = [_loop_var(g, t, TensorShape(None if t.shape.dims is None else t.shape.dims[1:])) for t in ts]
+        slices = [_loop_var(g, t, TensorShape(None if t.shape._dims is None else t.shape._dims[1:])) for t in ts]
         structure = _flatten(call(slices), probe_leaves)
         probe_leaves = [x if isinstance(x, Tensor) else convert_to_tensor(x) for x in probe_leaves]
         # The empty result: unknown sizes (or rank) as 0, replaced by the
         # first row.
-        accs = [zeros([0] + [d or 0 for d in x.shape.dims or []], dtype=x.dtype) for x in probe_leaves]
-        invariants = [TensorShape(None if x.shape.dims is None else [None, *x.shape.dims]) for x in probe_leaves]
+        accs = [zeros([0] + [d or 0 for d in x.shape._dims or []], dtype=x.dtype) for x in probe_leaves]
+        invariants = [TensorShape(None if x.shape._dims is None else [None, *x.shape._dims]) for x in probe_leaves]
         n = shape(ts[0], out_type=int32)[0]
 
         def body(i, *accs):
@@ -358,7 +378,7 @@ def _map_fn_loop(fn, ts, elems, name):
             new = []
             for acc, x in zip(accs, leaves):
                 row = expand_dims(convert_to_tensor(x), 0)
-                if acc.shape.dims is not None and None not in acc.shape.dims[1:]:
+                if acc.shape._dims is not None and None not in acc.shape._dims[1:]:
                     new.append(concat([acc, row], 0))
                 else:
                     new.append(cond(i > 0, lambda a=acc, r=row: concat([a, r], 0), lambda r=row: r))

@@ -19,6 +19,7 @@ import numpy as np
 from . import _native, errors
 from ._dtypes import (  # noqa: F401 (re-exported to the other modules)
     DType,
+    Dimension,
     TensorShape,
     _BY_NATIVE,
     _compatible,
@@ -453,7 +454,7 @@ class Tensor:
         is ``ValueError`` at once.
         """
         want = _shape_arg(shape)
-        have = self.shape.dims
+        have = self.shape._dims
         if want is None:
             return
         if not _compatible(have, want):
@@ -492,7 +493,7 @@ class Tensor:
         return f"<tf.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
     def __str__(self):
-        shape = "" if self.shape.dims is None else f", shape={self.shape}"
+        shape = "" if self.shape._dims is None else f", shape={self.shape}"
         return f'Tensor("{self.name}"{shape}, dtype={self.dtype.name})'
 
     __hash__ = object.__hash__
@@ -567,7 +568,7 @@ class Tensor:
             elif isinstance(k, builtins.slice):
                 step = 1 if k.step is None else _opt_int(k.step)
                 dims.append(("range", _opt_int(k.start), _opt_int(k.stop), step))
-            elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k._const is not None):
+            elif isinstance(k, (int, np.integer, Dimension)) or (isinstance(k, Tensor) and k._const is not None):
                 dims.append(("at", _opt_int(k)))
             else:
                 raise TypeError(f"unsupported index {k!r}: ints, slices, None and ... are")
@@ -693,7 +694,7 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
     g = _graph_of(sparse_indices, output_shape, sparse_values)
     with _name_scope(g, name, "SparseToDense") as scope:
         idx = cast(convert_to_tensor(sparse_indices), int64)
-        shape_t = convert_to_tensor(output_shape)
+        shape_t = convert_to_tensor(output_shape, preferred_dtype=int32)
         # A shape known while building stays a constant (the result's
         # static shape is then known, as in TensorFlow).
         if shape_t._const is not None:

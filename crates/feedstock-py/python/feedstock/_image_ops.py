@@ -86,7 +86,7 @@ def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upsca
         if window.dtype != int32:
             raise TypeError(f"Input 'crop_window' of 'DecodeAndCropJpeg' Op has type {window.dtype.name} that "
                             "does not match expected type of int32.")
-        dims = window.shape.dims
+        dims = window.shape._dims
         if dims is not None and (len(dims) != 1 or dims[0] not in (None, 4)):
             raise ValueError(f"crop_window must be a vector of 4 values, got shape {window.shape}")
         known = _static_ints(window)
@@ -246,7 +246,7 @@ def adjust_contrast(images, contrast_factor):
     """``tf.image.adjust_contrast``: TensorFlow's ``AdjustContrastv2`` on
     the image as float32, converted back with saturation."""
     images = convert_to_tensor(images)
-    shape = images.shape.dims
+    shape = images.shape._dims
     if shape is not None and len(shape) < 3:
         raise ValueError(f"Shape must be at least rank 3 but is rank {len(shape)}")
     flt = _as_float_image(images)
@@ -284,7 +284,7 @@ def _adjust_hsv(op, image, factor):
     float32, converted back to its dtype without saturation (as
     TensorFlow's ``adjust_hue`` and ``adjust_saturation``)."""
     image = convert_to_tensor(image)
-    shape = image.shape.dims
+    shape = image.shape._dims
     if shape is not None and len(shape) < 3:
         raise ValueError(f"Shape must be at least rank 3 but is rank {len(shape)}")
     flt = _as_float_image(image)
@@ -357,7 +357,7 @@ def _box_tensors(g, values):
 
 
 def _image_rank_3_or_4(image):
-    shape = image.shape.dims
+    shape = image.shape._dims
     if shape is not None and len(shape) not in (3, 4):
         raise ValueError(f"'image' (shape {image.shape}) must have either 3 or 4 dimensions.")
     if shape is not None and 0 in shape[-3:]:
@@ -423,7 +423,7 @@ def central_crop(image, central_fraction):
         raise ValueError("central_fraction must be within (0, 1]")
     if f == 1.0:
         return image
-    shape = image.shape.dims
+    shape = image.shape._dims
     if shape is not None and len(shape) < 3:
         raise ValueError(f"'image' (shape {image.shape}) must be at least three-dimensional.")
     if shape is None or len(shape) not in (3, 4):
@@ -452,7 +452,7 @@ def rot90(image, k=1, name=None):
     from . import _graph
 
     image = convert_to_tensor(image)
-    shape = image.shape.dims
+    shape = image.shape._dims
     if shape is not None and len(shape) < 3:
         raise ValueError(f"'image' (shape {image.shape}) must be at least three-dimensional.")
     shape = _image_rank_3_or_4(image)
@@ -506,7 +506,7 @@ def _resize_size(g, size):
                 raise ValueError("'size' must be a 1-D int32 Tensor") from e
     if size.dtype != int32:
         raise ValueError("'size' must be a 1-D int32 Tensor")
-    dims = size.shape.dims
+    dims = size.shape._dims
     if dims is not None and (len(dims) != 1 or dims[0] not in (None, 2)):
         raise ValueError("'size' must be a 1-D Tensor of 2 elements: new_height, new_width")
     known = _static_ints(size) if size._const is not None else None
@@ -528,7 +528,7 @@ def _resize_op(images, size, bilinear, align_corners, half_pixel_centers, name=N
 
 def _rank4_images(images):
     images = convert_to_tensor(images)
-    shape = images.shape.dims
+    shape = images.shape._dims
     if shape is not None and len(shape) != 4:
         raise ValueError(f"Shape must be rank 4 but is rank {len(shape)}")
     return images
@@ -554,7 +554,7 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
     unchanged, as TensorFlow does. ``method`` is a ``ResizeMethod`` (an
     integer 0..3); bicubic and area resizing give float32 too."""
     images = convert_to_tensor(images)
-    shape = images.shape.dims
+    shape = images.shape._dims
     if shape is None:
         raise ValueError("'images' contains no shape.")
     if len(shape) not in (3, 4):
@@ -759,7 +759,7 @@ def rgb_to_grayscale(images, name=None):
     from . import _graph
 
     images = convert_to_tensor(images)
-    shape = images.shape.dims
+    shape = images.shape._dims
     if shape is not None and (not shape or shape[-1] not in (None, 3)):
         raise ValueError(f"Dimensions must be equal, but are {shape[-1] if shape else 0} and 3 "
                          f"for 'Tensordot/MatMul' with input shapes: {images.shape}, [3].")
@@ -777,7 +777,7 @@ def grayscale_to_rgb(images, name=None):
     if not isinstance(images, Tensor):
         # TensorFlow reads the static shape before converting the value.
         images.get_shape()  # the AttributeError TensorFlow raises
-    shape = images.shape.dims
+    shape = images.shape._dims
     if shape is not None:
         if len(shape) < 2:
             raise ValueError(f"A grayscale image (shape {images.shape}) must be at least two-dimensional.")

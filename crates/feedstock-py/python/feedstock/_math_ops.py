@@ -5,6 +5,8 @@ import contextlib
 import math
 import numpy as np
 
+from ._constants import _dimension_values
+from ._dtypes import Dimension
 from ._graph import (
     SparseTensor,
     Tensor,
@@ -53,7 +55,7 @@ def _operands(a, b, scope=None):
             return a, _like(b, a, names[1])
         if isinstance(b, Tensor):
             return _like(a, b, names[0]), b
-        a = constant(a, name=names[0])
+        a = convert_to_tensor(a, name=names[0])
         return a, _like(b, a, names[1])
 
 
@@ -152,7 +154,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 def _assert_same_shape(a, b):
-    if not _compatible(a.shape.dims, b.shape.dims):
+    if not _compatible(a.shape._dims, b.shape._dims):
         raise ValueError(f"Shapes {a.shape} and {b.shape} are incompatible")
 
 
@@ -405,6 +407,8 @@ def _const_or_tensor(g, v):
     if isinstance(v, (list, tuple)) and any(isinstance(e, Tensor) for e in v):
         with g.as_default():
             return _const_or_tensor(g, stack(list(v)))
+    if isinstance(v, (list, tuple)):
+        v = _dimension_values(v)
     return [int(e) for e in np.asarray(v).reshape(-1)]
 
 
@@ -568,6 +572,9 @@ def _small(dims):
 def _filled(shape, dtype, value, name, default):
     dtype = as_dtype(dtype)
     g = _graph_of(shape)
+    if isinstance(shape, (list, tuple)):
+        # TensorFlow's int() of each size (its TypeError for an unknown one).
+        shape = [int(d) if isinstance(d, Dimension) else d for d in shape]
     with g.as_default():
         dims = _const_or_tensor(g, shape)
         if not isinstance(dims, Tensor) and _small(dims):

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import errors
 from ._native import QueueRef as _QueueRef
+from ._dtypes import _dim_value
 from ._graph import (
     QUEUE_RUNNERS,
     Operation,
@@ -265,7 +266,7 @@ def input_producer(
     """The rows of ``input_tensor`` to a queue, once per epoch."""
     t = convert_to_tensor(input_tensor)
     g = t.graph
-    rows = t.shape.dims
+    rows = t.shape._dims
     if element_shape is not None and rows is not None:
         want = _shape_arg(element_shape)
         if not _compatible(rows[1:], want):
@@ -659,13 +660,15 @@ def _spec_shape(name, f, sequence):
 
 
 def _shape_arg_dims(shape):
-    """``shape`` (a TensorShape, an int or a sequence of ints and None) as
-    a list of ints and None, or None for an unknown rank."""
+    """``shape`` (a TensorShape, an int or a sequence of ints, None and
+    Dimensions) as a list of ints and None, or None for an unknown rank;
+    unlike :func:`_shape_arg`, a negative size stays, to be refused."""
     if isinstance(shape, TensorShape):
-        return shape.dims
+        return shape.as_list() if shape._dims is not None else None
     if isinstance(shape, (int, np.integer)):
         return [operator.index(shape)]
-    return [None if d is None else operator.index(d) for d in shape]
+    dims = [_dim_value(d) for d in shape]
+    return [None if d is None else operator.index(d) for d in dims]
 
 
 def _spec_default(name, v, dtype, shape):

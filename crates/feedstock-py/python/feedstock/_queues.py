@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from . import _ops, errors
+from ._dtypes import Dimension, _dim_value
 from ._graph import (
     QUEUE_RUNNERS,
     Operation,
@@ -36,14 +37,15 @@ def _shape_list(shape):
     if shape is None:
         return None
     if isinstance(shape, TensorShape):
-        return None if shape.dims is None else shape.as_list()
-    if isinstance(shape, int):
-        return [int(shape)]
-    return [None if d is None else int(d) for d in shape]
+        return None if shape._dims is None else shape.as_list()
+    if isinstance(shape, (int, Dimension)):
+        return [_dim_value(shape)]
+    dims = [_dim_value(d) for d in shape]
+    return [None if d is None else int(d) for d in dims]
 
 
 def _is_dim(d):
-    return d is None or (isinstance(d, (int, np.integer)) and not isinstance(d, bool))
+    return d is None or isinstance(d, Dimension) or (isinstance(d, (int, np.integer)) and not isinstance(d, bool))
 
 
 def _as_shape_list(shapes, partial):

@@ -114,7 +114,7 @@ def _feed_value(t, key, value):
             arr = np.asarray(value).astype(np_type, copy=False)
         else:
             arr = np.asarray(value, dtype=np_type)
-    if not _compatible(t.shape.dims, list(arr.shape)):
+    if not _compatible(t.shape._dims, list(arr.shape)):
         raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor {t.name}, which has shape {t.shape}")
     return arr
 

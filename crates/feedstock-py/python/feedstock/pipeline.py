@@ -722,7 +722,7 @@ class Pipeline:
     def output_shapes(self):
         """The static per-batch shapes (``None`` where unknown)."""
         self.graph  # noqa: B018 - built when first needed
-        shapes = [t.shape.dims for t in self._outputs]
+        shapes = [t.shape._dims for t in self._outputs]
         return dict(zip(self._keys, shapes)) if self._keys is not None else tuple(shapes)
 
     def as_numpy_iterator(self):

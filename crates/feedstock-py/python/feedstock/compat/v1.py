@@ -48,6 +48,8 @@ from .._text_ops import regex_replace, string_length, substr
 from .._control_flow import case, cond, while_loop
 from .._config import ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata
 from .._assert_ops import Assert
+from .._dtypes import Dimension, dimension_at_index, dimension_value
+from .._mode import disable_eager_execution, disable_v2_behavior, disable_v2_tensorshape, enable_v2_tensorshape
 from .._graph import (
     DType,
     Graph,
