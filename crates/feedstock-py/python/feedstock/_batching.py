@@ -8,7 +8,6 @@ import numpy as np
 from . import errors
 from ._graph import (
     QUEUE_RUNNERS,
-    SUMMARIES,
     Tensor,
     _random_seed,
     _shape_arg,
@@ -21,6 +20,7 @@ from ._graph import (
 from ._ops import (
     StageRunner,
 )
+from ._summary import _queue_summary
 
 
 # ---------------------------------------------------------------- batching
@@ -126,6 +126,13 @@ def _capacity(capacity, min_after_dequeue):
     return 2**31 - 1 if capacity < 0 else capacity, min_after_dequeue
 
 
+def _fullness_tag(capacity, min_after_dequeue):
+    """The name TensorFlow gives a batching stage's fullness summary."""
+    if min_after_dequeue is None:
+        return f"fraction_of_{capacity}_full"
+    return f"fraction_over_{min_after_dequeue}_of_{capacity - min_after_dequeue}_full"
+
+
 def _num_threads(num_threads):
     n = _int_arg(num_threads, "num_threads")
     if n <= 0:
@@ -170,6 +177,7 @@ def _batch(tensors_list, join, batch_size, keep_input=None, num_threads=1, capac
            shapes=None, dynamic_pad=False, allow_smaller_final_batch=False, min_after_dequeue=None, seed=None, name=None):
     """Every batching function: checks the arguments as TensorFlow does
     when building, then adds the native batching node."""
+    requested = capacity
     capacity, min_after_dequeue = _capacity(capacity, min_after_dequeue)
     keys, lists = _as_lists(tensors_list, join)
     batch_size = _batch_size(batch_size)
@@ -197,7 +205,7 @@ def _batch(tensors_list, join, batch_size, keep_input=None, num_threads=1, capac
     )
     wrapped = _wrap(g, outs)
     stage = wrapped[0].op.name
-    g.add_to_collection(SUMMARIES, ("queue", stage))
+    _queue_summary(g, stage, _fullness_tag(int(requested), min_after_dequeue))
     # The runner is named after the stage's queue, as TensorFlow's.
     queue = "random_shuffle_queue" if min_after_dequeue is not None else (
         "padding_fifo_queue" if dynamic_pad else "fifo_queue")

@@ -13,10 +13,12 @@ from . import errors
 from ._native import QueueRef as _QueueRef
 from ._dtypes import _dim_value
 from ._graph import (
+    LOCAL_VARIABLES,
     QUEUE_RUNNERS,
     Operation,
     Tensor,
     TensorShape,
+    Variable,
     _next_name,
     _op,
     _random_seed,
@@ -27,14 +29,18 @@ from ._graph import (
     _const_array,
     _infer_dtype,
     _shape_arg,
+    _under,
     as_dtype,
     convert_to_tensor,
     float32,
     get_default_graph,
+    identity,
     int32,
     int64,
     string,
 )
+from ._summary import _queue_summary
+from ._variables import _epoch_counter
 
 # ---------------------------------------------------------------- producers
 
@@ -164,12 +170,24 @@ class StageRunner:
         return f"<StageRunner '{self._name}'>"
 
 
-def _producer_queue(g, q, dtype):
+def _producer_queue(g, q, dtype, num_epochs=None, summary=None):
     """A producer's queue, its runner added to the graph's QUEUE_RUNNERS
-    collection."""
+    collection, and what TensorFlow adds beside it (:func:`_producer_extras`)."""
     queue = QueueBase(g, q, dtype, g._g.queue_name(q))
     g.add_to_collection(QUEUE_RUNNERS, StageRunner(queue.name, queue))
+    _producer_extras(g, queue.name, num_epochs, summary)
     return queue
+
+
+def _producer_extras(g, scope, num_epochs, summary):
+    """What TensorFlow's producer named ``scope`` adds to the graph beside
+    its queue: with ``num_epochs``, its epoch counter (a local variable,
+    ``<scope>/limit_epochs/epochs``); with ``summary``, its fullness
+    summary ``<scope>/<summary>`` (in ``tf.GraphKeys.SUMMARIES``)."""
+    if num_epochs is not None:
+        _epoch_counter(g, f"{scope}/limit_epochs")
+    if summary is not None:
+        _queue_summary(g, scope, summary)
 
 
 def _count(n, what):
@@ -198,7 +216,8 @@ def match_filenames_once(pattern, name=None):
     """The files matching ``pattern``, matched once, when first used
     (``NotFoundError`` then if none match)."""
     g = get_default_graph()
-    return Tensor(g, g._g.match_filenames_once(str(pattern)))
+    # As TensorFlow's, a local variable (`matching_filenames`).
+    return Variable._over(Tensor(g, g._g.match_filenames_once(str(pattern))), [LOCAL_VARIABLES])
 
 
 def string_input_producer(
@@ -227,7 +246,7 @@ def string_input_producer(
             strings, int(index), int(count), str(remainder), _epochs(num_epochs), bool(shuffle), _random_seed(g, seed),
             int(capacity), name,
         )
-    return _producer_queue(g, q, string)
+    return _producer_queue(g, q, string, num_epochs, f"fraction_of_{int(capacity)}_full")
 
 
 def _producer_strings(value):
@@ -272,14 +291,14 @@ def input_producer(
         if not _compatible(rows[1:], want):
             raise ValueError(f"Shapes {tuple(rows[1:])} and {tuple(want)} are not compatible")
     q = g._g.input_producer(t._o, _epochs(num_epochs), bool(shuffle), _random_seed(g, seed), int(capacity), name)
-    return _producer_queue(g, q, t.dtype)
+    return _producer_queue(g, q, t.dtype, num_epochs, summary_name)
 
 
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):
     """The integers ``0..limit`` to a queue, once per epoch."""
     g = get_default_graph()
     q = g._g.range_input_producer(_count(limit, "limit"), _epochs(num_epochs), bool(shuffle), _random_seed(g, seed), int(capacity), name)
-    return _producer_queue(g, q, int32)
+    return _producer_queue(g, q, int32, num_epochs, f"fraction_of_{int(capacity)}_full")
 
 
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None):
@@ -291,7 +310,12 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
     g = ts[0].graph
     outs = g._g.slice_input_producer([t._o for t in ts], _epochs(num_epochs), bool(shuffle), _random_seed(g, seed), int(capacity), name)
     g.add_to_collection(QUEUE_RUNNERS, StageRunner(name or "input_producer"))
-    return [_wrap1(g, o) for o in outs]
+    # As TensorFlow's: a range_input_producer under the producer's name,
+    # whose index gathers the rows (`<name>/GatherV2`, `<name>/GatherV2_1`).
+    scope = g._g.name(outs[0])
+    _producer_extras(g, f"{scope}/input_producer", num_epochs, f"fraction_of_{int(capacity)}_full")
+    with g.as_default(), _under(g, scope):
+        return [identity(_wrap1(g, o), name="GatherV2") for o in outs]
 
 
 def limit_epochs(tensor, num_epochs=None, name=None):
@@ -299,7 +323,9 @@ def limit_epochs(tensor, num_epochs=None, name=None):
     t = convert_to_tensor(tensor)
     if num_epochs is None:
         return t
-    return _wrap1(t.graph, t.graph._g.limit_epochs(t._o, _epochs(num_epochs)))
+    out = _wrap1(t.graph, t.graph._g.limit_epochs(t._o, _epochs(num_epochs)))
+    _epoch_counter(t.graph, t.graph._g.name(out._o))
+    return out
 
 
 # ---------------------------------------------------------------- readers

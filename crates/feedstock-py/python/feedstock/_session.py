@@ -58,9 +58,7 @@ def _flatten(graph, fetches, leaves):
         return ("namedtuple", type(fetches), [_flatten(graph, v, leaves) for v in fetches])
     if isinstance(fetches, (list, tuple)):
         return ("seq", type(fetches), [_flatten(graph, v, leaves) for v in fetches])
-    if not isinstance(fetches, _SummaryFetch):
-        fetches = _fetch_element(graph, fetches)
-    leaves.append(fetches)
+    leaves.append(_fetch_element(graph, fetches))
     return ("leaf", len(leaves) - 1)
 
 
@@ -296,12 +294,14 @@ class InteractiveSession(Session):
             self._default_ctx = None
 
 
-class _SummaryFetch:
-    """What ``tf.summary.merge_all()`` returns: fetching it gives the
-    queue-fullness summaries as ``{tag: value}``."""
+class _SummaryFetch(Tensor):
+    """What ``tf.summary.merge`` and ``merge_all`` return: a string scalar
+    named as TensorFlow's merged summary (``Merge/MergeSummary:0``).
+    Fetching it gives the queue-fullness summaries as ``{tag: value}``
+    (TensorFlow's value is a serialized ``Summary``, which feedstock does
+    not make)."""
 
-    def __repr__(self):
-        return "<queue summaries>"
+    __slots__ = ()
 
 
 # ---------------------------------------------------------------- coordinator

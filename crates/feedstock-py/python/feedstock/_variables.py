@@ -7,20 +7,23 @@ from ._graph import (
     Operation,
     TRAINABLE_VARIABLES,
     Tensor,
+    TensorShape,
     _graph_of,
     _next_name,
     _scope,
     _under,
     convert_to_tensor,
     get_default_graph,
+    int64,
 )
 
 
 class Variable(Tensor):
     """``tf.Variable`` for preloaded data: reading it gives the value its
-    ``initializer`` assigned."""
+    ``initializer`` assigned. Printed as TensorFlow 1 prints its
+    (reference) variables: ``<tf.Variable 'v:0' shape=() dtype=int32_ref>``."""
 
-    __slots__ = ("initializer", "initial_value", "trainable")
+    __slots__ = ("initializer", "initial_value", "trainable", "_unknown_shape")
 
     def __init__(self, initial_value=None, trainable=None, collections=None, name=None, dtype=None, **_ignored):
         g = _graph_of(initial_value)
@@ -32,10 +35,15 @@ class Variable(Tensor):
             init = convert_to_tensor(initial_value, dtype=dtype, name="Initializer/initial_value")
         with _next_name(g, vname, exact=True):
             value, initializer = g._g.variable(init._o, None)
-        super().__init__(g, value)
-        self.initial_value = init
+        initializer = Operation(g, [Tensor(g, initializer)], name=g._g.name(initializer))
+        self._register(g, value, init, initializer, trainable, collections)
+
+    def _register(self, g, value, initial_value, initializer, trainable, collections, unknown_shape=False):
+        Tensor.__init__(self, g, value)
+        self.initial_value = initial_value
+        self.initializer = initializer
         self.trainable = bool(trainable) if trainable is not None else True
-        self.initializer = Operation(g, [Tensor(g, initializer)], name=g._g.name(initializer))
+        self._unknown_shape = unknown_shape
         collections = [GLOBAL_VARIABLES] if collections is None else list(collections)
         if self.trainable and TRAINABLE_VARIABLES not in collections:
             # As TensorFlow: a trainable variable is in the trainable
@@ -43,6 +51,28 @@ class Variable(Tensor):
             collections.append(TRAINABLE_VARIABLES)
         for c in collections:
             g.add_to_collection(c, self)
+
+    @classmethod
+    def _over(cls, tensor, collections):
+        """A variable standing for ``tensor``, a value feedstock computes
+        itself where TensorFlow keeps a variable (``match_filenames_once``'s
+        ``matching_filenames``: matched when first used, so its
+        initializer is an empty operation). Not trainable; its shape is
+        unknown, as TensorFlow's (made with ``validate_shape=False``)."""
+        g = tensor.graph
+        v = cls.__new__(cls)
+        initializer = Operation(g, [], name=f"{g._g.name(tensor._o)}/Assign")
+        v._register(g, tensor._o, tensor, initializer, False, collections, unknown_shape=True)
+        return v
+
+    @property
+    def shape(self):
+        return TensorShape(None) if self._unknown_shape else Tensor.shape.fget(self)
+
+    def __repr__(self):
+        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}_ref>"
+
+    __str__ = __repr__
 
     def value(self):
         return self
@@ -69,6 +99,16 @@ class Variable(Tensor):
         return self.assign(self + delta, name=name, read_value=read_value)
 
 
+def _epoch_counter(g, scope):
+    """The epoch counter TensorFlow's ``limit_epochs`` named ``scope``
+    keeps (a producer's is ``<producer>/limit_epochs``): the local
+    variable ``<scope>/epochs`` (int64). feedstock's producers count their
+    epochs natively, so it holds 0 once initialized; it is there to be
+    listed and initialized as TensorFlow's."""
+    with g.as_default(), _under(g, ""):
+        return Variable(0, trainable=False, collections=[LOCAL_VARIABLES], name=f"{scope}/epochs", dtype=int64)
+
+
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     """``tf.assign``: ``ref.assign(value)``."""
     return ref.assign(value, name=name)
@@ -87,10 +127,12 @@ def global_variables_initializer():
 
 
 def local_variables_initializer():
-    """Runs the initializers of the local variables. Epoch counters need
-    none in feedstock (producers count epochs themselves), so this is
-    usually an empty operation; it exists so the guide's pattern runs.
-    Named ``init`` (made unique), as in TensorFlow."""
+    """Runs the initializers of the local variables. feedstock's
+    producers count epochs themselves, so their epoch counters (local
+    variables, as TensorFlow's) only get their 0 and
+    ``match_filenames_once``'s files are matched when first used: the
+    guide's pattern runs, and costs next to nothing. Named ``init`` (made
+    unique), as in TensorFlow."""
     g = get_default_graph()
     return group(*[v.initializer for v in g.get_collection(LOCAL_VARIABLES)], name="init")
 

@@ -62,7 +62,6 @@ from .._graph import (
     Tensor,
     TensorShape,
     Variable,
-    _SummaryFetch,
     add,
     as_dtype,
     assign,
@@ -219,6 +218,7 @@ from .._varscope import (
 )
 from .. import _gfile as _gf
 from .. import _ops
+from .. import _summary
 from .. import _queues
 from .._queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
 from .._types import SparseTensorValue
@@ -413,43 +413,9 @@ image = _NS("tf.image",
 )
 
 
-def _merge_all(key=None, scope=None, name=None):
-    """A fetch whose value is the queue-fullness summaries,
-    ``{tag: fraction}`` (TensorFlow's ``queue/<name>/fraction_of_<capacity>_full``)."""
-    return _SummaryFetch()
-
-
-def _summary_op(name, tensor, collections):
-    """A summary TensorFlow would write for TensorBoard: feedstock writes
-    none. The op is a string scalar (empty; TensorFlow's holds a
-    serialized ``Summary``) added to ``collections`` (default
-    ``tf.GraphKeys.SUMMARIES``), as TensorFlow adds it;
-    ``tf.summary.merge_all`` still gives the queue summaries."""
-    t = convert_to_tensor(tensor)
-    with t.graph.as_default():
-        out = constant(b"", name=name)
-    for key in collections if collections is not None else [GraphKeys.SUMMARIES]:
-        t.graph.add_to_collection(key, out)
-    return out
-
-
-def _summary_scalar(name, tensor, collections=None, family=None):
-    """``tf.summary.scalar``: accepted, writes nothing (see :func:`_summary_op`)."""
-    return _summary_op(name, tensor, collections)
-
-
-def _summary_image(name, tensor, max_outputs=3, collections=None, family=None):
-    """``tf.summary.image``: accepted, writes nothing (see :func:`_summary_op`)."""
-    return _summary_op(name, tensor, collections)
-
-
-def _summary_histogram(name, values, collections=None, family=None):
-    """``tf.summary.histogram``: accepted, writes nothing (see :func:`_summary_op`)."""
-    return _summary_op(name, values, collections)
-
-
-summary = _NS("tf.summary", merge_all=_merge_all, scalar=_summary_scalar, image=_summary_image,
-              histogram=_summary_histogram)
+summary = _NS("tf.summary", merge_all=_summary.merge_all, merge=_summary.merge, scalar=_summary.scalar,
+              image=_summary.image, histogram=_summary.histogram, FileWriter=_summary.FileWriter,
+              FileWriterCache=_summary.FileWriterCache)
 
 
 def get_collection(key, scope=None):
