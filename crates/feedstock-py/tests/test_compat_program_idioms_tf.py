@@ -192,3 +192,37 @@ def test_a_second_batch_is_fetched_by_its_name():
             coord.join(threads)
     np.testing.assert_array_equal(got, [2, 2, 2])
     np.testing.assert_array_equal(first, [1, 1])
+
+
+def test_parsed_tensors_are_named_as_tensorflows():
+    # Observed under TensorFlow 2.21: the op is ParseSingleExample/
+    # ParseExample/ParseExampleV2 (name=n: n/n/n), batched ParseExample/
+    # ParseExampleV2 (n/n), dense outputs in sorted key order.
+    with tf.Graph().as_default():
+        s = tf.placeholder(tf.string, [])
+        b = tf.placeholder(tf.string, [None])
+        spec = {"shape": tf.FixedLenFeature([], tf.string), "label": tf.FixedLenFeature([], tf.int64),
+                "image": tf.FixedLenFeature([], tf.string)}
+
+        def names(parsed):
+            return [(k, v.name) for k, v in parsed.items()]
+
+        keys = ["image", "label", "shape"]
+        assert names(tf.parse_single_example(s, spec)) == [
+            (k, f"ParseSingleExample/ParseExample/ParseExampleV2:{i}") for i, k in enumerate(keys)]
+        assert names(tf.parse_single_example(s, spec, name="features")) == [
+            (k, f"features/features/features:{i}") for i, k in enumerate(keys)]
+        assert names(tf.parse_example(b, spec)) == [(k, f"ParseExample/ParseExampleV2:{i}") for i, k in enumerate(keys)]
+        assert names(tf.parse_example(b, spec, name="pe")) == [(k, f"pe/pe:{i}") for i, k in enumerate(keys)]
+        with tf.name_scope("input"):
+            assert names(tf.io.parse_single_example(s, spec))[0] == (
+                "image", "input/ParseSingleExample/ParseExample/ParseExampleV2:0")
+        example = tf.train.Example(features=tf.train.Features(feature={
+            "shape": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"2x2"])),
+            "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[7])),
+            "image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"\x00\x01"])),
+        })).SerializeToString()
+        parsed = tf.parse_single_example(s, spec)
+        with tf.Session() as sess:
+            got = sess.run(parsed, {s: example})
+        assert (got["image"], got["label"], got["shape"]) == (b"\x00\x01", 7, b"2x2")

@@ -22,6 +22,7 @@ from ._graph import (
     _next_name,
     _op,
     _random_seed,
+    _scope,
     _wrap,
     _wrap1,
     _compatible,
@@ -770,12 +771,21 @@ def _check_features(features):
         raise ValueError(f"Argument `features` cannot be None or falsy. Got {features!r}")
 
 
-def _parse(serialized, features, batched):
+def _parse(serialized, features, batched, name):
+    """The parsing node, named as TensorFlow 2.21 names its op
+    (``ParseSingleExample/ParseExample/ParseExampleV2``, with ``name=n``
+    ``n/n/n``; batched ``ParseExample/ParseExampleV2``, ``n/n``), its
+    outputs in TensorFlow's order, so that a dense-only spec's tensors are
+    named as TensorFlow's (``...ParseExampleV2:1`` for the second key)."""
     _check_features(features)
     s = convert_to_tensor(serialized)
     g = s.graph
-    outs = g._g.parse_example(s._o, _spec(features), batched)
-    return _in_tf_order(features, _wrap(g, outs))
+    outer = _scope(g, name, "ParseExample" if batched else "ParseSingleExample")
+    inner = [] if batched else [name or "ParseExample"]
+    ordered = _in_tf_order(features, list(features.values()))
+    with _next_name(g, "/".join([outer, *inner, name or "ParseExampleV2"]), exact=True):
+        outs = g._g.parse_example(s._o, _spec(ordered), batched)
+    return dict(zip(ordered, _wrap(g, outs)))
 
 
 def _in_tf_order(spec, outputs):
@@ -793,13 +803,13 @@ def _in_tf_order(spec, outputs):
 def parse_single_example(serialized, features=None, name=None, example_names=None):
     """Parses one serialized ``tf.train.Example`` into a dict of tensors
     (sparse for ``VarLenFeature`` and ``SparseFeature``)."""
-    return _parse(serialized, features, False)
+    return _parse(serialized, features, False, name)
 
 
 def parse_example(serialized, features=None, name=None, example_names=None):
     """Parses a vector of serialized Examples; every output has a leading
     batch dimension."""
-    return _parse(serialized, features, True)
+    return _parse(serialized, features, True, name)
 
 
 def _parse_sequence(serialized, context_features, sequence_features, batched):
