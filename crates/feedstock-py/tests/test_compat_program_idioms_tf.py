@@ -226,3 +226,29 @@ def test_parsed_tensors_are_named_as_tensorflows():
         with tf.Session() as sess:
             got = sess.run(parsed, {s: example})
         assert (got["image"], got["label"], got["shape"]) == (b"\x00\x01", 7, b"2x2")
+
+
+def test_pad_with_paddings_computed_when_run():
+    # A sequence padded to a fixed length (tf.pad(x, [[0, n - tf.shape(x)[0]]])),
+    # as TensorFlow 2.21 gives it: the static size where the row is known,
+    # PadV2 for a nonzero value, a negative padding refused when run.
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 3])
+        n = tf.shape(x)[0]
+        p1 = tf.pad(x, [[0, 4 - n], [1, 1]])
+        p2 = tf.pad(x, tf.constant([[1, 0], [0, 2]]) * n, constant_values=7)
+        v = tf.placeholder(tf.int64, [None])
+        p3 = tf.pad(v, [[0, 5 - tf.shape(v, out_type=tf.int64)[0]]])
+        assert [str(t) for t in (p1, p2, p3)] == [
+            'Tensor("Pad:0", shape=(?, 5), dtype=float32)',
+            'Tensor("PadV2:0", shape=(?, ?), dtype=float32)',
+            'Tensor("Pad_1:0", shape=(?,), dtype=int64)',
+        ]
+        with tf.Session() as s:
+            np.testing.assert_array_equal(s.run(p1, {x: np.arange(6).reshape(2, 3)}), [
+                [0, 0, 1, 2, 0], [0, 3, 4, 5, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]])
+            np.testing.assert_array_equal(s.run(p2, {x: np.arange(3).reshape(1, 3)}), [
+                [7, 7, 7, 7, 7], [0, 1, 2, 7, 7]])
+            np.testing.assert_array_equal(s.run(p3, {v: [1, 2]}), [1, 2, 0, 0, 0])
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Paddings must be non-negative: 0 -1"):
+                s.run(p1, {x: np.zeros((5, 3))})

@@ -14,6 +14,7 @@ import builtins
 
 import numpy as np
 
+from . import errors
 from ._graph import (
     Tensor,
     _graph_of,
@@ -252,19 +253,28 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     values added on each side of dimension ``d``: ``constant_values``
     (``CONSTANT``), or the tensor mirrored without its edge
     (``REFLECT``, each side under the dimension's size) or with it
-    (``SYMMETRIC``, at most the size). ``paddings`` must be known while
-    building."""
+    (``SYMMETRIC``, at most the size). ``CONSTANT`` paddings may be
+    computed when run (``[[0, max_len - tf.shape(x)[0]]]``): the static
+    size of a dimension is known where its row is, as TensorFlow infers
+    it, and a negative padding fails the run in TensorFlow's words. The
+    mirror modes need paddings known while building."""
     x = convert_to_tensor(tensor)
-    p = _value(paddings, "tf.pad's paddings").astype(np.int64)
+    known = _paddings_constant(paddings)
+    mode = mode.upper()
+    if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+        raise ValueError(f"Unknown padding mode: {mode}")
+    default = "MirrorPad" if mode != "CONSTANT" else "Pad" if _is_zero(constant_values) else "PadV2"
+    if not _fully_known(known):
+        if mode != "CONSTANT":
+            raise NotImplementedError(f"tf.pad {mode} with paddings computed when run")
+        return _pad_when_run(x, paddings, known, name, default, constant_values)
+    p = np.asarray(known, dtype=np.int64)
     rank = x.shape.ndims
     if p.shape != (rank, 2):
         raise ValueError(f"Shape must be rank 2 but is rank {p.ndim}" if p.ndim != 2 else
                          f"Dimension 0 in both shapes must be equal, but are {p.shape[0]} and {rank}.")
     if (p < 0).any():
         raise ValueError(f"Paddings must be non-negative: {p.tolist()}")
-    mode = mode.upper()
-    if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
-        raise ValueError(f"Unknown padding mode: {mode}")
     dims = x.shape.as_list()
     if mode != "CONSTANT":
         offset = 1 if mode == "REFLECT" else 0
@@ -277,21 +287,16 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
                     f"{b}, {a} {'not less than' if offset else 'greater than'} {dims[d]}"
                 )
     g = x.graph
-    with _name_scope(g, name, "Pad" if mode == "CONSTANT" else "MirrorPad") as scope:
+    with _name_scope(g, name, default) as scope:
         value = convert_to_tensor(constant_values, dtype=x.dtype)
         for d, (b, a) in enumerate(p):
             if b == 0 and a == 0:
                 continue
             parts = []
             if mode == "CONSTANT":
-                def block(k, d=d):
-                    sizes = [constant([int(k)], dtype=int32) if i == d else shape(x)[i : i + 1]
-                             for i in builtins.range(rank)]
-                    return fill(concat(sizes, 0), value)
-                parts = [block(b)] if b else []
-                parts.append(x)
+                parts = ([_pad_block(x, d, constant([int(b)], dtype=int32), value)] if b else []) + [x]
                 if a:
-                    parts.append(block(a))
+                    parts.append(_pad_block(x, d, constant([int(a)], dtype=int32), value))
             else:
                 n = dims[d]
 
@@ -307,6 +312,84 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
         out = identity(x, name=scope)
     out.set_shape([None if n is None else n + b + a for n, (b, a) in zip(dims, p.tolist())])
     return out
+
+
+def _pad_block(x, d, size, value):
+    """``value`` filling ``x``'s shape with dimension ``d`` of ``size``
+    (an int32 vector of one element)."""
+    sizes = [size if i == d else shape(x)[i : i + 1] for i in builtins.range(x.shape.ndims)]
+    return fill(concat(sizes, 0), value)
+
+
+def _pad_when_run(x, paddings, known, name, default, constant_values):
+    """``tf.pad`` (CONSTANT) of paddings computed when run: each side a
+    block of ``constant_values`` sized when run; the paddings checked
+    then (negative: TensorFlow's InvalidArgumentError)."""
+    from ._script_ops import py_func
+
+    rank = x.shape.ndims
+    if rank is None:
+        raise NotImplementedError("tf.pad of a tensor of unknown rank with paddings computed when run")
+    dims = x.shape.as_list()
+    g = x.graph
+    with _name_scope(g, name, default) as scope:
+        value = convert_to_tensor(constant_values, dtype=x.dtype)
+        p = convert_to_tensor(paddings)
+        if p.dtype not in (int32, int64):
+            raise TypeError(f"Value passed to parameter 'paddings' has DataType {p.dtype.name} not in list of "
+                            "allowed values: int32, int64")
+        if p.shape.ndims is not None and p.shape.as_list() not in ([rank, 2], [None, 2], [rank, None], [None, None]):
+            raise ValueError(f"Paddings must be a matrix of shape [{rank}, 2], got {p.shape.as_list()}")
+
+        def check(rows):
+            for b, a in rows:
+                if b < 0 or a < 0:
+                    raise errors.InvalidArgumentError(None, None, f"Paddings must be non-negative: {b} {a}")
+            return rows.astype(np.int32)
+
+        p = py_func(check, [p], int32, name="CheckPaddings")
+        p.set_shape([rank, 2])
+        for d in builtins.range(rank):
+            before = _pad_block(x, d, reshape(p[d, 0], [1]), value)
+            after = _pad_block(x, d, reshape(p[d, 1], [1]), value)
+            x = concat([before, x, after], d)
+        out = identity(x, name=scope)
+    # As TensorFlow's tf.pad: a dimension's size is known where its input
+    # size and its row of paddings are.
+    rows = known if isinstance(known, list) and len(known) == rank else [None] * rank
+    out.set_shape([
+        n + row[0] + row[1] if n is not None and isinstance(row, list) and None not in row else None
+        for n, row in zip(dims, rows)
+    ])
+    return out
+
+
+def _paddings_constant(paddings):
+    """The paddings' values known while building, as TensorFlow's
+    ``_get_paddings_constant`` finds them: a known tensor's value as
+    nested lists, a Python list element by element (``None`` where a
+    value is computed when run); ``None`` for an unknown tensor."""
+    if isinstance(paddings, Tensor):
+        return None if paddings._const is None else np.asarray(paddings._const).tolist()
+    if isinstance(paddings, (list, tuple)):
+        return [_paddings_constant(v) for v in paddings]
+    if isinstance(paddings, np.ndarray):
+        return paddings.tolist()
+    return paddings
+
+
+def _fully_known(value):
+    if isinstance(value, list):
+        return all(_fully_known(v) for v in value)
+    return value is not None
+
+
+def _is_zero(value):
+    """Whether ``constant_values`` is 0 (TensorFlow's Pad rather than
+    PadV2), known while building."""
+    if isinstance(value, Tensor):
+        return value._const is not None and np.all(np.asarray(value._const) == 0)
+    return np.all(np.asarray(value) == 0)
 
 
 def _floats(x, op):
