@@ -252,3 +252,53 @@ def test_pad_with_paddings_computed_when_run():
             np.testing.assert_array_equal(s.run(p3, {v: [1, 2]}), [1, 2, 0, 0, 0])
             with pytest.raises(tf.errors.InvalidArgumentError, match="Paddings must be non-negative: 0 -1"):
                 s.run(p1, {x: np.zeros((5, 3))})
+
+
+def test_set_shape_refines_any_number_of_unknown_sizes_and_checks_when_run():
+    # slim's inception preprocessing: distorted_image.set_shape([None, None, 3])
+    # after a slice of sizes known only when run; TensorFlow 2.21 then
+    # resizes to (299, 299, 3) and batches.
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, None, None])
+        c = tf.slice(x, tf.constant([0, 0, 0]), tf.shape(x) - tf.constant([1, 1, 0]))
+        assert str(c.shape) == "(?, ?, ?)"
+        c.set_shape([None, None, 3])
+        assert str(c) == 'Tensor("Slice:0", shape=(?, ?, 3), dtype=float32)'
+        r = tf.image.resize_images(c, [4, 4])
+        assert str(r.shape) == "(4, 4, 3)"
+        assert str(tf.train.batch([r], batch_size=2).shape) == "(2, 4, 4, 3)"
+        y = tf.placeholder(tf.float32, [None])
+        y2 = tf.reshape(y, [-1, 3])
+        y2.set_shape([2, 3])
+        with tf.Session() as s:
+            assert s.run(c, {x: np.zeros((3, 3, 3))}).shape == (2, 2, 3)
+            # feedstock checks the refinement when run (TensorFlow does not).
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"Shape of tensor \[2, 2, 4\] is not compatible with expected shape \[\?, \?, 3\]"):
+                s.run(c, {x: np.zeros((3, 3, 4))})
+            with pytest.raises(tf.errors.InvalidArgumentError, match="not compatible"):
+                s.run(y2, {y: np.zeros(12)})
+
+
+def test_convert_image_dtype_and_adjust_gamma_are_named_as_tensorflows():
+    # Observed under TensorFlow 2.21: the result is the convert_image scope's
+    # name (so a program's next tf.multiply in its scope is Mul, not Mul_1);
+    # the same dtype is an Identity outside any scope.
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.uint8, [None, None, 3])
+        f = tf.placeholder(tf.float32, [2, 2, 3])
+        names = [
+            tf.image.convert_image_dtype(x, tf.float32).name,
+            tf.image.convert_image_dtype(x, tf.float32, name="c").name,
+            tf.image.convert_image_dtype(f, tf.uint8).name,
+            tf.image.convert_image_dtype(f, tf.uint8, saturate=True).name,
+            tf.image.convert_image_dtype(f, tf.float32).name,
+            tf.image.convert_image_dtype(f, tf.float64).name,
+        ]
+        assert names == ["convert_image:0", "c:0", "convert_image_1:0", "convert_image_2:0", "Identity:0",
+                         "convert_image_3:0"]
+        with tf.name_scope("eval_image"):
+            y = tf.image.convert_image_dtype(x, tf.float32)
+            assert (y.name, tf.multiply(y, 2.0).name) == ("eval_image/convert_image:0", "eval_image/Mul:0")
+        assert tf.image.adjust_gamma(f, 2.0).name == "adjust_gamma/Identity:0"
+        assert tf.image.adjust_gamma(x, 2.0).name == "adjust_gamma_1/convert_image_1:0"

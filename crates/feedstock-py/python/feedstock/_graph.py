@@ -447,11 +447,11 @@ class Tensor:
     def set_shape(self, shape):
         """Refines the static shape, as TensorFlow's ``set_shape``.
 
-        feedstock's graph has no shape-only node, so a refinement that
-        adds knowledge becomes a reshape to ``shape`` (checked when run: a
-        value of another size is ``InvalidArgumentError``, where
-        TensorFlow would fail later, or not at all). An incompatible shape
-        is ``ValueError`` at once.
+        A refinement that adds knowledge becomes a node that gives the
+        tensor itself with the refined static shape (``EnsureShape``),
+        checked when run: a value of another shape is
+        ``InvalidArgumentError``, where TensorFlow would fail later, or not
+        at all. An incompatible shape is ``ValueError`` at once.
         """
         want = _shape_arg(shape)
         have = self.shape._dims
@@ -459,16 +459,16 @@ class Tensor:
             return
         if not _compatible(have, want):
             raise ValueError(_incompatible(have, want))
-        if have == want or sum(d is None for d in want) > 1:
+        if have is not None and all(h is not None or w is None for h, w in zip(have, want)):
             return
         # The tensor keeps its name, as TensorFlow's does.
         g = self.graph
         self._named = self._name_output()
-        # The reshape's own name stays out of TensorFlow's (``Reshape``).
+        # The node's own name stays out of TensorFlow's.
         with _under(g, ""):
             hidden = g._g.unique_name(f"{g._g.name(self._named)}/set_shape")
         with _next_name(g, hidden, exact=True):
-            self._o = g._g.op("Reshape", [self._o], {"shape": [-1 if d is None else d for d in want]})[0]
+            self._o = g._g.op("EnsureShape", [self._o], {"shape": [-1 if d is None else d for d in want]})[0]
 
     def _name_output(self):
         """The output this tensor is named after: its own, or the one it

@@ -139,7 +139,8 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     integers scale to floats by ``1 / max`` in the float dtype, floats to
     integers by ``max + 0.5`` then a cast (``saturate``: clamped first to
     the integer range, as ``tf.saturate_cast``), integers to integers by
-    a power of two; floats to floats are a cast."""
+    a power of two; floats to floats are a cast. Named as TensorFlow's:
+    the result is ``convert_image`` (or ``name``), its steps under it."""
     from . import _graph
 
     image = convert_to_tensor(image)
@@ -149,28 +150,31 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     if not (image.dtype.is_floating or image.dtype.is_integer):
         raise AttributeError("image dtype must be either floating point or integer")
     if image.dtype == dtype:
-        return _graph.identity(image)
-    if image.dtype.is_floating and dtype.is_floating:
-        return _graph.cast(image, dtype)
-    if image.dtype.is_integer and dtype.is_floating:
-        in_max = int(np.iinfo(image.dtype.as_numpy_dtype).max)
-        return _graph.multiply(_graph.cast(image, dtype), 1.0 / in_max)
-    in_max = _dtype_max(image.dtype)
-    out_max = int(np.iinfo(dtype.as_numpy_dtype).max)
-    if image.dtype.is_floating:
-        scaled = _graph.multiply(image, out_max + 0.5)
-        if saturate:
-            return _saturate_cast(scaled, dtype)
-        if dtype.name in ("int8", "uint8", "int16", "uint16"):
-            # TensorFlow's cast to a narrow integer truncates through
-            # int32: a value out of range wraps (-0.5 → uint8 129).
-            scaled = _graph.cast(scaled, int32)
-        return _graph.cast(scaled, dtype)
-    if in_max > out_max:
-        scaled = _graph.floordiv(image, (in_max + 1) // (out_max + 1))
-        return _saturate_cast(scaled, dtype) if saturate else _graph.cast(scaled, dtype)
-    cast = _saturate_cast(image, dtype) if saturate else _graph.cast(image, dtype)
-    return _graph.multiply(cast, (out_max + 1) // (in_max + 1))
+        return _graph.identity(image, name=name)
+    with _name_scope(image.graph, name, "convert_image") as scope:
+        if image.dtype.is_floating and dtype.is_floating:
+            return _graph.cast(image, dtype, name=scope)
+        if image.dtype.is_integer and dtype.is_floating:
+            in_max = int(np.iinfo(image.dtype.as_numpy_dtype).max)
+            return _graph.multiply(_graph.cast(image, dtype), 1.0 / in_max, name=scope)
+        in_max = _dtype_max(image.dtype)
+        out_max = int(np.iinfo(dtype.as_numpy_dtype).max)
+        if image.dtype.is_floating:
+            scaled = _graph.multiply(image, out_max + 0.5)
+            if saturate:
+                return _saturate_cast(scaled, dtype, name=scope)
+            if dtype.name in ("int8", "uint8", "int16", "uint16"):
+                # TensorFlow's cast to a narrow integer truncates through
+                # int32: a value out of range wraps (-0.5 → uint8 129).
+                scaled = _graph.cast(scaled, int32)
+            return _graph.cast(scaled, dtype, name=scope)
+        if in_max > out_max:
+            scaled = _graph.floordiv(image, (in_max + 1) // (out_max + 1))
+            if saturate:
+                return _saturate_cast(scaled, dtype, name=scope)
+            return _graph.cast(scaled, dtype, name=scope)
+        cast = _saturate_cast(image, dtype) if saturate else _graph.cast(image, dtype)
+        return _graph.multiply(cast, (out_max + 1) // (in_max + 1), name=scope)
 
 
 def _dtype_max(dtype):
@@ -178,9 +182,10 @@ def _dtype_max(dtype):
     return int(np.iinfo(np_type).max) if dtype.is_integer else float(np.finfo(np_type).max)
 
 
-def _saturate_cast(x, dtype):
+def _saturate_cast(x, dtype, name=None):
     """``tf.saturate_cast``: ``x`` clamped to the range of ``dtype`` (the
-    bounds as ``x``'s dtype holds them, rounded inwards) then cast."""
+    bounds as ``x``'s dtype holds them, rounded inwards) then cast (the
+    cast named ``name``)."""
     from . import _graph
 
     info = np.iinfo(dtype.as_numpy_dtype)
@@ -191,13 +196,13 @@ def _saturate_cast(x, dtype):
             x = _graph.maximum(x, np.asarray(info.min).astype(in_type))
         if in_info.max > info.max:
             x = _graph.minimum(x, np.asarray(info.max).astype(in_type))
-        return _graph.cast(x, dtype)
+        return _graph.cast(x, dtype, name=name)
     lo, hi = in_type(info.min), in_type(info.max)
     if int(hi) > info.max:
         hi = np.nextafter(hi, in_type(0))
     if int(lo) < info.min:
         lo = np.nextafter(lo, in_type(0))
-    return _graph.cast(_graph.minimum(_graph.maximum(x, lo), hi), dtype)
+    return _graph.cast(_graph.minimum(_graph.maximum(x, lo), hi), dtype, name=name)
 
 
 def _as_float_image(image):
@@ -651,13 +656,16 @@ def adjust_gamma(image, gamma=1, gain=1):
     if not isinstance(gamma, Tensor) and known is not None and np.asarray(known).item() < 0:
         raise ValueError("Gamma should be a non-negative real number.")
     orig = image.dtype
-    flt = image if orig.name in ("float16", "float32") else convert_image_dtype(image, float32)
-    g = flt.graph
-    with g.as_default():
-        gamma_t = gamma if isinstance(gamma, Tensor) else convert_to_tensor(gamma, dtype=flt.dtype)
-        gain_t = gain if isinstance(gain, Tensor) else convert_to_tensor(gain, dtype=flt.dtype)
-    adjusted = _op(g, "AdjustGamma", [flt, gamma_t, gain_t])
-    return convert_image_dtype(adjusted, orig, saturate=True)
+    # Under TensorFlow's scope: the result of a float image is
+    # adjust_gamma/Identity, as there.
+    with _name_scope(image.graph, None, "adjust_gamma"):
+        flt = image if orig.name in ("float16", "float32") else convert_image_dtype(image, float32)
+        g = flt.graph
+        with g.as_default():
+            gamma_t = gamma if isinstance(gamma, Tensor) else convert_to_tensor(gamma, dtype=flt.dtype)
+            gain_t = gain if isinstance(gain, Tensor) else convert_to_tensor(gain, dtype=flt.dtype)
+        adjusted = _op(g, "AdjustGamma", [flt, gamma_t, gain_t])
+        return convert_image_dtype(adjusted, orig, saturate=True)
 
 
 def draw_bounding_boxes(images, boxes, name=None, colors=None):

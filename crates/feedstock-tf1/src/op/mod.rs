@@ -388,6 +388,7 @@ registry! {
     shape::Stack,
     shape::Concat,
     shape::Identity,
+    shape::EnsureShape,
     shape::Shape,
     shape::Fill,
     shape::Tile,

@@ -502,6 +502,72 @@ impl OpDef for Identity {
 }
 
 op! {
+    /// `Tensor.set_shape`: input 0 itself with a static shape refined by
+    /// `shape` (-1: unknown), any number of sizes left unknown (a reshape
+    /// takes one). A value of another shape fails when run, as
+    /// TensorFlow's `ensure_shape` (TensorFlow's `set_shape` does not
+    /// check, and its value then fails later or not at all).
+    EnsureShape = "EnsureShape" {
+        /// The dimensions to merge in; -1 for one left as it is.
+        shape: Vec<i64>,
+    }
+}
+
+impl EnsureShape {
+    fn wanted(&self) -> PartialShape {
+        PartialShape::new(
+            self.shape
+                .iter()
+                .map(|&d| usize::try_from(d).ok())
+                .collect::<Vec<_>>(),
+        )
+    }
+}
+
+impl OpDef for EnsureShape {
+    fn arity(&self) -> RangeInclusive<usize> {
+        1..=1
+    }
+
+    fn infer(&self, ins: &[In]) -> Result<Vec<OutInfo>> {
+        let info = ins[0].dense("set_shape")?;
+        let want = Some(self.wanted());
+        let merged = merge_static(&info.shape, &want).ok_or_else(|| {
+            invalid(format!(
+                "set_shape: shapes {} and {} are incompatible",
+                crate::graph::show_static(&info.shape),
+                crate::graph::show_static(&want)
+            ))
+        })?;
+        Ok(vec![OutInfo {
+            shape: merged,
+            ..info.clone()
+        }])
+    }
+
+    fn run(&self, a: &Args<'_, '_>, out: &mut Vec<Value>) -> Result<()> {
+        out.push(self.forward(a.value(0).clone(), a)?);
+        Ok(())
+    }
+
+    fn forwards(&self) -> bool {
+        true
+    }
+
+    fn forward(&self, input: Value, _: &Args<'_, '_>) -> Result<Value> {
+        let want = self.wanted();
+        let dims = input.dense()?.dims();
+        if !want.is_compatible(dims) {
+            return Err(invalid(format!(
+                "Shape of tensor {dims:?} is not compatible with expected \
+                 shape {want}."
+            )));
+        }
+        Ok(input)
+    }
+}
+
+op! {
     /// `tf.shape`: input 0's run-time shape as an int32 vector of its
     /// rank.
     Shape = "Shape" {}
