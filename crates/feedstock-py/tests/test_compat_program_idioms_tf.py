@@ -302,3 +302,47 @@ def test_convert_image_dtype_and_adjust_gamma_are_named_as_tensorflows():
             assert (y.name, tf.multiply(y, 2.0).name) == ("eval_image/convert_image:0", "eval_image/Mul:0")
         assert tf.image.adjust_gamma(f, 2.0).name == "adjust_gamma/Identity:0"
         assert tf.image.adjust_gamma(x, 2.0).name == "adjust_gamma_1/convert_image_1:0"
+
+
+def test_squeeze_and_random_uniform_of_sizes_known_when_run():
+    # slim's VGG preprocessing: tf.squeeze of a resized image of unknown
+    # height (rank unknown then, as TensorFlow infers it) and a random crop
+    # offset drawn below a bound computed when run.
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [1, None, 100, 3])
+        y = tf.placeholder(tf.float32, [None, 1, 3])
+        assert [str(t) for t in (tf.squeeze(x), tf.squeeze(y), tf.squeeze(y, [1]))] == [
+            'Tensor("Squeeze:0", dtype=float32)', 'Tensor("Squeeze_1:0", dtype=float32)',
+            'Tensor("Squeeze_2:0", shape=(?, 3), dtype=float32)']
+        h = tf.placeholder(tf.int32, [])
+        off = tf.random_uniform([], maxval=h - 224 + 1, dtype=tf.int32)
+        many = tf.random_uniform([1000], minval=h, maxval=h + 3, dtype=tf.int32)
+        f = tf.random_uniform([2, 3], minval=tf.cast(h, tf.float32), maxval=10.0)
+        assert [str(t) for t in (off, many, f)] == [
+            'Tensor("random_uniform:0", shape=(), dtype=int32)',
+            'Tensor("random_uniform_1:0", shape=(1000,), dtype=int32)',
+            'Tensor("random_uniform_2:0", shape=(2, 3), dtype=float32)']
+        with tf.Session() as s:
+            assert s.run(tf.squeeze(x), {x: np.zeros((1, 1, 100, 3))}).shape == (100, 3)
+            assert s.run(tf.squeeze(y), {y: [[[1, 2, 3]]]}).shape == (3,)
+            assert 0 <= s.run(off, {h: 300}) < 77
+            drawn = s.run(many, {h: 5})
+            assert drawn.dtype == np.int32 and sorted(set(drawn.tolist())) == [5, 6, 7]
+            v = s.run(f, {h: 4})
+            assert v.dtype == np.float32 and ((v >= 4) & (v < 10)).all()
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Need minval < maxval, got 0 >= -23"):
+                s.run(off, {h: 200})
+
+
+def test_rint_and_the_compat_text_helpers():
+    with tf.Graph().as_default():
+        x = tf.constant([0.5, 1.5, 2.5, -0.5, 2.7, -2.5])
+        r = tf.rint(x)
+        assert r.name == "Rint:0"
+        with tf.Session() as s:
+            np.testing.assert_array_equal(s.run(r), [0.0, 2.0, 2.0, -0.0, 3.0, -2.0])
+    assert (tf.compat.as_bytes("RGB"), tf.compat.as_text(b"dog"), tf.compat.as_str_any(3)) == (b"RGB", "dog", "3")
+    assert tf.compat.as_bytes("\u00e9", encoding="latin-1") == b"\xe9"
+    with pytest.raises(TypeError, match="Expected binary or unicode string, got 3"):
+        tf.compat.as_bytes(3)
+    assert tf.compat.v1.Session is tf.Session

@@ -5,6 +5,7 @@ import contextlib
 import math
 import numpy as np
 
+from . import errors
 from ._constants import _dimension_values
 from ._dtypes import Dimension
 from ._graph import (
@@ -449,8 +450,10 @@ def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 (TensorFlo
 def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002 (TensorFlow's name)
     """``tf.squeeze``: the dimensions of size 1 removed (those of ``axis``
     only, if given). Squeezing a dimension known not to be 1 is a
-    ValueError, as in TensorFlow; feedstock needs the squeezed dimensions
-    known while building (NotImplementedError otherwise)."""
+    ValueError, as in TensorFlow. Without ``axis``, sizes unknown while
+    building are squeezed when run, and the rank is then unknown, as
+    TensorFlow infers it; the dimensions of ``axis`` must be known while
+    building (NotImplementedError otherwise)."""
     if axis is None:
         axis = squeeze_dims
     g = _graph_of(input)
@@ -463,7 +466,7 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002 (Tens
     rank = len(dims)
     if axis is None:
         if None in dims:
-            raise NotImplementedError("tf.squeeze without axis needs every dimension known while building")
+            return _squeeze_when_run(g, scope, x)
         axes = [k for k, d in enumerate(dims) if d == 1]
     else:
         axes = []
@@ -482,6 +485,17 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002 (Tens
         out = _strided(g, x._o, entries)
     const = None if x._const is None else np.squeeze(x._const, axis=tuple(axes))
     return _wrap1(g, out, const)
+
+
+def _squeeze_when_run(g, scope, x):
+    """``x`` without its dimensions of size 1, found when run: a reshape
+    to the sizes of its run-time shape that are not 1, named ``scope``."""
+    from ._mask_ops import boolean_mask
+
+    with _under(g, scope):
+        sizes = shape(x)
+        kept = boolean_mask(sizes, not_equal(sizes, 1))
+    return reshape(x, kept, name=f"{scope}/")
 
 
 def shape(input, name=None, out_type=None):  # noqa: A002 (TensorFlow's name)
@@ -680,6 +694,7 @@ reciprocal = _unary("reciprocal", "Reciprocal", "``tf.reciprocal``: ``1 / x`` of
 rsqrt = _unary("rsqrt", "Rsqrt", "``tf.rsqrt``: ``1 / sqrt(x)`` of floats.")
 sign = _unary("sign", "Sign", "``tf.sign``: -1, 0 or 1 (-0.0 gives 0.0, NaN stays NaN).")
 _round_floats = _unary("round", "Round", "")
+rint = _unary("round", "Rint", "``tf.rint``: floats rounded half to even, as ``tf.round``.")
 
 
 def round(x, name=None):  # noqa: A001 (TensorFlow's name)
@@ -729,13 +744,9 @@ def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=
     dims = _const_or_tensor(g, shape)
     if isinstance(dims, Tensor):
         raise NotImplementedError("tf.random_uniform of a shape computed when run")
-    bounds = []
-    for v in (minval, maxval):
-        if isinstance(v, Tensor):
-            if v._const is None:
-                raise NotImplementedError("tf.random_uniform with bounds computed when run")
-            v = v._const
-        bounds.append(float(v))
+    if any(isinstance(v, Tensor) and v._const is None for v in (minval, maxval)):
+        return _random_uniform_between(g, dims, minval, maxval, dtype, seed, name)
+    bounds = [float(v._const if isinstance(v, Tensor) else v) for v in (minval, maxval)]
     scope = _scope(g, name, "random_uniform")
     # As TensorFlow names it: the bare RandomUniform op inside the scope
     # for floats in [0, 1), else the scope's final op.
@@ -745,6 +756,35 @@ def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=None, name=
             g, "RandomUniform", [], dims=list(dims), dtype=dtype._native, min=bounds[0], max=bounds[1],
             seed=_random_seed(g, seed),
         )
+
+
+def _random_uniform_between(g, dims, minval, maxval, dtype, seed, name):
+    """``tf.random_uniform`` with bounds computed when run (a random
+    crop's offset, ``maxval=height - size + 1``): a float64 draw in
+    [0, 1) scaled to ``[minval, maxval)`` when run, named as TensorFlow's
+    (``random_uniform``). Integer bounds with ``minval >= maxval`` fail
+    the run in TensorFlow's words."""
+    from ._script_ops import py_func
+
+    scope = _scope(g, name, "random_uniform")
+    with _under(g, scope):
+        lo = convert_to_tensor(minval, dtype=dtype, name="min")
+        hi = convert_to_tensor(maxval, dtype=dtype, name="max")
+        with _next_name(g, "RandomUniform"):
+            unit = _op(g, "RandomUniform", [], dims=list(dims), dtype="float64", min=0.0, max=1.0,
+                       seed=_random_seed(g, seed))
+        if dtype.is_integer:
+            def span_of(low, high):
+                if not low < high:
+                    raise errors.InvalidArgumentError(None, None, f"Need minval < maxval, got {low} >= {high}")
+                return np.asarray(high - low, dtype=dtype.as_numpy_dtype)
+
+            span = py_func(span_of, [lo, hi], dtype, name="CheckBounds")
+            span.set_shape([])
+            drawn = cast(floor(multiply(unit, cast(span, float64))), dtype)
+        else:
+            drawn = multiply(cast(unit, dtype), subtract(hi, lo))
+    return add(drawn, lo, name=f"{scope}/")
 
 
 def _random_normal(shape, mean, stddev, dtype, seed, name, truncated):

@@ -13,6 +13,7 @@ TensorFlow drops data silently, feedstock is stricter or counts it (see
 """
 
 # ruff: noqa: F401
+import sys as _sys
 from .._outside import Namespace as _NS
 from .._outside import missing as _missing
 
@@ -42,7 +43,7 @@ from .._array_ops import (
     unstack,
 )
 from .._script_ops import Print, numpy_function, py_func
-from .._math_ops import exp, log, log1p, random_normal, reciprocal, rsqrt, sigmoid, sign, tanh, truncated_normal
+from .._math_ops import exp, log, log1p, random_normal, reciprocal, rint, rsqrt, sigmoid, sign, tanh, truncated_normal
 from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
 from .._text_ops import regex_replace, string_length, substr
 from .._control_flow import case, cond, while_loop
@@ -342,7 +343,8 @@ gfile = _NS("tf.gfile",
 )
 
 math = _NS("tf.math",
-    abs=abs, square=square, sqrt=sqrt, floor=floor, ceil=ceil, round=round, equal=equal, not_equal=not_equal,
+    abs=abs, square=square, sqrt=sqrt, floor=floor, ceil=ceil, round=round, rint=rint, equal=equal,
+    not_equal=not_equal,
     less=less, less_equal=less_equal, greater=greater, greater_equal=greater_equal, reduce_sum=reduce_sum,
     reduce_mean=reduce_mean, reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
     exp=exp, log=log, log1p=log1p, sigmoid=sigmoid, tanh=tanh, reciprocal=reciprocal, rsqrt=rsqrt, sign=sign,
@@ -432,6 +434,33 @@ dtypes = _NS("tf.dtypes",
     uint16=uint16, uint32=uint32, uint64=uint64, bool=bool, string=string, as_dtype=as_dtype, DType=DType,
     float16=float16, half=half, bfloat16=bfloat16, complex64=complex64, complex128=complex128,
 )
+
+
+def _text_of(value, convert, encoding):
+    if isinstance(value, (bytes, bytearray, str)):
+        return convert(value, encoding)
+    raise TypeError(f"Expected binary or unicode string, got {value!r}")
+
+
+def _as_bytes(bytes_or_text, encoding="utf-8"):
+    """``tf.compat.as_bytes``: ``str`` encoded, bytes as they are."""
+    return _text_of(bytes_or_text, lambda v, e: v.encode(e) if isinstance(v, str) else bytes(v), encoding)
+
+
+def _as_text(bytes_or_text, encoding="utf-8"):
+    """``tf.compat.as_text`` (``as_str``): bytes decoded, ``str`` as it is."""
+    return _text_of(bytes_or_text, lambda v, e: v if isinstance(v, str) else bytes(v).decode(e), encoding)
+
+
+def _as_str_any(value, encoding="utf-8"):
+    """``tf.compat.as_str_any``: bytes decoded, anything else ``str()``."""
+    return _as_text(value, encoding) if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+# ``tf.compat``: the text helpers TF1 programs use, and ``tf.compat.v1``,
+# this module itself (``tf.compat.v1.Session``).
+compat = _NS("tf.compat", as_bytes=_as_bytes, as_text=_as_text, as_str=_as_text, as_str_any=_as_str_any,
+             v1=_sys.modules[__name__])
 
 
 def __getattr__(name):
