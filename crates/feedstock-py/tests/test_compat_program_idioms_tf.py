@@ -346,3 +346,31 @@ def test_rint_and_the_compat_text_helpers():
     with pytest.raises(TypeError, match="Expected binary or unicode string, got 3"):
         tf.compat.as_bytes(3)
     assert tf.compat.v1.Session is tf.Session
+
+
+def test_tensors_made_under_tf_device_print_it():
+    # Observed under TensorFlow 2.21 (cifar10 and inception build their
+    # input under tf.device('/cpu:0') and print the tensors).
+    with tf.Graph().as_default():
+        with tf.device("/cpu:0"):
+            a = tf.constant(1)
+            with tf.device("/gpu:1"):
+                b = tf.constant(2)
+            with tf.device(None):
+                c = tf.constant(3)
+            with tf.device("/job:localhost/replica:0/task:0/cpu:0"):
+                d = tf.constant(4)
+            e = a + 1
+        with tf.device("CPU:0"):
+            f = tf.constant(5)
+        g = tf.constant(6)
+        assert [str(t) for t in (a, b, c, d, e, f, g)] == [
+            'Tensor("Const:0", shape=(), dtype=int32, device=/device:CPU:0)',
+            'Tensor("Const_1:0", shape=(), dtype=int32, device=/device:GPU:1)',
+            'Tensor("Const_2:0", shape=(), dtype=int32)',
+            'Tensor("Const_3:0", shape=(), dtype=int32, device=/job:localhost/replica:0/task:0/device:CPU:0)',
+            'Tensor("add:0", shape=(), dtype=int32, device=/device:CPU:0)',
+            'Tensor("Const_4:0", shape=(), dtype=int32, device=/device:CPU:0)',
+            'Tensor("Const_5:0", shape=(), dtype=int32)',
+        ]
+        assert (repr(a), a.device, g.device) == ("<tf.Tensor 'Const:0' shape=() dtype=int32>", "/device:CPU:0", "")

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from . import _native, errors
+from . import _device, _native, errors
 from ._dtypes import (  # noqa: F401 (re-exported to the other modules)
     DType,
     Dimension,
@@ -195,8 +195,8 @@ class Graph:
         return _name_scope(self, name, None)
 
     def device(self, device_name_or_function):
-        """Accepted for compatibility: feedstock places nothing on devices."""
-        return contextlib.nullcontext()
+        """``Graph.device``: see :mod:`feedstock._device`."""
+        return _device.placing(self, device_name_or_function)
 
     def get_operations(self):
         """The graph's operations, in creation order."""
@@ -386,9 +386,8 @@ def _under(g, scope):
 
 
 def device(device_name_or_function):
-    """``tf.device``: accepted for compatibility; feedstock places
-    nothing on devices (its pipeline runs in its own threads)."""
-    return contextlib.nullcontext()
+    """``tf.device``: see :mod:`feedstock._device`."""
+    return _device.placing(get_default_graph(), device_name_or_function)
 
 
 def _graph_of(*values):
@@ -492,9 +491,16 @@ class Tensor:
     def __repr__(self):
         return f"<tf.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
+    @property
+    def device(self):
+        """The device its node was made under (``tf.device``), as
+        TensorFlow names it; ``""`` if none."""
+        return _device.of(self.graph, self.graph._g.name(self._name_output()))
+
     def __str__(self):
         shape = "" if self.shape._dims is None else f", shape={self.shape}"
-        return f'Tensor("{self.name}"{shape}, dtype={self.dtype.name})'
+        device = f", device={self.device}" if self.device else ""
+        return f'Tensor("{self.name}"{shape}, dtype={self.dtype.name}{device})'
 
     __hash__ = object.__hash__
 
