@@ -1,10 +1,22 @@
-"""Text: ``tf.strings.length``, ``tf.strings.substr`` and
+"""Text: ``tf.string_to_number``, ``tf.string_split``,
+``tf.strings.length``, ``tf.strings.substr`` and
 ``tf.strings.regex_replace``, each one native op with TensorFlow's
 values, static shapes, node names and errors."""
 
 from __future__ import annotations
 
-from ._graph import Tensor, _graph_of, _next_name, _op, convert_to_tensor, string
+from ._graph import (
+    Tensor,
+    _graph_of,
+    _next_name,
+    _op,
+    _scope,
+    _under,
+    as_dtype,
+    convert_to_tensor,
+    float32,
+    string,
+)
 
 
 def _utf8_chars(op, unit):
@@ -69,3 +81,43 @@ def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # n
         texts.append(v.decode() if isinstance(v, bytes) else str(v))
     with _next_name(g, name):
         return _op(g, "RegexReplace", [x], pattern=texts[0], rewrite=texts[1], **{"global": bool(replace_global)})
+
+
+def string_to_number(string_tensor, out_type=None, name=None):
+    """``tf.string_to_number`` (``tf.strings.to_number``): each string
+    parsed as ``out_type`` (float32 by default; int32, int64, float64) as
+    TensorFlow parses it; a string that does not parse is
+    ``InvalidArgumentError`` when run."""
+    out_type = float32 if out_type is None else as_dtype(out_type)
+    g = _graph_of(string_tensor)
+    scope = _scope(g, name, "StringToNumber")
+    with _under(g, scope):
+        x = convert_to_tensor(string_tensor, name="string_tensor")
+    with _next_name(g, scope, exact=True):
+        return _op(g, "StringToNumber", [x], dtype=out_type._native)
+
+
+def string_split(source, sep=None, skip_empty=True, delimiter=None, result_type="SparseTensor", name=None):
+    """``tf.string_split`` of TensorFlow 1: the strings of the vector
+    ``source`` split at every character of ``delimiter`` (``sep``; default
+    ``" "``; ``""`` splits into bytes), empty tokens dropped with
+    ``skip_empty``; a ``SparseTensor`` of the tokens, row ``i`` holding
+    string ``i``'s. A source of known rank other than 1 is a ValueError."""
+    if result_type != "SparseTensor":
+        raise NotImplementedError("tf.string_split: only result_type='SparseTensor' (feedstock has no ragged tensors)")
+    if sep is not None and delimiter is not None:
+        raise ValueError("Cannot specify both 'sep' and 'delimiter'")
+    delimiter = sep if sep is not None else delimiter
+    delimiter = " " if delimiter is None else delimiter
+    if isinstance(delimiter, Tensor):
+        if delimiter._const is None:
+            raise TypeError("tf.string_split: the delimiter must be known when the graph is built")
+        delimiter = delimiter._const.item()
+    if isinstance(delimiter, str):
+        delimiter = delimiter.encode()
+    g = _graph_of(source)
+    scope = _scope(g, name, "StringSplit")
+    with _under(g, scope):
+        x = convert_to_tensor(source, dtype=string)
+        with _next_name(g, "StringSplit"):
+            return _op(g, "StringSplit", [x], delimiter=bytes(delimiter), skip_empty=bool(skip_empty))

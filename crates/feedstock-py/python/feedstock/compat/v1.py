@@ -45,7 +45,7 @@ from .._array_ops import (
 from .._script_ops import Print, numpy_function, py_func
 from .._math_ops import exp, log, log1p, random_normal, reciprocal, rint, rsqrt, sigmoid, sign, tanh, truncated_normal
 from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
-from .._text_ops import regex_replace, string_length, substr
+from .._text_ops import regex_replace, string_length, string_split, string_to_number, substr
 from .._control_flow import case, cond, while_loop
 from .._config import ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata
 from .._assert_ops import Assert
@@ -131,8 +131,6 @@ from .._graph import (
     realdiv,
     div,
     expand_dims,
-    string_split,
-    string_to_number,
     assert_equal,
     assert_none_equal,
     assert_less,
