@@ -374,3 +374,27 @@ def test_tensors_made_under_tf_device_print_it():
             'Tensor("Const_5:0", shape=(), dtype=int32)',
         ]
         assert (repr(a), a.device, g.device) == ("<tf.Tensor 'Const:0' shape=() dtype=int32>", "/device:CPU:0", "")
+
+
+def test_reduce_join_and_the_sampled_box_as_tensorflows():
+    # Observed under TensorFlow 2.21: the first axis listed varies fastest;
+    # sample_distorted_bounding_box returns its namedtuple (result.begin).
+    with tf.Graph().as_default():
+        a = tf.constant([["a", "b"], ["c", "d"]])
+        p = tf.placeholder(tf.string, [])
+        ops = [tf.reduce_join(a), tf.reduce_join(a, 0), tf.reduce_join(a, 1, separator="-"),
+               tf.reduce_join(a, -1, keep_dims=True), tf.reduce_join(["x/", p], 0),
+               tf.reduce_join(a, [0, 1], separator=","), tf.strings.reduce_join(a, axis=1), tf.reduce_join(a, [])]
+        assert [str(o.shape) for o in ops] == ["()", "(2,)", "(2,)", "(2, 1)", "()", "()", "(2,)", "(2, 2)"]
+        assert ops[0].name == "ReduceJoin/ReduceJoin:0"
+        box = tf.image.sample_distorted_bounding_box(
+            tf.constant([10, 10, 3]), bounding_boxes=tf.constant([[[0.0, 0.0, 1.0, 1.0]]]), min_object_covered=0.1)
+        assert type(box).__name__ == "SampleDistortedBoundingBoxV2" and box._fields == ("begin", "size", "bboxes")
+        assert box.begin.name == "sample_distorted_bounding_box/SampleDistortedBoundingBoxV2:0"
+        with tf.Session() as s:
+            got = s.run(ops, {p: "f.jpg"})
+            drawn = s.run(box)
+        assert [np.asarray(g).tolist() for g in got] == [
+            b"abcd", [b"ac", b"bd"], [b"a-b", b"c-d"], [[b"ab"], [b"cd"]], b"x/f.jpg", b"a,c,b,d", [b"ab", b"cd"],
+            [[b"a", b"b"], [b"c", b"d"]]]
+        assert drawn.begin.shape == (3,) and drawn.bboxes.shape == (1, 1, 4)

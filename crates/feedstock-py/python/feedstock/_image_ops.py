@@ -1,6 +1,7 @@
 """TensorFlow 1's image ops (``tf.image.*``) over the native graph: crops
 and pads, flips, colour adjustments, resizing, drawing and encoding."""
 
+import collections
 import math
 import operator
 
@@ -14,6 +15,7 @@ from ._graph import (
     _op,
     _ops,
     _random_seed,
+    _scope,
     as_dtype,
     constant,
     convert_to_tensor,
@@ -748,13 +750,22 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
         boxes = convert_to_tensor(bounding_boxes, dtype=float32)
         covered = convert_to_tensor(min_object_covered, dtype=float32)
     attempts = 100 if max_attempts is None else int(max_attempts)
-    outs = _ops(g, "SampleBox", [size, boxes, covered],
-                aspect_ratio_range=_pair_attr([0.75, 1.33] if aspect_ratio_range is None else aspect_ratio_range),
-                area_range=_pair_attr([0.05, 1.0] if area_range is None else area_range),
-                max_attempts=max(attempts, 0),
-                use_image_if_no_bounding_boxes=bool(use_image_if_no_bounding_boxes),
-                seed=_random_seed(g, seed))
-    return tuple(outs)
+    # Named as TensorFlow's: sample_distorted_bounding_box/
+    # SampleDistortedBoundingBoxV2 (name=n: n/n).
+    scope = _scope(g, name, "sample_distorted_bounding_box")
+    with _next_name(g, f"{scope}/{name or 'SampleDistortedBoundingBoxV2'}", exact=True):
+        outs = _ops(g, "SampleBox", [size, boxes, covered],
+                    aspect_ratio_range=_pair_attr([0.75, 1.33] if aspect_ratio_range is None else aspect_ratio_range),
+                    area_range=_pair_attr([0.05, 1.0] if area_range is None else area_range),
+                    max_attempts=max(attempts, 0),
+                    use_image_if_no_bounding_boxes=bool(use_image_if_no_bounding_boxes),
+                    seed=_random_seed(g, seed))
+    return SampleDistortedBoundingBoxV2(*outs)
+
+
+# What sample_distorted_bounding_box returns, as TensorFlow's op wrapper
+# returns it (``result.begin``; unpacking works too).
+SampleDistortedBoundingBoxV2 = collections.namedtuple("SampleDistortedBoundingBoxV2", ["begin", "size", "bboxes"])
 
 
 _RGB_WEIGHTS = (0.2989, 0.5870, 0.1140)

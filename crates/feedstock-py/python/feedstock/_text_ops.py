@@ -15,6 +15,7 @@ from ._graph import (
     as_dtype,
     convert_to_tensor,
     float32,
+    get_default_graph,
     string,
 )
 
@@ -121,3 +122,47 @@ def string_split(source, sep=None, skip_empty=True, delimiter=None, result_type=
         x = convert_to_tensor(source, dtype=string)
         with _next_name(g, "StringSplit"):
             return _op(g, "StringSplit", [x], delimiter=bytes(delimiter), skip_empty=bool(skip_empty))
+
+
+def reduce_join(inputs, axis=None, keep_dims=None, separator="", name=None, reduction_indices=None, keepdims=None):
+    """``tf.reduce_join`` (``tf.strings.reduce_join``): the strings along
+    ``axis`` (every axis when ``None``) joined with ``separator``, as
+    TensorFlow joins them: the first axis listed varies fastest, an empty
+    reduction gives ``""``. Programs build file paths with it
+    (``tf.reduce_join([base, name], 0)``). It runs as a ``py_func`` node
+    (in Python), named as TensorFlow's (``ReduceJoin/ReduceJoin``)."""
+    import numpy as np
+
+    from ._script_ops import py_func
+
+    axis = reduction_indices if axis is None else axis
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    g = _graph_of(inputs) if isinstance(inputs, Tensor) else get_default_graph()
+    scope = _scope(g, name, "ReduceJoin")
+    with _under(g, scope):
+        x = convert_to_tensor(inputs, dtype=string)
+    dims = x.shape.as_list() if x.shape.ndims is not None else None
+    if dims is None:
+        raise NotImplementedError("tf.reduce_join of a tensor of unknown rank")
+    rank = len(dims)
+    listed = list(range(rank - 1, -1, -1)) if axis is None else [int(a) for a in np.asarray(axis).reshape(-1)]
+    for a in listed:
+        if not -rank <= a < rank:
+            raise ValueError(f"Invalid reduction dimension {a} for input with {rank} dimensions.")
+    axes = [a % rank for a in listed]
+    kept = [k for k in range(rank) if k not in axes]
+    sep = separator.encode() if isinstance(separator, str) else bytes(separator)
+
+    def join(value):
+        v = np.asarray(value, dtype=object)
+        # The first listed axis varies fastest: it goes last.
+        moved = np.transpose(v, kept + axes[::-1]).reshape([v.shape[k] for k in kept] + [-1])
+        out = np.empty(moved.shape[:-1], dtype=object)
+        for index in np.ndindex(out.shape):
+            out[index] = sep.join(bytes(s) for s in moved[index])
+        return out.reshape([1 if k in axes else v.shape[k] for k in range(rank)]) if keep else out
+
+    with _next_name(g, f"{scope}/ReduceJoin", exact=True):
+        out = py_func(join, [x], string)
+    out.set_shape([1 if k in axes else dims[k] for k in range(rank)] if keep else [dims[k] for k in kept])
+    return out
