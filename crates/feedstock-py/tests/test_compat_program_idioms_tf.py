@@ -398,3 +398,20 @@ def test_reduce_join_and_the_sampled_box_as_tensorflows():
             b"abcd", [b"ac", b"bd"], [b"a-b", b"c-d"], [[b"ab"], [b"cd"]], b"x/f.jpg", b"a,c,b,d", [b"ab", b"cd"],
             [[b"a", b"b"], [b"c", b"d"]]]
         assert drawn.begin.shape == (3,) and drawn.bboxes.shape == (1, 1, 4)
+
+
+def test_parsed_sequence_tensors_are_named_as_tensorflows():
+    # im2txt prints its parsed context and caption: observed under
+    # TensorFlow 2.21, dense outputs sorted within context, then lists.
+    with tf.Graph().as_default():
+        s = tf.placeholder(tf.string, [])
+        b = tf.placeholder(tf.string, [None])
+        ctx = {"image/data": tf.FixedLenFeature([], tf.string), "id": tf.FixedLenFeature([], tf.int64)}
+        seq = {"caption": tf.FixedLenSequenceFeature([], tf.int64), "alt": tf.FixedLenSequenceFeature([], tf.string)}
+        c, f = tf.parse_single_sequence_example(s, context_features=ctx, sequence_features=seq)
+        op = "ParseSingleSequenceExample/ParseSequenceExample/ParseSequenceExampleV2"
+        assert [(k, v.name) for k, v in sorted(c.items())] == [("id", f"{op}:0"), ("image/data", f"{op}:1")]
+        assert [(k, v.name) for k, v in sorted(f.items())] == [("alt", f"{op}:2"), ("caption", f"{op}:3")]
+        c, f, lengths = tf.io.parse_sequence_example(b, context_features=ctx, sequence_features=seq)
+        op = "ParseSequenceExample/ParseSequenceExample/ParseSequenceExampleV2"
+        assert [v.name for _, v in sorted(lengths.items())] == [f"{op}:4", f"{op}:5"]

@@ -812,12 +812,23 @@ def parse_example(serialized, features=None, name=None, example_names=None):
     return _parse(serialized, features, True, name)
 
 
-def _parse_sequence(serialized, context_features, sequence_features, batched):
+def _parse_sequence(serialized, context_features, sequence_features, batched, name):
+    """The parsing node, named as TensorFlow 2.21 names its op
+    (``ParseSingleSequenceExample/ParseSequenceExample/
+    ParseSequenceExampleV2``, batched ``ParseSequenceExample/
+    ParseSequenceExample/ParseSequenceExampleV2``; ``name=n`` for each
+    part), its outputs in
+    TensorFlow's order, so that dense features' tensors are named as
+    TensorFlow's."""
     s = convert_to_tensor(serialized)
     g = s.graph
     context = dict(context_features or {})
     sequence = dict(sequence_features or {})
-    c, f, l = g._g.parse_sequence_example(s._o, _spec(context), _spec(sequence), batched)
+    context = _in_tf_order(context, list(context.values()))
+    sequence = _in_tf_order(sequence, list(sequence.values()))
+    outer = _scope(g, name, "ParseSequenceExample" if batched else "ParseSingleSequenceExample")
+    with _next_name(g, f"{outer}/{name or 'ParseSequenceExample'}/{name or 'ParseSequenceExampleV2'}", exact=True):
+        c, f, l = g._g.parse_sequence_example(s._o, _spec(context), _spec(sequence), batched)
     # Lengths exist for the FixedLenSequenceFeature lists only, as in
     # TensorFlow, in the spec's order.
     fixed = {k: v for k, v in sequence.items() if isinstance(v, FixedLenSequenceFeature)}
@@ -831,7 +842,7 @@ def parse_single_sequence_example(serialized, context_features=None, sequence_fe
     ``(context, feature_lists)``, two dicts of tensors: the context parsed
     as an Example's; a ``FixedLenSequenceFeature`` list dense
     ``[steps, *shape]``, a ``VarLenFeature`` one sparse ``[steps, max_len]``."""
-    context, lists, _ = _parse_sequence(serialized, context_features, sequence_features, False)
+    context, lists, _ = _parse_sequence(serialized, context_features, sequence_features, False, name)
     return context, lists
 
 
@@ -841,7 +852,7 @@ def parse_sequence_example(serialized, context_features=None, sequence_features=
     ``(context, feature_lists, feature_list_lengths)``: every output has a
     leading batch dimension, ``FixedLenSequenceFeature`` lists are padded
     to the longest, and their lengths (int64 ``[batch]``) are the third dict."""
-    return _parse_sequence(serialized, context_features, sequence_features, True)
+    return _parse_sequence(serialized, context_features, sequence_features, True, name)
 
 
 # Defined in _image_ops, which imports from this module: re-exported here, after
