@@ -415,3 +415,30 @@ def test_parsed_sequence_tensors_are_named_as_tensorflows():
         c, f, lengths = tf.io.parse_sequence_example(b, context_features=ctx, sequence_features=seq)
         op = "ParseSequenceExample/ParseSequenceExample/ParseSequenceExampleV2"
         assert [v.name for _, v in sorted(lengths.items())] == [f"{op}:4", f"{op}:5"]
+
+
+def test_as_string_and_is_jpeg_as_tensorflows(tmp_path):
+    # Observed under TensorFlow 2.21 (printf's formats; fill is its flag).
+    with tf.Graph().as_default():
+        vals = [
+            tf.as_string(tf.constant([1, -20])), tf.as_string(tf.constant([1.5, 2.0 / 3, 1e10])),
+            tf.as_string(tf.constant([True, False])), tf.as_string(tf.constant([3.14159]), precision=2),
+            tf.as_string(tf.constant([7]), width=4, fill="0"), tf.as_string(tf.constant([1.5e-7]), scientific=True),
+            tf.as_string(tf.constant(5, tf.int64)), tf.as_string(tf.constant([2.5], tf.float64), shortest=True),
+            tf.as_string(tf.constant([-3]), width=5), tf.as_string(tf.constant([1.25]), width=8, fill=" "),
+            tf.strings.as_string(tf.constant([[1, 2]], tf.uint8)),
+        ]
+        assert [v.name for v in vals[:2]] == ["AsString:0", "AsString_1:0"]
+        assert str(vals[-1].shape) == "(1, 2)" and str(vals[6].shape) == "()"
+        c = tf.placeholder(tf.string, [])
+        j = tf.image.is_jpeg(c)
+        assert j.name == "is_jpeg/Equal:0"
+        with tf.Session() as s:
+            got = [np.asarray(s.run(v)).tolist() for v in vals]
+            jpeg = s.run(j, {c: b"\xff\xd8\xff\xe0rest"})
+            other = s.run(j, {c: b"ab"})
+    assert got == [
+        [b"1", b"-20"], [b"1.500000", b"0.666667", b"10000000000.000000"], [b"true", b"false"], [b"3.14"],
+        [b"0007"], [b"1.500000e-07"], b"5", [b"2.5"], [b"   -3"], [b" 1.250000"], [[b"1", b"2"]],
+    ]
+    assert (bool(jpeg), bool(other)) == (True, False)

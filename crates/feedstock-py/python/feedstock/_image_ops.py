@@ -118,6 +118,18 @@ def decode_png(contents, channels=0, dtype=uint8, name=None):
     return _decode_image(contents, "png", channels, dtype, name=name)
 
 
+def is_jpeg(contents, name=None):
+    """``tf.image.is_jpeg``: whether ``contents`` start with JPEG's
+    signature, as TensorFlow decides it (its first three bytes, compared
+    under the ``is_jpeg`` scope)."""
+    from ._graph import equal, get_default_graph
+    from ._text_ops import substr
+
+    g = contents.graph if isinstance(contents, Tensor) else get_default_graph()
+    with _name_scope(g, name, "is_jpeg"):
+        return equal(substr(contents, 0, 3), b"\xff\xd8\xff")
+
+
 def decode_image(contents, channels=None, dtype=uint8, name=None, expand_animations=True):
     """``tf.io.decode_image``: JPEG, PNG, GIF or BMP. uint8, uint16 and
     float32 are decoded directly; another dtype is the uint16 decoding

@@ -892,6 +892,7 @@ from ._image_ops import (  # noqa: E402,F401
     crop_to_bounding_box,
     decode_and_crop_jpeg,
     decode_image,
+    is_jpeg,
     decode_jpeg,
     decode_png,
     draw_bounding_boxes,

@@ -166,3 +166,50 @@ def reduce_join(inputs, axis=None, keep_dims=None, separator="", name=None, redu
         out = py_func(join, [x], string)
     out.set_shape([1 if k in axes else dims[k] for k in range(rank)] if keep else [dims[k] for k in kept])
     return out
+
+
+def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="", name=None):  # noqa: A002
+    """``tf.as_string`` (``tf.strings.as_string``): numbers and bools as
+    strings, formatted as TensorFlow's kernel formats them (C's
+    ``printf``: ``%d``, floats ``%f`` — ``%e`` with ``scientific``, ``%g``
+    with ``shortest`` —, ``precision`` digits, at least ``width`` wide,
+    ``fill`` ``"0"`` or ``" "`` as printf's flag; bools ``true``/``false``). It runs as a
+    ``py_func`` node (in Python), named as TensorFlow's (``AsString``)."""
+    import numpy as np
+
+    from ._script_ops import py_func
+
+    if scientific and shortest:
+        raise ValueError("Cannot select both scientific and shortest notation")
+    if fill not in ("", " ", "0"):
+        raise ValueError(f"Fill argument not supported: \"{fill}\"")
+    g = _graph_of(input) if isinstance(input, Tensor) else get_default_graph()
+    scope = _scope(g, name, "AsString")
+    with _under(g, scope):
+        x = convert_to_tensor(input, name="input")
+    if x.dtype == string:
+        raise TypeError("Value passed to parameter 'input' has DataType string not in list of allowed values")
+    if precision > -1 and not x.dtype.is_floating:
+        raise ValueError("precision not supported for datatype " + x.dtype.name)
+    # As TensorFlow's kernel: ``fill`` is printf's flag ("0" pads with
+    # zeros, " " puts a space before a positive number).
+    spec = "%" + fill + (str(width) if width > -1 else "")
+    if x.dtype.is_floating:
+        spec += (f".{precision}" if precision > -1 else "") + ("e" if scientific else "g" if shortest else "f")
+    elif x.dtype.is_integer:
+        spec += "d"
+    else:
+        spec += "s"
+
+    def format_all(value):
+        v = np.asarray(value)
+        if v.dtype == np.bool_:
+            text = np.vectorize(lambda b: spec % ("true" if b else "false"), otypes=[object])
+        else:
+            text = np.vectorize(lambda n: spec % n, otypes=[object])
+        return np.asarray(text(v) if v.size else np.empty(v.shape, dtype=object), dtype=object).astype(bytes)
+
+    with _next_name(g, scope, exact=True):
+        out = py_func(format_all, [x], string)
+    out.set_shape(x.shape)
+    return out

@@ -45,7 +45,7 @@ from .._array_ops import (
 from .._script_ops import Print, numpy_function, py_func
 from .._math_ops import exp, log, log1p, random_normal, reciprocal, rint, rsqrt, sigmoid, sign, tanh, truncated_normal
 from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
-from .._text_ops import reduce_join, regex_replace, string_length, string_split, string_to_number, substr
+from .._text_ops import as_string, reduce_join, regex_replace, string_length, string_split, string_to_number, substr
 from .._control_flow import case, cond, while_loop
 from .._config import ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata
 from .._assert_ops import Assert
@@ -352,7 +352,7 @@ random = _NS("tf.random", uniform=random_uniform, shuffle=random_shuffle, normal
              truncated_normal=truncated_normal)
 
 strings = _NS("tf.strings", to_number=string_to_number, split=string_split, reduce_join=reduce_join,
-              to_hash_bucket_fast=string_to_hash_bucket_fast, length=string_length, join=string_join,
+              as_string=as_string, to_hash_bucket_fast=string_to_hash_bucket_fast, length=string_length, join=string_join,
               substr=substr, regex_replace=regex_replace)
 
 sparse = _NS("tf.sparse", to_dense=sparse_tensor_to_dense, SparseTensor=SparseTensor)
@@ -366,6 +366,7 @@ queue = _NS("tf.queue",
 )
 
 image = _NS("tf.image",
+    is_jpeg=_ops.is_jpeg,
     decode_jpeg=_ops.decode_jpeg,
     decode_png=_ops.decode_png,
     decode_image=_ops.decode_image,
