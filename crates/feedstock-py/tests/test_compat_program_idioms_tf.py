@@ -442,3 +442,31 @@ def test_as_string_and_is_jpeg_as_tensorflows(tmp_path):
         [b"0007"], [b"1.500000e-07"], b"5", [b"2.5"], [b"   -3"], [b" 1.250000"], [[b"1", b"2"]],
     ]
     assert (bool(jpeg), bool(other)) == (True, False)
+
+
+def test_image_functions_are_named_as_tensorflows():
+    # Observed under TensorFlow 2.21, for one image and for a batch.
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [8, 8, 3])
+        b = tf.placeholder(tf.float32, [2, 8, 8, 3])
+        u = tf.placeholder(tf.uint8, [None, None, 3])
+        got = [t.name for t in (
+            tf.image.adjust_brightness(x, 0.1), tf.image.adjust_contrast(x, 0.5), tf.image.adjust_saturation(x, 0.5),
+            tf.image.adjust_hue(x, 0.1), tf.image.random_brightness(x, 0.1), tf.image.central_crop(x, 0.5),
+            tf.image.resize_image_with_crop_or_pad(x, 4, 10), tf.image.random_flip_left_right(x),
+            tf.image.flip_left_right(x), tf.image.rgb_to_grayscale(x), tf.image.adjust_brightness(u, 0.1),
+            tf.image.pad_to_bounding_box(x, 1, 1, 10, 10), tf.image.crop_to_bounding_box(x, 1, 1, 4, 4),
+            tf.image.central_crop(b, 0.5), tf.image.resize_image_with_crop_or_pad(b, 4, 10),
+            tf.image.random_flip_left_right(b), tf.image.pad_to_bounding_box(b, 1, 1, 10, 10),
+            tf.image.crop_to_bounding_box(b, 1, 1, 4, 4), tf.image.rgb_to_grayscale(u), tf.image.flip_up_down(u),
+        )]
+    assert got == [
+        "adjust_brightness/Identity:0", "adjust_contrast/Identity:0", "adjust_saturation/Identity:0",
+        "adjust_hue/Identity:0", "adjust_brightness_1/Identity:0", "central_crop/Slice:0",
+        "resize_image_with_crop_or_pad/Squeeze:0", "random_flip_left_right/Merge:0", "flip_left_right/ReverseV2:0",
+        "rgb_to_grayscale:0", "adjust_brightness_2/convert_image_1:0", "pad_to_bounding_box/Squeeze:0",
+        "crop_to_bounding_box/Squeeze:0", "central_crop_1/Slice:0",
+        "resize_image_with_crop_or_pad_1/control_dependency_1:0", "random_flip_left_right_1/add:0",
+        "pad_to_bounding_box_1/Pad:0", "crop_to_bounding_box_1/Slice:0", "rgb_to_grayscale_1:0",
+        "flip_up_down/ReverseV2:0",
+    ]

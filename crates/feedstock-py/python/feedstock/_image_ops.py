@@ -32,9 +32,22 @@ from ._graph import (
 # ---------------------------------------------------------------- images
 
 
-def _image(op_type, image):
+def _image(op_type, image, scope=None, inner=None):
     x = convert_to_tensor(image)
-    return _op(x.graph, op_type, [x])
+    if scope is None:
+        return _op(x.graph, op_type, [x])
+    with _tf_named(x, scope, inner):
+        return _op(x.graph, op_type, [x])
+
+
+def _tf_named(image, scope, inner, inner_batch=None):
+    """Names the next node added ``<scope>/<inner>`` (the scope made
+    unique; ``inner_batch`` for a batch of images), as TensorFlow names
+    the result of its image function, which it builds of several ops
+    where feedstock has one."""
+    batch = image.shape.ndims == 4 and inner_batch is not None
+    full = f"{_scope(image.graph, None, scope)}/{inner_batch if batch else inner}"
+    return _next_name(image.graph, full, exact=True)
 
 
 _DECODE_DTYPES = {"jpeg": ("uint8",), "png": ("uint8", "uint16"), "any": ("uint8", "uint16", "float32")}
@@ -234,9 +247,11 @@ def adjust_brightness(image, delta):
     from . import _graph
 
     image = convert_to_tensor(image)
-    flt = _as_float_image(image)
-    adjusted = _graph.add(flt, _graph.cast(delta, flt.dtype) if isinstance(delta, Tensor) else delta)
-    return convert_image_dtype(adjusted, image.dtype, saturate=True)
+    # Under TensorFlow's scope: the result is adjust_brightness/Identity.
+    with _name_scope(image.graph, None, "adjust_brightness"):
+        flt = _as_float_image(image)
+        adjusted = _graph.add(flt, _graph.cast(delta, flt.dtype) if isinstance(delta, Tensor) else delta)
+        return convert_image_dtype(adjusted, image.dtype, saturate=True)
 
 
 def random_brightness(image, max_delta, seed=None):
@@ -268,13 +283,14 @@ def adjust_contrast(images, contrast_factor):
     shape = images.shape._dims
     if shape is not None and len(shape) < 3:
         raise ValueError(f"Shape must be at least rank 3 but is rank {len(shape)}")
-    flt = _as_float_image(images)
-    if flt.dtype != float32:
+    if images.dtype == "float16":
         raise TypeError("adjust_contrast: a float16 image is not supported by feedstock")
-    g = flt.graph
-    factor = _factor(g, contrast_factor, "contrast_factor", "AdjustContrastv2")
-    adjusted = _op(g, "Adjust", [flt, factor], op="contrast")
-    return convert_image_dtype(adjusted, images.dtype, saturate=True)
+    with _name_scope(images.graph, None, "adjust_contrast"):
+        flt = _as_float_image(images)
+        g = flt.graph
+        factor = _factor(g, contrast_factor, "contrast_factor", "AdjustContrastv2")
+        adjusted = _op(g, "Adjust", [flt, factor], op="contrast")
+        return convert_image_dtype(adjusted, images.dtype, saturate=True)
 
 
 def _factor(g, value, arg, op):
@@ -298,33 +314,35 @@ def random_contrast(image, lower, upper, seed=None):
     return adjust_contrast(image, _random_uniform(image.graph, lower, upper, seed))
 
 
-def _adjust_hsv(op, image, factor):
+def _adjust_hsv(op, image, factor, name):
     """TensorFlow's ``AdjustHue`` / ``AdjustSaturation`` on the image as
     float32, converted back to its dtype without saturation (as
-    TensorFlow's ``adjust_hue`` and ``adjust_saturation``)."""
+    TensorFlow's ``adjust_hue`` and ``adjust_saturation``), under their
+    scope (``adjust_hue/Identity``)."""
     image = convert_to_tensor(image)
     shape = image.shape._dims
     if shape is not None and len(shape) < 3:
         raise ValueError(f"Shape must be at least rank 3 but is rank {len(shape)}")
-    flt = _as_float_image(image)
-    if flt.dtype != float32:
+    if image.dtype == "float16":
         raise TypeError(f"adjust_{op}: a float16 image is not supported by feedstock")
-    g = flt.graph
-    factor = _factor(g, factor, *{"hue": ("delta", "AdjustHue"), "saturation": ("scale", "AdjustSaturation")}[op])
-    adjusted = _op(g, "Adjust", [flt, factor], op=op)
-    return convert_image_dtype(adjusted, image.dtype)
+    with _name_scope(image.graph, name, f"adjust_{op}"):
+        flt = _as_float_image(image)
+        g = flt.graph
+        factor = _factor(g, factor, *{"hue": ("delta", "AdjustHue"), "saturation": ("scale", "AdjustSaturation")}[op])
+        adjusted = _op(g, "Adjust", [flt, factor], op=op)
+        return convert_image_dtype(adjusted, image.dtype)
 
 
 def adjust_hue(image, delta, name=None):
     """``tf.image.adjust_hue``: the hue of each RGB pixel turned by
     ``delta`` (in ``[-1, 1]``), TensorFlow's kernel bit for bit."""
-    return _adjust_hsv("hue", image, delta)
+    return _adjust_hsv("hue", image, delta, name)
 
 
 def adjust_saturation(image, saturation_factor, name=None):
     """``tf.image.adjust_saturation``: each RGB pixel's saturation scaled
     by ``saturation_factor`` (clamped to [0, 1]) in HSV."""
-    return _adjust_hsv("saturation", image, saturation_factor)
+    return _adjust_hsv("saturation", image, saturation_factor, name)
 
 
 def random_hue(image, max_delta, seed=None):
@@ -404,10 +422,13 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
         raise ValueError("height must be <= target - offset")
     g = image.graph
     if None in (oh, ow, th, tw):
-        return _op(g, "PadToBoxInputs", [image, *_box_tensors(g, box)])
+        parts = _box_tensors(g, box)
+        with _tf_named(image, "pad_to_bounding_box", "Squeeze", "Pad"):
+            return _op(g, "PadToBoxInputs", [image, *parts])
     if th < 0 or tw < 0:
         raise ValueError("width must be <= target - offset")
-    return _op(g, "PadToBox", [image], offset_height=oh, offset_width=ow, target_height=th, target_width=tw)
+    with _tf_named(image, "pad_to_bounding_box", "Squeeze", "Pad"):
+        return _op(g, "PadToBox", [image], offset_height=oh, offset_width=ow, target_height=th, target_width=tw)
 
 
 def resize_image_with_crop_or_pad(image, target_height, target_width):
@@ -422,10 +443,13 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
     if th is not None and th <= 0:
         raise ValueError("target_height must be > 0.")
     g = image.graph
+    named = ("resize_image_with_crop_or_pad", "Squeeze", "control_dependency_1")
     if th is None or tw is None:
         parts = _box_tensors(g, (target_height, target_width))
-        return _op(g, "CropOrPadInputs", [image, *parts])
-    return _op(g, "CropOrPad", [image], target_height=th, target_width=tw)
+        with _tf_named(image, *named):
+            return _op(g, "CropOrPadInputs", [image, *parts])
+    with _tf_named(image, *named):
+        return _op(g, "CropOrPad", [image], target_height=th, target_width=tw)
 
 
 def central_crop(image, central_fraction):
@@ -448,8 +472,8 @@ def central_crop(image, central_fraction):
     if shape is None or len(shape) not in (3, 4):
         raise ValueError("`image` should either be a Tensor with rank = 3 or rank = 4. "
                          f"Had rank = {None if shape is None else len(shape)}.")
-    g = image.graph
-    return _op(g, "CentralCrop", [image], fraction=float(f))
+    with _tf_named(image, "central_crop", "Slice"):
+        return _op(image.graph, "CentralCrop", [image], fraction=float(f))
 
 
 def transpose_image(image):
@@ -496,7 +520,9 @@ def random_flip_up_down(image, seed=None):
     """``tf.image.random_flip_up_down``: each image flipped top to bottom
     with probability 1/2, drawn each run."""
     x = convert_to_tensor(image)
-    return _op(x.graph, "RandomFlip", [x], up_down=True, seed=_random_seed(x.graph, seed))
+    seed = _random_seed(x.graph, seed)
+    with _tf_named(x, "random_flip_up_down", "Merge", "add"):
+        return _op(x.graph, "RandomFlip", [x], up_down=True, seed=seed)
 
 
 class ResizeMethod:
@@ -794,10 +820,12 @@ def rgb_to_grayscale(images, name=None):
     if shape is not None and (not shape or shape[-1] not in (None, 3)):
         raise ValueError(f"Dimensions must be equal, but are {shape[-1] if shape else 0} and 3 "
                          f"for 'Tensordot/MatMul' with input shapes: {images.shape}, [3].")
-    flt = convert_image_dtype(images, float32)
-    parts = [_graph.multiply(flt[..., k:k + 1], w) for k, w in enumerate(_RGB_WEIGHTS)]
-    gray = _graph.add(_graph.add(parts[0], parts[1]), parts[2])
-    return convert_image_dtype(gray, images.dtype)
+    with _name_scope(images.graph, name, "rgb_to_grayscale") as scope:
+        flt = convert_image_dtype(images, float32)
+        parts = [_graph.multiply(flt[..., k:k + 1], w) for k, w in enumerate(_RGB_WEIGHTS)]
+        gray = _graph.add(_graph.add(parts[0], parts[1]), parts[2])
+        # The result takes the scope's name, as TensorFlow's.
+        return convert_image_dtype(gray, images.dtype, name=f"{scope}/")
 
 
 def grayscale_to_rgb(images, name=None):
@@ -819,11 +847,11 @@ def grayscale_to_rgb(images, name=None):
 
 
 def flip_left_right(image):
-    return _image("FlipLeftRight", image)
+    return _image("FlipLeftRight", image, "flip_left_right", "ReverseV2")
 
 
 def flip_up_down(image):
-    return _image("FlipUpDown", image)
+    return _image("FlipUpDown", image, "flip_up_down", "ReverseV2")
 
 
 def per_image_standardization(image):
@@ -832,7 +860,9 @@ def per_image_standardization(image):
 
 def random_flip_left_right(image, seed=None):
     x = convert_to_tensor(image)
-    return _op(x.graph, "RandomFlip", [x], up_down=False, seed=_random_seed(x.graph, seed))
+    seed = _random_seed(x.graph, seed)
+    with _tf_named(x, "random_flip_left_right", "Merge", "add"):
+        return _op(x.graph, "RandomFlip", [x], up_down=False, seed=seed)
 
 
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
@@ -853,12 +883,14 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
             raise ValueError(f"{name} must be > 0.")
     if all(isinstance(v, int) for v in box):
         oh, ow, th, tw = box
-        return _op(x.graph, "CropToBox", [x], offset_height=oh, offset_width=ow, target_height=th,
-                   target_width=tw)
+        with _tf_named(x, "crop_to_bounding_box", "Squeeze", "Slice"):
+            return _op(x.graph, "CropToBox", [x], offset_height=oh, offset_width=ow, target_height=th,
+                       target_width=tw)
     # The rest is checked when run, as TensorFlow's assertions are.
     with x.graph.as_default():
         parts = [v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=int32) for v in box]
-    return _op(x.graph, "CropToBoxInputs", [x, *parts])
+    with _tf_named(x, "crop_to_bounding_box", "Squeeze", "Slice"):
+        return _op(x.graph, "CropToBoxInputs", [x, *parts])
 
 
 def random_crop(value, size, seed=None, name=None):
