@@ -470,3 +470,35 @@ def test_image_functions_are_named_as_tensorflows():
         "pad_to_bounding_box_1/Pad:0", "crop_to_bounding_box_1/Slice:0", "rgb_to_grayscale_1:0",
         "flip_up_down/ReverseV2:0",
     ]
+
+
+def test_indexing_with_slice_bounds_computed_when_run():
+    # A PTB-style reader: data[:, i * n:(i + 1) * n] with i dequeued from
+    # range_input_producer; values and names as under TensorFlow 2.21.
+    with tf.Graph().as_default():
+        raw = tf.convert_to_tensor([4, 3, 2, 1, 0, 5, 6, 1, 1, 1, 1, 0, 3, 4, 1], name="raw_data", dtype=tf.int32)
+        batch_len = tf.size(raw) // 3
+        data = tf.reshape(raw[0:3 * batch_len], [3, batch_len])
+        i = tf.train.range_input_producer((batch_len - 1) // 2, shuffle=False).dequeue()
+        x = data[:, i * 2:(i + 1) * 2]
+        x.set_shape([3, 2])
+        y = data[:, i * 2 + 1:(i + 1) * 2 + 1]
+        y.set_shape([3, 2])
+        assert (str(x), str(y)) == ('Tensor("strided_slice_1:0", shape=(3, 2), dtype=int32)',
+                                    'Tensor("strided_slice_2:0", shape=(3, 2), dtype=int32)')
+        m = tf.placeholder(tf.int32, [4, 5])
+        k = tf.placeholder(tf.int32, [])
+        parts = [m[1, k:k + 2], m[:k], m[k:, 1:3], m[:, k:]]
+        with tf.Session() as s:
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(s, coord)
+            got = [[a.tolist() for a in s.run([x, y])] for _ in range(3)]
+            v = np.arange(20).reshape(4, 5)
+            sliced = s.run(parts, {m: v, k: 2})
+            coord.request_stop()
+            coord.join(threads)
+    assert got == [[[[4, 3], [5, 6], [1, 0]], [[3, 2], [6, 1], [0, 3]]],
+                   [[[2, 1], [1, 1], [3, 4]], [[1, 0], [1, 1], [4, 1]]],
+                   [[[4, 3], [5, 6], [1, 0]], [[3, 2], [6, 1], [0, 3]]]]
+    for a, want in zip(sliced, [v[1, 2:4], v[:2], v[2:, 1:3], v[:, 2:]]):
+        np.testing.assert_array_equal(a, want)

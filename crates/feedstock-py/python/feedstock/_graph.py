@@ -573,11 +573,15 @@ class Tensor:
                 dims.append(("ellipsis",))
             elif isinstance(k, builtins.slice):
                 step = 1 if k.step is None else _opt_int(k.step)
-                dims.append(("range", _opt_int(k.start), _opt_int(k.stop), step))
+                dims.append(("range", _bound(k.start), _bound(k.stop), step))
             elif isinstance(k, (int, np.integer, Dimension)) or (isinstance(k, Tensor) and k._const is not None):
                 dims.append(("at", _opt_int(k)))
             else:
                 raise TypeError(f"unsupported index {k!r}: ints, slices, None and ... are")
+        if any(isinstance(v, Tensor) for d in dims for v in d[1:]):
+            from ._slicing import index_when_run
+
+            return index_when_run(self, dims)
         return _wrap1(self.graph, _strided(self.graph, self._o, dims))
 
 
@@ -624,6 +628,11 @@ def _opt_int(x):
             )
         x = x._const
     return None if x is None else int(x)
+
+
+def _bound(x):
+    """A slice bound: an int, ``None``, or a tensor computed when run."""
+    return x if isinstance(x, Tensor) and x._const is None else _opt_int(x)
 
 
 class SparseTensor(Tensor):
