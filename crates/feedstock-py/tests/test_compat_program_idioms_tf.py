@@ -502,3 +502,36 @@ def test_indexing_with_slice_bounds_computed_when_run():
                    [[[4, 3], [5, 6], [1, 0]], [[3, 2], [6, 1], [0, 3]]]]
     for a, want in zip(sliced, [v[1, 2:4], v[:2], v[2:, 1:3], v[:, 2:]]):
         np.testing.assert_array_equal(a, want)
+
+
+def test_pow_collection_scopes_and_stateless_py_func_as_tensorflows():
+    # Observed under TensorFlow 2.21: tf.pow and ** (an integer to a
+    # negative power fails when run); get_collection(key, scope) keeps the
+    # items whose name the scope matches (a multi-GPU tower's losses);
+    # py_func(stateful=False) is PyFuncStateless.
+    with tf.Graph().as_default():
+        x = tf.constant([1.5, 2.0, -3.0])
+        i = tf.constant([2, 3, -2])
+        ops = [tf.pow(x, 2.0), x ** 2, 2 ** x, tf.pow(i, tf.constant([3, 0, 5])), tf.pow(x, 0.5, name="p")]
+        assert [o.name for o in ops] == ["Pow:0", "pow_1:0", "pow_2:0", "Pow_3:0", "p:0"]
+        bad = tf.pow(i, tf.constant([1, -1, 2]))
+        v = tf.placeholder(tf.float32, [])
+        tf.summary.scalar("outer", v)
+        seen = []
+        for k in range(2):
+            with tf.name_scope(f"tower_{k}") as scope:
+                tf.summary.scalar("loss", v * k)
+                tf.add_to_collection("losses", v * k)
+                seen.append((len(tf.get_collection(tf.GraphKeys.SUMMARIES, scope)),
+                             [t.name for t in tf.get_collection("losses", scope)]))
+        assert seen == [(1, ["tower_0/mul_1:0"]), (1, ["tower_1/mul_1:0"])]
+        stateless = tf.py_func(lambda a: a, [v], tf.float32, stateful=False)
+        assert (stateless.name, tf.py_func(lambda a: a, [v], tf.float32).name) == ("PyFuncStateless:0", "PyFunc:0")
+        with tf.Session() as s:
+            got = s.run(ops[:4])
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Integers to negative integer powers"):
+                s.run(bad)
+    np.testing.assert_allclose(got[0], [2.25, 4.0, 9.0])
+    np.testing.assert_allclose(got[1], [2.25, 4.0, 9.0])
+    np.testing.assert_allclose(got[2], [2.828427, 4.0, 0.125], rtol=1e-6)
+    assert got[3].tolist() == [8, 1, -32] and got[3].dtype == np.int32

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
+import re
 import threading
 
 import numpy as np
@@ -162,8 +163,14 @@ class Graph:
         return _default_graph_stack.push(self)
 
     def get_collection(self, key, scope=None):
-        """The values added to collection ``key``."""
-        return list(self._collections.get(key, []))
+        """The values added to collection ``key``; with ``scope``, those
+        whose name it matches (``re.match``, as TensorFlow: a tower's
+        ``tower_1/`` losses), items without a name left out."""
+        items = list(self._collections.get(key, []))
+        if scope is None:
+            return items
+        pattern = re.compile(scope)
+        return [v for v in items if isinstance(getattr(v, "name", None), str) and pattern.match(v.name)]
 
     def add_to_collection(self, name, value):
         self._collections.setdefault(name, []).append(value)
@@ -537,6 +544,12 @@ class Tensor:
 
     def __rfloordiv__(self, o):
         return floordiv(o, self)
+
+    def __pow__(self, o):
+        return _binary("pow", self, o, None, "pow")
+
+    def __rpow__(self, o):
+        return _binary("pow", o, self, None, "pow")
 
     def __mod__(self, o):
         return _binary("floormod", self, o, None, "mod")

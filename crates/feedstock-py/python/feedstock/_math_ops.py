@@ -130,6 +130,12 @@ def multiply(x, y, name=None):
     return _binary("mul", x, y, name, "Mul")
 
 
+def pow(x, y, name=None):  # noqa: A001 (TensorFlow's name)
+    """``tf.pow``: ``x`` to the power ``y``, elementwise; an integer to a
+    negative power fails when run, as in TensorFlow."""
+    return _binary("pow", x, y, name, "Pow")
+
+
 def maximum(x, y, name=None):
     return _binary("maximum", x, y, name, "Maximum")
 

@@ -71,6 +71,8 @@ def py_func(func, inp, Tout, stateful=True, name=None):  # noqa: N803 (TensorFlo
             kind = next((k for types, k in _KINDS if isinstance(e, types)), "Unknown")
             return kind, f"{type(e).__name__}: {e}"
 
+    # TensorFlow's op is PyFuncStateless when the function is declared so.
+    name = name if name is not None or stateful else "PyFuncStateless"
     outs = _wrap(g, g._g.py_func(call, [t._o for t in ts], [t._native for t in touts], name))
     return outs[0] if single else outs
 

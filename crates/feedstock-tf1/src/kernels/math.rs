@@ -51,6 +51,11 @@ pub enum BinaryOp {
     /// (TensorFlow's `FloorMod`, Python's `%`); for integers,
     /// InvalidArgument on division by zero.
     FloorMod,
+    /// `a` to the power `b` (TensorFlow's `Pow`): the platform's `pow` for
+    /// floats, within a few ulp of TensorFlow's Eigen `pow`; for integers,
+    /// wrapping repeated multiplication, and InvalidArgument for a
+    /// negative exponent, as TensorFlow's kernel.
+    Pow,
 }
 
 impl BinaryOp {
@@ -65,6 +70,7 @@ impl BinaryOp {
             BinaryOp::Minimum => "minimum",
             BinaryOp::FloorDiv => "floordiv",
             BinaryOp::FloorMod => "floormod",
+            BinaryOp::Pow => "pow",
         }
     }
 }
@@ -193,6 +199,10 @@ trait Arith: Copy + PartialEq + PartialOrd {
     fn floor_mod(x: Self, y: Self) -> Self;
     /// An error if one of `divisors` cannot divide (an integer zero).
     fn check_divisors(divisors: &[Self]) -> Result<()>;
+    /// Called only once [`Arith::check_exponents`] passed.
+    fn pow(x: Self, y: Self) -> Self;
+    /// An error if one of `exponents` cannot be used (a negative integer).
+    fn check_exponents(exponents: &[Self]) -> Result<()>;
 }
 
 macro_rules! int_arith {
@@ -228,6 +238,26 @@ macro_rules! int_arith {
                 }
                 Ok(())
             }
+            fn pow(x: $t, y: $t) -> $t {
+                let (mut base, mut e, mut acc): ($t, $t, $t) = (x, y, 1);
+                while e > 0 {
+                    if e & 1 == 1 {
+                        acc = acc.wrapping_mul(base);
+                    }
+                    base = base.wrapping_mul(base);
+                    e >>= 1;
+                }
+                acc
+            }
+            #[allow(unused_comparisons)]
+            fn check_exponents(exponents: &[$t]) -> Result<()> {
+                if exponents.iter().any(|&e| e < 0) {
+                    return Err(Error::invalid_argument(
+                        "Integers to negative integer powers are not allowed",
+                    ));
+                }
+                Ok(())
+            }
         }
     )*};
 }
@@ -255,6 +285,8 @@ macro_rules! float_arith {
                 if r != 0.0 && ((y < 0.0) != (r < 0.0)) { r + y } else { r }
             }
             fn check_divisors(_: &[$t]) -> Result<()> { Ok(()) }
+            fn pow(x: $t, y: $t) -> $t { x.powf(y) }
+            fn check_exponents(_: &[$t]) -> Result<()> { Ok(()) }
         }
     )*};
 }
@@ -283,6 +315,8 @@ macro_rules! half_arith {
                 <$t>::from_f32(<f32 as Arith>::floor_mod(x.to_f32(), y.to_f32()))
             }
             fn check_divisors(_: &[$t]) -> Result<()> { Ok(()) }
+            fn pow(x: $t, y: $t) -> $t { <$t>::from_f32(x.to_f32().powf(y.to_f32())) }
+            fn check_exponents(_: &[$t]) -> Result<()> { Ok(()) }
         }
     )*};
 }
@@ -321,6 +355,12 @@ fn arith<T: Arith + Element>(
         }
         BinaryOp::Maximum => zip!(T::max),
         BinaryOp::Minimum => zip!(T::min),
+        BinaryOp::Pow => {
+            if out_dims.iter().product::<usize>() > 0 {
+                T::check_exponents(b)?;
+            }
+            zip!(T::pow)
+        }
     })
 }
 

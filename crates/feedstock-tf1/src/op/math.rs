@@ -15,7 +15,7 @@ attr_enum!(BinaryOp, "an arithmetic operation",
     "add" => BinaryOp::Add, "sub" => BinaryOp::Sub,
     "mul" => BinaryOp::Mul, "div" => BinaryOp::Div,
     "floordiv" => BinaryOp::FloorDiv, "floormod" => BinaryOp::FloorMod,
-    "maximum" => BinaryOp::Maximum, "minimum" => BinaryOp::Minimum);
+    "maximum" => BinaryOp::Maximum, "minimum" => BinaryOp::Minimum, "pow" => BinaryOp::Pow);
 
 attr_enum!(UnaryOp, "an elementwise function",
     "abs" => UnaryOp::Abs, "square" => UnaryOp::Square,

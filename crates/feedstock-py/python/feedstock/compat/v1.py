@@ -43,7 +43,7 @@ from .._array_ops import (
     unstack,
 )
 from .._script_ops import Print, numpy_function, py_func
-from .._math_ops import exp, log, log1p, random_normal, reciprocal, rint, rsqrt, sigmoid, sign, tanh, truncated_normal
+from .._math_ops import exp, log, log1p, pow, random_normal, reciprocal, rint, rsqrt, sigmoid, sign, tanh, truncated_normal
 from .._mask_ops import boolean_mask, sequence_mask, string_to_hash_bucket_fast
 from .._text_ops import as_string, reduce_join, regex_replace, string_length, string_split, string_to_number, substr
 from .._control_flow import case, cond, while_loop
@@ -341,7 +341,7 @@ gfile = _NS("tf.gfile",
 )
 
 math = _NS("tf.math",
-    abs=abs, square=square, sqrt=sqrt, floor=floor, ceil=ceil, round=round, rint=rint, equal=equal,
+    abs=abs, square=square, sqrt=sqrt, floor=floor, ceil=ceil, round=round, rint=rint, pow=pow, equal=equal,
     not_equal=not_equal,
     less=less, less_equal=less_equal, greater=greater, greater_equal=greater_equal, reduce_sum=reduce_sum,
     reduce_mean=reduce_mean, reduce_max=reduce_max, reduce_min=reduce_min, reduce_prod=reduce_prod,
