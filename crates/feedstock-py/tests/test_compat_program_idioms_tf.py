@@ -535,3 +535,25 @@ def test_pow_collection_scopes_and_stateless_py_func_as_tensorflows():
     np.testing.assert_allclose(got[1], [2.25, 4.0, 9.0])
     np.testing.assert_allclose(got[2], [2.828427, 4.0, 0.125], rtol=1e-6)
     assert got[3].tolist() == [8, 1, -32] and got[3].dtype == np.int32
+
+
+def test_towers_reuse_variables_as_tensorflows():
+    # cifar10_multi_gpu_train's tower loop, observed under TensorFlow 2.21:
+    # reuse_variables() in a re-entered scope, and at the root for good.
+    with tf.Graph().as_default():
+        names = []
+        with tf.variable_scope(tf.get_variable_scope()):
+            for k in range(2):
+                with tf.name_scope(f"tower_{k}"):
+                    names.append(tf.get_variable("w", [2], initializer=tf.zeros_initializer()).name)
+                    tf.get_variable_scope().reuse_variables()
+        assert names == ["w:0", "w:0"] and tf.get_variable_scope().reuse is False
+    with tf.Graph().as_default():
+        names = []
+        for k in range(2):
+            with tf.name_scope(f"tower_{k}"):
+                names.append(tf.get_variable("w", [2], initializer=tf.zeros_initializer()).name)
+                tf.get_variable_scope().reuse_variables()
+        assert names == ["w:0", "w:0"] and tf.get_variable_scope().reuse is True
+    with tf.Graph().as_default():
+        assert tf.get_variable_scope().reuse is False

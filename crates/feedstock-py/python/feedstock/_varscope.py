@@ -40,27 +40,36 @@ def _current(g):
     for entry in reversed(_state.stack):
         if entry[0] is g:
             return entry
-    return (g, "", False, None)
+    # The root scope; its reuse is set for good by reuse_variables().
+    return (g, "", getattr(g, "_root_reuse", False), None)
 
 
 class VariableScope:
     """What ``tf.variable_scope`` yields and ``tf.get_variable_scope``
     gives: its ``name``, ``reuse`` and ``initializer``."""
 
-    def __init__(self, name, reuse, initializer):
+    def __init__(self, name, reuse, initializer, graph=None):
         self.name, self.reuse, self.initializer = name, reuse, initializer
         self.original_name_scope = f"{name}/" if name else ""
+        self._graph = graph
 
     def reuse_variables(self):
-        entry = _state.stack[-1] if _state.stack else None
-        if entry is not None:
-            _state.stack[-1] = entry[:2] + (True,) + entry[3:]
+        """Reuses variables in this scope from now on (the root scope's for
+        good, as TensorFlow's: a multi-GPU program's towers)."""
+        g = self._graph or get_default_graph()
+        for k in range(len(_state.stack) - 1, -1, -1):
+            entry = _state.stack[k]
+            if entry[0] is g:
+                _state.stack[k] = entry[:2] + (True,) + entry[3:]
+                break
+        else:
+            g._root_reuse = True
         self.reuse = True
 
 
 def get_variable_scope():
     g, name, reuse, init = _current(get_default_graph())
-    return VariableScope(name, reuse, init)
+    return VariableScope(name, reuse, init, g)
 
 
 @contextlib.contextmanager
@@ -85,16 +94,18 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
         op_scope = short
     reuse = True if outer_reuse is True else (reuse if reuse is not None else outer_reuse)
     entry = (g, full, reuse, initializer if initializer is not None else outer_init)
+    depth = len(_state.stack)
     _state.stack.append(entry)
     try:
-        scope = VariableScope(full, reuse, entry[3])
+        scope = VariableScope(full, reuse, entry[3], g)
         if auxiliary_name_scope:
             with _name_scope(g, op_scope, None):
                 yield scope
         else:
             yield scope
     finally:
-        _state.stack.remove(entry)
+        # By position: reuse_variables() may have replaced the entry.
+        del _state.stack[depth:]
 
 
 def _store(g):
